@@ -1,0 +1,4 @@
+//! One module per view.
+
+pub mod nodes;
+pub mod playground;

@@ -1,0 +1,29 @@
+import { defineConfig } from '@playwright/test';
+import * as path from 'path';
+
+// The real `winplace` binary serves the demo cluster; Chromium is Debian's, never a downloaded one.
+const port = Number(process.env.WINPLACE_TEST_PORT ?? 8099);
+const bin = process.env.WINPLACE_BIN ?? path.resolve(__dirname, '../target/debug/winplace');
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 30_000,
+  fullyParallel: false,
+  workers: 1,
+  reporter: [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    screenshot: 'on',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    },
+  },
+  webServer: {
+    command: `${bin} serve --listen 127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}/healthz`,
+    reuseExistingServer: false,
+    timeout: 30_000,
+  },
+});

@@ -1,0 +1,591 @@
+//! Writing repaired documents back into their text.
+//!
+//! Untouched documents keep every byte. A changed YAML document is edited line by line where it can be
+//! (a changed entry's lines are rewritten, new keys go after the last entry of their block mapping at its
+//! indentation, new items after the last item of their block list, removed entries and items lose their
+//! lines), so comments and layout elsewhere in the document stay. When an edit is not possible (flow
+//! style, a removed first key of a list item, anchors) or its result does not read back as the repaired
+//! value, the document is written anew as block YAML. JSON documents are written as pretty JSON.
+
+use serde_json::Value;
+
+use super::emit;
+use crate::input::{Document, Limits, LineMap, parse};
+use crate::path::{FieldPath, Segment};
+
+/// `---` or `...` at the start of a line, followed by a blank or the end of the line.
+fn is_marker(line: &str) -> bool {
+    let body = line.trim_end_matches(['\n', '\r']);
+    ["---", "..."].iter().any(|m| {
+        body.strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+    })
+}
+
+/// A line that holds no YAML content.
+fn is_blank_or_comment(line: &str) -> bool {
+    let t = line
+        .trim_start_matches([' ', '\t'])
+        .trim_end_matches(['\n', '\r']);
+    t.is_empty() || t.starts_with('#')
+}
+
+/// One edit of a document's lines: lines `start..end` (0-based, absolute) become `lines`.
+#[derive(Debug, Clone, PartialEq)]
+struct Edit {
+    start: usize,
+    end: usize,
+    lines: Vec<String>,
+}
+
+/// The lines of one document and where its content ends.
+struct Doc<'a> {
+    /// Every line of the file, without line ends.
+    lines: &'a [&'a str],
+    map: &'a LineMap,
+    /// 0-based line after the document's last content line.
+    end: usize,
+}
+
+/// Where a block mapping entry or block list item is written.
+struct Span {
+    /// 0-based first line.
+    start: usize,
+    /// 0-based line after its last content line.
+    end: usize,
+    /// Column of the key (for an entry) or of the dash (for an item).
+    col: usize,
+    /// Whether the entry is the first key of a list item (`- key: ...`): it shares the dash's line.
+    after_dash: bool,
+}
+
+/// Column after leading blanks and list-item dashes, and whether a dash was skipped.
+fn content_col(line: &str) -> (usize, bool) {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let mut dash = false;
+    loop {
+        while bytes.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if bytes.get(i) == Some(&b'-') && matches!(bytes.get(i + 1), Some(b' ')) {
+            dash = true;
+            i += 2;
+        } else {
+            return (i, dash);
+        }
+    }
+}
+
+/// Whether `rest` starts with the mapping key `key` (plain or quoted) followed by `:`.
+fn starts_with_key(rest: &str, key: &str) -> bool {
+    let quoted = [
+        key.to_string(),
+        format!("\"{key}\""),
+        format!("'{key}'"),
+        Value::String(key.to_string()).to_string(),
+    ];
+    quoted.iter().any(|k| {
+        rest.strip_prefix(k.as_str())
+            .is_some_and(|after| after.trim_start_matches([' ', '\t']).starts_with(':'))
+    })
+}
+
+fn line_index(line: u32) -> usize {
+    (line as usize).saturating_sub(1)
+}
+
+impl Doc<'_> {
+    fn line(&self, i: usize) -> &str {
+        self.lines.get(i).copied().unwrap_or("")
+    }
+
+    /// The line after the last content line of the node at `path` that starts at `start`: the first line
+    /// of a later sibling of it or of one of its ancestors, else the document's end; trailing blank and
+    /// comment lines belong to what follows.
+    fn node_end(&self, old: &Value, path: &FieldPath, start: usize) -> usize {
+        let mut end = self.end;
+        let segments = path.segments();
+        for depth in (0..segments.len()).rev() {
+            let parent = FieldPath(segments[..depth].to_vec());
+            let Some(pv) = crate::model::get(old, &parent) else {
+                continue;
+            };
+            let children: Vec<Segment> = match pv {
+                Value::Object(m) => m.keys().map(|k| Segment::Key(k.clone())).collect(),
+                Value::Array(a) => (0..a.len()).map(Segment::Index).collect(),
+                _ => Vec::new(),
+            };
+            for child in children {
+                let p = FieldPath(vec![child]);
+                let p = parent.join(&p);
+                if !self.map.contains(&p) {
+                    continue;
+                }
+                if let Some(l) = self.map.line_of(&p).map(line_index)
+                    && l > start
+                    && l < end
+                {
+                    end = l;
+                }
+            }
+        }
+        while end > start + 1 && is_blank_or_comment(self.line(end - 1)) {
+            end -= 1;
+        }
+        end
+    }
+
+    /// The span of the block entry or item at `path`; `None` when it is not written in block style.
+    fn span(&self, old: &Value, path: &FieldPath) -> Option<Span> {
+        let last = path.segments().last()?;
+        if !self.map.contains(path) {
+            return None;
+        }
+        let start = line_index(self.map.line_of(path)?);
+        let text = self.line(start);
+        let (col, after_dash) = match last {
+            Segment::Index(_) => {
+                let col = text.len() - text.trim_start_matches(' ').len();
+                let rest = &text[col..];
+                if !(rest == "-" || rest.starts_with("- ")) {
+                    return None;
+                }
+                // `- - x`: nested lists on one line are not edited.
+                if rest
+                    .get(2..)
+                    .is_some_and(|r| r.trim_start().starts_with("- "))
+                {
+                    return None;
+                }
+                (col, false)
+            }
+            Segment::Field(k) | Segment::Key(k) => {
+                let (col, dash) = content_col(text);
+                if !starts_with_key(&text[col..], k) {
+                    return None;
+                }
+                (col, dash)
+            }
+        };
+        Some(Span {
+            start,
+            end: self.node_end(old, path, start),
+            col,
+            after_dash,
+        })
+    }
+
+    /// Lines of `value` written where the node at `path` is written (entry or item), `first_prefix`
+    /// replacing the first line's indentation.
+    fn write_node(
+        path: &FieldPath,
+        value: &Value,
+        span: &Span,
+        original_first: &str,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        match path.segments().last() {
+            Some(Segment::Index(_)) => emit::item(value, span.col, &mut out),
+            Some(Segment::Field(k) | Segment::Key(k)) => emit::entry(k, value, span.col, &mut out),
+            None => {}
+        }
+        if span.after_dash
+            && let (Some(first), Some(prefix)) = (out.first_mut(), original_first.get(..span.col))
+        {
+            first.replace_range(..span.col, prefix);
+        }
+        out
+    }
+
+    /// Edits turning the node at `path` from `old_v` into `new_v` (both present).
+    fn diff(
+        &self,
+        old: &Value,
+        path: &FieldPath,
+        old_v: &Value,
+        new_v: &Value,
+        edits: &mut Vec<Edit>,
+    ) -> Option<()> {
+        if old_v == new_v {
+            return Some(());
+        }
+        let mut local = Vec::new();
+        let fine = match (old_v, new_v) {
+            (Value::Object(a), Value::Object(b)) if !a.is_empty() && !b.is_empty() => {
+                self.diff_map(old, path, a, b, &mut local)
+            }
+            (Value::Array(a), Value::Array(b)) if !a.is_empty() && !b.is_empty() => {
+                self.diff_list(old, path, a, b, &mut local)
+            }
+            _ => None,
+        };
+        if fine.is_some() {
+            edits.extend(local);
+            return Some(());
+        }
+        // Rewrite the whole entry or item.
+        let span = self.span(old, path)?;
+        let lines = Self::write_node(path, new_v, &span, self.line(span.start));
+        edits.push(Edit {
+            start: span.start,
+            end: span.end,
+            lines,
+        });
+        Some(())
+    }
+
+    fn diff_map(
+        &self,
+        old: &Value,
+        path: &FieldPath,
+        a: &serde_json::Map<String, Value>,
+        b: &serde_json::Map<String, Value>,
+        edits: &mut Vec<Edit>,
+    ) -> Option<()> {
+        let child = |k: &str| path.join(&FieldPath(vec![Segment::Key(k.to_string())]));
+        let mut last_end = 0usize;
+        let mut col = None;
+        let mut first_line = usize::MAX;
+        for (k, v) in a {
+            let p = child(k);
+            let span = self.span(old, &p)?;
+            last_end = last_end.max(span.end);
+            if span.start < first_line {
+                first_line = span.start;
+                col = Some(span.col);
+            }
+            match b.get(k) {
+                None if span.after_dash => return None,
+                None => edits.push(Edit {
+                    start: span.start,
+                    end: span.end,
+                    lines: Vec::new(),
+                }),
+                Some(nv) => self.diff(old, &p, v, nv, edits)?,
+            }
+        }
+        let col = col?;
+        let mut added = Vec::new();
+        for (k, v) in b {
+            if !a.contains_key(k) {
+                emit::entry(k, v, col, &mut added);
+            }
+        }
+        if !added.is_empty() {
+            edits.push(Edit {
+                start: last_end,
+                end: last_end,
+                lines: added,
+            });
+        }
+        Some(())
+    }
+
+    fn diff_list(
+        &self,
+        old: &Value,
+        path: &FieldPath,
+        a: &[Value],
+        b: &[Value],
+        edits: &mut Vec<Edit>,
+    ) -> Option<()> {
+        let item = |i: usize| path.index(i);
+        if a.len() == b.len() {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                self.diff(old, &item(i), x, y, edits)?;
+            }
+            return Some(());
+        }
+        if b.len() > a.len() && b.get(..a.len()) == Some(a) {
+            let first = self.span(old, &item(0))?;
+            let last = self.span(old, &item(a.len() - 1))?;
+            let mut lines = Vec::new();
+            for v in b.get(a.len()..).unwrap_or_default() {
+                emit::item(v, first.col, &mut lines);
+            }
+            edits.push(Edit {
+                start: last.end,
+                end: last.end,
+                lines,
+            });
+            return Some(());
+        }
+        // Items removed, the rest unchanged and in order.
+        let mut j = 0usize;
+        for (i, x) in a.iter().enumerate() {
+            if b.get(j) == Some(x) {
+                j += 1;
+                continue;
+            }
+            let span = self.span(old, &item(i))?;
+            edits.push(Edit {
+                start: span.start,
+                end: span.end,
+                lines: Vec::new(),
+            });
+        }
+        (j == b.len()).then_some(())
+    }
+}
+
+/// Applies non-overlapping `edits` to `lines`; `None` when two edits overlap.
+fn apply(lines: &[&str], mut edits: Vec<Edit>) -> Option<Vec<String>> {
+    // Bottom up, a deletion before an insertion at the same line.
+    edits.sort_by_key(|e| std::cmp::Reverse((e.start, e.end)));
+    for pair in edits.windows(2) {
+        let (later, earlier) = (&pair[0], &pair[1]);
+        if earlier.end > later.start
+            || (earlier.start == later.start && earlier.end > earlier.start)
+        {
+            return None;
+        }
+    }
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    for e in edits {
+        if e.end > out.len() || e.start > e.end {
+            return None;
+        }
+        out.splice(e.start..e.end, e.lines);
+    }
+    Some(out)
+}
+
+/// Whether `text` reads back as exactly `value` (one document).
+fn reads_back(text: &str, value: &Value) -> bool {
+    let parsed = parse("repair", text, &Limits::default());
+    parsed.errors.is_empty()
+        && parsed.documents.len() == 1
+        && parsed.documents.first().map(|d| &d.value) == Some(value)
+}
+
+/// `text` (normalized: `\n` line ends, no byte order mark) with each changed document (`new[i]` is the
+/// repaired value of `documents[i]`, `None` when unchanged) written back; see the module docs.
+pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut edits: Vec<Edit> = Vec::new();
+    for (doc, value) in documents.iter().zip(new) {
+        let Some(value) = value else { continue };
+        if value == &doc.value {
+            continue;
+        }
+        let start = line_index(doc.line);
+        let mut end = (start + 1..lines.len())
+            .find(|i| lines.get(*i).is_some_and(|l| is_marker(l)))
+            .unwrap_or(lines.len());
+        while end > start + 1 && lines.get(end - 1).is_some_and(|l| is_blank_or_comment(l)) {
+            end -= 1;
+        }
+        let region = Doc {
+            lines: &lines,
+            map: &doc.lines,
+            end,
+        };
+        let first = lines.get(start).copied().unwrap_or("");
+        let json = first.trim_start().starts_with('{');
+        let on_marker = is_marker(first);
+        let edited = (!json && !on_marker)
+            .then(|| {
+                let mut doc_edits = Vec::new();
+                region.diff(
+                    &doc.value,
+                    &FieldPath::root(),
+                    &doc.value,
+                    value,
+                    &mut doc_edits,
+                )?;
+                let slice = lines.get(start..end)?;
+                let shifted = doc_edits
+                    .into_iter()
+                    .map(|e| {
+                        Some(Edit {
+                            start: e.start.checked_sub(start)?,
+                            end: e.end.checked_sub(start)?,
+                            lines: e.lines,
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                let out = apply(slice, shifted)?;
+                let mut joined = out.join("\n");
+                joined.push('\n');
+                reads_back(&joined, value).then_some(out)
+            })
+            .flatten();
+        let replacement = match edited {
+            Some(out) => out,
+            None => {
+                let body = if json {
+                    serde_json::to_string_pretty(value).unwrap_or_default()
+                } else {
+                    emit::document(value).trim_end_matches('\n').to_string()
+                };
+                let mut out: Vec<String> = Vec::new();
+                if on_marker {
+                    out.push("---".into());
+                }
+                out.extend(body.split('\n').map(str::to_string));
+                out
+            }
+        };
+        edits.push(Edit {
+            start,
+            end,
+            lines: replacement,
+        });
+    }
+    match apply(&lines, edits) {
+        Some(out) => out.join("\n"),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn docs(text: &str) -> Vec<Document> {
+        let parsed = parse("t.yaml", text, &Limits::default());
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        parsed.documents
+    }
+
+    /// Renders `text` with its first document changed by `change`, checks the result reads back.
+    fn edit(text: &str, change: impl Fn(&mut Value)) -> String {
+        let documents = docs(text);
+        let mut value = documents[0].value.clone();
+        change(&mut value);
+        let mut new = vec![None; documents.len()];
+        new[0] = Some(value.clone());
+        let out = render(text, &documents, &new);
+        let back = docs(&out);
+        assert_eq!(back[0].value, value, "{out}");
+        out
+    }
+
+    const DEPLOY: &str = "# header comment\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  template:\n    spec:\n      # why these tolerations\n      tolerations:\n      - key: \"os\"\n        value: \"Windows\"\n        Effect: \"NoSchedule\"\n      containers:\n      - name: app\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n      nodeSelector:\n        kubernetes.io/os: windows # pinned\n---\n# second document\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n";
+
+    #[test]
+    fn line_edits_keep_comments_and_layout() {
+        // Each row: a change and the exact text it must produce around it.
+        type Change = fn(&mut Value);
+        let rows: [(&str, Change, &str, &str); 5] = [
+            (
+                "replace a scalar",
+                |v| v["spec"]["template"]["spec"]["tolerations"][0]["value"] = json!("windows"),
+                "        value: \"Windows\"\n",
+                "        value: windows\n",
+            ),
+            (
+                "rename a key",
+                |v| {
+                    let t = &mut v["spec"]["template"]["spec"]["tolerations"][0];
+                    let e = t.as_object_mut().and_then(|m| m.remove("Effect"));
+                    t["effect"] = e.unwrap_or_default();
+                },
+                "        value: \"Windows\"\n        Effect: \"NoSchedule\"\n",
+                "        value: \"Windows\"\n        effect: NoSchedule\n",
+            ),
+            (
+                "add a key to a block mapping",
+                |v| {
+                    v["spec"]["template"]["spec"]["nodeSelector"]["node.kubernetes.io/windows-build"] =
+                        json!("10.0.20348")
+                },
+                "        kubernetes.io/os: windows # pinned\n",
+                "        kubernetes.io/os: windows # pinned\n        node.kubernetes.io/windows-build: \"10.0.20348\"\n",
+            ),
+            (
+                "append to a block list",
+                |v| {
+                    if let Some(a) = v["spec"]["template"]["spec"]["tolerations"].as_array_mut() {
+                        a.push(json!({"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}));
+                    }
+                },
+                "        Effect: \"NoSchedule\"\n      containers:",
+                "        Effect: \"NoSchedule\"\n      - effect: NoSchedule\n        key: os\n        operator: Equal\n        value: windows\n      containers:",
+            ),
+            (
+                "remove a list item",
+                |v| v["spec"]["template"]["spec"]["tolerations"] = json!([]),
+                "      # why these tolerations\n      tolerations:\n      - key",
+                "      # why these tolerations\n      tolerations: []\n      containers:",
+            ),
+        ];
+        for (name, change, before, after) in rows {
+            assert!(DEPLOY.contains(before), "{name}");
+            let out = edit(DEPLOY, change);
+            assert!(out.contains(after), "{name}:\n{out}");
+            // Comments elsewhere and the second document are untouched.
+            assert!(out.starts_with("# header comment\napiVersion"), "{name}");
+            assert!(out.contains("  name: web # the name\n"), "{name}");
+            assert!(
+                out.ends_with(
+                    "---\n# second document\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                ),
+                "{name}:\n{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn flow_style_is_rewritten_as_block() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}  # keep?\nspec:\n  nodeSelector: {beta.kubernetes.io/os: windows}\n  containers: [{name: c, image: i}]\n";
+        let out = edit(text, |v| {
+            v["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+        });
+        assert!(
+            out.contains("  nodeSelector:\n    kubernetes.io/os: windows\n  containers: [{name: c, image: i}]"),
+            "{out}"
+        );
+        assert!(out.contains("metadata: {name: p}  # keep?"), "{out}");
+    }
+
+    #[test]
+    fn new_maps_are_added_whole() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n";
+        let out = edit(text, |v| {
+            v["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+            v["spec"]["tolerations"] = json!([{"key": "os"}]);
+        });
+        assert_eq!(
+            out,
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n  nodeSelector:\n    kubernetes.io/os: windows\n  tolerations:\n  - key: os\n"
+        );
+    }
+
+    #[test]
+    fn removing_the_first_key_of_an_item_rewrites_the_item() {
+        let text =
+            "kind: Pod\nspec:\n  tolerations:\n  - Key: os # odd\n    value: windows\n  - key: b\n";
+        let out = edit(text, |v| {
+            v["spec"]["tolerations"][0] = json!({"key": "os", "value": "windows"});
+        });
+        assert_eq!(
+            out,
+            "kind: Pod\nspec:\n  tolerations:\n  - key: os\n    value: windows\n  - key: b\n"
+        );
+    }
+
+    #[test]
+    fn json_stays_json() {
+        let text = "{\n  \"apiVersion\": \"v1\", \"kind\": \"Pod\",\n  \"spec\": {}\n}\n";
+        let out = edit(text, |v| v["spec"]["nodeName"] = json!("n1"));
+        let back: Value = serde_json::from_str(&out).expect("json");
+        assert_eq!(back["spec"]["nodeName"], "n1");
+    }
+
+    #[test]
+    fn overlapping_edits_are_refused() {
+        let e = |start, end| Edit {
+            start,
+            end,
+            lines: vec![],
+        };
+        assert!(apply(&["a", "b", "c"], vec![e(0, 2), e(1, 3)]).is_none());
+        assert_eq!(
+            apply(&["a", "b", "c"], vec![e(0, 1), e(1, 1), e(1, 2)]),
+            Some(vec!["c".to_string()])
+        );
+    }
+}

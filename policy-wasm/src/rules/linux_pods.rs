@@ -1,0 +1,220 @@
+//! Linux pods that could land on Windows nodes: `linux-pod-without-os-selector`,
+//! `linux-pod-tolerates-windows-taint`.
+
+use super::{Emitter, TemplateCx};
+use crate::finding::Fix;
+use crate::placement::plan::{self, SelectorPlan};
+use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
+use crate::schedule::taints::{Gates, taint_display, tolerated_by_any, tolerates};
+
+/// Runs the Linux-pod rules.
+pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    if p.os != PodOs::Linux || p.os_pin != OsPin::Unconstrained {
+        return;
+    }
+    linux_pod_without_os_selector(cx, out);
+    linux_pod_tolerates_windows_taint(cx, out);
+}
+
+fn why_linux(p: &Placement) -> String {
+    p.signals
+        .first()
+        .map(|s| s.what.clone())
+        .or_else(|| p.presumed.clone())
+        .unwrap_or_else(|| "its images".to_string())
+}
+
+/// The fix that adds `kubernetes.io/os: linux` (the plan's, so it agrees with the other fixes).
+fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
+    let p = cx.placement;
+    let mut plan = plan::plan(p, cx.context, cx.settings);
+    if !plan.entries.contains_key(OS_LABEL) {
+        plan = SelectorPlan::default();
+        plan.entries
+            .insert(OS_LABEL.to_string(), "linux".to_string());
+    }
+    Fix {
+        description: "add nodeSelector kubernetes.io/os: linux".to_string(),
+        patch: plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL),
+    }
+}
+
+/// `linux-pod-without-os-selector`: only the Windows taint keeps this Linux pod off Windows nodes.
+fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    if !plan::linux_needs_os_selector(p) {
+        return;
+    }
+    out.emit(
+        "linux-pod-without-os-selector",
+        &p.prefix.field("nodeSelector").key(OS_LABEL),
+        format!(
+            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, so only the Windows nodes' taint keeps it off them (spec.os.name does not: the scheduler ignores it). Add the nodeSelector kubernetes.io/os: linux.",
+            why_linux(p)
+        ),
+        Some(linux_selector_fix(cx)),
+    );
+}
+
+/// `linux-pod-tolerates-windows-taint`: a toleration lets this unpinned Linux pod onto Windows nodes.
+fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let taints = plan::windows_taints(cx.context, cx.settings);
+    let gates = Gates::default();
+    let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
+    let found = own.iter().enumerate().find_map(|(i, tol)| {
+        taints
+            .iter()
+            .find(|t| tolerates(tol, t, gates))
+            .map(|t| (p.prefix.field("tolerations").index(i), t, "This toleration"))
+    });
+    // A toleration the RuntimeClass adds counts too.
+    let found = found.or_else(|| {
+        taints
+            .iter()
+            .find(|t| tolerated_by_any(&p.tolerations, t, gates))
+            .map(|t| {
+                (
+                    p.prefix.field("runtimeClassName"),
+                    t,
+                    "A toleration of this pod's RuntimeClass",
+                )
+            })
+    });
+    let Some((path, taint, who)) = found else {
+        return;
+    };
+    out.emit(
+        "linux-pod-tolerates-windows-taint",
+        &path,
+        format!(
+            "{who} tolerates the Windows taint {}, and nothing else keeps this Linux pod ({}) off Windows nodes, so it can be placed on one where it cannot run. Keep the toleration if other taints need it, and add the nodeSelector kubernetes.io/os: linux.",
+            taint_display(taint),
+            why_linux(p)
+        ),
+        Some(linux_selector_fix(cx)),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    // Table rows are tuples.
+    #![allow(clippy::type_complexity)]
+
+    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::settings::Settings;
+
+    const RULES: &[&str] = &[
+        "linux-pod-without-os-selector",
+        "linux-pod-tolerates-windows-taint",
+    ];
+    const APP: &str = "  containers: [{name: c, image: ghcr.io/example/shop-api:2.3.1}]\n";
+
+    fn rp(rule: &str, path: &str) -> (String, String) {
+        (rule.to_string(), path.to_string())
+    }
+
+    #[test]
+    fn triggers_and_non_triggers() {
+        let without = rp(
+            "linux-pod-without-os-selector",
+            "spec.nodeSelector[kubernetes.io/os]",
+        );
+        let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
+            (
+                "DESIGN Images: unrecognized image presumed Linux",
+                APP.to_string(),
+                vec![without.clone()],
+            ),
+            (
+                "well-known Linux image",
+                "  containers: [{name: c, image: nginx:1.27}]\n".into(),
+                vec![without.clone()],
+            ),
+            (
+                "§3.3 pinned to Linux",
+                format!("  nodeSelector: {{kubernetes.io/os: linux}}\n{APP}"),
+                vec![],
+            ),
+            (
+                "§3.4 affinity excludes Windows",
+                format!(
+                    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{{key: kubernetes.io/os, operator: NotIn, values: [windows]}}]\n{APP}"
+                ),
+                vec![],
+            ),
+            (
+                "§6 multi-OS only: not a Linux pod",
+                "  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n".into(),
+                vec![],
+            ),
+            (
+                "§3.1 tolerate everything",
+                format!(
+                    "  tolerations: [{{key: gpu, operator: Exists}}, {{operator: Exists}}]\n{APP}"
+                ),
+                vec![
+                    rp("linux-pod-tolerates-windows-taint", "spec.tolerations[1]"),
+                    without.clone(),
+                ],
+            ),
+            (
+                "§3.1 key os, Exists",
+                format!(
+                    "  tolerations: [{{key: os, operator: Exists, effect: NoSchedule}}]\n{APP}"
+                ),
+                vec![
+                    rp("linux-pod-tolerates-windows-taint", "spec.tolerations[0]"),
+                    without.clone(),
+                ],
+            ),
+            (
+                "§3.1 other taint only",
+                format!("  tolerations: [{{key: gpu, operator: Exists}}]\n{APP}"),
+                vec![without.clone()],
+            ),
+            (
+                "§1.6 spec.os.name linux does not pin",
+                format!("  os: {{name: linux}}\n{APP}"),
+                vec![without.clone()],
+            ),
+            (
+                "RuntimeClass unchecked might pin",
+                format!("  runtimeClassName: linux-rc\n{APP}"),
+                vec![],
+            ),
+        ];
+        for (reference, spec, want) in rows {
+            let got = rule_paths(&findings(&pod(&spec), None, &Settings::default(), RULES));
+            assert_eq!(got, want, "{reference}");
+        }
+    }
+
+    #[test]
+    fn context_taints_and_fix() {
+        // Untainted Windows nodes: nothing to tolerate (schedulable-on-wrong-os reports the risk).
+        let ctx = context(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: w, labels: {kubernetes.io/os: windows}}\n",
+        );
+        let text = pod(&format!("  tolerations: [{{operator: Exists}}]\n{APP}"));
+        let got = rule_paths(&findings(&text, Some(&ctx), &Settings::default(), RULES));
+        assert_eq!(
+            got,
+            [rp(
+                "linux-pod-without-os-selector",
+                "spec.nodeSelector[kubernetes.io/os]"
+            )]
+        );
+        // Both fixes add the same selector; applied together they repair the pod.
+        let mut value = objects(&text).remove(0).value;
+        for f in findings(&text, None, &Settings::default(), RULES) {
+            apply(&mut value, f.fix.as_ref().expect("fix"));
+        }
+        assert_eq!(
+            value["spec"]["nodeSelector"],
+            serde_json::json!({"kubernetes.io/os": "linux"})
+        );
+        assert!(findings(&value.to_string(), None, &Settings::default(), RULES).is_empty());
+    }
+}

@@ -1,0 +1,189 @@
+//! The rule catalogue: one file per rule family, all reading the same effective placement.
+//!
+//! [`evaluate`] walks the objects: Nodes and RuntimeClasses get the object rules, workloads get their pod
+//! template resolved once ([`crate::placement::resolve`]) and every template family run over it.
+
+pub mod catalog;
+
+// Template rules: fed by the effective placement.
+mod cluster;
+mod linux_pods;
+mod os_identity;
+mod runtimeclass_use;
+mod windows_pods;
+// Template rules: what the API server validates, and what Windows nodes cannot do.
+mod api_validation;
+mod node_affinity;
+mod security_context;
+mod tolerations;
+mod unknown_fields;
+// Object rules.
+mod nodes;
+mod runtimeclass_objects;
+
+use crate::finding::{Finding, Fix, Severity};
+use crate::model::{self, ClusterContext, Object, PodTemplate};
+use crate::path::FieldPath;
+use crate::placement::{self, Placement};
+use crate::settings::Settings;
+
+/// What a template rule sees: the object, its pod template, the resolved placement, the context.
+pub(crate) struct TemplateCx<'a> {
+    /// The workload.
+    pub object: &'a Object,
+    /// Its pod template (path prefix, typed spec, raw spec).
+    pub template: &'a PodTemplate<'a>,
+    /// Effective placement of the template.
+    pub placement: &'a Placement,
+    /// The cluster, when known (given context plus the Nodes and RuntimeClasses of the input).
+    pub context: Option<&'a ClusterContext>,
+    /// Settings.
+    pub settings: &'a Settings,
+}
+
+/// What an object rule (Node, RuntimeClass) sees.
+pub(crate) struct ObjectCx<'a> {
+    /// The object.
+    pub object: &'a Object,
+    /// Settings.
+    pub settings: &'a Settings,
+}
+
+/// Evaluates every rule on every object and returns the findings (unsorted).
+///
+/// Nodes and RuntimeClasses among `objects` are added to `context`: a RuntimeClass applied together with
+/// the workload that names it is the one the workload gets.
+pub fn evaluate(
+    objects: &[Object],
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+) -> Vec<Finding> {
+    let merged = merged_context(objects, context);
+    let context = merged.as_ref();
+    let mut findings = Vec::new();
+    for object in objects {
+        if object
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
+        {
+            continue;
+        }
+        let mut out = Emitter::new(object, settings, &mut findings);
+        let object_cx = ObjectCx { object, settings };
+        nodes::check(&object_cx, &mut out);
+        runtimeclass_objects::check(&object_cx, &mut out);
+        match model::pod_template(object) {
+            None => {}
+            Some(Err(error)) => out.emit(
+                "manifest-invalid",
+                &error.path,
+                format!("{}; the API server rejects this object", error.message),
+                None,
+            ),
+            Some(Ok(template)) => {
+                let placement = placement::resolve(&template, context, settings);
+                let cx = TemplateCx {
+                    object,
+                    template: &template,
+                    placement: &placement,
+                    context,
+                    settings,
+                };
+                for family in TEMPLATE_FAMILIES {
+                    family(&cx, &mut out);
+                }
+            }
+        }
+    }
+    findings
+}
+
+type TemplateFamily = fn(&TemplateCx<'_>, &mut Emitter<'_>);
+
+/// Every template family, in report order.
+const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
+    os_identity::check,
+    windows_pods::check,
+    linux_pods::check,
+    runtimeclass_use::check,
+    cluster::check,
+    api_validation::check,
+    security_context::check,
+    tolerations::check,
+    node_affinity::check,
+    unknown_fields::check,
+];
+
+/// The given context plus the Nodes and RuntimeClasses of the input; `None` when there are none.
+fn merged_context(objects: &[Object], given: Option<&ClusterContext>) -> Option<ClusterContext> {
+    let (from_input, _errors) = ClusterContext::from_objects(objects);
+    match given {
+        None if from_input.nodes.is_empty() && from_input.runtime_classes.is_empty() => None,
+        None => Some(from_input),
+        Some(given) => {
+            let mut merged = given.clone();
+            merged.nodes.extend(from_input.nodes);
+            merged.runtime_classes.extend(from_input.runtime_classes);
+            Some(merged)
+        }
+    }
+}
+
+/// Collects findings for one object, filling in what every finding shares and applying the settings'
+/// `disabledRules` and `severity` overrides.
+pub(crate) struct Emitter<'a> {
+    object: &'a Object,
+    settings: &'a Settings,
+    findings: &'a mut Vec<Finding>,
+}
+
+impl<'a> Emitter<'a> {
+    fn new(object: &'a Object, settings: &'a Settings, findings: &'a mut Vec<Finding>) -> Self {
+        Emitter {
+            object,
+            settings,
+            findings,
+        }
+    }
+
+    /// Records a finding of `rule` at `path` with the rule's default severity.
+    pub(crate) fn emit(&mut self, rule: &str, path: &FieldPath, message: String, fix: Option<Fix>) {
+        let severity = catalog::rule(rule).map_or(Severity::Error, |r| r.severity);
+        self.emit_as(rule, severity, path, message, fix);
+    }
+
+    /// Records a finding of `rule` with a severity the rule chose (settings' overrides still win).
+    pub(crate) fn emit_as(
+        &mut self,
+        rule: &str,
+        severity: Severity,
+        path: &FieldPath,
+        message: String,
+        fix: Option<Fix>,
+    ) {
+        debug_assert!(
+            catalog::rule(rule).is_some(),
+            "rule {rule} is not in the catalogue"
+        );
+        if self.settings.disabled_rules.iter().any(|r| r == rule) {
+            return;
+        }
+        let severity = self
+            .settings
+            .severity
+            .get(rule)
+            .copied()
+            .unwrap_or(severity);
+        self.findings.push(Finding {
+            rule: rule.to_string(),
+            severity,
+            object: self.object.object_ref(),
+            file: Some(self.object.file.clone()).filter(|f| !f.is_empty()),
+            line: self.object.line_of(path),
+            path: path.to_string(),
+            message,
+            fix,
+        });
+    }
+}

@@ -1,0 +1,846 @@
+//! Windows pods: OS selector, toleration, build selector, build compatibility, deprecated OS labels.
+//!
+//! Every rule here except `deprecated-os-label` looks only at pods whose OS resolved to Windows (a pod whose
+//! signals disagree gets `os-conflict` instead).
+
+use k8s_openapi::api::core::v1::Taint;
+use serde_json::{Value, json};
+
+use super::{Emitter, TemplateCx};
+use crate::finding::{Fix, Severity};
+use crate::placement::plan::{self, SelectorPlan};
+use crate::placement::{
+    ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, NodeIndex, OS_LABEL, Placement, PodOs,
+    host_runs_any,
+};
+use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
+use crate::windows::builds::{WindowsVersion, build_display};
+use crate::windows::images::ImageOs;
+
+/// Runs the Windows-pod rules.
+pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    deprecated_os_label(cx, out);
+    if cx.placement.os != PodOs::Windows {
+        return;
+    }
+    let plan = plan::plan(cx.placement, cx.context, cx.settings);
+    windows_pod_without_os_selector(cx, &plan, out);
+    windows_pod_without_toleration(cx, out);
+    toleration_case_mismatch(cx, out);
+    windows_pod_without_build_selector(cx, &plan, out);
+    if cx.placement.host_process {
+        return;
+    }
+    let conflict = windows_images_build_conflict(cx, out);
+    if !conflict {
+        windows_build_mismatch(cx, out);
+        windows_version_unsupported(cx, out);
+    }
+    windows_image_build_unknown(cx, out);
+}
+
+/// Why the pod is a Windows pod, for messages.
+fn why_windows(p: &Placement) -> String {
+    p.signals
+        .first()
+        .map(|s| s.what.clone())
+        .or_else(|| p.presumed.clone())
+        .unwrap_or_else(|| "its images".to_string())
+}
+
+fn label_of(build: u32) -> String {
+    WindowsVersion::new(build).label()
+}
+
+fn describe_builds(builds: &[u32]) -> String {
+    builds
+        .iter()
+        .map(|&b| build_display(b))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `windows-pod-without-os-selector`: nothing the scheduler reads keeps this Windows pod off Linux nodes.
+fn windows_pod_without_os_selector(
+    cx: &TemplateCx<'_>,
+    plan: &SelectorPlan,
+    out: &mut Emitter<'_>,
+) {
+    let p = cx.placement;
+    if !plan::windows_needs_os_selector(p) {
+        return;
+    }
+    let ops = plan::selector_ops(p, cx.template.raw, plan, OS_LABEL);
+    let (path, fix) = match &plan.runtime_class {
+        Some(rc) => (
+            p.prefix.field("runtimeClassName"),
+            Fix {
+                description: format!("set runtimeClassName: {rc}"),
+                patch: ops,
+            },
+        ),
+        None => (
+            p.prefix.field("nodeSelector").key(OS_LABEL),
+            Fix {
+                description: "add nodeSelector kubernetes.io/os: windows".to_string(),
+                patch: ops,
+            },
+        ),
+    };
+    out.emit(
+        "windows-pod-without-os-selector",
+        &path,
+        format!(
+            "This pod needs Windows ({}) but has no kubernetes.io/os: windows nodeSelector or required node affinity, and spec.os.name alone does not count (the scheduler ignores it); it can be placed on a Linux node where it cannot start. Add the nodeSelector kubernetes.io/os: windows (or use a RuntimeClass that sets it).",
+            why_windows(p)
+        ),
+        Some(fix).filter(|f| !f.patch.is_empty()),
+    );
+}
+
+/// The Windows taints the pod does not tolerate, and where they come from.
+fn missing_tolerations(cx: &TemplateCx<'_>) -> (Vec<Taint>, &'static str) {
+    let p = cx.placement;
+    if let Some(ctx) = cx.context
+        && let Some(missing) = NodeIndex::from_context(ctx).untolerated_windows_taints(p)
+    {
+        return (missing, "the cluster's Windows nodes");
+    }
+    let missing = cx
+        .settings
+        .windows_taints
+        .iter()
+        .filter(|t| crate::schedule::taints::filters(t))
+        .filter(|t| !tolerated_by_any(&p.tolerations, t, Gates::default()))
+        .cloned()
+        .collect();
+    (missing, "the Windows nodes (settings windowsTaints)")
+}
+
+/// `windows-pod-without-toleration`: the pod's tolerations (RuntimeClass merged) miss a Windows taint.
+fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    if p.runtime_class.is_unchecked() {
+        return;
+    }
+    let (missing, source) = missing_tolerations(cx);
+    if missing.is_empty() {
+        return;
+    }
+    // Taints a case-mismatched toleration almost covers are repaired by the toleration-case-mismatch fix.
+    let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
+    let to_add: Vec<Value> = missing
+        .iter()
+        .filter(|t| !own.iter().any(|tol| case_mismatch(tol, t)))
+        .map(plan::toleration_for)
+        .collect();
+    let fix = (!to_add.is_empty()).then(|| Fix {
+        description: format!(
+            "add toleration(s) for {}",
+            missing
+                .iter()
+                .map(taint_display)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        patch: plan::add_tolerations_ops(p, cx.template.raw, to_add),
+    });
+    let taints: Vec<String> = missing.iter().map(taint_display).collect();
+    out.emit(
+        "windows-pod-without-toleration",
+        &p.prefix.field("tolerations"),
+        format!(
+            "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for {}.",
+            taints.join(", "),
+            if missing.len() == 1 { "it" } else { "each" }
+        ),
+        fix,
+    );
+}
+
+/// `toleration-case-mismatch`: a toleration equals a Windows taint except for letter case.
+fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let taints = plan::windows_taints(cx.context, cx.settings);
+    let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
+    for (i, tol) in own.iter().enumerate() {
+        let Some(taint) = taints.iter().find(|t| {
+            case_mismatch(tol, t) && !tolerated_by_any(&p.tolerations, t, Gates::default())
+        }) else {
+            continue;
+        };
+        let key = tol.key.as_deref().unwrap_or("");
+        let key_differs = !key.is_empty() && key != taint.key;
+        let value = tol.value.as_deref().unwrap_or("");
+        let taint_value = taint.value.as_deref().unwrap_or("");
+        let value_differs = tol.operator.as_deref() != Some("Exists") && value != taint_value;
+        let base = p.prefix.field("tolerations").index(i);
+        let mut patch = Vec::new();
+        if key_differs {
+            patch.push(json!({"op": "replace", "path": base.field("key").to_json_pointer(), "value": taint.key}));
+        }
+        if value_differs {
+            patch.push(json!({"op": "replace", "path": base.field("value").to_json_pointer(), "value": taint_value}));
+        }
+        let (field, written, wanted) = if key_differs {
+            ("key", key, taint.key.as_str())
+        } else {
+            ("value", value, taint_value)
+        };
+        out.emit(
+            "toleration-case-mismatch",
+            &base.field(field),
+            format!(
+                "This toleration's {field} `{written}` differs from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write `{wanted}`.",
+                taint_display(taint)
+            ),
+            Some(Fix {
+                description: format!("write the toleration {field} as `{wanted}`"),
+                patch,
+            }),
+        );
+    }
+}
+
+/// `windows-pod-without-build-selector`: no `node.kubernetes.io/windows-build` constraint.
+fn windows_pod_without_build_selector(
+    cx: &TemplateCx<'_>,
+    plan: &SelectorPlan,
+    out: &mut Emitter<'_>,
+) {
+    let p = cx.placement;
+    if !plan::needs_build_selector(p) {
+        return;
+    }
+    let several = cx.context.is_some_and(|c| c.windows_builds().len() > 1);
+    let severity = if several || cx.settings.require_build_selector {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let build = plan.entries.get(BUILD_LABEL);
+    let (path, fix) = match (&plan.runtime_class, build) {
+        (Some(rc), _) => (
+            p.prefix.field("runtimeClassName"),
+            Some(Fix {
+                description: format!("set runtimeClassName: {rc}"),
+                patch: plan::selector_ops(p, cx.template.raw, plan, BUILD_LABEL),
+            }),
+        ),
+        (None, Some(build)) => (
+            p.prefix.field("nodeSelector").key(BUILD_LABEL),
+            Some(Fix {
+                description: format!("add nodeSelector {BUILD_LABEL}: \"{build}\""),
+                patch: plan::selector_ops(p, cx.template.raw, plan, BUILD_LABEL),
+            }),
+        ),
+        (None, None) => (p.prefix.field("nodeSelector").key(BUILD_LABEL), None),
+    };
+    let why = if several {
+        "the cluster runs several Windows builds, and "
+    } else {
+        ""
+    };
+    let advice = match build {
+        Some(b) => format!("add {BUILD_LABEL}: \"{b}\" to the nodeSelector"),
+        None => format!(
+            "add {BUILD_LABEL}: \"<build>\" to the nodeSelector with the build its images need"
+        ),
+    };
+    out.emit_as(
+        "windows-pod-without-build-selector",
+        severity,
+        &path,
+        format!(
+            "This Windows pod does not pin a Windows build; {why}process-isolated containers only start on hosts whose build can run the image (else 0xc0370101). Pin it: {advice}, or use a RuntimeClass that sets it."
+        ),
+        fix,
+    );
+}
+
+/// `windows-images-build-conflict`: no single host build runs all the Windows images. Returns whether it fired.
+fn windows_images_build_conflict(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) -> bool {
+    let p = cx.placement;
+    if p.image_hosts.as_ref().is_none_or(|h| !h.is_empty()) {
+        return false;
+    }
+    let known: Vec<(usize, &[u32])> = p.windows_image_builds().collect();
+    let Some(&(first, first_builds)) = known.first() else {
+        return false;
+    };
+    let hosts = crate::placement::host_candidates(cx.context, cx.settings);
+    let clash = known
+        .iter()
+        .skip(1)
+        .find(|(_, b)| {
+            !hosts
+                .iter()
+                .any(|&h| host_runs_any(h, first_builds) && host_runs_any(h, b))
+        })
+        .or(known.last())
+        .copied();
+    let Some((other, other_builds)) = clash else {
+        return false;
+    };
+    let (a, b) = (&p.images[first], &p.images[other]);
+    out.emit(
+        "windows-images-build-conflict",
+        &b.path,
+        format!(
+            "No single Windows host build can run all of this pod's images: {} is built for {} and {} for {}; at least one container fails on any node (0xc0370101). Use images built for one common build (or a compatible pair such as 2022 and 2025).",
+            a.image,
+            describe_builds(first_builds),
+            b.image,
+            describe_builds(other_builds)
+        ),
+        None,
+    );
+    true
+}
+
+/// `windows-build-mismatch`: a pinned build cannot run one of the images.
+fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let Some(pin) = &p.build_pin else {
+        return;
+    };
+    for host in pin.numbers() {
+        let bad = p
+            .windows_image_builds()
+            .find(|(_, builds)| !host_runs_any(host, builds));
+        if let Some((i, builds)) = bad {
+            let image = &p.images[i];
+            out.emit(
+                "windows-build-mismatch",
+                &pin.path,
+                format!(
+                    "This pod is pinned to Windows build {} ({}), whose hosts cannot run the image {} (built for {}) with process isolation; the container fails to start there (0xc0370101). Use an image tag built for the pinned build, or pin the build the image needs.",
+                    label_of(host),
+                    build_display(host),
+                    image.image,
+                    describe_builds(builds)
+                ),
+                None,
+            );
+            return;
+        }
+    }
+}
+
+/// `windows-version-unsupported`: every build the pod can run on is outside `supportedBuilds`.
+fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let Some(runnable) = p.runnable_builds.as_ref().filter(|r| !r.is_empty()) else {
+        return;
+    };
+    let supported = cx.settings.supported_build_numbers();
+    if runnable.iter().any(|b| supported.contains(b)) {
+        return;
+    }
+    let path = p
+        .windows_image_builds()
+        .next()
+        .map(|(i, _)| p.images[i].path.clone())
+        .or_else(|| p.build_pin.as_ref().map(|b| b.path.clone()))
+        .unwrap_or_else(|| p.prefix.clone());
+    out.emit(
+        "windows-version-unsupported",
+        &path,
+        format!(
+            "This pod can only run on {}, outside the supported Windows builds ({}); it cannot move to supported nodes without a new image. Rebuild it on a supported base image (ltsc2022 or ltsc2025), or add the build to supportedBuilds if you run it deliberately.",
+            describe_builds(runnable),
+            cx.settings.supported_builds.join(", ")
+        ),
+        None,
+    );
+}
+
+/// `windows-image-build-unknown`: a Windows image whose build cannot be told.
+fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    for image in &cx.placement.images {
+        let unknown = match &image.class.os {
+            ImageOs::Windows { builds } => builds.is_empty(),
+            ImageOs::Unrecognized => true,
+            ImageOs::Linux | ImageOs::MultiOs => false,
+        };
+        if !unknown {
+            continue;
+        }
+        out.emit(
+            "windows-image-build-unknown",
+            &image.path,
+            format!(
+                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
+                image.image, image.class.reason
+            ),
+            None,
+        );
+    }
+}
+
+/// The GA label for a deprecated one.
+fn ga_label(key: &str) -> Option<&'static str> {
+    match key {
+        BETA_OS_LABEL => Some(OS_LABEL),
+        BETA_ARCH_LABEL => Some(ARCH_LABEL),
+        _ => None,
+    }
+}
+
+/// `deprecated-os-label`: `beta.kubernetes.io/os|arch` in the nodeSelector or node affinity.
+fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let t = cx.template;
+    let prefix = &t.prefix;
+    let message = |key: &str, ga: &str, place: &str| {
+        format!(
+            "The {place} uses the deprecated label {key}; it still works because the kubelet still sets it, but it is on its way out. Use {ga} (the GA label since Kubernetes 1.14) with the same value."
+        )
+    };
+    if let Some(selector) = &t.spec.node_selector {
+        for (key, value) in selector {
+            let Some(ga) = ga_label(key) else {
+                continue;
+            };
+            let sel_path = prefix.field("nodeSelector");
+            let remove = json!({"op": "remove", "path": sel_path.key(key).to_json_pointer()});
+            let patch = match selector.get(ga) {
+                None => vec![
+                    remove,
+                    json!({"op": "add", "path": sel_path.key(ga).to_json_pointer(), "value": value}),
+                ],
+                Some(v) if v == value => vec![remove],
+                Some(_) => Vec::new(),
+            };
+            let fix = (!patch.is_empty()).then(|| Fix {
+                description: format!("replace nodeSelector {key} with {ga}"),
+                patch,
+            });
+            out.emit(
+                "deprecated-os-label",
+                &sel_path.key(key),
+                message(key, ga, "nodeSelector"),
+                fix,
+            );
+        }
+    }
+    let Some(node_affinity) = t
+        .spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+    else {
+        return;
+    };
+    let affinity = prefix.field("affinity").field("nodeAffinity");
+    let mut expressions = Vec::new();
+    if let Some(req) = &node_affinity.required_during_scheduling_ignored_during_execution {
+        for (i, term) in req.node_selector_terms.iter().enumerate() {
+            let base = affinity
+                .field("requiredDuringSchedulingIgnoredDuringExecution")
+                .field("nodeSelectorTerms")
+                .index(i)
+                .field("matchExpressions");
+            for (j, e) in term.match_expressions.iter().flatten().enumerate() {
+                expressions.push((base.index(j), e.key.as_str(), "required node affinity"));
+            }
+        }
+    }
+    for (i, pref) in node_affinity
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        let base = affinity
+            .field("preferredDuringSchedulingIgnoredDuringExecution")
+            .index(i)
+            .field("preference")
+            .field("matchExpressions");
+        for (j, e) in pref
+            .preference
+            .match_expressions
+            .iter()
+            .flatten()
+            .enumerate()
+        {
+            expressions.push((base.index(j), e.key.as_str(), "preferred node affinity"));
+        }
+    }
+    for (path, key, place) in expressions {
+        let Some(ga) = ga_label(key) else {
+            continue;
+        };
+        let key_path = path.field("key");
+        out.emit(
+            "deprecated-os-label",
+            &key_path,
+            message(key, ga, place),
+            Some(Fix {
+                description: format!("replace {key} with {ga}"),
+                patch: vec![
+                    json!({"op": "replace", "path": key_path.to_json_pointer(), "value": ga}),
+                ],
+            }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Table rows are tuples.
+    #![allow(clippy::type_complexity)]
+
+    use crate::finding::Severity;
+    use crate::model::ClusterContext;
+    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::settings::Settings;
+
+    const RULES: &[&str] = &[
+        "windows-pod-without-os-selector",
+        "windows-pod-without-toleration",
+        "toleration-case-mismatch",
+        "windows-pod-without-build-selector",
+        "windows-build-mismatch",
+        "windows-images-build-conflict",
+        "windows-image-build-unknown",
+        "windows-version-unsupported",
+        "deprecated-os-label",
+    ];
+    const WIN: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
+    const WIN2019: &str = "mcr.microsoft.com/windows/servercore:ltsc2019";
+    const PINNED: &str = "  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n";
+    const TOLERATE: &str =
+        "  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n";
+
+    fn containers(images: &[&str]) -> String {
+        let list: Vec<String> = images
+            .iter()
+            .enumerate()
+            .map(|(i, image)| format!("{{name: c{i}, image: \"{image}\"}}"))
+            .collect();
+        format!("  containers: [{}]\n", list.join(", "))
+    }
+
+    fn rp(rule: &str, path: &str) -> (String, String) {
+        (rule.to_string(), path.to_string())
+    }
+
+    fn win_nodes(builds: &[&str], taint: &str) -> ClusterContext {
+        let items: String = builds
+            .iter()
+            .enumerate()
+            .map(|(i, b)| format!("- apiVersion: v1\n  kind: Node\n  metadata: {{name: w{i}, labels: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"{b}\"}}}}\n  spec: {{taints: [{taint}]}}\n"))
+            .collect();
+        context(&format!("apiVersion: v1\nkind: List\nitems:\n{items}"))
+    }
+
+    #[test]
+    fn triggers_and_non_triggers() {
+        let rc = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n---\n";
+        let affinity_beta = "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{key: beta.kubernetes.io/os, operator: In, values: [windows]}]\n";
+        let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
+            (
+                "unpinned Windows image",
+                pod(&containers(&[WIN])),
+                vec![
+                    rp(
+                        "windows-pod-without-build-selector",
+                        "spec.nodeSelector[node.kubernetes.io/windows-build]",
+                    ),
+                    rp(
+                        "windows-pod-without-os-selector",
+                        "spec.nodeSelector[kubernetes.io/os]",
+                    ),
+                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                ],
+            ),
+            (
+                "pinned and tolerating",
+                pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN]))),
+                vec![],
+            ),
+            (
+                "§1.6 spec.os.name alone does not pin",
+                pod(&format!(
+                    "  os: {{name: windows}}\n  nodeSelector: {{node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
+                    containers(&[WIN])
+                )),
+                vec![rp(
+                    "windows-pod-without-os-selector",
+                    "spec.nodeSelector[kubernetes.io/os]",
+                )],
+            ),
+            (
+                "§4 the RuntimeClass pins and tolerates",
+                format!(
+                    "{rc}{}",
+                    pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN])))
+                ),
+                vec![],
+            ),
+            (
+                "RuntimeClass unchecked: nothing it might provide",
+                pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN]))),
+                vec![],
+            ),
+            (
+                "§3.1 value case",
+                pod(&format!(
+                    "{PINNED}  tolerations: [{{key: os, value: Windows}}]\n{}",
+                    containers(&[WIN])
+                )),
+                vec![
+                    rp("toleration-case-mismatch", "spec.tolerations[0].value"),
+                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                ],
+            ),
+            (
+                "§3.1 key case",
+                pod(&format!(
+                    "{PINNED}  tolerations: [{{key: OS, operator: Exists}}]\n{}",
+                    containers(&[WIN])
+                )),
+                vec![
+                    rp("toleration-case-mismatch", "spec.tolerations[0].key"),
+                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                ],
+            ),
+            (
+                "§3.1 Exists tolerates any value",
+                pod(&format!(
+                    "{PINNED}  tolerations: [{{key: os, operator: Exists}}]\n{}",
+                    containers(&[WIN])
+                )),
+                vec![],
+            ),
+            (
+                "§5.3 2019 image on 2022",
+                pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
+                vec![
+                    rp(
+                        "windows-build-mismatch",
+                        "spec.nodeSelector[node.kubernetes.io/windows-build]",
+                    ),
+                    rp("windows-version-unsupported", "spec.containers[0].image"),
+                ],
+            ),
+            (
+                "§5.3 2022 image on 2025",
+                pod(&format!(
+                    "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
+                    containers(&[WIN])
+                )),
+                vec![],
+            ),
+            (
+                "§5.3 2019 + 2022 images",
+                pod(&format!(
+                    "{PINNED}{TOLERATE}{}",
+                    containers(&[WIN2019, "mcr.microsoft.com/windows/nanoserver:ltsc2022"])
+                )),
+                vec![rp(
+                    "windows-images-build-conflict",
+                    "spec.containers[1].image",
+                )],
+            ),
+            (
+                "unknown build of a private image",
+                pod(&format!(
+                    "  os: {{name: windows}}\n{PINNED}{TOLERATE}{}",
+                    containers(&["registry.example.com/billing/app:4.2"])
+                )),
+                vec![rp(
+                    "windows-image-build-unknown",
+                    "spec.containers[0].image",
+                )],
+            ),
+            (
+                "§2.2 HostProcess needs no build",
+                pod(&format!(
+                    "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
+                    containers(&[WIN2019])
+                )),
+                vec![],
+            ),
+            (
+                "§7 beta label in nodeSelector and affinity",
+                pod(&format!(
+                    "  nodeSelector: {{beta.kubernetes.io/os: windows, beta.kubernetes.io/arch: amd64, node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{affinity_beta}{TOLERATE}{}",
+                    containers(&[WIN])
+                )),
+                vec![
+                    rp(
+                        "deprecated-os-label",
+                        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key",
+                    ),
+                    rp(
+                        "deprecated-os-label",
+                        "spec.nodeSelector[beta.kubernetes.io/arch]",
+                    ),
+                    rp(
+                        "deprecated-os-label",
+                        "spec.nodeSelector[beta.kubernetes.io/os]",
+                    ),
+                ],
+            ),
+        ];
+        for (reference, text, want) in rows {
+            let got = rule_paths(&findings(&text, None, &Settings::default(), RULES));
+            assert_eq!(got, want, "{reference}");
+        }
+    }
+
+    #[test]
+    fn context_and_settings_change_the_verdict() {
+        let text = pod(&format!(
+            "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
+            containers(&[WIN])
+        ));
+        let severity = |ctx: Option<&ClusterContext>, settings: &Settings| {
+            findings(
+                &text,
+                ctx,
+                settings,
+                &["windows-pod-without-build-selector"],
+            )
+            .first()
+            .map(|f| f.severity)
+        };
+        let taint = "{key: os, value: windows, effect: NoSchedule}";
+        // Warning by default; error with several builds in the cluster or requireBuildSelector.
+        assert_eq!(
+            severity(None, &Settings::default()),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            severity(
+                Some(&win_nodes(&["10.0.20348"], taint)),
+                &Settings::default()
+            ),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            severity(
+                Some(&win_nodes(&["10.0.20348", "10.0.26100"], taint)),
+                &Settings::default()
+            ),
+            Some(Severity::Error)
+        );
+        let strict = Settings {
+            require_build_selector: true,
+            ..Settings::default()
+        };
+        assert_eq!(severity(None, &strict), Some(Severity::Error));
+
+        // The real nodes' taint replaces the settings' one.
+        let ctx = win_nodes(
+            &["10.0.20348"],
+            "{key: windows, value: \"true\", effect: NoExecute}",
+        );
+        let found = findings(
+            &text,
+            Some(&ctx),
+            &Settings::default(),
+            &["windows-pod-without-toleration"],
+        );
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].message.contains("windows=true:NoExecute"),
+            "{}",
+            found[0].message
+        );
+        // An untainted Windows node in the context needs no toleration.
+        let open = win_nodes(&["10.0.20348"], "");
+        let untol = pod(&format!(
+            "  nodeSelector: {{kubernetes.io/os: windows}}\n{}",
+            containers(&[WIN])
+        ));
+        assert!(
+            findings(
+                &untol,
+                Some(&open),
+                &Settings::default(),
+                &["windows-pod-without-toleration"]
+            )
+            .is_empty()
+        );
+
+        // supportedBuilds decides windows-version-unsupported.
+        let old = pod(&format!(
+            "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.17763\"}}\n{TOLERATE}{}",
+            containers(&[WIN2019])
+        ));
+        assert_eq!(findings(&old, None, &Settings::default(), RULES).len(), 1);
+        let with_2019 = Settings {
+            supported_builds: vec!["10.0.17763".into()],
+            ..Settings::default()
+        };
+        assert!(findings(&old, None, &with_2019, RULES).is_empty());
+    }
+
+    /// Applies every fix of `rules` in order and returns the repaired object as JSON text.
+    fn repaired(text: &str, settings: &Settings) -> String {
+        let mut value = objects(text).remove(0).value;
+        for f in findings(text, None, settings, RULES) {
+            if let Some(fix) = &f.fix {
+                apply(&mut value, fix);
+            }
+        }
+        value.to_string()
+    }
+
+    #[test]
+    fn fixes_apply_together_and_repair() {
+        let settings = Settings::default();
+        let rows = [
+            ("no nodeSelector, no tolerations", pod(&containers(&[WIN]))),
+            (
+                "case-mismatched toleration",
+                pod(&format!(
+                    "  tolerations: [{{key: os, value: Windows, effect: NoSchedule}}]\n{}",
+                    containers(&[WIN])
+                )),
+            ),
+            (
+                "beta label",
+                pod(&format!(
+                    "  nodeSelector: {{beta.kubernetes.io/os: windows}}\n{TOLERATE}{}",
+                    containers(&[WIN])
+                )),
+            ),
+            (
+                "existing nodeSelector",
+                pod(&format!(
+                    "  nodeSelector: {{team: a}}\n  tolerations: []\n{}",
+                    containers(&[WIN])
+                )),
+            ),
+        ];
+        for (reference, text) in rows {
+            let fixed = repaired(&text, &settings);
+            let left = findings(&fixed, None, &settings, RULES);
+            assert!(left.is_empty(), "{reference}: {fixed}\n{left:#?}");
+            let value: serde_json::Value = serde_json::from_str(&fixed).expect("json");
+            assert_eq!(
+                value["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
+                "{reference}"
+            );
+            assert_eq!(
+                value["spec"]["nodeSelector"]["node.kubernetes.io/windows-build"], "10.0.20348",
+                "{reference}"
+            );
+        }
+        // settings.runtimeClasses maps the build: the fix sets runtimeClassName instead.
+        let mapped = Settings {
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..Settings::default()
+        };
+        let fixed: serde_json::Value = serde_json::from_str(&repaired(
+            &pod(&format!("{TOLERATE}{}", containers(&[WIN]))),
+            &mapped,
+        ))
+        .expect("json");
+        assert_eq!(fixed["spec"]["runtimeClassName"], "windows-2022");
+        assert!(fixed["spec"].get("nodeSelector").is_none());
+    }
+}

@@ -1,0 +1,5 @@
+//! HTTP handlers, one module per area.
+
+pub mod api;
+pub mod assets;
+pub mod health;

@@ -1,0 +1,3 @@
+//! Where cluster data comes from.
+
+pub mod demo;

@@ -1,0 +1,455 @@
+//! `winplace check` and `winplace rules` through the built binary: the corpus, exit codes, standard input,
+//! directory walking, `--fix`, SARIF, and the text report (snapshots in `tests/snapshots/`; set
+//! `UPDATE_SNAPSHOTS=1` to rewrite them after a deliberate change, then review the diff).
+
+#[path = "../../policy-wasm/tests/common/corpus.rs"]
+mod corpus;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use corpus::{Case, compare, got_from_json};
+use serde_json::Value;
+
+/// Runs `winplace args...` in `dir` with `stdin`, colors off.
+fn winplace(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the winplace binary runs");
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(stdin.unwrap_or("").as_bytes())
+            .expect("write stdin");
+    }
+    child.wait_with_output().expect("winplace finishes")
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\n{}\nstderr: {}",
+            stdout(out),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// `check --format json` arguments for a case, run in its folder.
+fn case_args(case: &Case) -> Vec<&'static str> {
+    let mut args = vec!["check", "--format", "json", "input.yaml"];
+    if case.cluster.is_some() {
+        args.extend(["--cluster", "cluster.yaml"]);
+    }
+    if case.settings_text.is_some() {
+        args.extend(["--settings", "settings.yaml"]);
+    }
+    args
+}
+
+fn cases() -> Vec<Case> {
+    corpus::cases()
+        .into_iter()
+        .map(|c| c.expect("readable corpus case"))
+        .collect()
+}
+
+#[test]
+fn every_corpus_case_through_the_binary() {
+    let cases = cases();
+    assert!(cases.len() >= 29, "only {} corpus cases", cases.len());
+    let mut report = Vec::new();
+    for case in &cases {
+        let out = winplace(&case.dir, &case_args(case), None);
+        let value = json(&out);
+        let got = got_from_json(&value);
+        let lines: Vec<u32> = value["parse_errors"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["file"] == "input.yaml")
+            .filter_map(|e| e["line"].as_u64())
+            .map(|l| l as u32)
+            .collect();
+        let mut diffs = compare(case, &got, &lines);
+        // Exit code: 2 for unparsable input, else 1 exactly when an error was reported.
+        let want = if !case.parse_error_lines.is_empty() {
+            2
+        } else if got.iter().any(|g| g.severity == "error") {
+            1
+        } else {
+            0
+        };
+        if code(&out) != want {
+            diffs.push(format!("  exit code {}, expected {want}", code(&out)));
+        }
+        if !diffs.is_empty() {
+            report.push(format!("{}:\n{}", case.name, diffs.join("\n")));
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "{} of {} corpus cases differ through `winplace check`:\n{}",
+        report.len(),
+        cases.len(),
+        report.join("\n")
+    );
+}
+
+/// A Windows Deployment that is placed right but does not pin a build: warnings only.
+const WARNINGS_ONLY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w, namespace: t}\nspec:\n  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    spec:\n      nodeSelector: {kubernetes.io/os: windows}\n      tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n      containers: [{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2022}]\n";
+
+fn case(name: &str) -> Case {
+    cases()
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("corpus case {name}"))
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    let clean = case("runtimeclass-pins-placement");
+    let error = case("windows-deployment-unpinned");
+    let broken = case("yaml-parse-error");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("input.yaml"), WARNINGS_ONLY).expect("write");
+    let warned = json(&winplace(
+        dir.path(),
+        &["check", "--format", "json", "input.yaml"],
+        None,
+    ));
+    assert!(
+        warned["summary"]["warnings"].as_u64() > Some(0) && warned["summary"]["errors"] == 0,
+        "{warned}"
+    );
+    // (folder, extra args, exit code)
+    let rows: [(&Path, &[&str], i32); 7] = [
+        (&clean.dir, &[], 0),
+        (&clean.dir, &["--fail-on", "warning"], 0),
+        (dir.path(), &[], 0),
+        (dir.path(), &["--fail-on", "warning"], 1),
+        (&error.dir, &[], 1),
+        (&broken.dir, &[], 2),
+        (&clean.dir, &["--fail-on", "sometimes"], 2),
+    ];
+    for (folder, extra, want) in rows {
+        let mut args = vec!["check", "input.yaml"];
+        args.extend_from_slice(extra);
+        let out = winplace(folder, &args, None);
+        assert_eq!(
+            code(&out),
+            want,
+            "{} {extra:?}:\n{}{}",
+            folder.display(),
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let usage: [&[&str]; 3] = [
+        &["check"],
+        &["check", "missing.yaml"],
+        &["check", "--format", "xml", "-"],
+    ];
+    for args in usage {
+        assert_eq!(code(&winplace(dir.path(), args, Some(""))), 2, "{args:?}");
+    }
+}
+
+#[test]
+fn bad_settings_name_the_file_and_setting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "supportedBuilds:\n- 10.0.20348\n- eleven\n",
+    )
+    .expect("write");
+    let out = winplace(
+        dir.path(),
+        &["check", "--settings", "s.yaml", "--format", "json", "-"],
+        Some(""),
+    );
+    assert_eq!(code(&out), 2);
+    let errors = json(&out)["parse_errors"].clone();
+    assert_eq!(errors[0]["file"], "s.yaml");
+    assert_eq!(errors[0]["line"], 3);
+    let message = errors[0]["message"].as_str().unwrap_or("");
+    assert!(message.contains("supportedBuilds[1]"), "{message}");
+}
+
+#[test]
+fn standard_input_gives_the_same_findings_as_the_file() {
+    let case = case("toleration-case-mismatch");
+    let from_file = json(&winplace(
+        &case.dir,
+        &["check", "--format", "json", "input.yaml"],
+        None,
+    ));
+    let from_stdin = json(&winplace(
+        &case.dir,
+        &["check", "--format", "json", "-"],
+        Some(&case.input),
+    ));
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        for f in v["findings"].as_array_mut().into_iter().flatten() {
+            f["file"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(&from_file), strip(&from_stdin));
+    for f in from_stdin["findings"].as_array().into_iter().flatten() {
+        assert_eq!(f["file"], "<stdin>");
+    }
+}
+
+#[test]
+fn directories_are_walked_in_sorted_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Each manifest is broken, so each read file shows up as a parse error naming it.
+    for name in [
+        "m/b.yaml",
+        "m/a.yml",
+        "m/sub/c.json",
+        "m/notes.txt",
+        "m/README.md",
+    ] {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, "kind: [oops\n").expect("write");
+    }
+    let out = winplace(dir.path(), &["check", "--format", "json", "m"], None);
+    assert_eq!(code(&out), 2);
+    let files: Vec<String> = json(&out)["parse_errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["file"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(files, ["m/a.yml", "m/b.yaml", "m/sub/c.json"]);
+}
+
+/// A Windows Deployment missing its selector and toleration, and an untouched document with comments.
+const FIXABLE: &str = "# web tier\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # keep me\n  namespace: apps\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: mcr.microsoft.com/windows/servercore:ltsc2022 # pinned tag\n---\n# config, untouched\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}   # odd spacing\ndata:\n  a: \"1\"\n";
+
+#[test]
+fn fix_rewrites_only_what_it_must() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let clean = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n";
+    let broken = format!("{FIXABLE}---\nkind: [oops\n");
+    std::fs::write(root.join("fixable.yaml"), FIXABLE).expect("write");
+    std::fs::write(root.join("clean.yaml"), clean).expect("write");
+    std::fs::write(root.join("broken.yaml"), &broken).expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            root.join("fixable.yaml"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .expect("chmod");
+    }
+
+    // A parse error anywhere: that file is not touched, and the exit code is 2.
+    let out = winplace(root, &["check", "--fix", "broken.yaml"], None);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        std::fs::read_to_string(root.join("broken.yaml")).expect("read"),
+        broken
+    );
+
+    let out = winplace(
+        root,
+        &[
+            "check",
+            "--fix",
+            "--format",
+            "json",
+            "clean.yaml",
+            "fixable.yaml",
+        ],
+        None,
+    );
+    let report = json(&out);
+    assert_eq!(
+        std::fs::read_to_string(root.join("clean.yaml")).expect("read"),
+        clean
+    );
+    let fixed = std::fs::read_to_string(root.join("fixable.yaml")).expect("read");
+    assert_ne!(fixed, FIXABLE, "the fixable file was rewritten");
+    // The untouched document keeps its comments and layout; the changed one its comments.
+    assert!(
+        fixed.ends_with("---\n# config, untouched\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}   # odd spacing\ndata:\n  a: \"1\"\n"),
+        "{fixed}"
+    );
+    assert!(fixed.starts_with("# web tier\n"), "{fixed}");
+    assert!(fixed.contains("  name: web # keep me\n"), "{fixed}");
+    // The report is about the repaired file: no fixable error is left.
+    for f in report["findings"].as_array().into_iter().flatten() {
+        assert!(
+            f["severity"] != "error" || f["fix"].is_null(),
+            "still fixable after --fix: {f}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(root.join("fixable.yaml"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["broken.yaml", "clean.yaml", "fixable.yaml"],
+        "no temporary files left"
+    );
+
+    // With `-`, the repaired manifests go to standard output and the report to standard error.
+    let out = winplace(root, &["check", "--fix", "-"], Some(FIXABLE));
+    assert_eq!(stdout(&out), fixed);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in 1 file"));
+}
+
+#[test]
+fn sarif_has_the_shape_code_scanning_needs() {
+    let case = case("windows-deployment-unpinned");
+    let findings = json(&winplace(
+        &case.dir,
+        &["check", "--format", "json", "input.yaml"],
+        None,
+    ));
+    let sarif = json(&winplace(
+        &case.dir,
+        &["check", "--format", "sarif", "input.yaml"],
+        None,
+    ));
+    assert_eq!(sarif["version"], "2.1.0");
+    assert!(
+        sarif["$schema"]
+            .as_str()
+            .is_some_and(|s| s.contains("sarif-2.1.0"))
+    );
+    let run = &sarif["runs"][0];
+    assert_eq!(sarif["runs"].as_array().map(Vec::len), Some(1));
+    let driver = &run["tool"]["driver"];
+    assert_eq!(driver["name"], "winplace");
+    assert!(
+        driver["informationUri"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://"))
+    );
+    let rules = driver["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), winplace_policy::rules::catalog::RULES.len());
+    for r in rules {
+        assert!(r["id"].is_string(), "{r}");
+        assert!(r["shortDescription"]["text"].is_string(), "{r}");
+        assert!(
+            r["helpUri"].as_str().is_some_and(|u| u.ends_with(".md")),
+            "{r}"
+        );
+        let level = r["defaultConfiguration"]["level"].as_str().unwrap_or("");
+        assert!(["error", "warning", "note"].contains(&level), "{r}");
+    }
+    let results = run["results"].as_array().expect("results");
+    assert_eq!(
+        results.len(),
+        findings["findings"].as_array().map_or(0, Vec::len)
+    );
+    assert!(!results.is_empty(), "the case has findings");
+    for r in results {
+        assert!(r["ruleId"].is_string());
+        assert!(["error", "warning", "note"].contains(&r["level"].as_str().unwrap_or("")));
+        assert!(r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()));
+        let loc = &r["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "input.yaml");
+        assert!(
+            loc["region"]["startLine"].as_u64().is_some_and(|l| l >= 1),
+            "{r}"
+        );
+    }
+}
+
+/// Compares `actual` with `tests/snapshots/<name>`, or rewrites it with `UPDATE_SNAPSHOTS=1`.
+fn snapshot(name: &str, actual: &str) {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "snapshots", name]
+        .iter()
+        .collect();
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, actual).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)\nactual:\n{actual}",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs (UPDATE_SNAPSHOTS=1 to accept):\n--- expected\n{expected}--- actual\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn text_report_snapshots() {
+    for name in [
+        "yaml-parse-error",
+        "toleration-case-mismatch",
+        "windows-deployment-unpinned",
+    ] {
+        let case = case(name);
+        let out = winplace(&case.dir, &["check", "input.yaml"], None);
+        let text = stdout(&out);
+        assert!(!text.contains('\u{1b}'), "no color when not on a terminal");
+        snapshot(&format!("check-{name}.txt"), &text);
+    }
+}
+
+#[test]
+fn rules_lists_the_catalogue() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = stdout(&winplace(dir.path(), &["rules"], None));
+    let catalog = winplace_policy::rules::catalog::RULES;
+    assert_eq!(text.lines().count(), catalog.len() + 1);
+    for r in catalog {
+        assert!(
+            text.lines().any(|l| l.starts_with(r.id)
+                && l.contains(r.severity.as_str())
+                && l.contains(r.family.as_str())
+                && l.ends_with(r.title)),
+            "{} missing from:\n{text}",
+            r.id
+        );
+    }
+    let out = winplace(dir.path(), &["rules", "--format", "json"], None);
+    assert_eq!(code(&out), 0);
+    let rows = json(&out);
+    assert_eq!(rows.as_array().map(Vec::len), Some(catalog.len()));
+    assert_eq!(rows[0]["id"], catalog[0].id);
+    assert_eq!(rows[0]["family"], catalog[0].family.as_str());
+    snapshot("rules.txt", &text);
+}

@@ -1,0 +1,73 @@
+//! Installs the build's tools, each only when missing or at the wrong version.
+
+use crate::util::{cargo, output, root, run};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Rust targets, wasm-bindgen-cli (the Cargo.lock version) and npm's binaryen.
+pub fn rust_and_wasm_tools() -> Result<(), String> {
+    let installed = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
+    for target in ["wasm32-unknown-unknown", "wasm32-wasip1"] {
+        if !installed.lines().any(|l| l.trim() == target) {
+            run(Command::new("rustup").args(["target", "add", target]))?;
+        }
+    }
+    let wanted = wasm_bindgen_version()?;
+    let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
+    if have.split_whitespace().nth(1) != Some(wanted.as_str()) {
+        // No --locked: wasm-bindgen-cli's lockfile pins a yanked crate.
+        run(Command::new(cargo()).args(["install", "wasm-bindgen-cli", "--version", &wanted]))?;
+    }
+    if !wasm_opt().exists() {
+        let dir = root().join(".tools/binaryen");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        run(Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                ".",
+                "binaryen@132.0.0",
+            ])
+            .current_dir(&dir))?;
+    }
+    Ok(())
+}
+
+/// Chromium from Debian (never Playwright's own download) and the Playwright npm packages.
+pub fn browser_tools() -> Result<(), String> {
+    if !std::path::Path::new("/usr/bin/chromium").exists() {
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", "chromium"])
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    }
+    let dir = root().join("playwright-tests");
+    if !dir.join("node_modules/@playwright/test").exists() {
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir))?;
+    }
+    Ok(())
+}
+
+/// wasm-opt from npm's binaryen (≥ 116).
+pub fn wasm_opt() -> PathBuf {
+    root().join(".tools/binaryen/node_modules/.bin/wasm-opt")
+}
+
+/// The wasm-bindgen version in Cargo.lock: the CLI must be exactly this version.
+pub fn wasm_bindgen_version() -> Result<String, String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == "name = \"wasm-bindgen\""
+            && let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = \""))
+        {
+            return Ok(v.trim_end_matches('"').to_string());
+        }
+    }
+    Err("Cargo.lock has no wasm-bindgen".into())
+}
