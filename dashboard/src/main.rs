@@ -6,23 +6,40 @@ mod api;
 mod pages;
 
 use leptos::prelude::*;
+use leptos_router::components::{A, Route, Router, Routes};
+use leptos_router::path;
 
 fn main() {
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(App);
 }
 
-/// The whole page: header, then the views.
+/// The shell: header with navigation, then the current view.
 #[component]
 fn App() -> impl IntoView {
     view! {
-        <header class="topbar">
-            <h1>"winplace"</h1>
-            <p class="tagline">"Windows and Linux workloads on the right nodes"</p>
-        </header>
-        <main>
-            <pages::nodes::NodesPage/>
-            <pages::playground::PlaygroundPage/>
-        </main>
+        <Router>
+            <header class="topbar">
+                <a class="brand" href="/">"winplace"</a>
+                <nav aria-label="Views">
+                    <A href="/">"Overview"</A>
+                    <A href="/nodes">"Nodes"</A>
+                    <A href="/workloads">"Workloads"</A>
+                    <A href="/playground">"Playground"</A>
+                    <A href="/rules">"Rules"</A>
+                    <A href="/policy">"Policy"</A>
+                </nav>
+            </header>
+            <main>
+                <Routes fallback=|| view! { <h2>"Not found"</h2> }>
+                    <Route path=path!("/") view=pages::overview::OverviewPage/>
+                    <Route path=path!("/nodes") view=pages::nodes::NodesPage/>
+                    <Route path=path!("/workloads") view=pages::workloads::WorkloadsPage/>
+                    <Route path=path!("/playground") view=pages::playground::PlaygroundPage/>
+                    <Route path=path!("/rules") view=pages::rules::RulesPage/>
+                    <Route path=path!("/policy") view=pages::policy::PolicyPage/>
+                </Routes>
+            </main>
+        </Router>
     }
 }

@@ -38,7 +38,7 @@ test('policy.wasm downloads as a WebAssembly module', async ({ page, request }) 
 
 test('the playground runs windows-pod-without-os-selector in the browser', async ({ page }) => {
   const problems = watchConsole(page);
-  await page.goto('/');
+  await page.goto('/playground');
   const unpinned = [
     'apiVersion: apps/v1', 'kind: Deployment', 'metadata: {name: web, namespace: shop}', 'spec:',
     '  template:', '    spec:', '      containers:', '      - name: web',

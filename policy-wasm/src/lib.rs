@@ -10,6 +10,8 @@
 //! assert!(report.findings.iter().any(|f| f.rule == "windows-pod-without-os-selector"));
 //! ```
 
+pub mod api;
+pub mod audit;
 pub mod finding;
 pub mod fix;
 pub mod input;

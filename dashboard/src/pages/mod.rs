@@ -1,4 +1,8 @@
 //! One module per view.
 
 pub mod nodes;
+pub mod overview;
 pub mod playground;
+pub mod policy;
+pub mod rules;
+pub mod workloads;

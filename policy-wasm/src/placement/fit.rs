@@ -332,6 +332,42 @@ impl NodeIndex {
     }
 }
 
+/// [`NodeIndex::untolerated_windows_taints`] straight from the nodes, without building an index (for one
+/// template, e.g. at admission).
+pub fn untolerated_windows_taints(nodes: &[Node], placement: &Placement) -> Option<Vec<Taint>> {
+    let windows: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| node_os(n) == Some(Os::Windows.as_str()))
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let admitted: Vec<&Node> = windows
+        .iter()
+        .copied()
+        .filter(|n| selector_ok(placement, NodeFacts::from_node(n)))
+        .collect();
+    let considered = if admitted.is_empty() {
+        windows
+    } else {
+        admitted
+    };
+    considered
+        .iter()
+        .map(|n| {
+            n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .into_iter()
+                .flatten()
+                .filter(|t| filters(t))
+                .filter(|t| !tolerated_by_any(&placement.tolerations, t, Gates::default()))
+                .cloned()
+                .collect::<Vec<Taint>>()
+        })
+        .min_by_key(Vec::len)
+}
+
 fn selector_ok(placement: &Placement, facts: NodeFacts) -> bool {
     placement
         .node_selector

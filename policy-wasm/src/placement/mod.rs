@@ -55,7 +55,9 @@ use crate::windows::builds::{BUILDS, Channel, WindowsVersion};
 use crate::windows::compat::host_runs_image_build;
 use crate::windows::images::{ImageClass, ImageOs, Os, classify_image};
 
-pub use fit::{Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit};
+pub use fit::{
+    Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit, untolerated_windows_taints,
+};
 pub use pins::{BuildPin, OsPin, build_pin, os_allowed, os_pin};
 
 /// The GA OS node label.

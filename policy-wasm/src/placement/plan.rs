@@ -25,12 +25,14 @@ pub fn linux_needs_os_selector(p: &Placement) -> bool {
     p.os == PodOs::Linux && p.os_pin == OsPin::Unconstrained && !p.runtime_class.is_unchecked()
 }
 
-/// Whether a Windows pod lacks a build pin (HostProcess pods need none, §2.2).
+/// Whether a Windows pod lacks a build pin (HostProcess pods need none, §2.2; a pod whose images no single
+/// build runs gets `windows-images-build-conflict` instead).
 pub fn needs_build_selector(p: &Placement) -> bool {
     p.os == PodOs::Windows
         && !p.host_process
         && p.build_pin.is_none()
         && !p.runtime_class.is_unchecked()
+        && p.image_hosts.as_ref().is_none_or(|h| !h.is_empty())
 }
 
 /// The build a fix pins: among the supported builds whose hosts run every image, one the cluster has

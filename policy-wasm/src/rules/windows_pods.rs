@@ -10,8 +10,8 @@ use super::{Emitter, TemplateCx};
 use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
-    ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, NodeIndex, OS_LABEL, Placement, PodOs,
-    host_runs_any,
+    ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
+    host_runs_any, untolerated_windows_taints,
 };
 use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
 use crate::windows::builds::{WindowsVersion, build_display};
@@ -102,7 +102,7 @@ fn windows_pod_without_os_selector(
 fn missing_tolerations(cx: &TemplateCx<'_>) -> (Vec<Taint>, &'static str) {
     let p = cx.placement;
     if let Some(ctx) = cx.context
-        && let Some(missing) = NodeIndex::from_context(ctx).untolerated_windows_taints(p)
+        && let Some(missing) = untolerated_windows_taints(&ctx.nodes, p)
     {
         return (missing, "the cluster's Windows nodes");
     }
@@ -282,7 +282,9 @@ fn windows_images_build_conflict(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) -> 
     let Some((other, other_builds)) = clash else {
         return false;
     };
-    let (a, b) = (&p.images[first], &p.images[other]);
+    let (Some(a), Some(b)) = (p.images.get(first), p.images.get(other)) else {
+        return false;
+    };
     out.emit(
         "windows-images-build-conflict",
         &b.path,
@@ -308,8 +310,7 @@ fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         let bad = p
             .windows_image_builds()
             .find(|(_, builds)| !host_runs_any(host, builds));
-        if let Some((i, builds)) = bad {
-            let image = &p.images[i];
+        if let Some((image, builds)) = bad.and_then(|(i, b)| Some((p.images.get(i)?, b))) {
             out.emit(
                 "windows-build-mismatch",
                 &pin.path,
@@ -340,7 +341,7 @@ fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let path = p
         .windows_image_builds()
         .next()
-        .map(|(i, _)| p.images[i].path.clone())
+        .and_then(|(i, _)| p.images.get(i).map(|img| img.path.clone()))
         .or_else(|| p.build_pin.as_ref().map(|b| b.path.clone()))
         .unwrap_or_else(|| p.prefix.clone());
     out.emit(
@@ -637,6 +638,17 @@ mod tests {
                 pod(&format!(
                     "{PINNED}{TOLERATE}{}",
                     containers(&[WIN2019, "mcr.microsoft.com/windows/nanoserver:ltsc2022"])
+                )),
+                vec![rp(
+                    "windows-images-build-conflict",
+                    "spec.containers[1].image",
+                )],
+            ),
+            (
+                "§5.3 conflicting images need no build selector",
+                pod(&format!(
+                    "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
+                    containers(&[WIN2019, WIN])
                 )),
                 vec![rp(
                     "windows-images-build-conflict",
