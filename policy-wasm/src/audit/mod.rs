@@ -25,15 +25,15 @@ pub enum Change {
         runtime_classes: Vec<RuntimeClassEntry>,
     },
     /// A node was added or changed.
-    Node(Node),
+    Node(Box<Node>),
     /// A node was deleted (by name).
     NodeDeleted(String),
     /// A pod was added or changed.
-    Pod(Pod),
+    Pod(Box<Pod>),
     /// A pod was deleted (namespace, name).
     PodDeleted(String, String),
     /// A RuntimeClass was added or changed.
-    RuntimeClass(RuntimeClassEntry),
+    RuntimeClass(Box<RuntimeClassEntry>),
     /// A RuntimeClass was deleted (by name).
     RuntimeClassDeleted(String),
 }

@@ -519,6 +519,7 @@ pub(super) mod testkit {
             placement: &placement,
             context: None,
             settings: &settings,
+            nodes: None,
         };
         family(&cx, &mut out);
         findings

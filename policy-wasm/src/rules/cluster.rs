@@ -6,7 +6,7 @@
 //! (reference §3). Resources, ports, pod affinity and topology spread are not modelled.
 
 use super::{Emitter, TemplateCx};
-use crate::placement::{BUILD_LABEL, NodeIndex, OS_LABEL, PodOs, fit, host_runs_any, os_word};
+use crate::placement::{BUILD_LABEL, OS_LABEL, PodOs, fit, host_runs_any, os_word};
 use crate::windows::builds::build_display;
 
 /// How many node names a message lists.
@@ -28,19 +28,18 @@ fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 /// Runs the cluster rules; nothing without nodes.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
-    let Some(context) = cx.context.filter(|c| !c.nodes.is_empty()) else {
+    let Some(index) = cx.nodes else {
         return;
     };
     let p = cx.placement;
-    let index = NodeIndex::from_context(context);
-    let fit = fit(p, &index);
+    let fit = fit(p, index);
     if fit.candidates.is_empty() {
         out.emit(
             "no-schedulable-node",
             &p.prefix,
             format!(
                 "No node can take this pod, so it stays Pending: {}. Change its selectors or tolerations, or add nodes that match.",
-                fit.summary(&index)
+                fit.summary(index)
             ),
             None,
         );
@@ -50,7 +49,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     };
     let wrong: Vec<&str> = fit
-        .candidate_nodes(&index)
+        .candidate_nodes(index)
         .filter(|n| n.os.is_some_and(|o| o != os))
         .map(|n| n.name.as_str())
         .collect();
@@ -79,7 +78,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     }
     let bad: Vec<(&str, u32)> = fit
-        .candidate_nodes(&index)
+        .candidate_nodes(index)
         .filter_map(|n| Some((n.name.as_str(), n.build?)))
         .filter(|(_, b)| images.iter().any(|(_, builds)| !host_runs_any(*b, builds)))
         .collect();

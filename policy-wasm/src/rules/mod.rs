@@ -24,7 +24,7 @@ mod runtimeclass_objects;
 use crate::finding::{Finding, Fix, Severity};
 use crate::model::{self, ClusterContext, Object, PodTemplate};
 use crate::path::FieldPath;
-use crate::placement::{self, Placement};
+use crate::placement::{NodeIndex, Placement, Resolver};
 use crate::settings::Settings;
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
@@ -39,6 +39,8 @@ pub(crate) struct TemplateCx<'a> {
     pub context: Option<&'a ClusterContext>,
     /// Settings.
     pub settings: &'a Settings,
+    /// The context's nodes, indexed once per evaluation (`None` without nodes).
+    pub nodes: Option<&'a NodeIndex>,
 }
 
 /// What an object rule (Node, RuntimeClass) sees.
@@ -60,6 +62,11 @@ pub fn evaluate(
 ) -> Vec<Finding> {
     let merged = merged_context(objects, context);
     let context = merged.as_ref();
+    // Built once: both read every node, and a report may hold thousands of templates.
+    let resolver = Resolver::new(context, settings);
+    let index = context
+        .filter(|c| !c.nodes.is_empty())
+        .map(NodeIndex::from_context);
     let mut findings = Vec::new();
     for object in objects {
         if object
@@ -82,13 +89,14 @@ pub fn evaluate(
                 None,
             ),
             Some(Ok(template)) => {
-                let placement = placement::resolve(&template, context, settings);
+                let placement = resolver.resolve(&template);
                 let cx = TemplateCx {
                     object,
                     template: &template,
                     placement: &placement,
                     context,
                     settings,
+                    nodes: index.as_ref(),
                 };
                 for family in TEMPLATE_FAMILIES {
                     family(&cx, &mut out);
