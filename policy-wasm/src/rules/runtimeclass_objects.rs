@@ -5,7 +5,9 @@ use k8s_openapi::api::core::v1::Toleration;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use serde_json::Value;
 
-use super::{Emitter, ObjectCx, tolerations, unknown_fields};
+use std::collections::BTreeMap;
+
+use super::{Emitter, ObjectCx, tolerations, unknown_fields, windows_pods};
 use crate::finding::Fix;
 use crate::model::{decode, get};
 use crate::path::FieldPath;
@@ -46,6 +48,17 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
     };
     if let Some(handler) = get(&cx.object.value, &handler_path).and_then(Value::as_str) {
         handler_rules(handler, &handler_path, out);
+    }
+    let selector_path = base.field("scheduling").field("nodeSelector");
+    if let Some(selector) = get(&cx.object.value, &selector_path)
+        .and_then(|v| serde_json::from_value::<BTreeMap<String, String>>(v.clone()).ok())
+    {
+        windows_pods::deprecated_selector_labels(
+            &selector,
+            &selector_path,
+            "RuntimeClass scheduling.nodeSelector",
+            out,
+        );
     }
     let tolerations_path = base.field("scheduling").field("tolerations");
     if let Some(raw) = get(&cx.object.value, &tolerations_path).filter(|v| !v.is_null()) {
@@ -178,6 +191,19 @@ mod tests {
                 "node.k8s.io/v1",
                 "handler: h\nscheduling: {tolerations: [{key: 1}]}\n",
                 &[("manifest-invalid", "scheduling.tolerations[0].key")],
+            ),
+            (
+                "node.k8s.io/v1",
+                "handler: h\nscheduling:\n  nodeSelector: {beta.kubernetes.io/os: windows}\n",
+                &[(
+                    "deprecated-os-label",
+                    "scheduling.nodeSelector[beta.kubernetes.io/os]",
+                )],
+            ),
+            (
+                "node.k8s.io/v1",
+                "handler: h\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows}\n",
+                &[],
             ),
             // Other groups and kinds.
             ("example.com/v1", "handler: docker\n", &[]),

@@ -388,41 +388,52 @@ fn ga_label(key: &str) -> Option<&'static str> {
     }
 }
 
+fn deprecated_label_message(key: &str, ga: &str, place: &str) -> String {
+    format!(
+        "The {place} uses the deprecated label {key}; it still works because the kubelet still sets it, but it is on its way out. Use {ga} (the GA label since Kubernetes 1.14) with the same value."
+    )
+}
+
+/// `deprecated-os-label` for one nodeSelector map at `sel_path` (a pod's, or a RuntimeClass's
+/// `scheduling.nodeSelector`), with a fix that moves the value to the GA label.
+pub(crate) fn deprecated_selector_labels(
+    selector: &std::collections::BTreeMap<String, String>,
+    sel_path: &crate::FieldPath,
+    place: &str,
+    out: &mut Emitter<'_>,
+) {
+    for (key, value) in selector {
+        let Some(ga) = ga_label(key) else {
+            continue;
+        };
+        let remove = json!({"op": "remove", "path": sel_path.key(key).to_json_pointer()});
+        let patch = match selector.get(ga) {
+            None => vec![
+                remove,
+                json!({"op": "add", "path": sel_path.key(ga).to_json_pointer(), "value": value}),
+            ],
+            Some(v) if v == value => vec![remove],
+            Some(_) => Vec::new(),
+        };
+        let fix = (!patch.is_empty()).then(|| Fix {
+            description: format!("replace {place} {key} with {ga}"),
+            patch,
+        });
+        out.emit(
+            "deprecated-os-label",
+            &sel_path.key(key),
+            deprecated_label_message(key, ga, place),
+            fix,
+        );
+    }
+}
+
 /// `deprecated-os-label`: `beta.kubernetes.io/os|arch` in the nodeSelector or node affinity.
 fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let t = cx.template;
     let prefix = &t.prefix;
-    let message = |key: &str, ga: &str, place: &str| {
-        format!(
-            "The {place} uses the deprecated label {key}; it still works because the kubelet still sets it, but it is on its way out. Use {ga} (the GA label since Kubernetes 1.14) with the same value."
-        )
-    };
     if let Some(selector) = &t.spec.node_selector {
-        for (key, value) in selector {
-            let Some(ga) = ga_label(key) else {
-                continue;
-            };
-            let sel_path = prefix.field("nodeSelector");
-            let remove = json!({"op": "remove", "path": sel_path.key(key).to_json_pointer()});
-            let patch = match selector.get(ga) {
-                None => vec![
-                    remove,
-                    json!({"op": "add", "path": sel_path.key(ga).to_json_pointer(), "value": value}),
-                ],
-                Some(v) if v == value => vec![remove],
-                Some(_) => Vec::new(),
-            };
-            let fix = (!patch.is_empty()).then(|| Fix {
-                description: format!("replace nodeSelector {key} with {ga}"),
-                patch,
-            });
-            out.emit(
-                "deprecated-os-label",
-                &sel_path.key(key),
-                message(key, ga, "nodeSelector"),
-                fix,
-            );
-        }
+        deprecated_selector_labels(selector, &prefix.field("nodeSelector"), "nodeSelector", out);
     }
     let Some(node_affinity) = t
         .spec
@@ -475,7 +486,7 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         out.emit(
             "deprecated-os-label",
             &key_path,
-            message(key, ga, place),
+            deprecated_label_message(key, ga, place),
             Some(Fix {
                 description: format!("replace {key} with {ga}"),
                 patch: vec![
