@@ -3,8 +3,11 @@
 //! It links the rules crate, so the playground evaluates manifests in the browser with no server round trip.
 
 mod api;
+mod components;
 mod pages;
 
+use components::header::{ConnectionBanner, DataStatus, SummaryData};
+use components::live::{self, Live};
 use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
@@ -14,11 +17,20 @@ fn main() {
     leptos::mount::mount_to_body(App);
 }
 
-/// The shell: header with navigation, then the current view.
+/// The shell: header with navigation and data status, then the current view.
 #[component]
 fn App() -> impl IntoView {
+    let live = Live::new();
+    provide_context(live);
+    let summary = LocalResource::new(move || {
+        live.summary_rev.track();
+        api::summary()
+    });
+    provide_context(SummaryData(summary));
+    live::connect(live);
     view! {
         <Router>
+            <a class="skip" href="#main">"Skip to content"</a>
             <header class="topbar">
                 <a class="brand" href="/">"winplace"</a>
                 <nav aria-label="Views">
@@ -29,9 +41,11 @@ fn App() -> impl IntoView {
                     <A href="/rules">"Rules"</A>
                     <A href="/policy">"Policy"</A>
                 </nav>
+                <DataStatus/>
             </header>
-            <main>
-                <Routes fallback=|| view! { <h2>"Not found"</h2> }>
+            <ConnectionBanner/>
+            <main id="main" tabindex="-1">
+                <Routes fallback=|| view! { <h1>"Not found"</h1> }>
                     <Route path=path!("/") view=pages::overview::OverviewPage/>
                     <Route path=path!("/nodes") view=pages::nodes::NodesPage/>
                     <Route path=path!("/workloads") view=pages::workloads::WorkloadsPage/>

@@ -8,19 +8,7 @@ function watchConsole(page: Page): string[] {
   return problems;
 }
 
-test('the node list shows the demo cluster grouped by OS and Windows build', async ({ page }) => {
-  const problems = watchConsole(page);
-  await page.goto('/');
-  const groups = page.locator('.node-group');
-  await expect(groups).toHaveCount(4);
-  await expect(page.locator('.node-group[data-build="10.0.17763"] h3')).toContainText('Windows Server 2019');
-  await expect(page.locator('.node-group[data-build="10.0.20348"] h3')).toContainText('Windows Server 2022');
-  await expect(page.locator('.node-group[data-build="10.0.26100"] h3')).toContainText('Windows Server 2025');
-  await expect(page.locator('.node-group[data-os="linux"] .node')).toHaveCount(3);
-  await expect(page.locator('[data-node="aks-win22-0"]')).toContainText('os=windows:NoSchedule');
-  await expect(page.locator('.source .badge')).toHaveText('demo');
-  expect(problems).toEqual([]);
-});
+// The node list test moved to nodes.spec.ts (the node map replaced the list).
 
 test('policy.wasm downloads as a WebAssembly module', async ({ page, request }) => {
   const response = await request.get('/policy.wasm');

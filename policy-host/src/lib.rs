@@ -8,13 +8,73 @@ use std::sync::{Arc, Mutex};
 use wapc::WapcHost;
 use wasmtime_provider::WasmtimeEngineProviderBuilder;
 
-/// Answers a host-capability call (`binding`, `namespace`, `operation`, payload) for the guest.
+/// Answers a host-capability call (`binding`, `namespace`, `operation`, payload) for the guest; `None`
+/// makes the call fail, as policy-server does for a capability it does not grant.
 pub type Capability = dyn Fn(&str, &str, &str, &[u8]) -> Option<Vec<u8>> + Send + Sync;
+
+/// One host call the guest made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCall {
+    /// `binding/namespace/operation`, e.g. `kubewarden/oci/v1/oci_manifest`.
+    pub call: String,
+    /// The request payload (JSON for every Kubewarden capability).
+    pub payload: Vec<u8>,
+}
 
 /// A loaded policy, ready for `validate` and `validate_settings` calls.
 pub struct PolicyHost {
     host: WapcHost,
-    calls: Arc<Mutex<Vec<String>>>,
+    calls: Arc<Mutex<Vec<HostCall>>>,
+}
+
+/// What a test host answers for Kubewarden's host capabilities, like a policy-server with
+/// `contextAwareResources` granted and a registry to read manifests from.
+///
+/// `kubewarden/kubernetes/list_resources_all` answers `lists[(api_version, kind)]`;
+/// `kubewarden/oci/v1/oci_manifest` answers `manifests[image]`; `kubewarden/oci/v1/oci_manifest_config`
+/// answers `configs[image]`. Anything else (or a missing entry) fails the call.
+#[derive(Debug, Clone, Default)]
+pub struct Capabilities {
+    /// List objects by `(apiVersion, kind)`, e.g. `("v1", "Node")`.
+    pub lists: std::collections::BTreeMap<(String, String), serde_json::Value>,
+    /// OCI manifests (image index or image manifest) by image reference.
+    pub manifests: std::collections::BTreeMap<String, serde_json::Value>,
+    /// `{manifest, digest, config}` answers by image reference.
+    pub configs: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl Capabilities {
+    /// The answer to one host call, or `None` to fail it.
+    pub fn answer(
+        &self,
+        binding: &str,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Option<Vec<u8>> {
+        if binding != "kubewarden" {
+            return None;
+        }
+        let request: serde_json::Value = serde_json::from_slice(payload).ok()?;
+        let found = match (namespace, operation) {
+            ("kubernetes", "list_resources_all") => {
+                let key = (
+                    request["api_version"].as_str()?.to_string(),
+                    request["kind"].as_str()?.to_string(),
+                );
+                self.lists.get(&key)
+            }
+            ("oci", "v1/oci_manifest") => self.manifests.get(request.as_str()?),
+            ("oci", "v1/oci_manifest_config") => self.configs.get(request.as_str()?),
+            _ => None,
+        }?;
+        serde_json::to_vec(found).ok()
+    }
+
+    /// As a [`Capability`] for [`PolicyHost::new`].
+    pub fn into_capability(self) -> Box<Capability> {
+        Box::new(move |b, n, o, p| self.answer(b, n, o, p))
+    }
 }
 
 /// Where `cargo xtask build` puts the optimized policy.
@@ -45,7 +105,10 @@ impl PolicyHost {
         let callback =
             move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
                 if let Ok(mut calls) = seen.lock() {
-                    calls.push(format!("{binding}/{namespace}/{operation}"));
+                    calls.push(HostCall {
+                        call: format!("{binding}/{namespace}/{operation}"),
+                        payload: payload.to_vec(),
+                    });
                 }
                 // The SDK logs through kubewarden/tracing/log; policy-server prints it, we only accept it.
                 if (binding, namespace, operation) == ("kubewarden", "tracing", "log") {
@@ -94,7 +157,30 @@ impl PolicyHost {
 
     /// The host calls the guest made so far (`binding/namespace/operation`).
     pub fn host_calls(&self) -> Vec<String> {
-        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+        self.calls
+            .lock()
+            .map(|c| c.iter().map(|h| h.call.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The host calls the guest made so far, with their payloads; log calls left out.
+    pub fn capability_calls(&self) -> Vec<HostCall> {
+        self.calls
+            .lock()
+            .map(|c| {
+                c.iter()
+                    .filter(|h| h.call != "kubewarden/tracing/log")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Forgets the calls recorded so far (between requests on one warm instance).
+    pub fn clear_host_calls(&self) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.clear();
+        }
     }
 }
 
@@ -122,4 +208,16 @@ pub fn admission_request(operation: &str, object: &serde_json::Value) -> serde_j
         "dryRun": false,
         "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
     })
+}
+
+/// The directory of the policy's AdmissionReview fixtures (`policy-wasm/test_data`).
+pub fn test_data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policy-wasm/test_data")
+}
+
+/// A JSON fixture of `policy-wasm/test_data` (e.g. `pod-windows-unpinned.json`, `context/nodes.json`).
+pub fn test_data(name: &str) -> Result<serde_json::Value, String> {
+    let path = test_data_dir().join(name);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

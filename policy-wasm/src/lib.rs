@@ -10,6 +10,7 @@
 //! assert!(report.findings.iter().any(|f| f.rule == "windows-pod-without-os-selector"));
 //! ```
 
+pub mod admission;
 pub mod api;
 pub mod audit;
 pub mod finding;

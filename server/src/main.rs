@@ -2,11 +2,16 @@
 
 mod app;
 mod assets;
+mod audit_cmd;
 mod check;
 mod cli;
+mod demo_snapshot;
+mod metrics;
 mod routes;
 mod source;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use clap::Parser;
 

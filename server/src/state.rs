@@ -1,24 +1,571 @@
-//! State shared by the handlers.
+//! State shared by the handlers: the latest audit (an immutable, published snapshot), freshness, the
+//! change broadcast and the metrics.
+//!
+//! One thread owns the [`Audit`] and applies the source's changes in batches; after each batch it
+//! publishes a new [`Published`] (handlers clone an `Arc`, they never wait for the audit) and announces
+//! the revision on the broadcast channel that feeds `GET /api/events`.
 
-use std::sync::Arc;
-use winplace_policy::view::ClusterView;
+use crate::metrics::Metrics;
+use crate::source::SourceEvent;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use k8s_openapi::api::core::v1::Node;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::{broadcast, mpsc, watch};
+use winplace_policy::api::{ChangeEvent, Freshness, Meta};
+use winplace_policy::audit::{Audit, AuditReport, Change, Touched};
+use winplace_policy::model::{ClusterContext, RuntimeClassEntry};
+use winplace_policy::view::{ClusterView, NodeView, SourceInfo};
+
+/// How long a broken watch is tolerated before the data is called stale and `/readyz` fails.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(60);
+
+/// Without a new error for this long, a broken watch is taken as recovered: the watchers retry at
+/// least every 30 s (kube-rs' default backoff), so an outage keeps reporting errors, while a resumed
+/// watch on a quiet cluster reports nothing at all.
+pub const DEFAULT_RECOVERY: Duration = Duration::from_secs(45);
+
+/// Shortest time between two published revisions: changes arriving faster are batched.
+const MIN_PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Most source events applied in one batch.
+const MAX_BATCH: usize = 50_000;
+
+/// One published state of the audit: immutable, shared by every handler that reads it.
+#[derive(Debug, Default)]
+pub struct Published {
+    /// Increases with every published change.
+    pub revision: u64,
+    /// The audit report.
+    pub report: AuditReport,
+    /// Nodes and RuntimeClasses, for the playground.
+    pub context: ClusterContext,
+    /// The `GET /api/cluster` view (kept for the dashboard's first version).
+    pub cluster_nodes: Vec<NodeView>,
+    /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
+    pub objects: BTreeMap<&'static str, usize>,
+}
+
+/// How current the data is (the part that is not in [`Published`]).
+#[derive(Debug, Default)]
+struct Health {
+    synced: bool,
+    last_update: Option<SystemTime>,
+    broken_since: Option<Instant>,
+    last_error: Option<(Instant, String)>,
+}
+
+/// Freshness settings (shortened in tests).
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// See [`DEFAULT_GRACE`].
+    pub grace: Duration,
+    /// See [`DEFAULT_RECOVERY`].
+    pub recovery: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            grace: DEFAULT_GRACE,
+            recovery: DEFAULT_RECOVERY,
+        }
+    }
+}
+
+struct Shared {
+    source: SourceInfo,
+    published: RwLock<Arc<Published>>,
+    health: Mutex<Health>,
+    events: broadcast::Sender<ChangeEvent>,
+    shutdown: watch::Sender<bool>,
+    metrics: Metrics,
+    timing: Timing,
+}
 
 /// What every handler can read; cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    cluster: Arc<ClusterView>,
+    inner: Arc<Shared>,
+}
+
+/// Why the server is not ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotReady {
+    /// The first full list has not completed.
+    NotSynced,
+    /// The watch has been failing for longer than the grace period.
+    Stale(String),
 }
 
 impl AppState {
-    /// State serving `cluster`.
-    pub fn new(cluster: ClusterView) -> Self {
+    /// Empty state for `source` (nothing synced yet).
+    pub fn new(source: SourceInfo, timing: Timing) -> Self {
+        let (events, _) = broadcast::channel(256);
+        let (shutdown, _) = watch::channel(false);
         AppState {
-            cluster: Arc::new(cluster),
+            inner: Arc::new(Shared {
+                source,
+                published: RwLock::new(Arc::new(Published::default())),
+                health: Mutex::new(Health::default()),
+                events,
+                shutdown,
+                metrics: Metrics::default(),
+                timing,
+            }),
         }
     }
 
-    /// The current view of the cluster.
-    pub fn cluster(&self) -> Arc<ClusterView> {
-        self.cluster.clone()
+    /// The latest published audit.
+    pub fn published(&self) -> Arc<Published> {
+        match self.inner.published.read() {
+            Ok(p) => p.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Where the data comes from.
+    pub fn source(&self) -> &SourceInfo {
+        &self.inner.source
+    }
+
+    /// Source and freshness, for every answer.
+    pub fn meta(&self, published: &Published) -> Meta {
+        let now = Instant::now();
+        let health = self.health();
+        Meta {
+            source: self.inner.source.clone(),
+            freshness: Freshness {
+                synced: health.synced,
+                last_update_ms: health.last_update.and_then(|t| {
+                    t.duration_since(SystemTime::UNIX_EPOCH)
+                        .ok()
+                        .map(|d| d.as_millis() as u64)
+                }),
+                stale: self.stale_reason(&health, now).is_some(),
+                revision: published.revision,
+            },
+        }
+    }
+
+    /// `Ok` when `/readyz` should answer 200.
+    pub fn readiness(&self) -> Result<(), NotReady> {
+        let health = self.health();
+        if !health.synced {
+            return Err(NotReady::NotSynced);
+        }
+        match self.stale_reason(&health, Instant::now()) {
+            Some(reason) => Err(NotReady::Stale(reason)),
+            None => Ok(()),
+        }
+    }
+
+    fn health(&self) -> std::sync::MutexGuard<'_, Health> {
+        self.inner
+            .health
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn stale_reason(&self, health: &Health, now: Instant) -> Option<String> {
+        let since = health.broken_since?;
+        let (at, message) = health.last_error.as_ref()?;
+        let timing = self.inner.timing;
+        let recovered = now.saturating_duration_since(*at) >= timing.recovery;
+        let past_grace = now.saturating_duration_since(since) >= timing.grace;
+        (past_grace && !recovered).then(|| {
+            format!(
+                "the watch has been failing for {} s: {message}",
+                now.saturating_duration_since(since).as_secs()
+            )
+        })
+    }
+
+    /// A receiver of change events.
+    pub fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// The metrics registry.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// Watch-failure state for `/metrics`: (synced, stale).
+    pub fn sync_flags(&self) -> (bool, bool) {
+        let health = self.health();
+        (
+            health.synced,
+            self.stale_reason(&health, Instant::now()).is_some(),
+        )
+    }
+
+    /// Resolves when the server shuts down (ends the live streams so that shutdown does not wait
+    /// for them).
+    pub fn shutdown_signal(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let mut rx = self.inner.shutdown.subscribe();
+        async move {
+            let _ = rx.wait_for(|down| *down).await;
+        }
+    }
+
+    /// Tells the live streams that the server is shutting down.
+    pub fn shut_down(&self) {
+        self.inner.shutdown.send_replace(true);
+    }
+
+    fn note_error(&self, message: String) {
+        let now = Instant::now();
+        let mut health = self.health();
+        let recovered = health.last_error.as_ref().is_some_and(|(at, _)| {
+            now.saturating_duration_since(*at) >= self.inner.timing.recovery
+        });
+        if health.broken_since.is_none() || recovered {
+            health.broken_since = Some(now);
+        }
+        health.last_error = Some((now, message));
+        self.inner.metrics.watch_error();
+    }
+
+    fn note_update(&self, synced: bool) {
+        let mut health = self.health();
+        health.synced |= synced;
+        health.last_update = Some(SystemTime::now());
+        health.broken_since = None;
+        health.last_error = None;
+    }
+
+    /// Stores the new state, then records the update (synced only once what the sync covers is
+    /// published: `/readyz` must not pass on an empty report), then announces it.
+    fn publish(&self, synced: bool, published: Published, touched: Touched) {
+        let revision = published.revision;
+        let published = Arc::new(published);
+        match self.inner.published.write() {
+            Ok(mut p) => *p = published,
+            Err(poisoned) => *poisoned.into_inner() = published,
+        }
+        self.note_update(synced);
+        // Nobody listening is fine.
+        let _ = self.inner.events.send(ChangeEvent { revision, touched });
+    }
+}
+
+#[cfg(test)]
+impl AppState {
+    /// Publishes a hand-made report as the next revision and marks the state synced (API tests).
+    pub fn publish_report(&self, report: AuditReport) {
+        let revision = self.published().revision + 1;
+        self.publish(
+            true,
+            Published {
+                revision,
+                report,
+                ..Published::default()
+            },
+            Touched::default(),
+        );
+    }
+}
+
+/// Applies the source's events to `audit` on a thread of its own, publishing into `state`.
+///
+/// Returns when the source's stream ends (static sources end after their first sync).
+pub fn spawn_applier(
+    state: AppState,
+    audit: Audit,
+    events: BoxStream<'static, SourceEvent>,
+) -> std::thread::JoinHandle<()> {
+    let (tx, mut rx) = mpsc::channel::<SourceEvent>(1024);
+    tokio::spawn(async move {
+        let mut events = events;
+        while let Some(event) = events.next().await {
+            if tx.send(event).await.is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::Builder::new()
+        .name("winplace-audit".into())
+        .spawn(move || {
+            let mut applier = Applier::new(audit);
+            let mut last_publish: Option<Instant> = None;
+            while let Some(first) = rx.blocking_recv() {
+                if let Some(at) = last_publish
+                    && let Some(wait) = MIN_PUBLISH_INTERVAL.checked_sub(at.elapsed())
+                {
+                    std::thread::sleep(wait);
+                }
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(event) => batch.push(event),
+                        Err(_) => break,
+                    }
+                }
+                if applier.apply_batch(&state, batch) {
+                    last_publish = Some(Instant::now());
+                }
+            }
+        })
+        .unwrap_or_else(|e| panic!("cannot start the audit thread: {e}"))
+}
+
+/// The audit and what the server keeps beside it (nodes and RuntimeClasses for the playground, where
+/// each pod is bound for `/api/cluster`).
+pub struct Applier {
+    audit: Audit,
+    nodes: BTreeMap<String, Node>,
+    runtime_classes: BTreeMap<String, RuntimeClassEntry>,
+    pod_nodes: HashMap<String, Option<String>>,
+    revision: u64,
+}
+
+impl Applier {
+    /// An applier around `audit`.
+    pub fn new(audit: Audit) -> Self {
+        Applier {
+            audit,
+            nodes: BTreeMap::new(),
+            runtime_classes: BTreeMap::new(),
+            pod_nodes: HashMap::new(),
+            revision: 0,
+        }
+    }
+
+    /// Applies a batch; publishes when anything changed. Returns whether it published.
+    pub fn apply_batch(&mut self, state: &AppState, batch: Vec<SourceEvent>) -> bool {
+        let started = Instant::now();
+        let mut nodes = BTreeSet::new();
+        let mut workloads = BTreeSet::new();
+        let mut changed = false;
+        let mut synced = false;
+        for event in batch {
+            match event {
+                SourceEvent::Change(change) => {
+                    self.track(&change);
+                    let touched = self.audit.apply(change);
+                    nodes.extend(touched.nodes);
+                    workloads.extend(touched.workloads);
+                    changed = true;
+                    state.inner.metrics.change();
+                }
+                SourceEvent::Synced => synced = true,
+                SourceEvent::WatchError(message) => {
+                    tracing::warn!("{message} (retrying with backoff)");
+                    state.note_error(message);
+                }
+            }
+        }
+        if !changed {
+            if synced {
+                state.note_update(true);
+            }
+            return false;
+        }
+        let report = self.audit.report();
+        self.revision += 1;
+        let published = Published {
+            revision: self.revision,
+            report,
+            context: ClusterContext {
+                nodes: self.nodes.values().cloned().collect(),
+                runtime_classes: self.runtime_classes.values().cloned().collect(),
+            },
+            cluster_nodes: self.cluster_nodes(),
+            objects: BTreeMap::from([
+                ("node", self.nodes.len()),
+                ("pod", self.pod_nodes.len()),
+                ("runtimeclass", self.runtime_classes.len()),
+            ]),
+        };
+        state.inner.metrics.observe_audit(started.elapsed());
+        state.publish(
+            synced,
+            published,
+            Touched {
+                nodes: nodes.into_iter().collect(),
+                workloads: workloads.into_iter().collect(),
+            },
+        );
+        true
+    }
+
+    fn track(&mut self, change: &Change) {
+        let pod_key = |p: &k8s_openapi::api::core::v1::Pod| {
+            format!(
+                "{}/{}",
+                p.metadata.namespace.as_deref().unwrap_or("default"),
+                p.metadata.name.as_deref().unwrap_or("")
+            )
+        };
+        let pod_node =
+            |p: &k8s_openapi::api::core::v1::Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
+        let rc_name = |e: &RuntimeClassEntry| e.object.metadata.name.clone().unwrap_or_default();
+        match change {
+            Change::Reset {
+                nodes,
+                pods,
+                runtime_classes,
+            } => {
+                self.nodes = nodes
+                    .iter()
+                    .map(|n| (n.metadata.name.clone().unwrap_or_default(), n.clone()))
+                    .collect();
+                self.pod_nodes = pods.iter().map(|p| (pod_key(p), pod_node(p))).collect();
+                self.runtime_classes = runtime_classes
+                    .iter()
+                    .map(|e| (rc_name(e), e.clone()))
+                    .collect();
+            }
+            Change::Node(node) => {
+                let name = node.metadata.name.clone().unwrap_or_default();
+                self.nodes.insert(name, (**node).clone());
+            }
+            Change::NodeDeleted(name) => {
+                self.nodes.remove(name);
+            }
+            Change::Pod(pod) => {
+                self.pod_nodes.insert(pod_key(pod), pod_node(pod));
+            }
+            Change::PodDeleted(ns, name) => {
+                self.pod_nodes.remove(&format!("{ns}/{name}"));
+            }
+            Change::RuntimeClass(entry) => {
+                self.runtime_classes
+                    .insert(rc_name(entry), (**entry).clone());
+            }
+            Change::RuntimeClassDeleted(name) => {
+                self.runtime_classes.remove(name);
+            }
+        }
+    }
+
+    /// Nodes with the names of their pods (the `GET /api/cluster` shape).
+    fn cluster_nodes(&self) -> Vec<NodeView> {
+        let mut by_node: HashMap<&str, Vec<String>> = HashMap::new();
+        for (pod, node) in &self.pod_nodes {
+            if let Some(node) = node {
+                by_node.entry(node.as_str()).or_default().push(pod.clone());
+            }
+        }
+        let nodes: Vec<Node> = self.nodes.values().cloned().collect();
+        let mut view = ClusterView::new(self_source_placeholder(), &nodes, &[]);
+        for node in &mut view.nodes {
+            let mut pods = by_node.remove(node.name.as_str()).unwrap_or_default();
+            pods.sort();
+            node.pods = pods;
+        }
+        view.nodes
+    }
+}
+
+/// [`ClusterView::new`] wants a source; the handler puts the real one in.
+fn self_source_placeholder() -> SourceInfo {
+    SourceInfo {
+        kind: String::new(),
+        description: String::new(),
+    }
+}
+
+/// Runs `events` until the first sync and returns the audit: what `winplace audit` prints.
+///
+/// A watch error before the first sync is fatal here (a one-shot command should not retry forever).
+pub async fn audit_once(
+    mut audit: Audit,
+    mut events: BoxStream<'static, SourceEvent>,
+) -> anyhow::Result<Audit> {
+    while let Some(event) = events.next().await {
+        match event {
+            SourceEvent::Change(change) => {
+                audit.apply(change);
+            }
+            SourceEvent::Synced => return Ok(audit),
+            SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
+        }
+    }
+    anyhow::bail!("the source ended before listing the cluster")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(grace: u64, recovery: u64) -> AppState {
+        AppState::new(
+            crate::source::demo::info(),
+            Timing {
+                grace: Duration::from_millis(grace),
+                recovery: Duration::from_millis(recovery),
+            },
+        )
+    }
+
+    #[test]
+    fn readiness_follows_sync_and_watch_errors() {
+        // (grace ms, recovery ms, events after the first sync, ready?)
+        let rows: [(u64, u64, &[&str], bool); 5] = [
+            (60_000, 45_000, &[], true),
+            // An error inside the grace period: still ready.
+            (60_000, 45_000, &["error"], true),
+            // Past the grace period (0 ms) and not recovered: not ready.
+            (0, 45_000, &["error"], false),
+            // A change after the error: the watch works again.
+            (0, 45_000, &["error", "change"], true),
+            // No error for the recovery period (0 ms): taken as recovered.
+            (0, 0, &["error"], true),
+        ];
+        for (grace, recovery, events, ready) in rows {
+            let s = state(grace, recovery);
+            assert_eq!(s.readiness(), Err(NotReady::NotSynced));
+            s.note_update(true);
+            for e in events {
+                match *e {
+                    "error" => s.note_error("watching pods: connection refused".into()),
+                    _ => s.note_update(false),
+                }
+            }
+            assert_eq!(
+                s.readiness().is_ok(),
+                ready,
+                "{grace} {recovery} {events:?}"
+            );
+            assert_eq!(s.meta(&s.published()).freshness.stale, !ready);
+        }
+    }
+
+    #[test]
+    fn applier_tracks_objects_and_publishes_revisions() {
+        let s = state(60_000, 45_000);
+        let mut rx = s.subscribe();
+        let mut applier = Applier::new(Audit::default());
+        let demo = crate::source::demo::DemoSource::load().expect("demo");
+        let reset = demo.objects().clone().into_reset();
+        assert!(applier.apply_batch(&s, vec![SourceEvent::Change(reset), SourceEvent::Synced]));
+        let p = s.published();
+        assert_eq!(p.revision, 1);
+        assert_eq!(p.objects["node"], 10);
+        assert_eq!(p.objects["runtimeclass"], 2);
+        assert_eq!(p.context.nodes.len(), 10);
+        let win22 = p
+            .cluster_nodes
+            .iter()
+            .find(|n| n.name == "aks-win22-0")
+            .expect("node");
+        assert!(win22.pods.iter().any(|p| p.starts_with("shop/storefront-")));
+        assert_eq!(rx.try_recv().map(|e| e.revision), Ok(1));
+        assert!(s.readiness().is_ok());
+        // A deletion publishes revision 2; an error alone publishes nothing.
+        assert!(applier.apply_batch(
+            &s,
+            vec![SourceEvent::Change(Change::NodeDeleted(
+                "aks-win22-0".into()
+            ))]
+        ));
+        assert!(!applier.apply_batch(&s, vec![SourceEvent::WatchError("x".into())]));
+        let p = s.published();
+        assert_eq!((p.revision, p.objects["node"]), (2, 9));
+        assert_eq!(s.metrics().watch_errors(), 1);
     }
 }

@@ -1,60 +1,459 @@
-//! Nodes grouped by OS and Windows build.
+//! The node map: nodes grouped by OS and Windows build, each with its taints and its pods as colored
+//! marks; a node opens its labels, taints, nodeInfo, pods and findings.
+//!
+//! At 5,000 nodes the page draws only the first tiles of each group and grows a group on request
+//! ("Show more"), with a name filter to jump to a node: the DOM stays small whatever the cluster size.
 
+use crate::components::finding::FindingItem;
+use crate::components::live::Live;
+use crate::components::{ErrorNote, Loading, StateBadge, build_name, plural, state_str};
 use leptos::prelude::*;
-use winplace_policy::view::{ClusterView, NodeGroup, NodeView};
+use std::sync::Arc;
+use winplace_policy::audit::{NodeReport, PlacementState};
 
-/// Fetches the cluster and lists its node groups.
+/// Tiles a group shows before "Show more".
+const FIRST_TILES: usize = 60;
+/// Tiles one "Show more" adds.
+const MORE_TILES: usize = 240;
+/// Pod marks a tile draws before summing up the rest as "+N".
+const MAX_MARKS: usize = 40;
+
+/// Nodes of one OS and build.
+#[derive(Debug, Clone)]
+struct Group {
+    os: String,
+    build: Option<String>,
+    title: String,
+    nodes: Vec<Arc<NodeReport>>,
+}
+
+/// Windows groups by ascending build (unknown builds last), then Linux, then anything else.
+fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for node in nodes {
+        let build = if node.os == "windows" {
+            node.build.clone()
+        } else {
+            None
+        };
+        match groups
+            .iter_mut()
+            .find(|g| g.os == node.os && g.build == build)
+        {
+            Some(g) => g.nodes.push(node.clone()),
+            None => groups.push(Group {
+                os: node.os.clone(),
+                title: group_title(&node.os, build.as_deref()),
+                build,
+                nodes: vec![node.clone()],
+            }),
+        }
+    }
+    let order = |g: &Group| {
+        let os_rank = match g.os.as_str() {
+            "windows" => 0,
+            "linux" => 1,
+            _ => 2,
+        };
+        let build = g
+            .build
+            .as_deref()
+            .and_then(winplace_policy::windows::builds::WindowsVersion::parse)
+            .map(|v| v.build)
+            .unwrap_or(u32::MAX);
+        (os_rank, build, g.os.clone())
+    };
+    groups.sort_by_key(order);
+    for g in &mut groups {
+        g.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    groups
+}
+
+fn group_title(os: &str, build: Option<&str>) -> String {
+    match (os, build) {
+        ("windows", Some(b)) => build_name(b),
+        ("windows", None) => "Windows (build unknown)".into(),
+        ("linux", _) => "Linux".into(),
+        (other, _) => format!("OS {other}"),
+    }
+}
+
+/// Worst state of a node: its pods' states, and at risk when the node itself has findings.
+fn node_state(node: &NodeReport) -> PlacementState {
+    let pods = node.pods.iter().map(|p| p.state).max().unwrap_or_default();
+    if node.findings.is_empty() {
+        pods
+    } else {
+        pods.max(PlacementState::AtRisk)
+    }
+}
+
+fn matches(node: &NodeReport, needle: &str, problems_only: bool) -> bool {
+    (needle.is_empty() || node.name.to_lowercase().contains(needle))
+        && (!problems_only || node_state(node) != PlacementState::Fine)
+}
+
+/// The node map view.
 #[component]
 pub fn NodesPage() -> impl IntoView {
-    let cluster = LocalResource::new(crate::api::fetch_cluster);
+    let live = Live::get();
+    let nodes = LocalResource::new(move || {
+        live.nodes_rev.track();
+        crate::api::nodes()
+    });
+    let filter = RwSignal::new(String::new());
+    let problems_only = RwSignal::new(false);
+    let selected = RwSignal::new(None::<String>);
     view! {
-        <section aria-labelledby="nodes-title">
-            <h2 id="nodes-title">"Nodes"</h2>
-            <Suspense fallback=|| view! { <p class="muted">"Loading the cluster…"</p> }>
-                {move || cluster.get().map(|result| match result {
-                    Ok(view) => view! { <Cluster view/> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+        <section aria-labelledby="nodes-title" class="nodes-page">
+            <h1 id="nodes-title">"Nodes"</h1>
+            <div class="toolbar" role="search">
+                <label>"Find a node "
+                    <input type="search" placeholder="name contains…"
+                        prop:value=filter on:input=move |ev| filter.set(event_target_value(&ev))/>
+                </label>
+                <label class="check">
+                    <input type="checkbox" prop:checked=problems_only
+                        on:change=move |ev| problems_only.set(event_target_checked(&ev))/>
+                    " only nodes with misplaced or at-risk pods"
+                </label>
+                <span class="legend" aria-hidden="true">
+                    <span class="mark mark-fine"></span>" fine "
+                    <span class="mark mark-at-risk"></span>" at risk "
+                    <span class="mark mark-misplaced"></span>" misplaced"
+                </span>
+            </div>
+            <Transition fallback=|| view! { <Loading what="the nodes"/> }>
+                {move || nodes.get().map(|result| match result {
+                    Ok(answer) => {
+                        let all: Vec<Arc<NodeReport>> = answer.nodes.into_iter().map(Arc::new).collect();
+                        let all = Arc::new(all);
+                        let detail_nodes = all.clone();
+                        view! {
+                            <NodeMap nodes=all filter problems_only selected/>
+                            {move || {
+                                let name = selected.get()?;
+                                let node = detail_nodes.iter().find(|n| n.name == name)?.clone();
+                                Some(view! { <NodeDetail node selected/> })
+                            }}
+                        }.into_any()
+                    }
+                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
                 })}
-            </Suspense>
+            </Transition>
         </section>
     }
 }
 
 #[component]
-fn Cluster(view: ClusterView) -> impl IntoView {
-    let source = view.source.clone();
-    let groups = view.node_groups();
-    view! {
-        <p class="source" data-source=source.kind.clone()>
-            <span class="badge">{source.kind.clone()}</span>" "{source.description.clone()}
-        </p>
-        <div class="groups">
-            {groups.into_iter().map(|group| view! { <Group group/> }).collect_view()}
-        </div>
+fn NodeMap(
+    nodes: Arc<Vec<Arc<NodeReport>>>,
+    filter: RwSignal<String>,
+    problems_only: RwSignal<bool>,
+    selected: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let map = move || {
+        let needle = filter.get().trim().to_lowercase();
+        let problems = problems_only.get();
+        let visible: Vec<Arc<NodeReport>> = nodes
+            .iter()
+            .filter(|n| matches(n, &needle, problems))
+            .cloned()
+            .collect();
+        let groups = group_nodes(&visible);
+        if groups.is_empty() {
+            return view! { <p class="muted">"No node matches."</p> }.into_any();
+        }
+        view! {
+            <div class="groups">
+                {groups.into_iter().map(|group| view! { <GroupView group selected/> }).collect_view()}
+            </div>
+        }
+        .into_any()
+    };
+    // Effects run after the DOM is updated: the mark times the map's render, filters included.
+    Effect::new(move |_| {
+        filter.track();
+        problems_only.track();
+        mark_rendered();
+    });
+    map
+}
+
+/// Marks the moment the map is in the DOM, for the scale test (`performance.getEntriesByName`).
+fn mark_rendered() {
+    if let Some(perf) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = perf.mark("winplace:node-map-rendered");
     }
 }
 
 #[component]
-fn Group(group: NodeGroup) -> impl IntoView {
-    let count = group.nodes.len();
+fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView {
+    let total = group.nodes.len();
+    let shown = RwSignal::new(FIRST_TILES.min(total));
+    let pods: usize = group.nodes.iter().map(|n| n.pods.len()).sum();
+    let bad = group
+        .nodes
+        .iter()
+        .filter(|n| node_state(n) != PlacementState::Fine)
+        .count();
+    let untainted = group.nodes.iter().filter(|n| n.taints.is_empty()).count();
+    let heading_id = format!(
+        "group-{}-{}",
+        group.os,
+        group.build.clone().unwrap_or_default().replace('.', "-")
+    );
+    let nodes = Arc::new(group.nodes);
+    let tiles_nodes = nodes.clone();
     view! {
-        <article class="node-group" data-os=group.os.clone() data-build=group.build.clone().unwrap_or_default()>
-            <h3>{group.title.clone()}" "<span class="count">{format!("{count} node{}", if count == 1 { "" } else { "s" })}</span></h3>
-            <ul>
-                {group.nodes.into_iter().map(|node| view! { <Node node/> }).collect_view()}
+        <section class="node-group" data-os=group.os.clone() data-build=group.build.clone().unwrap_or_default()
+            aria-labelledby=heading_id.clone()>
+            <h2 id=heading_id.clone()>
+                {group.title.clone()}" "
+                <span class="count">{plural(total, "node", "nodes")}</span>
+            </h2>
+            <p class="group-facts">
+                {plural(pods, "pod", "pods")}
+                {(bad > 0).then(|| view! { <span class="warn">{format!(", {bad} with problems")}</span> })}
+                {(group.os == "windows" && untainted > 0).then(|| view! {
+                    <span class="warn">{format!(", {untainted} untainted")}</span>
+                })}
+            </p>
+            <ul class="tiles">
+                {move || tiles_nodes.iter().take(shown.get()).map(|node| view! {
+                    <NodeTile node=node.clone() selected/>
+                }).collect_view()}
             </ul>
-        </article>
+            {move || (shown.get() < total).then(|| {
+                let rest = total - shown.get();
+                view! {
+                    <p class="more">
+                        {format!("Showing {} of {total}. ", shown.get())}
+                        <button type="button" on:click=move |_| shown.update(|s| *s = (*s + MORE_TILES).min(total))>
+                            {format!("Show {} more", rest.min(MORE_TILES))}
+                        </button>
+                    </p>
+                }
+            })}
+        </section>
     }
 }
 
 #[component]
-fn Node(node: NodeView) -> impl IntoView {
-    let pods = node.pods.len();
+fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl IntoView {
+    let state = node_state(&node);
+    let count = |s: PlacementState| node.pods.iter().filter(|p| p.state == s).count();
+    let (misplaced, at_risk) = (
+        count(PlacementState::Misplaced),
+        count(PlacementState::AtRisk),
+    );
+    let label = format!(
+        "{}: {}{}{}; taints: {}",
+        node.name,
+        plural(node.pods.len(), "pod", "pods"),
+        if misplaced > 0 {
+            format!(", {misplaced} misplaced")
+        } else {
+            String::new()
+        },
+        if at_risk > 0 {
+            format!(", {at_risk} at risk")
+        } else {
+            String::new()
+        },
+        if node.taints.is_empty() {
+            "none".to_string()
+        } else {
+            node.taints.join(", ")
+        },
+    );
+    let extra = node.pods.len().saturating_sub(MAX_MARKS);
+    let name = node.name.clone();
+    let pressed_name = name.clone();
     view! {
-        <li class="node" data-node=node.name.clone()>
-            <span class="node-name">{node.name.clone()}</span>
-            {node.taints.into_iter().map(|t| view! { <span class="taint" title="taint">{t}</span> }).collect_view()}
-            <span class="pods">{format!("{pods} pod{}", if pods == 1 { "" } else { "s" })}</span>
+        <li>
+            <button type="button" class=format!("node tile-{}", state_str(state)) data-node=name.clone()
+                aria-label=label aria-expanded=move || (selected.get().as_deref() == Some(pressed_name.as_str())).to_string()
+                on:click=move |_| selected.set(Some(name.clone()))>
+                <span class="node-name">{node.name.clone()}</span>
+                <span class="taints">
+                    {if node.taints.is_empty() {
+                        // Only a Windows node without taints is a problem: Linux pods can land on it.
+                        let class = if node.os == "windows" { "taint taint-none" } else { "taint taint-empty" };
+                        view! { <span class=class>"no taints"</span> }.into_any()
+                    } else {
+                        node.taints.iter().map(|t| view! { <span class="taint">{t.clone()}</span> }).collect_view().into_any()
+                    }}
+                </span>
+                <span class="marks" aria-hidden="true">
+                    {node.pods.iter().take(MAX_MARKS).map(|p| view! {
+                        <span class=format!("mark mark-{}", state_str(p.state))></span>
+                    }).collect_view()}
+                    {(extra > 0).then(|| view! { <span class="more-marks">{format!("+{extra}")}</span> })}
+                </span>
+            </button>
         </li>
+    }
+}
+
+#[component]
+fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl IntoView {
+    let close_ref = NodeRef::<leptos::html::Button>::new();
+    // Move focus into the panel when it opens, so keyboard users land on it.
+    Effect::new(move |_| {
+        if let Some(button) = close_ref.get() {
+            let _ = button.focus();
+        }
+    });
+    let close = move || {
+        let name = selected.get_untracked();
+        selected.set(None);
+        // Give focus back to the tile that opened the panel.
+        if let Some(name) = name
+            && let Some(doc) = web_sys::window().and_then(|w| w.document())
+            && let Ok(Some(el)) = doc.query_selector(&format!("button.node[data-node=\"{name}\"]"))
+            && let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el)
+        {
+            let _ = el.focus();
+        }
+    };
+    let title_id = "node-detail-title";
+    view! {
+        <aside class="node-detail" aria-labelledby=title_id data-node=node.name.clone()
+            on:keydown=move |ev| if ev.key() == "Escape" { close() }>
+            <div class="detail-head">
+                <h2 id=title_id>{node.name.clone()}</h2>
+                <button type="button" node_ref=close_ref aria-label="Close the node details" on:click=move |_| close()>"×"</button>
+            </div>
+            <p>
+                {if node.os == "windows" {
+                    node.build.as_deref().map(build_name).unwrap_or_else(|| "Windows (build unknown)".into())
+                } else { group_title(&node.os, None) }}
+            </p>
+            <h3>"Taints"</h3>
+            {if node.taints.is_empty() {
+                let class = if node.os == "windows" { "warn" } else { "muted" };
+                view! { <p class=class>"No taints"</p> }.into_any()
+            } else {
+                view! { <ul class="taint-list">{node.taints.iter().map(|t| view! { <li><code>{t.clone()}</code></li> }).collect_view()}</ul> }.into_any()
+            }}
+            <h3>"Node info"</h3>
+            <dl class="kv">
+                {node.node_info.iter().map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> }).collect_view()}
+            </dl>
+            <h3>"Labels"</h3>
+            <dl class="kv labels">
+                {node.labels.iter().map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> }).collect_view()}
+            </dl>
+            <h3>{format!("Pods ({})", node.pods.len())}</h3>
+            <table class="pods-table">
+                <caption class="sr-only">{format!("Pods on {}", node.name)}</caption>
+                <thead><tr><th scope="col">"Namespace"</th><th scope="col">"Pod"</th><th scope="col">"Phase"</th><th scope="col">"State"</th></tr></thead>
+                <tbody>
+                    {node.pods.iter().map(|p| view! {
+                        <tr data-pod=p.name.clone() data-state=state_str(p.state)>
+                            <td>{p.namespace.clone()}</td><td>{p.name.clone()}</td><td>{p.phase.clone()}</td>
+                            <td><StateBadge state=p.state/></td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <h3>{format!("Findings ({})", node.findings.len())}</h3>
+            <ul class="findings">
+                {node.findings.iter().map(|f| view! { <FindingItem finding=f.clone()/> }).collect_view()}
+            </ul>
+        </aside>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use winplace_policy::audit::PodRef;
+
+    fn node(
+        name: &str,
+        os: &str,
+        build: Option<&str>,
+        states: &[PlacementState],
+    ) -> Arc<NodeReport> {
+        Arc::new(NodeReport {
+            name: name.into(),
+            os: os.into(),
+            build: build.map(String::from),
+            labels: BTreeMap::new(),
+            taints: vec![],
+            node_info: BTreeMap::new(),
+            pods: states
+                .iter()
+                .enumerate()
+                .map(|(i, s)| PodRef {
+                    namespace: "ns".into(),
+                    name: format!("p{i}"),
+                    node: Some(name.into()),
+                    phase: "Running".into(),
+                    state: *s,
+                })
+                .collect(),
+            findings: vec![],
+        })
+    }
+
+    #[test]
+    fn groups_are_windows_by_build_then_linux_then_others() {
+        let nodes = [
+            node("l2", "linux", None, &[]),
+            node("w25", "windows", Some("10.0.26100"), &[]),
+            node("x", "unknown", None, &[]),
+            node("w19", "windows", Some("10.0.17763"), &[]),
+            node("l1", "linux", None, &[]),
+            node("w?", "windows", None, &[]),
+        ];
+        let groups = group_nodes(&nodes);
+        let keys: Vec<(&str, Option<&str>, usize)> = groups
+            .iter()
+            .map(|g| (g.os.as_str(), g.build.as_deref(), g.nodes.len()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("windows", Some("10.0.17763"), 1),
+                ("windows", Some("10.0.26100"), 1),
+                ("windows", None, 1),
+                ("linux", None, 2),
+                ("unknown", None, 1)
+            ]
+        );
+        assert_eq!(groups[3].nodes[0].name, "l1", "nodes sorted by name");
+        assert!(groups[0].title.contains("2019"));
+    }
+
+    #[test]
+    fn a_node_is_as_bad_as_its_worst_pod() {
+        use PlacementState::*;
+        let cases = [
+            (vec![], Fine),
+            (vec![Fine, AtRisk], AtRisk),
+            (vec![AtRisk, Misplaced, Fine], Misplaced),
+        ];
+        for (states, want) in cases {
+            assert_eq!(
+                node_state(&node("n", "linux", None, &states)),
+                want,
+                "{states:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_filter_matches_names_and_problems() {
+        use PlacementState::*;
+        let n = node("aks-Win22-0", "windows", Some("10.0.20348"), &[AtRisk]);
+        assert!(matches(&n, "win22", false));
+        assert!(!matches(&n, "linux", false));
+        assert!(matches(&n, "", true));
+        assert!(!matches(&node("ok", "linux", None, &[Fine]), "", true));
     }
 }

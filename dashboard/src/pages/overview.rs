@@ -1,9 +1,220 @@
-//! (to be written)
+//! The cluster at a glance: nodes by OS and Windows build, workloads by state, findings by severity, and
+//! the build matrix (image builds × node builds).
 
+use crate::components::header::SummaryData;
+use crate::components::{ErrorNote, Loading, build_name, plural};
 use leptos::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use winplace_policy::audit::{BuildMatrixCell, NodeGroupSummary, Summary};
 
-/// The overview view.
+/// The overview view (uses the app-wide summary, so it updates with every change).
 #[component]
 pub fn OverviewPage() -> impl IntoView {
-    view! { <h2>"Overview"</h2> <super::nodes::NodesPage/> }
+    let summary = SummaryData::get().0;
+    view! {
+        <section aria-labelledby="overview-title">
+            <h1 id="overview-title">"Overview"</h1>
+            <Transition fallback=|| view! { <Loading what="the cluster summary"/> }>
+                {move || summary.get().map(|result| match result {
+                    Ok(answer) => view! { <SummaryView summary=answer.summary/> }.into_any(),
+                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn SummaryView(summary: Summary) -> impl IntoView {
+    let windows: Vec<NodeGroupSummary> = summary
+        .node_groups
+        .iter()
+        .filter(|g| g.os == "windows")
+        .cloned()
+        .collect();
+    let others: Vec<NodeGroupSummary> = summary
+        .node_groups
+        .iter()
+        .filter(|g| g.os != "windows")
+        .cloned()
+        .collect();
+    let windows_total: usize = windows.iter().map(|g| g.nodes).sum();
+    let state = |name: &str| summary.workload_states.get(name).copied().unwrap_or(0);
+    let (misplaced, at_risk) = (state("misplaced"), state("at-risk"));
+    let f = summary.findings;
+    view! {
+        <div class="cards">
+            <section class="card" aria-labelledby="win-nodes">
+                <h2 id="win-nodes">"Windows nodes"</h2>
+                <p class="big" data-count="windows-nodes">{windows_total}</p>
+                <ul class="group-counts">
+                    {windows.into_iter().map(|g| view! { <GroupLine group=g/> }).collect_view()}
+                </ul>
+            </section>
+            <section class="card" aria-labelledby="other-nodes">
+                <h2 id="other-nodes">"Linux nodes"</h2>
+                <p class="big" data-count="linux-nodes">
+                    {others.iter().filter(|g| g.os == "linux").map(|g| g.nodes).sum::<usize>()}
+                </p>
+                <ul class="group-counts">
+                    {others.into_iter().map(|g| view! { <GroupLine group=g/> }).collect_view()}
+                </ul>
+            </section>
+            <section class="card" aria-labelledby="wl-states">
+                <h2 id="wl-states">"Workloads"</h2>
+                <p class="big">{summary.workloads}</p>
+                <ul class="group-counts">
+                    <li data-state="misplaced">
+                        <a href="/workloads?state=misplaced">
+                            <span class="state state-misplaced">"misplaced"</span>" "{misplaced}
+                        </a>
+                    </li>
+                    <li data-state="at-risk">
+                        <a href="/workloads?state=at-risk">
+                            <span class="state state-at-risk">"at risk"</span>" "{at_risk}
+                        </a>
+                    </li>
+                    <li class="muted">{format!("{} pods in all", summary.pods)}</li>
+                </ul>
+            </section>
+            <section class="card" aria-labelledby="by-severity">
+                <h2 id="by-severity">"Findings by severity"</h2>
+                <ul class="group-counts">
+                    <li data-severity="error">
+                        <a href="/workloads?severity=error"><span class="sev sev-error">"error"</span>" "{f.errors}</a>
+                    </li>
+                    <li data-severity="warning">
+                        <a href="/workloads?severity=warning"><span class="sev sev-warning">"warning"</span>" "{f.warnings}</a>
+                    </li>
+                    <li data-severity="info"><span class="sev sev-info">"info"</span>" "{f.infos}</li>
+                </ul>
+            </section>
+        </div>
+        <BuildMatrix cells=summary.build_matrix/>
+    }
+}
+
+#[component]
+fn GroupLine(group: NodeGroupSummary) -> impl IntoView {
+    let untainted = (group.os == "windows" && group.untainted > 0)
+        .then(|| view! { <span class="warn">{format!(" ({} untainted)", group.untainted)}</span> });
+    view! {
+        <li class="group-count" data-os=group.os.clone() data-build=group.build.clone().unwrap_or_default()>
+            <a href="/nodes">{group.title.clone()}</a>": "
+            <span class="count">{plural(group.nodes, "node", "nodes")}</span>
+            {untainted}
+        </li>
+    }
+}
+
+/// The rows (image builds) and columns (node builds) of the matrix, in ascending build order.
+fn axes(cells: &[BuildMatrixCell]) -> (Vec<String>, Vec<String>) {
+    let key = |b: &String| {
+        winplace_policy::windows::builds::WindowsVersion::parse(b)
+            .map(|v| v.build)
+            .unwrap_or(u32::MAX)
+    };
+    let mut images: Vec<String> = cells
+        .iter()
+        .map(|c| c.image_build.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut nodes: Vec<String> = cells
+        .iter()
+        .map(|c| c.node_build.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    images.sort_by_key(key);
+    nodes.sort_by_key(key);
+    (images, nodes)
+}
+
+#[component]
+fn BuildMatrix(cells: Vec<BuildMatrixCell>) -> impl IntoView {
+    let (images, nodes) = axes(&cells);
+    let by_pair: BTreeMap<(String, String), BuildMatrixCell> = cells
+        .into_iter()
+        .map(|c| ((c.image_build.clone(), c.node_build.clone()), c))
+        .collect();
+    let body = if images.is_empty() {
+        view! { <p class="muted">"No Windows images or Windows nodes in this cluster."</p> }
+            .into_any()
+    } else {
+        view! {
+            <table class="matrix">
+                <caption>"Windows image builds (rows) × node builds (columns): whether process isolation runs the image on the host, and how many pods do so now"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Image build"</th>
+                        {nodes.iter().map(|n| view! { <th scope="col">"Node: "{build_name(n)}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {images.iter().map(|image| view! {
+                        <tr>
+                            <th scope="row">{build_name(image)}</th>
+                            {nodes.iter().map(|node| {
+                                match by_pair.get(&(image.clone(), node.clone())) {
+                                    Some(cell) => view! { <MatrixCell cell=cell.clone()/> }.into_any(),
+                                    None => view! { <td class="cell-none">"—"</td> }.into_any(),
+                                }
+                            }).collect_view()}
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        }.into_any()
+    };
+    view! {
+        <section aria-labelledby="matrix-title">
+            <h2 id="matrix-title">"Build matrix"</h2>
+            {body}
+        </section>
+    }
+}
+
+#[component]
+fn MatrixCell(cell: BuildMatrixCell) -> impl IntoView {
+    let (class, word) = if cell.compatible {
+        ("cell-ok", "compatible")
+    } else if cell.pods > 0 {
+        ("cell-bad cell-used", "incompatible")
+    } else {
+        ("cell-bad", "incompatible")
+    };
+    view! {
+        <td class=class data-image=cell.image_build.clone() data-node=cell.node_build.clone()
+            data-compatible=cell.compatible.to_string() data-pods=cell.pods.to_string()>
+            <span class="verdict">{if cell.compatible { "✓ " } else { "✗ " }}{word}</span>
+            <span class="pods">{plural(cell.pods, "pod", "pods")}</span>
+        </td>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(image: &str, node: &str) -> BuildMatrixCell {
+        BuildMatrixCell {
+            image_build: image.into(),
+            node_build: node.into(),
+            compatible: true,
+            pods: 0,
+        }
+    }
+
+    #[test]
+    fn axes_are_in_build_order_not_text_order() {
+        let cells = [
+            cell("10.0.26100", "10.0.9999"),
+            cell("10.0.17763", "10.0.20348"),
+            cell("10.0.17763", "10.0.9999"),
+        ];
+        let (images, nodes) = axes(&cells);
+        assert_eq!(images, ["10.0.17763", "10.0.26100"]);
+        assert_eq!(nodes, ["10.0.9999", "10.0.20348"]);
+    }
 }

@@ -101,6 +101,29 @@ pub fn repair_text(
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Repair {
+    repair_text_with(file, text, context, settings, |_| true)
+}
+
+/// [`repair_text`] restricted to the findings `select` accepts (the playground's "apply this fix").
+///
+/// `select` sees each finding as [`crate::check_text`] reports it (file, object, rule, path); fixes of
+/// other findings are left out in every round.
+///
+/// ```
+/// use winplace_policy::{fix, Settings};
+/// let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: app\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+/// let only = |f: &winplace_policy::Finding| f.rule == "windows-pod-without-os-selector";
+/// let repair = fix::repair_text_with("pod.yaml", text, None, &Settings::default(), only);
+/// assert!(repair.applied.iter().all(|f| f.rule == "windows-pod-without-os-selector"));
+/// assert!(repair.remaining.findings.iter().any(|f| f.rule == "windows-pod-without-toleration"));
+/// ```
+pub fn repair_text_with(
+    file: &str,
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    select: impl Fn(&Finding) -> bool,
+) -> Repair {
     let limits = Limits::default();
     let bom = text.starts_with('\u{feff}');
     let crlf = text.contains("\r\n");
@@ -132,6 +155,9 @@ pub fn repair_text(
                 continue;
             }
             f.file = real.get(i).cloned().filter(|s| !s.is_empty());
+            if !select(&f) {
+                continue;
+            }
             if let Some(list) = by_object.get_mut(i) {
                 list.push(f);
             }
@@ -266,6 +292,39 @@ mod tests {
         assert_eq!(repair.text, text);
         assert!(repair.applied.is_empty());
         assert_eq!(repair.remaining.parse_errors.len(), 1);
+    }
+
+    #[test]
+    fn repair_text_with_applies_only_the_selected_fixes() {
+        // Reference "Windows pods": OS selector and toleration are separate fixes of separate rules.
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+        let rows: [(&str, &[&str], &[&str]); 3] = [
+            (
+                "windows-pod-without-os-selector",
+                &["windows-pod-without-os-selector"],
+                &["windows-pod-without-toleration"],
+            ),
+            (
+                "windows-pod-without-toleration",
+                &["windows-pod-without-toleration"],
+                &["windows-pod-without-os-selector"],
+            ),
+            ("no-such-rule", &[], &["windows-pod-without-os-selector"]),
+        ];
+        for (rule, applied, left) in rows {
+            let repair = repair_text_with("f.yaml", text, None, &Settings::default(), |f| {
+                f.rule == rule
+            });
+            let got: Vec<&str> = repair.applied.iter().map(|f| f.rule.as_str()).collect();
+            assert_eq!(got, applied, "{rule}");
+            for l in left {
+                assert!(
+                    repair.remaining.findings.iter().any(|f| f.rule == *l),
+                    "{rule}: {l} should remain"
+                );
+            }
+            assert_eq!(repair.text == text, applied.is_empty(), "{rule}");
+        }
     }
 
     #[test]

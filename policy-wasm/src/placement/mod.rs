@@ -398,6 +398,7 @@ pub struct Resolver<'a> {
     context: Option<&'a ClusterContext>,
     settings: &'a Settings,
     candidates: Vec<u32>,
+    manifests: Option<&'a BTreeMap<String, ImageClass>>,
 }
 
 impl<'a> Resolver<'a> {
@@ -407,12 +408,28 @@ impl<'a> Resolver<'a> {
             context,
             settings,
             candidates: host_candidates(context, settings),
+            manifests: None,
         }
+    }
+
+    /// Classifies the images in `manifests` (image reference as written in the pod → what its manifest says,
+    /// source [`ImageSource::Manifest`](crate::windows::images::ImageSource::Manifest)) from that map
+    /// instead of the image rules and tag tables; a host that reads image manifests (the Kubewarden policy)
+    /// passes them.
+    pub fn with_manifests(mut self, manifests: &'a BTreeMap<String, ImageClass>) -> Self {
+        self.manifests = Some(manifests).filter(|m| !m.is_empty());
+        self
     }
 
     /// Resolves the placement of one pod template (see [`resolve`]).
     pub fn resolve(&self, template: &PodTemplate<'_>) -> Placement {
-        resolve_with(template, self.context, self.settings, &self.candidates)
+        resolve_with(
+            template,
+            self.context,
+            self.settings,
+            &self.candidates,
+            self.manifests,
+        )
     }
 }
 
@@ -421,6 +438,7 @@ fn resolve_with(
     context: Option<&ClusterContext>,
     settings: &Settings,
     candidates: &[u32],
+    manifests: Option<&BTreeMap<String, ImageClass>>,
 ) -> Placement {
     let spec = &template.spec;
     let prefix = &template.prefix;
@@ -462,7 +480,10 @@ fn resolve_with(
         .map(|(path, image)| ContainerImage {
             path,
             image: image.to_string(),
-            class: classify_image(image, &settings.image_rules),
+            class: manifests
+                .and_then(|m| m.get(image))
+                .cloned()
+                .unwrap_or_else(|| classify_image(image, &settings.image_rules)),
         })
         .collect();
 

@@ -20,12 +20,16 @@ mod unknown_fields;
 // Object rules.
 mod nodes;
 mod runtimeclass_objects;
+// Live state (the server's audit of running pods).
+pub(crate) mod live_state;
 
 use crate::finding::{Finding, Fix, Severity};
 use crate::model::{self, ClusterContext, Object, PodTemplate};
 use crate::path::FieldPath;
 use crate::placement::{NodeIndex, Placement, Resolver};
 use crate::settings::Settings;
+use crate::windows::images::ImageClass;
+use std::collections::BTreeMap;
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {
@@ -60,10 +64,21 @@ pub fn evaluate(
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Vec<Finding> {
+    evaluate_with_manifests(objects, context, settings, &BTreeMap::new())
+}
+
+/// [`evaluate`], with the images of `manifests` classified from their manifests (see
+/// [`Resolver::with_manifests`]); the Kubewarden policy passes what the host's OCI capability read.
+pub fn evaluate_with_manifests(
+    objects: &[Object],
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Vec<Finding> {
     let merged = merged_context(objects, context);
     let context = merged.as_ref();
     // Built once: both read every node, and a report may hold thousands of templates.
-    let resolver = Resolver::new(context, settings);
+    let resolver = Resolver::new(context, settings).with_manifests(manifests);
     let index = context
         .filter(|c| !c.nodes.is_empty())
         .map(NodeIndex::from_context);
@@ -105,6 +120,44 @@ pub fn evaluate(
         }
     }
     findings
+}
+
+/// Runs every template family on one workload's pod template against a prepared cluster, and returns the
+/// resolved placement.
+///
+/// For the audit: the [`Resolver`] and the [`NodeIndex`] are built once per change of the cluster and
+/// shared by every distinct pod template; `object` must hold the template at `template.prefix` (the rules
+/// read the raw object too). Exempt namespaces are the caller's business.
+pub(crate) fn evaluate_template(
+    object: &Object,
+    template: &PodTemplate<'_>,
+    cluster: (Option<&ClusterContext>, &Resolver<'_>, Option<&NodeIndex>),
+    settings: &Settings,
+    findings: &mut Vec<Finding>,
+) -> Placement {
+    let (context, resolver, index) = cluster;
+    let placement = resolver.resolve(template);
+    let mut out = Emitter::new(object, settings, findings);
+    let cx = TemplateCx {
+        object,
+        template,
+        placement: &placement,
+        context,
+        settings,
+        nodes: index,
+    };
+    for family in TEMPLATE_FAMILIES {
+        family(&cx, &mut out);
+    }
+    placement
+}
+
+/// Runs the object rules (Node, RuntimeClass) on one object: the audit's node rules.
+pub(crate) fn evaluate_object(object: &Object, settings: &Settings, findings: &mut Vec<Finding>) {
+    let mut out = Emitter::new(object, settings, findings);
+    let cx = ObjectCx { object, settings };
+    nodes::check(&cx, &mut out);
+    runtimeclass_objects::check(&cx, &mut out);
 }
 
 type TemplateFamily = fn(&TemplateCx<'_>, &mut Emitter<'_>);

@@ -7,11 +7,29 @@ use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-/// `/`, `/pkg/*`, `/policy.wasm`, anything else → index.html (client-side routing).
+/// `/`, `/pkg/*`, `/policy.wasm`, `/policy/metadata.yml`, anything else → index.html (client-side
+/// routing).
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/policy.wasm", get(policy_wasm))
+        .route("/policy/metadata.yml", get(policy_metadata))
         .fallback(get(static_file))
+}
+
+/// The Kubewarden policy metadata (`static/policy-metadata.yml`).
+async fn policy_metadata() -> Response {
+    match Static::get("policy-metadata.yml") {
+        Some(file) => (
+            [(header::CONTENT_TYPE, "application/yaml; charset=utf-8")],
+            file.data,
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            "policy-metadata.yml was not built into this binary",
+        )
+            .into_response(),
+    }
 }
 
 async fn policy_wasm() -> Response {

@@ -2,4 +2,5 @@
 
 pub mod api;
 pub mod assets;
+pub mod events;
 pub mod health;

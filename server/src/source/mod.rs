@@ -1,3 +1,101 @@
-//! Where cluster data comes from.
+//! Where cluster data comes from: a live cluster (kube-rs watchers), a `kubectl get -o json|yaml` snapshot,
+//! or the embedded demo cluster. Every source is a [`ClusterSource`]: it says what it is and produces a
+//! stream of [`SourceEvent`]s, starting with one [`Change::Reset`] holding the initial state.
 
 pub mod demo;
+pub mod live;
+pub mod objects;
+pub mod snapshot;
+
+use futures::stream::BoxStream;
+use std::path::PathBuf;
+use winplace_policy::audit::Change;
+use winplace_policy::view::SourceInfo;
+
+/// What a source reports.
+#[derive(Debug)]
+pub enum SourceEvent {
+    /// The cluster changed (the first change of every source is a [`Change::Reset`]).
+    Change(Change),
+    /// Every kind has been listed: the audit now covers the whole cluster.
+    Synced,
+    /// The watch failed; the source retries with backoff (live sources only).
+    WatchError(String),
+}
+
+/// A source of cluster state: an initial state and a stream of changes.
+pub trait ClusterSource: Send {
+    /// Demo, snapshot or live, with a sentence for the user.
+    fn info(&self) -> SourceInfo;
+
+    /// The events: a [`Change::Reset`], [`SourceEvent::Synced`], then changes until the stream ends
+    /// (static sources end right after `Synced`; live sources run until dropped).
+    fn events(self: Box<Self>) -> BoxStream<'static, SourceEvent>;
+}
+
+/// How the user chose the source (shared by `serve` and `audit`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SourceArgs {
+    /// Read the cluster from a file: the output of `kubectl get nodes,pods,runtimeclasses -A -o json`
+    /// (or `-o yaml`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["kubeconfig", "context", "demo"])]
+    pub snapshot: Option<PathBuf>,
+    /// With --snapshot: reload the file whenever it changes and announce it like a watch event.
+    #[arg(long, requires = "snapshot")]
+    pub watch_snapshot: bool,
+    /// Kubeconfig file of the cluster to watch (default: $KUBECONFIG, ~/.kube/config or in-cluster).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context to use (default: the current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Use the embedded demo cluster even if a cluster is reachable.
+    #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
+    pub demo: bool,
+}
+
+/// Which source the arguments and the environment select.
+///
+/// `--snapshot` and `--demo` are explicit. `--kubeconfig`/`--context` select that cluster, and failing to
+/// reach it is an error. Without any of these, an in-cluster service account is used when present;
+/// otherwise the default kubeconfig, if its cluster answers; otherwise the demo cluster (with a warning
+/// saying why), so that `winplace serve` always shows something.
+pub async fn select(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSource>> {
+    if let Some(path) = &args.snapshot {
+        return Ok(Box::new(
+            snapshot::SnapshotSource::load(path)?.watching(args.watch_snapshot),
+        ));
+    }
+    if args.demo {
+        return Ok(Box::new(demo::DemoSource::load()?));
+    }
+    if args.kubeconfig.is_some() || args.context.is_some() {
+        let source =
+            live::LiveSource::from_kubeconfig(args.kubeconfig.as_deref(), args.context.as_deref())
+                .await?;
+        source.probe().await?;
+        return Ok(Box::new(source));
+    }
+    match live::LiveSource::infer().await {
+        Ok((source, true)) => Ok(Box::new(source)),
+        Ok((source, false)) => match source.probe().await {
+            Ok(()) => Ok(Box::new(source)),
+            Err(e) => {
+                tracing::warn!("no cluster reachable ({e:#}); serving the embedded demo cluster");
+                Ok(Box::new(demo::DemoSource::load()?))
+            }
+        },
+        Err(e) => {
+            tracing::info!(
+                "no kubeconfig or in-cluster service account ({e:#}); serving the embedded demo cluster"
+            );
+            Ok(Box::new(demo::DemoSource::load()?))
+        }
+    }
+}
+
+/// A static source's events: the whole cluster once, then `Synced`.
+pub(crate) fn once(change: Change) -> BoxStream<'static, SourceEvent> {
+    use futures::StreamExt;
+    futures::stream::iter([SourceEvent::Change(change), SourceEvent::Synced]).boxed()
+}

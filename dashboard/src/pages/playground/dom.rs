@@ -1,0 +1,99 @@
+//! Browser calls the playground needs: timers, the clock, the clipboard, downloads, the URL fragment.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use web_sys::wasm_bindgen::{JsCast, JsValue};
+
+/// Runs the function given to it `delay` after the last call (earlier calls are dropped).
+///
+/// The pending timer belongs to the calling component (a `StoredValue`), not to a global.
+pub fn debouncer(delay: Duration) -> impl Fn(Box<dyn FnOnce()>) + Copy + Send + Sync + 'static {
+    let pending: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
+    move |f: Box<dyn FnOnce()>| {
+        if let Some(h) = pending.get_value() {
+            h.clear();
+        }
+        let handle = set_timeout_with_handle(
+            move || {
+                pending.set_value(None);
+                f();
+            },
+            delay,
+        )
+        .ok();
+        pending.set_value(handle);
+    }
+}
+
+/// Milliseconds on the page's monotonic clock (`performance.now()`).
+pub fn now_ms() -> f64 {
+    window().performance().map_or(0.0, |p| p.now())
+}
+
+/// The URL fragment, with its `#` (empty when there is none).
+pub fn fragment() -> String {
+    window().location().hash().unwrap_or_default()
+}
+
+/// Replaces the URL fragment without adding a history entry or notifying the router.
+pub fn replace_fragment(fragment: &str) {
+    let location = window().location();
+    let base = format!(
+        "{}{}",
+        location.pathname().unwrap_or_default(),
+        location.search().unwrap_or_default()
+    );
+    if let Ok(history) = window().history() {
+        let _ = history.replace_state_with_url(
+            &history.state().unwrap_or(JsValue::NULL),
+            "",
+            Some(&format!("{base}{fragment}")),
+        );
+    }
+}
+
+/// The page's address (with the fragment).
+pub fn href() -> String {
+    window().location().href().unwrap_or_default()
+}
+
+/// Copies `text` to the clipboard; `Err` says why it could not.
+pub async fn copy_text(text: &str) -> Result<(), String> {
+    let promise = window().navigator().clipboard().write_text(text);
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            e.as_string()
+                .unwrap_or_else(|| "the browser refused the clipboard".into())
+        })
+}
+
+/// Offers `text` as a file named `name` (a Blob behind a temporary object URL).
+pub fn download_text(name: &str, text: &str) -> Result<(), String> {
+    let fail = |e: JsValue| {
+        e.as_string()
+            .unwrap_or_else(|| "the browser refused the download".into())
+    };
+    let parts = web_sys::js_sys::Array::of1(&JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("application/yaml");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(fail)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(fail)?;
+    let anchor = document()
+        .create_element("a")
+        .map_err(fail)?
+        .unchecked_into::<web_sys::HtmlAnchorElement>();
+    anchor.set_href(&url);
+    anchor.set_download(name);
+    anchor.click();
+    // Revoked after the click has been handled, not before.
+    set_timeout(
+        move || {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        },
+        Duration::from_secs(10),
+    );
+    Ok(())
+}

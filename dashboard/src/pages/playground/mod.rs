@@ -1,0 +1,341 @@
+//! Paste manifests, get findings, fixes and a diff: evaluated in the browser by the rules crate, with
+//! no server round trip. The whole state lives in the URL fragment, so a link reproduces it.
+//!
+//! Data flow: each editor reports every edit; a 150 ms debounce commits the text to a signal; memos
+//! derive settings, the pasted context and the evaluation from the committed signals.
+
+mod context;
+mod diff;
+mod dom;
+mod editor;
+mod eval;
+mod examples;
+mod findings;
+mod repair;
+mod share;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use winplace_policy::{ClusterContext, Finding, ParseError, Settings, check_text};
+
+use context::{ContextPanel, ServerContext, SettingsPanel, load_server_context};
+use editor::{Editor, Jump, Mark, MarkKind};
+use eval::{ContextChoice, INPUT_FILE};
+use findings::{FindingsList, Selection, Source};
+use repair::RepairPanel;
+use share::Shared;
+
+/// Quiet time after the last keystroke before the text is evaluated.
+const EVAL_DELAY: Duration = Duration::from_millis(150);
+/// Quiet time before the URL fragment is rewritten.
+const SHARE_DELAY: Duration = Duration::from_millis(500);
+/// When the engine is warmed up after the page loads.
+const WARM_UP_DELAY: Duration = Duration::from_millis(400);
+/// Larger states are not put in the URL (browsers and chat tools cut long links).
+const MAX_SHARED_BYTES: usize = 1024 * 1024;
+
+/// One evaluation of the manifests.
+#[derive(Debug, Clone, Default)]
+struct Evaluated {
+    findings: Arc<Vec<Finding>>,
+    parse_errors: Arc<Vec<ParseError>>,
+    /// Milliseconds spent in the rules crate.
+    ms: f64,
+    /// Counts evaluations (tests wait for it to move).
+    seq: u32,
+}
+
+/// Runs `f` with the context `choice` selects.
+fn with_context<R>(
+    choice: ContextChoice,
+    pasted: Option<&ClusterContext>,
+    server: &ServerContext,
+    f: impl FnOnce(Option<&ClusterContext>) -> R,
+) -> R {
+    match choice {
+        ContextChoice::None => f(None),
+        ContextChoice::Pasted => f(pasted),
+        ContextChoice::Server => f(server.context()),
+    }
+}
+
+/// A committed text and the text shown in its editor when set from outside.
+#[derive(Clone, Copy)]
+struct TextState {
+    committed: RwSignal<String>,
+    loaded: RwSignal<String>,
+}
+
+impl TextState {
+    fn new(text: String) -> Self {
+        TextState {
+            committed: RwSignal::new(text.clone()),
+            loaded: RwSignal::new(text),
+        }
+    }
+
+    /// Puts `text` in the editor and commits it at once.
+    fn load(self, text: String) {
+        self.loaded.set(text.clone());
+        self.committed.set(text);
+    }
+
+    /// The editor callback: commits after [`EVAL_DELAY`] of quiet.
+    fn on_input(self) -> impl Fn(String) + Copy + Send + Sync + 'static {
+        let debounce = dom::debouncer(EVAL_DELAY);
+        move |text: String| debounce(Box::new(move || self.committed.set(text)))
+    }
+}
+
+/// The playground view.
+#[component]
+pub fn PlaygroundPage() -> impl IntoView {
+    let (start, link_error) = match share::decode(&dom::fragment()) {
+        Ok(state) => (state.unwrap_or_default(), None),
+        Err(e) => (Shared::default(), Some(e)),
+    };
+    let input = TextState::new(start.input);
+    let cluster = TextState::new(start.cluster);
+    let settings_text = TextState::new(start.settings);
+    let choice = RwSignal::new(start.context);
+    let server = RwSignal::new(ServerContext::Idle);
+
+    let settings = Memo::new(move |_| eval::parse_settings(&settings_text.committed.read()));
+    let effective = Memo::new(move |_| settings.get().unwrap_or_else(|_| Settings::default()));
+    let pasted = Memo::new(move |_| eval::parse_context(&cluster.committed.read()));
+
+    Effect::new(move |_| {
+        if choice.get() == ContextChoice::Server
+            && matches!(server.get_untracked(), ServerContext::Idle)
+        {
+            load_server_context(server);
+        }
+    });
+
+    // The engine first runs wasm with its baseline compiler and optimizes hot functions later: evaluating
+    // the examples once the page is idle gets the parser and rules optimized before a large paste.
+    set_timeout(
+        move || {
+            let warm = examples::warm_up_text();
+            let s = Settings::default();
+            for _ in 0..3 {
+                let _ = check_text(INPUT_FILE, &warm, None, &s);
+            }
+        },
+        WARM_UP_DELAY,
+    );
+
+    let seq = StoredValue::new(0u32);
+    let evaluation = Memo::new_with_compare(
+        move |_| {
+            let s = effective.get();
+            let choice = choice.get();
+            let t0 = dom::now_ms();
+            let report = input.committed.with(|text| {
+                pasted.with(|p| {
+                    server.with(|sv| {
+                        with_context(choice, p.context.as_ref(), sv, |ctx| {
+                            check_text(INPUT_FILE, text, ctx, &s)
+                        })
+                    })
+                })
+            });
+            let ms = dom::now_ms() - t0;
+            seq.update_value(|n| *n += 1);
+            Arc::new(Evaluated {
+                findings: Arc::new(report.findings),
+                parse_errors: Arc::new(report.parse_errors),
+                ms,
+                seq: seq.get_value(),
+            })
+        },
+        |_, _| true,
+    );
+    let context_findings = Memo::new(move |_| {
+        Arc::new(if choice.get() == ContextChoice::Pasted {
+            eval::context_findings(&cluster.committed.read(), &effective.get())
+        } else {
+            Vec::new()
+        })
+    });
+    // Only the Arcs are cloned: a thousand-document paste has thousands of findings.
+    let findings = Signal::derive(move || evaluation.read().findings.clone());
+    let parse_errors = Signal::derive(move || evaluation.read().parse_errors.clone());
+
+    // Selection and jumps.
+    let selected: RwSignal<Option<Selection>> = RwSignal::new(None);
+    let selected_line: RwSignal<Option<(Source, u32)>> = RwSignal::new(None);
+    let jump_input = RwSignal::new(None::<Jump>);
+    let jump_context = RwSignal::new(None::<Jump>);
+    let nonce = StoredValue::new(0u32);
+    Effect::new(move |_| {
+        evaluation.track();
+        context_findings.track();
+        selected.set(None);
+        selected_line.set(None);
+    });
+    let on_show = move |source: Source, line: u32| {
+        nonce.update_value(|n| *n += 1);
+        let jump = Some(Jump {
+            line,
+            nonce: nonce.get_value(),
+        });
+        selected_line.set(Some((source, line)));
+        match source {
+            Source::Input => jump_input.set(jump),
+            Source::Context => jump_context.set(jump),
+        }
+    };
+    let input_marks = Signal::derive(move || {
+        let mut marks: Vec<Mark> = parse_errors
+            .get()
+            .iter()
+            .map(|e| Mark {
+                line: e.line,
+                kind: MarkKind::Error,
+            })
+            .collect();
+        if let Some((Source::Input, line)) = selected_line.get() {
+            marks.push(Mark {
+                line,
+                kind: MarkKind::Selected,
+            });
+        }
+        marks
+    });
+    let context_marks = Signal::derive(move || {
+        let mut marks: Vec<Mark> = pasted
+            .read()
+            .problems
+            .iter()
+            .filter_map(|p| p.line)
+            .map(|line| Mark {
+                line,
+                kind: MarkKind::Error,
+            })
+            .collect();
+        if let Some((Source::Context, line)) = selected_line.get() {
+            marks.push(Mark {
+                line,
+                kind: MarkKind::Selected,
+            });
+        }
+        marks
+    });
+
+    // Repairs.
+    let repair = RwSignal::new(None::<Arc<eval::RepairView>>);
+    let propose = move |only: Option<Finding>| {
+        let s = effective.get_untracked();
+        let view = input.committed.with_untracked(|text| {
+            pasted.with_untracked(|p| {
+                server.with_untracked(|sv| {
+                    with_context(choice.get_untracked(), p.context.as_ref(), sv, |ctx| {
+                        eval::repair(text, ctx, &s, only.as_ref())
+                    })
+                })
+            })
+        });
+        repair.set(Some(Arc::new(view)));
+    };
+
+    // Sharing.
+    let share_note = RwSignal::new(link_error);
+    let share_debounce = dom::debouncer(SHARE_DELAY);
+    Effect::new(move |_| {
+        let state = Shared {
+            version: share::VERSION,
+            input: input.committed.get(),
+            context: choice.get(),
+            cluster: cluster.committed.get(),
+            settings: settings_text.committed.get(),
+        };
+        share_debounce(Box::new(move || {
+            let size = state.input.len() + state.cluster.len() + state.settings.len();
+            if state
+                == (Shared {
+                    version: share::VERSION,
+                    ..Shared::default()
+                })
+            {
+                dom::replace_fragment("");
+            } else if size > MAX_SHARED_BYTES {
+                dom::replace_fragment("");
+                share_note.set(Some(format!(
+                    "{} KB is too large to share in a link; the link holds nothing.",
+                    size / 1024
+                )));
+                return;
+            } else {
+                dom::replace_fragment(&share::encode(&state));
+            }
+            share_note.set(None);
+        }));
+    });
+    let copy_link = move |_| {
+        spawn_local(async move {
+            let note = match dom::copy_text(&dom::href()).await {
+                Ok(()) => "Link copied.".to_string(),
+                Err(e) => format!("Cannot copy the link: {e}"),
+            };
+            share_note.set(Some(note));
+        });
+    };
+
+    let on_example = move |ev| {
+        let Some(example) = examples::find(&event_target_value(&ev)) else {
+            return;
+        };
+        input.load(example.input.to_string());
+        if let Some(c) = example.cluster {
+            cluster.load(c.to_string());
+            choice.set(ContextChoice::Pasted);
+        }
+    };
+
+    view! {
+        <section class="playground" aria-labelledby="playground-title"
+            data-eval-ms=move || format!("{:.1}", evaluation.get().ms)
+            data-eval-seq=move || evaluation.get().seq.to_string()>
+            <header class="pg-head">
+                <h2 id="playground-title">"Playground"</h2>
+                <label class="examples">"Examples "
+                    <select id="examples" on:change=on_example prop:value="">
+                        <option value="">"Choose a scenario…"</option>
+                        {examples::EXAMPLES.iter().map(|e| view! {
+                            <option value=e.id>{e.title}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <button class="copy-link" on:click=copy_link>"Copy link"</button>
+                <span class="share-note" aria-live="polite">{move || share_note.get()}</span>
+            </header>
+            <p class="muted">"Evaluated in your browser by the same rules as the admission policy and the CLI; nothing is sent to the server."</p>
+            <div class="pg-main">
+                <div class="pg-editor">
+                    <Editor id="manifest" label="Paste Kubernetes manifests (YAML or JSON)"
+                        loaded=input.loaded on_input=input.on_input()
+                        marks=input_marks jump=jump_input/>
+                    <p class="eval-status muted">
+                        {move || format!("Evaluated in {:.1} ms", evaluation.get().ms)}
+                    </p>
+                </div>
+                <div class="pg-results">
+                    <FindingsList findings parse_errors context_findings selected on_show
+                        on_fix=move |f| propose(Some(f)) on_fix_all=move || propose(None)/>
+                </div>
+            </div>
+            <RepairPanel repair on_use=move |text| input.load(text)/>
+            <div class="pg-options">
+                <ContextPanel choice server loaded=cluster.loaded on_input=cluster.on_input()
+                    marks=context_marks jump=jump_context
+                    problems=Signal::derive(move || pasted.get().problems)/>
+                <SettingsPanel loaded=settings_text.loaded on_input=settings_text.on_input()
+                    error=Signal::derive(move || settings.get().err())/>
+            </div>
+        </section>
+    }
+}

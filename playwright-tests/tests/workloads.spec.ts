@@ -1,0 +1,80 @@
+import { test, expect } from '@playwright/test';
+import { watchConsole, shot, startServer, Server, tempFile, writeJson, smallCluster } from './helpers';
+
+test('the workloads table lists misplaced and at-risk workloads of the demo', async ({ page }, testInfo) => {
+  const problems = watchConsole(page);
+  await page.goto('/workloads');
+  const table = page.getByRole('table', { name: /Workloads and their findings/ });
+  await expect(table).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /\d+ workloads?/ })).toBeVisible();
+  // By default only problems are listed.
+  for (const row of await page.locator('tbody.workload').all()) {
+    await expect(row).toHaveAttribute('data-state', /misplaced|at-risk/);
+  }
+  await shot(page, testInfo, 'workloads-demo');
+  expect(problems).toEqual([]);
+});
+
+test.describe('on a snapshot', () => {
+  let server: Server;
+  test.beforeAll(async () => {
+    const file = tempFile('cluster.json');
+    writeJson(file, smallCluster(true));
+    server = await startServer(undefined, ['--snapshot', file]);
+  });
+  test.afterAll(async () => { await server?.stop(); });
+
+  test('a row opens its findings: explanation, rule documentation, fix as YAML to copy', async ({ page, context }, testInfo) => {
+    const problems = watchConsole(page);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await page.goto(`${server.url}/workloads`);
+    const row = page.locator('tbody.workload[data-workload="Pod/shop/report"]');
+    await expect(row).toHaveCount(1);
+    const toggle = row.getByRole('button', { name: /Pod\/shop\/report/ });
+    await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+    const finding = row.locator('.finding[data-rule="windows-pod-without-os-selector"]');
+    await expect(finding).toBeVisible();
+    await expect(finding.locator('.message')).not.toBeEmpty();
+    await expect(finding.getByRole('link', { name: 'windows-pod-without-os-selector' }))
+      .toHaveAttribute('href', /\/docs\/rules\/windows-pod-without-os-selector\.md$/);
+    const yaml = finding.locator('pre.yaml');
+    await expect(yaml).toContainText('op: add');
+    await expect(yaml).toContainText('kubernetes.io/os: windows');
+    await finding.getByRole('button', { name: /Copy the fix/ }).click();
+    await expect(finding.getByRole('button', { name: /Copy the fix/ })).toHaveText('Copied');
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toBe(await yaml.textContent());
+    await shot(page, testInfo, 'workload-expanded');
+    expect(problems).toEqual([]);
+  });
+
+  test('filters narrow the table and live in the URL', async ({ page }) => {
+    const problems = watchConsole(page);
+    await page.goto(`${server.url}/workloads`);
+    await expect(page.locator('tbody.workload[data-workload="Pod/web/nginx"]')).toHaveCount(1);
+    await expect(page.locator('tbody.workload[data-workload="Pod/shop/checkout"]')).toHaveCount(0);
+    await page.getByLabel('Namespace').selectOption('web');
+    await expect(page).toHaveURL(/namespace=web/);
+    await expect(page.locator('tbody.workload')).toHaveCount(1);
+    await page.getByLabel('Namespace').selectOption('');
+    await page.getByLabel('State').selectOption('misplaced');
+    await expect(page.locator('tbody.workload[data-workload="Pod/legacy/iis-old"]')).toHaveCount(1);
+    for (const row of await page.locator('tbody.workload').all()) await expect(row).toHaveAttribute('data-state', 'misplaced');
+    await page.getByLabel('State').selectOption('all');
+    await page.getByLabel('OS').selectOption('linux');
+    await expect(page.locator('tbody.workload[data-workload="Pod/kube-system/coredns"]')).toHaveCount(1);
+    await expect(page.locator('tbody.workload[data-workload="Pod/shop/report"]')).toHaveCount(0);
+    await page.goto(`${server.url}/workloads?severity=warning&state=all`);
+    await expect(page.getByLabel('Severity')).toHaveValue('warning');
+    for (const row of await page.locator('tbody.workload').all()) {
+      await expect(row.locator('.counts')).toContainText('warning');
+    }
+    await page.goto(`${server.url}/workloads?rule=windows-pod-without-os-selector`);
+    await expect(page.locator('tbody.workload[data-workload="Pod/shop/report"]')).toHaveCount(1);
+    await expect(page.locator('tbody.workload[data-workload="Pod/web/nginx"]')).toHaveCount(0);
+    expect(problems).toEqual([]);
+  });
+});

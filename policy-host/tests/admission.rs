@@ -1,0 +1,398 @@
+//! policy.wasm as policy-server runs it: every AdmissionReview fixture of `policy-wasm/test_data`, with and
+//! without the host capabilities (Kubernetes lists, OCI manifests), mutation round trips and settings.
+//!
+//! Needs the built module: `cargo xtask build` (static/policy.wasm).
+
+use serde_json::{Value, json};
+use winplace_policy_host::{Capabilities, PolicyHost, built_policy, test_data};
+
+fn fixture(name: &str) -> Value {
+    test_data(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn request(name: &str) -> Value {
+    fixture(&format!("{name}.json"))["request"].clone()
+}
+
+/// A host like policy-server: `capabilities` answered, everything else (but logging) refused.
+fn host(capabilities: Option<Capabilities>) -> PolicyHost {
+    let module = built_policy().unwrap_or_else(|e| panic!("{e}"));
+    PolicyHost::new(&module, capabilities.map(Capabilities::into_capability))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cluster() -> Capabilities {
+    let mut c = Capabilities::default();
+    c.lists
+        .insert(("v1".into(), "Node".into()), fixture("context/nodes.json"));
+    c.lists.insert(
+        ("node.k8s.io/v1".into(), "RuntimeClass".into()),
+        fixture("context/runtimeclasses.json"),
+    );
+    c
+}
+
+const LIST: &str = "kubewarden/kubernetes/list_resources_all";
+const MANIFEST: &str = "kubewarden/oci/v1/oci_manifest";
+const CONFIG: &str = "kubewarden/oci/v1/oci_manifest_config";
+
+#[test]
+fn every_fixture_gets_the_expected_answer() {
+    // (fixture, with cluster, accepted, rule in the message, rule in the warnings). Same table as the
+    // native admission tests, through wasmtime and waPC.
+    let rows = [
+        (
+            "pod-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "windows-pod-without-build-selector",
+        ),
+        (
+            "deployment-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        (
+            "replicaset-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        (
+            "statefulset-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        (
+            "daemonset-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        (
+            "job-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        (
+            "cronjob-windows-unpinned",
+            false,
+            false,
+            "spec.jobTemplate.spec.template.spec.nodeSelector",
+            "",
+        ),
+        (
+            "replicationcontroller-windows-unpinned",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        ("pod-windows-pinned", true, true, "", ""),
+        ("deployment-windows-pinned", true, true, "", ""),
+        ("replicaset-windows-pinned", true, true, "", ""),
+        ("statefulset-windows-pinned", true, true, "", ""),
+        ("daemonset-windows-pinned", true, true, "", ""),
+        ("job-windows-pinned", true, true, "", ""),
+        ("cronjob-windows-pinned", true, true, "", ""),
+        ("replicationcontroller-windows-pinned", true, true, "", ""),
+        (
+            "pod-linux",
+            false,
+            true,
+            "",
+            "linux-pod-without-os-selector",
+        ),
+        ("pod-os-conflict", false, false, "os-conflict", ""),
+        (
+            "node-windows-build-label-mismatch",
+            true,
+            false,
+            "windows-node-build-label-mismatch",
+            "",
+        ),
+        ("node-windows", false, true, "", ""),
+        (
+            "runtimeclass-docker-handler",
+            false,
+            true,
+            "",
+            "runtimeclass-docker-handler",
+        ),
+        ("pod-delete", true, true, "", ""),
+        ("pod-status-update", true, true, "", ""),
+        (
+            "deployment-update-preexisting",
+            false,
+            true,
+            "",
+            "already present before this update",
+        ),
+        (
+            "deployment-update-unpins",
+            false,
+            false,
+            "windows-pod-without-os-selector",
+            "",
+        ),
+        // Cluster-aware: the real nodes (Linux and Windows Server 2022 only).
+        (
+            "pod-windows-unpinned",
+            true,
+            false,
+            "schedulable-on-wrong-os",
+            "",
+        ),
+        (
+            "deployment-windows-build-26100",
+            true,
+            false,
+            "no-schedulable-node",
+            "",
+        ),
+        ("deployment-windows-build-26100", false, true, "", ""),
+        ("deployment-windows-runtimeclass", true, true, "", ""),
+    ];
+    let with = host(Some(cluster()));
+    let without = host(None);
+    for (name, with_cluster, accepted, in_message, in_warnings) in rows {
+        let h = if with_cluster { &with } else { &without };
+        let response = h.validate(&request(name), &json!({})).unwrap();
+        assert_eq!(response["accepted"], json!(accepted), "{name}: {response}");
+        let message = response["message"].as_str().unwrap_or_default();
+        assert!(message.contains(in_message), "{name}: {message}");
+        let warnings = response["warnings"].to_string();
+        assert!(warnings.contains(in_warnings), "{name}: {warnings}");
+        assert!(
+            response["mutatedObject"].is_null() && response["mutated_object"].is_null(),
+            "{name}: {response}"
+        );
+    }
+}
+
+#[test]
+fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
+    let h = host(Some(cluster()));
+    h.validate(&request("deployment-windows-pinned"), &json!({}))
+        .unwrap();
+    let calls: Vec<String> = h
+        .capability_calls()
+        .iter()
+        .map(|c| c.call.clone())
+        .collect();
+    assert_eq!(calls, [LIST, LIST]);
+    let asked: Vec<Value> = h
+        .capability_calls()
+        .iter()
+        .map(|c| serde_json::from_slice(&c.payload).unwrap())
+        .collect();
+    assert_eq!(asked[0]["api_version"], "v1");
+    assert_eq!(asked[0]["kind"], "Node");
+    assert_eq!(asked[1]["api_version"], "node.k8s.io/v1");
+    assert_eq!(asked[1]["kind"], "RuntimeClass");
+
+    // Node and RuntimeClass objects, DELETE and subresources: no host call.
+    for name in [
+        "node-windows",
+        "runtimeclass-docker-handler",
+        "pod-delete",
+        "pod-status-update",
+    ] {
+        h.clear_host_calls();
+        h.validate(&request(name), &json!({})).unwrap();
+        assert!(
+            h.capability_calls().is_empty(),
+            "{name}: {:?}",
+            h.capability_calls()
+        );
+    }
+    // Exempt namespace: no host call either.
+    h.clear_host_calls();
+    let r = h
+        .validate(
+            &request("pod-windows-unpinned"),
+            &json!({"exemptNamespaces": ["default"]}),
+        )
+        .unwrap();
+    assert_eq!(r["accepted"], json!(true));
+    assert!(h.capability_calls().is_empty());
+
+    // Nodes granted but RuntimeClasses not: no context at all (half a cluster would mislead).
+    let mut half = Capabilities::default();
+    half.lists
+        .insert(("v1".into(), "Node".into()), fixture("context/nodes.json"));
+    let h = host(Some(half));
+    let r = h
+        .validate(&request("deployment-windows-build-26100"), &json!({}))
+        .unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    assert_eq!(h.capability_calls().len(), 2);
+}
+
+#[test]
+fn manifests_are_looked_up_once_per_image_per_request() {
+    let mut caps = cluster();
+    caps.manifests.insert(
+        "registry.example.com/shop/win-api:2.3".into(),
+        fixture("context/manifest-index-windows-20348-linux.json"),
+    );
+    // win-init is a single-platform image: manifest, then its config.
+    let single = fixture("context/manifest-config-windows-20348.json");
+    caps.manifests.insert(
+        "registry.example.com/shop/win-init:1.0".into(),
+        single["manifest"].clone(),
+    );
+    caps.configs.insert(
+        "registry.example.com/shop/win-init:1.0".into(),
+        single.clone(),
+    );
+    let h = host(Some(caps));
+    for _ in 0..2 {
+        h.clear_host_calls();
+        let r = h
+            .validate(&request("pod-windows-private-images-repeated"), &json!({}))
+            .unwrap();
+        assert_eq!(r["accepted"], json!(true), "{r}");
+        // Both builds known from the manifests: no unknown-build warning left.
+        assert!(r["warnings"].is_null(), "{r}");
+        let oci: Vec<(String, Value)> = h
+            .capability_calls()
+            .into_iter()
+            .filter(|c| c.call.starts_with("kubewarden/oci/"))
+            .map(|c| (c.call, serde_json::from_slice(&c.payload).unwrap()))
+            .collect();
+        assert_eq!(
+            oci,
+            [
+                (
+                    MANIFEST.to_string(),
+                    json!("registry.example.com/shop/win-init:1.0")
+                ),
+                (
+                    CONFIG.to_string(),
+                    json!("registry.example.com/shop/win-init:1.0")
+                ),
+                (
+                    MANIFEST.to_string(),
+                    json!("registry.example.com/shop/win-api:2.3")
+                ),
+            ]
+        );
+    }
+}
+
+#[test]
+fn manifests_decide_builds_and_failed_lookups_only_warn() {
+    let image = "registry.example.com/shop/win-api:2.3";
+    let r = request("pod-windows-private-image");
+    // Built for Windows Server 2019, pinned to 2022: rejected (process isolation needs the same build).
+    let mut caps = Capabilities::default();
+    caps.manifests.insert(
+        image.into(),
+        fixture("context/manifest-index-windows-17763.json"),
+    );
+    let h = host(Some(caps));
+    let response = h.validate(&r, &json!({})).unwrap();
+    assert_eq!(response["accepted"], json!(false), "{response}");
+    assert!(
+        response["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("windows-build-mismatch")
+    );
+    // The lookup fails (no OCI capability, no registry): accepted with the unknown-build warning.
+    let h = host(None);
+    let response = h.validate(&r, &json!({})).unwrap();
+    assert_eq!(response["accepted"], json!(true), "{response}");
+    assert!(
+        response["warnings"]
+            .to_string()
+            .contains("windows-image-build-unknown"),
+        "{response}"
+    );
+    let calls: Vec<String> = h.capability_calls().into_iter().map(|c| c.call).collect();
+    assert_eq!(
+        calls,
+        [LIST, MANIFEST],
+        "no Node list: RuntimeClasses are not asked; one manifest try"
+    );
+}
+
+#[test]
+fn mutation_round_trip_for_every_kind() {
+    let h = host(Some(cluster()));
+    let settings = json!({"mutate": true});
+    for kind in [
+        "pod",
+        "deployment",
+        "replicaset",
+        "statefulset",
+        "daemonset",
+        "job",
+        "cronjob",
+        "replicationcontroller",
+    ] {
+        let mut r = request(&format!("{kind}-windows-unpinned"));
+        let response = h.validate(&r, &settings).unwrap();
+        assert_eq!(response["accepted"], json!(true), "{kind}: {response}");
+        let mutated = response["mutated_object"].clone();
+        assert!(mutated.is_object(), "{kind}: {response}");
+        assert!(
+            response["warnings"].to_string().contains("fixed:"),
+            "{kind}: {response}"
+        );
+        // The mutated object passes validation as it is.
+        r["object"] = mutated;
+        let again = h.validate(&r, &json!({})).unwrap();
+        assert_eq!(again["accepted"], json!(true), "{kind}: {again}");
+    }
+    // What no fix repairs is still rejected.
+    let response = h.validate(&request("pod-os-conflict"), &settings).unwrap();
+    assert_eq!(response["accepted"], json!(false), "{response}");
+    assert!(response["mutated_object"].is_null());
+}
+
+#[test]
+fn settings_errors_name_the_setting() {
+    let h = host(None);
+    let rows = [
+        (json!({}), true, ""),
+        (
+            json!({"mutate": true, "severity": {"windows-image-build-unknown": "error"}}),
+            true,
+            "",
+        ),
+        (
+            json!({"supportedBuilds": ["10.0.20348", "ltsc2022"]}),
+            false,
+            "supportedBuilds[1]",
+        ),
+        (json!({"windowsTaint": []}), false, "windowsTaint"),
+        (json!({"mutate": "yes"}), false, "invalid type"),
+        (
+            json!({"disabledRules": ["no-such-rule"]}),
+            false,
+            "disabledRules[0]",
+        ),
+    ];
+    for (settings, valid, named) in rows {
+        let answer = h.call("validate_settings", &settings).unwrap();
+        assert_eq!(answer["valid"], json!(valid), "{settings}: {answer}");
+        assert!(
+            answer["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(named),
+            "{settings}: {answer}"
+        );
+    }
+}

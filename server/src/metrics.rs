@@ -1,0 +1,271 @@
+//! `/metrics` in the Prometheus text exposition format (version 0.0.4), written by hand: a handful of
+//! series does not need a registry.
+
+use crate::state::{AppState, Published};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use winplace_policy::Severity;
+use winplace_policy::rules::catalog;
+
+/// Upper bounds (seconds) of the audit duration histogram buckets.
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+/// Counters and the audit duration histogram; gauges are read from the published audit.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    audit: Mutex<Histogram>,
+    watch_errors: AtomicU64,
+    changes: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+impl Metrics {
+    /// Records how long one batch (apply + report) took.
+    pub fn observe_audit(&self, took: Duration) {
+        let seconds = took.as_secs_f64();
+        let mut h = self.audit.lock().unwrap_or_else(|p| p.into_inner());
+        for (bound, count) in BUCKETS.iter().zip(h.counts.iter_mut()) {
+            if seconds <= *bound {
+                *count += 1;
+            }
+        }
+        h.sum += seconds;
+        h.count += 1;
+    }
+
+    /// Counts a watch failure (each is followed by a restart with backoff).
+    pub fn watch_error(&self) {
+        self.watch_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Watch failures so far.
+    pub fn watch_errors(&self) -> u64 {
+        self.watch_errors.load(Ordering::Relaxed)
+    }
+
+    /// Counts one applied change.
+    pub fn change(&self) {
+        self.changes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Escapes a label value (backslash, double quote, newline).
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Formats a float as Prometheus expects (`+Inf`, plain decimals).
+fn number(v: f64) -> String {
+    if v.is_infinite() {
+        if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The whole exposition.
+pub fn render(state: &AppState) -> String {
+    let published = state.published();
+    let metrics = state.metrics();
+    let (synced, stale) = state.sync_flags();
+    let mut out = String::new();
+    let _ = write_all(&mut out, state, &published, metrics, synced, stale);
+    out
+}
+
+fn write_all(
+    out: &mut String,
+    state: &AppState,
+    published: &Published,
+    metrics: &Metrics,
+    synced: bool,
+    stale: bool,
+) -> std::fmt::Result {
+    let source = escape(&state.source().kind);
+    writeln!(
+        out,
+        "# HELP winplace_info The data source (demo, snapshot or live)."
+    )?;
+    writeln!(out, "# TYPE winplace_info gauge")?;
+    writeln!(
+        out,
+        "winplace_info{{source=\"{source}\",version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    )?;
+
+    writeln!(
+        out,
+        "# HELP winplace_audit_duration_seconds Time to apply a batch of changes and rebuild the report."
+    )?;
+    writeln!(out, "# TYPE winplace_audit_duration_seconds histogram")?;
+    {
+        let h = metrics.audit.lock().unwrap_or_else(|p| p.into_inner());
+        for (bound, count) in BUCKETS.iter().zip(h.counts.iter()) {
+            writeln!(
+                out,
+                "winplace_audit_duration_seconds_bucket{{le=\"{}\"}} {count}",
+                number(*bound)
+            )?;
+        }
+        writeln!(
+            out,
+            "winplace_audit_duration_seconds_bucket{{le=\"+Inf\"}} {}",
+            h.count
+        )?;
+        writeln!(out, "winplace_audit_duration_seconds_sum {}", number(h.sum))?;
+        writeln!(out, "winplace_audit_duration_seconds_count {}", h.count)?;
+    }
+
+    writeln!(
+        out,
+        "# HELP winplace_objects Objects the audit holds, by kind."
+    )?;
+    writeln!(out, "# TYPE winplace_objects gauge")?;
+    for kind in ["node", "pod", "runtimeclass"] {
+        let n = published.objects.get(kind).copied().unwrap_or(0);
+        writeln!(out, "winplace_objects{{kind=\"{kind}\"}} {n}")?;
+    }
+
+    writeln!(
+        out,
+        "# HELP winplace_workloads Workloads by placement state."
+    )?;
+    writeln!(out, "# TYPE winplace_workloads gauge")?;
+    let mut states: BTreeMap<String, usize> = ["fine", "at-risk", "misplaced"]
+        .into_iter()
+        .map(|s| (s.to_string(), 0))
+        .collect();
+    for w in &published.report.workloads {
+        let name = serde_json::to_value(w.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *states.entry(name).or_default() += 1;
+    }
+    for (s, n) in &states {
+        writeln!(out, "winplace_workloads{{state=\"{}\"}} {n}", escape(s))?;
+    }
+
+    writeln!(
+        out,
+        "# HELP winplace_findings Current findings, by rule and severity."
+    )?;
+    writeln!(out, "# TYPE winplace_findings gauge")?;
+    for (rule, severity, n) in findings(published) {
+        writeln!(
+            out,
+            "winplace_findings{{rule=\"{}\",severity=\"{}\"}} {n}",
+            escape(&rule),
+            severity.as_str()
+        )?;
+    }
+
+    writeln!(
+        out,
+        "# HELP winplace_watch_restarts_total Watch failures; each is retried with backoff."
+    )?;
+    writeln!(out, "# TYPE winplace_watch_restarts_total counter")?;
+    writeln!(
+        out,
+        "winplace_watch_restarts_total {}",
+        metrics.watch_errors()
+    )?;
+    writeln!(
+        out,
+        "# HELP winplace_changes_total Changes applied to the audit."
+    )?;
+    writeln!(out, "# TYPE winplace_changes_total counter")?;
+    writeln!(
+        out,
+        "winplace_changes_total {}",
+        metrics.changes.load(Ordering::Relaxed)
+    )?;
+    writeln!(
+        out,
+        "# HELP winplace_revision Revision of the published audit."
+    )?;
+    writeln!(out, "# TYPE winplace_revision gauge")?;
+    writeln!(out, "winplace_revision {}", published.revision)?;
+    writeln!(
+        out,
+        "# HELP winplace_synced 1 once the first full list has been audited."
+    )?;
+    writeln!(out, "# TYPE winplace_synced gauge")?;
+    writeln!(out, "winplace_synced {}", u8::from(synced))?;
+    writeln!(
+        out,
+        "# HELP winplace_stale 1 while the watch has been failing past the grace period."
+    )?;
+    writeln!(out, "# TYPE winplace_stale gauge")?;
+    writeln!(out, "winplace_stale {}", u8::from(stale))?;
+    Ok(())
+}
+
+/// Finding counts by rule (the summary's, which counts each finding once) with each rule's severity
+/// as the findings carry it (the catalogue's default when none is at hand).
+fn findings(published: &Published) -> Vec<(String, Severity, usize)> {
+    let report = &published.report;
+    let mut severity: BTreeMap<&str, Severity> = BTreeMap::new();
+    let all = report
+        .workloads
+        .iter()
+        .flat_map(|w| &w.findings)
+        .chain(report.nodes.iter().flat_map(|n| &n.findings));
+    for f in all {
+        severity.entry(f.rule.as_str()).or_insert(f.severity);
+    }
+    report
+        .summary
+        .findings_by_rule
+        .iter()
+        .map(|(rule, n)| {
+            let sev = severity
+                .get(rule.as_str())
+                .copied()
+                .or_else(|| catalog::rule(rule).map(|m| m.severity))
+                .unwrap_or(Severity::Warning);
+            (rule.clone(), sev, *n)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let m = Metrics::default();
+        m.observe_audit(Duration::from_millis(3));
+        m.observe_audit(Duration::from_millis(300));
+        let h = m.audit.lock().expect("lock");
+        // le=0.001 → 0; le=0.005 → 1; le=0.5 → 2.
+        assert_eq!((h.counts[0], h.counts[2], h.counts[8]), (0, 1, 2));
+        assert_eq!(h.count, 2);
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(number(f64::INFINITY), "+Inf");
+        assert_eq!(number(0.25), "0.25");
+    }
+}
