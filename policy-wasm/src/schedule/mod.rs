@@ -4,6 +4,7 @@
 //! * [`taints`]: toleration vs taint (`ToleratesTaint`), which effects filter, toleration and taint validation.
 //! * [`selector`]: `spec.nodeSelector` (`labels.SelectorFromSet`) and the label/name syntax checks.
 //! * [`affinity`]: required and preferred node affinity (component-helpers `nodeaffinity`) and its validation.
+//! * [`gated`]: which placement updates a scheduling-gated pod may make (only narrowing ones).
 //! * [`runtimeclass`]: what the RuntimeClass admission plugin does to a pod (selector and toleration merge,
 //!   overhead).
 //!
@@ -18,6 +19,7 @@
 //! ```
 
 pub mod affinity;
+pub mod gated;
 pub mod runtimeclass;
 pub mod selector;
 pub mod taints;
