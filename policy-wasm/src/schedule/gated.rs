@@ -98,6 +98,9 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{NodeAffinity, PreferredSchedulingTerm};
 
+    type Selector = BTreeMap<String, String>;
+    type Terms = Option<Vec<Vec<NodeSelectorRequirement>>>;
+
     fn sel(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -113,7 +116,7 @@ mod tests {
         }
     }
 
-    fn affinity(terms: Option<Vec<Vec<NodeSelectorRequirement>>>, preferred: usize) -> Affinity {
+    fn affinity(terms: Terms, preferred: usize) -> Affinity {
         Affinity {
             node_affinity: Some(NodeAffinity {
                 required_during_scheduling_ignored_during_execution: terms.map(|terms| {
@@ -149,11 +152,7 @@ mod tests {
         ]);
         let linux = sel(&[("kubernetes.io/os", "linux")]);
         // (old, new, allowed) — §3.4: additions only.
-        let cases: &[(
-            Option<&BTreeMap<String, String>>,
-            Option<&BTreeMap<String, String>>,
-            bool,
-        )] = &[
+        let cases: &[(Option<&Selector>, Option<&Selector>, bool)] = &[
             (None, Some(&os), true),
             (Some(&os), Some(&os_build), true),
             (Some(&os), Some(&os), true),
@@ -176,11 +175,7 @@ mod tests {
         let build = || req("node.kubernetes.io/windows-build", "In", &["10.0.20348"]);
         let linux = || req("kubernetes.io/os", "In", &["linux"]);
         // (old terms, new terms, allowed) — §3.4.
-        let cases: Vec<(
-            Option<Vec<Vec<NodeSelectorRequirement>>>,
-            Option<Vec<Vec<NodeSelectorRequirement>>>,
-            bool,
-        )> = vec![
+        let cases: Vec<(Terms, Terms, bool)> = vec![
             (None, Some(vec![vec![win()]]), true),
             (Some(vec![]), Some(vec![vec![win()]]), true),
             (
