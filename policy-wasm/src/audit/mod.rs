@@ -46,8 +46,8 @@ use serde_json::Value;
 
 use crate::finding::{Finding, Severity};
 use crate::input::LineMap;
+use crate::model::node_os;
 use crate::model::{ClusterContext, Object, PodTemplate, RuntimeClassEntry, WorkloadKind};
-use crate::model::{node_os, node_windows_build};
 use crate::placement::{NodeIndex, Placement, PodOs, Resolver, fit};
 use crate::rules::live_state::{self, LiveNode, PodFacts, TemplateFacts};
 use crate::rules::{evaluate_object, evaluate_template};
@@ -281,15 +281,7 @@ fn node_name(node: &Node) -> &str {
 }
 
 fn os_of(node: &Node) -> (Option<Os>, Option<u32>) {
-    let os = node_os(node).and_then(|o| o.parse::<Os>().ok());
-    let build = if os == Some(Os::Windows) {
-        node_windows_build(node)
-            .and_then(|b| WindowsVersion::parse(&b))
-            .map(|v| v.build)
-    } else {
-        None
-    };
-    (os, build)
+    crate::model::node_os_build(node)
 }
 
 fn os_name(os: Option<Os>) -> String {

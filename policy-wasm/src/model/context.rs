@@ -164,6 +164,21 @@ pub fn node_windows_build(node: &Node) -> Option<String> {
         .cloned()
 }
 
+/// A node's OS as a typed value and, for Windows nodes, its build number (`20348`): what placement and the
+/// audit index nodes by.
+pub fn node_os_build(node: &Node) -> (Option<crate::windows::images::Os>, Option<u32>) {
+    use crate::windows::images::Os;
+    let os = node_os(node).and_then(|o| o.parse::<Os>().ok());
+    let build = if os == Some(Os::Windows) {
+        node_windows_build(node)
+            .and_then(|b| crate::windows::builds::WindowsVersion::parse(&b))
+            .map(|v| v.build)
+    } else {
+        None
+    };
+    (os, build)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

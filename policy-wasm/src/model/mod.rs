@@ -24,7 +24,9 @@ use crate::finding::ObjectRef;
 use crate::input::{Document, LineMap};
 use crate::path::{FieldPath, Segment};
 
-pub use context::{ClusterContext, ObjectError, RuntimeClassEntry, node_os, node_windows_build};
+pub use context::{
+    ClusterContext, ObjectError, RuntimeClassEntry, node_os, node_os_build, node_windows_build,
+};
 pub use workload::{PodTemplate, WorkloadKind, pod_template};
 
 /// One Kubernetes object of the input (a document, or an item of a `List`).

@@ -33,14 +33,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{Node, NodeSelector, NodeSelectorTerm, Taint, Toleration};
 
 use super::Placement;
-use crate::model::{ClusterContext, node_os, node_windows_build};
+use crate::model::{ClusterContext, node_os};
 use crate::schedule::affinity::{NodeFacts, required_affinity_matches, requirement_matches};
 use crate::schedule::selector::node_selector_matches;
 use crate::schedule::taints::{
     Gates, filters, first_untolerated, first_untolerated_no_execute, taint_display,
     tolerated_by_any,
 };
-use crate::windows::builds::WindowsVersion;
 use crate::windows::images::Os;
 
 /// A label key with more distinct values than this is a per-node label (hostname, instance id) and is left
@@ -181,14 +180,7 @@ impl NodeIndex {
         let mut by_key: BTreeMap<ClassKey, usize> = BTreeMap::new();
         for (i, node) in nodes.iter().enumerate() {
             let labels = node.metadata.labels.clone().unwrap_or_default();
-            let os = node_os(node).and_then(|o| o.parse::<Os>().ok());
-            let build = if os == Some(Os::Windows) {
-                node_windows_build(node)
-                    .and_then(|b| WindowsVersion::parse(&b))
-                    .map(|v| v.build)
-            } else {
-                None
-            };
+            let (os, build) = crate::model::node_os_build(node);
             let spec = node.spec.as_ref();
             let taints: Vec<Taint> = spec
                 .and_then(|s| s.taints.as_ref())
