@@ -172,3 +172,10 @@ export function bigCluster(nodes: number, pods: number) {
 export function writeJson(file: string, value: unknown) {
   fs.writeFileSync(file, JSON.stringify(value));
 }
+
+/// A server on `cluster` (a kubectl-style List), read from a snapshot file: what the "on a snapshot" suites share.
+export async function snapshotServer(cluster: unknown): Promise<Server> {
+  const file = tempFile('cluster.json');
+  writeJson(file, cluster);
+  return startServer(undefined, ['--snapshot', file]);
+}

@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { watchConsole, shot, startServer, Server, tempFile, writeJson, smallCluster } from './helpers';
+import { watchConsole, shot, Server, smallCluster, snapshotServer } from './helpers';
 
 test('the node map groups nodes by OS and build and shows taints at a glance (demo)', async ({ page }, testInfo) => {
   const problems = watchConsole(page);
@@ -59,11 +59,7 @@ test('the name filter narrows the map', async ({ page }) => {
 
 test.describe('on a snapshot', () => {
   let server: Server;
-  test.beforeAll(async () => {
-    const file = tempFile('cluster.json');
-    writeJson(file, smallCluster(true));
-    server = await startServer(undefined, ['--snapshot', file]);
-  });
+  test.beforeAll(async () => { server = await snapshotServer(smallCluster(true)); });
   test.afterAll(async () => { await server?.stop(); });
 
   test('a Windows pod on a Linux node is a misplaced mark, and the node lists it', async ({ page }, testInfo) => {

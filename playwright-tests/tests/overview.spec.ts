@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { watchConsole, shot, startServer, Server, tempFile, writeJson, smallCluster } from './helpers';
+import { watchConsole, shot, Server, smallCluster, snapshotServer } from './helpers';
 
 test('the overview names Windows builds, counts nodes and shows the data source (demo)', async ({ page }, testInfo) => {
   const problems = watchConsole(page);
@@ -42,11 +42,7 @@ test('the build matrix says, per image build and node build, compatible or not, 
 
 test.describe('on a snapshot', () => {
   let server: Server;
-  test.beforeAll(async () => {
-    const file = tempFile('cluster.json');
-    writeJson(file, smallCluster(true));
-    server = await startServer(undefined, ['--snapshot', file]);
-  });
+  test.beforeAll(async () => { server = await snapshotServer(smallCluster(true)); });
   test.afterAll(async () => { await server?.stop(); });
 
   test('the overview counts the snapshot and says it is a snapshot', async ({ page }, testInfo) => {

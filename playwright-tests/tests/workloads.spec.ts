@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { watchConsole, shot, startServer, Server, tempFile, writeJson, smallCluster } from './helpers';
+import { watchConsole, shot, Server, smallCluster, snapshotServer } from './helpers';
 
 test('the workloads table lists misplaced and at-risk workloads of the demo', async ({ page }, testInfo) => {
   const problems = watchConsole(page);
@@ -17,11 +17,7 @@ test('the workloads table lists misplaced and at-risk workloads of the demo', as
 
 test.describe('on a snapshot', () => {
   let server: Server;
-  test.beforeAll(async () => {
-    const file = tempFile('cluster.json');
-    writeJson(file, smallCluster(true));
-    server = await startServer(undefined, ['--snapshot', file]);
-  });
+  test.beforeAll(async () => { server = await snapshotServer(smallCluster(true)); });
   test.afterAll(async () => { await server?.stop(); });
 
   test('a row opens its findings: explanation, rule documentation, fix as YAML to copy', async ({ page, context }, testInfo) => {
