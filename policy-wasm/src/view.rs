@@ -81,10 +81,8 @@ impl ClusterView {
                 NodeView {
                     os: crate::model::node_os(n).unwrap_or("unknown").to_string(),
                     build: crate::model::node_windows_build(n),
-                    taints: n
-                        .spec
+                    taints: crate::model::node_taints(n)
                         .iter()
-                        .flat_map(|s| s.taints.iter().flatten())
                         .map(crate::schedule::taints::taint_display)
                         .collect(),
                     labels: n.metadata.labels.clone().unwrap_or_default(),

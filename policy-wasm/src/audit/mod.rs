@@ -402,10 +402,8 @@ fn class_representatives(nodes: &[Node], per_node: &BTreeSet<String>) -> Vec<Nod
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         let spec = node.spec.as_ref();
-        let taints = spec
-            .and_then(|s| s.taints.as_ref())
-            .into_iter()
-            .flatten()
+        let taints = crate::model::node_taints(node)
+            .iter()
             .filter(|t| filters(t))
             .map(|t| (t.key.as_str(), t.value.as_deref(), t.effect.as_str()))
             .collect();
@@ -1252,12 +1250,8 @@ impl Audit {
             }
         }
         sort_findings(&mut findings);
-        let taints = node
-            .spec
-            .as_ref()
-            .and_then(|s| s.taints.as_ref())
-            .into_iter()
-            .flatten()
+        let taints = crate::model::node_taints(node)
+            .iter()
             .map(taint_display)
             .collect();
         let mut node_info = BTreeMap::new();
@@ -1309,11 +1303,8 @@ impl Audit {
                 let taint_sets: Vec<BTreeSet<String>> = nodes
                     .iter()
                     .map(|n| {
-                        n.spec
-                            .as_ref()
-                            .and_then(|s| s.taints.as_ref())
-                            .into_iter()
-                            .flatten()
+                        crate::model::node_taints(n)
+                            .iter()
                             .map(taint_display)
                             .collect()
                     })
@@ -1330,14 +1321,7 @@ impl Audit {
                     .unwrap_or_default();
                 let untainted = nodes
                     .iter()
-                    .filter(|n| {
-                        !n.spec
-                            .as_ref()
-                            .and_then(|s| s.taints.as_ref())
-                            .into_iter()
-                            .flatten()
-                            .any(filters)
-                    })
+                    .filter(|n| !crate::model::node_taints(n).iter().any(filters))
                     .count();
                 let (os, build, title) = match order {
                     0 if build > 0 => (

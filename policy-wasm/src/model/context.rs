@@ -164,6 +164,14 @@ pub fn node_windows_build(node: &Node) -> Option<String> {
         .cloned()
 }
 
+/// A node's taints (`spec.taints`; empty when the node has no spec or no taints).
+pub fn node_taints(node: &Node) -> &[k8s_openapi::api::core::v1::Taint] {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or_default()
+}
+
 /// A node's OS as a typed value and, for Windows nodes, its build number (`20348`): what placement and the
 /// audit index nodes by.
 pub fn node_os_build(node: &Node) -> (Option<crate::windows::images::Os>, Option<u32>) {

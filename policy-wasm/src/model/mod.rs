@@ -25,7 +25,8 @@ use crate::input::{Document, LineMap};
 use crate::path::{FieldPath, Segment};
 
 pub use context::{
-    ClusterContext, ObjectError, RuntimeClassEntry, node_os, node_os_build, node_windows_build,
+    ClusterContext, ObjectError, RuntimeClassEntry, node_os, node_os_build, node_taints,
+    node_windows_build,
 };
 pub use workload::{PodTemplate, WorkloadKind, pod_template};
 

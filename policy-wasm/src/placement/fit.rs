@@ -182,10 +182,8 @@ impl NodeIndex {
             let labels = node.metadata.labels.clone().unwrap_or_default();
             let (os, build) = crate::model::node_os_build(node);
             let spec = node.spec.as_ref();
-            let taints: Vec<Taint> = spec
-                .and_then(|s| s.taints.as_ref())
-                .into_iter()
-                .flatten()
+            let taints: Vec<Taint> = crate::model::node_taints(node)
+                .iter()
                 .filter(|t| filters(t))
                 .cloned()
                 .collect();
@@ -347,11 +345,8 @@ pub fn untolerated_windows_taints(nodes: &[Node], placement: &Placement) -> Opti
     considered
         .iter()
         .map(|n| {
-            n.spec
-                .as_ref()
-                .and_then(|s| s.taints.as_ref())
-                .into_iter()
-                .flatten()
+            crate::model::node_taints(n)
+                .iter()
                 .filter(|t| filters(t))
                 .filter(|t| !tolerated_by_any(&placement.tolerations, t, Gates::default()))
                 .cloned()

@@ -173,13 +173,7 @@ pub fn windows_taints(context: Option<&ClusterContext>, settings: &Settings) -> 
             continue;
         }
         any_windows = true;
-        for t in node
-            .spec
-            .as_ref()
-            .and_then(|s| s.taints.as_ref())
-            .into_iter()
-            .flatten()
-        {
+        for t in crate::model::node_taints(node) {
             if filters(t)
                 && !out
                     .iter()
