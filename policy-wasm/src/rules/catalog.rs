@@ -543,6 +543,21 @@ pub fn doc_url(id: &str) -> String {
     format!("https://github.com/winplace/winplace/blob/main/docs/rules/{id}.md")
 }
 
+/// One rule as JSON: every field of the table plus `helpUri`, as `winplace rules --format json` and the
+/// server's `/api/rules` print it.
+pub fn rule_json(rule: &RuleMeta) -> serde_json::Value {
+    serde_json::json!({
+        "id": rule.id,
+        "severity": rule.severity,
+        "family": rule.family.as_str(),
+        "title": rule.title,
+        "summary": rule.summary,
+        "fixable": rule.fixable,
+        "needsContext": rule.needs_context,
+        "helpUri": doc_url(rule.id),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

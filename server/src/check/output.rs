@@ -380,21 +380,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
 pub fn rules(format: ListFormat) -> String {
     match format {
         ListFormat::Json => {
-            let rows: Vec<Value> = RULES
-                .iter()
-                .map(|r| {
-                    json!({
-                        "id": r.id,
-                        "severity": r.severity,
-                        "family": r.family.as_str(),
-                        "title": r.title,
-                        "summary": r.summary,
-                        "fixable": r.fixable,
-                        "needsContext": r.needs_context,
-                        "helpUri": catalog::doc_url(r.id),
-                    })
-                })
-                .collect();
+            let rows: Vec<Value> = RULES.iter().map(catalog::rule_json).collect();
             let mut s = serde_json::to_string_pretty(&rows).unwrap_or_default();
             s.push('\n');
             s

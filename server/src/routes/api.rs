@@ -190,17 +190,9 @@ async fn rules() -> Json<serde_json::Value> {
     let rows: Vec<serde_json::Value> = RULES
         .iter()
         .map(|r| {
-            json!({
-                "id": r.id,
-                "severity": r.severity,
-                "family": r.family.as_str(),
-                "familyTitle": r.family.title(),
-                "title": r.title,
-                "summary": r.summary,
-                "fixable": r.fixable,
-                "needsContext": r.needs_context,
-                "helpUri": catalog::doc_url(r.id),
-            })
+            let mut row = catalog::rule_json(r);
+            row["familyTitle"] = r.family.title().into();
+            row
         })
         .collect();
     Json(serde_json::Value::Array(rows))
