@@ -44,6 +44,21 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// A host that grants the cluster context of `policy-wasm/test_data/context/`: its Nodes and
+    /// RuntimeClasses.
+    pub fn test_cluster() -> Result<Self, String> {
+        let mut c = Capabilities::default();
+        c.lists.insert(
+            ("v1".into(), "Node".into()),
+            test_data("context/nodes.json")?,
+        );
+        c.lists.insert(
+            ("node.k8s.io/v1".into(), "RuntimeClass".into()),
+            test_data("context/runtimeclasses.json")?,
+        );
+        Ok(c)
+    }
+
     /// The answer to one host call, or `None` to fail it.
     pub fn answer(
         &self,

@@ -22,14 +22,7 @@ fn host(capabilities: Option<Capabilities>) -> PolicyHost {
 }
 
 fn cluster() -> Capabilities {
-    let mut c = Capabilities::default();
-    c.lists
-        .insert(("v1".into(), "Node".into()), fixture("context/nodes.json"));
-    c.lists.insert(
-        ("node.k8s.io/v1".into(), "RuntimeClass".into()),
-        fixture("context/runtimeclasses.json"),
-    );
-    c
+    Capabilities::test_cluster().unwrap_or_else(|e| panic!("{e}"))
 }
 
 const LIST: &str = "kubewarden/kubernetes/list_resources_all";
