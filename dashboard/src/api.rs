@@ -1,7 +1,7 @@
-//! Calls to the server's JSON API (types from `winplace_policy::api`, shared with the server).
+//! Calls to the server's JSON API (types from `winplace_rules::api`, shared with the server).
 
 use serde::de::DeserializeOwned;
-use winplace_policy::api::{NodesResponse, SummaryResponse, WorkloadsResponse};
+use winplace_api::{NodesResponse, SummaryResponse, WorkloadsResponse};
 
 /// What a failed call says to the user.
 pub type ApiResult<T> = Result<T, String>;

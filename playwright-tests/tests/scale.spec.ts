@@ -3,11 +3,12 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import { watchConsole, shot, startServer, tempFile, writeJson, bigCluster, bin, binSupports, waitSynced } from './helpers';
 
-// The Kubernetes envelope: 5,000 nodes, 150,000 pods. WINPLACE_SCALE_PODS lowers the pod count on slow machines.
+// 5,000 nodes (the Kubernetes envelope's node count) with fewer pods than the envelope, so the test stays
+// quick; bench/node-map.spec.ts measures the full 150,000 pods. Asserts behaviour, never a duration.
 const NODES = 5000;
-const PODS = Number(process.env.WINPLACE_SCALE_PODS ?? 150_000);
+const PODS = Number(process.env.WINPLACE_SCALE_PODS ?? 15_000);
 
-test('the node map renders 5,000 nodes quickly and stays usable', async ({ page }, testInfo) => {
+test('the node map draws 5,000 nodes and stays usable', async ({ page }, testInfo) => {
   test.setTimeout(300_000);
   const problems = watchConsole(page);
   const file = tempFile('scale.json');

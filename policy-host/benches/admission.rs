@@ -11,9 +11,9 @@ use criterion::{Criterion, black_box};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use winplace_policy::Settings;
-use winplace_policy::admission::{self, AdmissionRequest};
+use winplace_kubewarden::admission::{self, AdmissionRequest};
 use winplace_policy_host::{Capabilities, PolicyHost, built_policy, test_data};
+use winplace_rules::Settings;
 
 fn fixture(name: &str) -> Value {
     test_data(name).unwrap_or_else(|e| panic!("{e}"))
@@ -95,7 +95,7 @@ fn report() {
             n as f64 / start.elapsed().as_secs_f64()
         };
         let check = rate(&|| {
-            black_box(winplace_policy::check_value(
+            black_box(winplace_rules::check_value(
                 request.object.clone(),
                 ctx.as_ref(),
                 &settings,
@@ -133,13 +133,7 @@ fn benches(c: &mut Criterion) {
     for (name, file, _) in CASES.iter().filter(|c| !c.2) {
         let object = fixture(file)["request"]["object"].clone();
         group.bench_function(*name, |b| {
-            b.iter(|| {
-                black_box(winplace_policy::check_value(
-                    object.clone(),
-                    None,
-                    &settings,
-                ))
-            })
+            b.iter(|| black_box(winplace_rules::check_value(object.clone(), None, &settings)))
         });
     }
     group.finish();

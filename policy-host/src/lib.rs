@@ -44,7 +44,7 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// A host that grants the cluster context of `policy-wasm/test_data/context/`: its Nodes and
+    /// A host that grants the cluster context of `kubewarden/test_data/context/`: its Nodes and
     /// RuntimeClasses.
     pub fn test_cluster() -> Result<Self, String> {
         let mut c = Capabilities::default();
@@ -225,12 +225,12 @@ pub fn admission_request(operation: &str, object: &serde_json::Value) -> serde_j
     })
 }
 
-/// The directory of the policy's AdmissionReview fixtures (`policy-wasm/test_data`).
+/// The directory of the policy's AdmissionReview fixtures (`kubewarden/test_data`).
 pub fn test_data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policy-wasm/test_data")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kubewarden/test_data")
 }
 
-/// A JSON fixture of `policy-wasm/test_data` (e.g. `pod-windows-unpinned.json`, `context/nodes.json`).
+/// A JSON fixture of `kubewarden/test_data` (e.g. `pod-windows-unpinned.json`, `context/nodes.json`).
 pub fn test_data(name: &str) -> Result<serde_json::Value, String> {
     let path = test_data_dir().join(name);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use winplace_policy::admission::{CONTEXT_RESOURCES, EVALUATED_KINDS};
-use winplace_policy::input::{Limits, parse};
+use winplace_kubewarden::admission::{CONTEXT_RESOURCES, EVALUATED_KINDS};
+use winplace_rules::input::{Limits, parse};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -21,7 +21,7 @@ fn yaml(path: &str) -> Vec<Value> {
 }
 
 fn metadata() -> Value {
-    yaml("policy-wasm/metadata.yml").remove(0)
+    yaml("kubewarden/metadata.yml").remove(0)
 }
 
 /// The plural resource of each evaluated kind, by API group.
@@ -122,7 +122,7 @@ fn metadata_covers_every_evaluated_kind_for_create_and_update() {
 #[test]
 fn artifacthub_package_matches_the_metadata() {
     let m = metadata();
-    let p = yaml("policy-wasm/artifacthub-pkg.yml").remove(0);
+    let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
     let a = &m["annotations"];
     assert_eq!(p["version"], a["io.kubewarden.policy.version"]);
     assert_eq!(p["license"], a["io.kubewarden.policy.license"]);
@@ -213,7 +213,7 @@ fn cluster_admission_policies_are_consistent_with_the_metadata() {
             assert!(spec["contextAwareResources"].is_null(), "{file}");
         }
         // The settings are valid settings.
-        let settings: winplace_policy::Settings = serde_json::from_value(spec["settings"].clone())
+        let settings: winplace_rules::Settings = serde_json::from_value(spec["settings"].clone())
             .unwrap_or_else(|e| panic!("{file}: settings: {e}"));
         settings
             .validate()

@@ -1,23 +1,10 @@
-//! `winplace`: the server (dashboard, API, policy download) and the command-line checks.
-
-mod app;
-mod assets;
-mod audit_cmd;
-mod check;
-mod cli;
-mod demo_snapshot;
-mod metrics;
-mod routes;
-mod source;
-mod state;
-#[cfg(test)]
-mod tests;
+//! `winplace`: parses the command line, sets up logging and runs the command (see the library crate).
 
 use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = winplace::cli::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

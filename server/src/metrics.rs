@@ -7,8 +7,8 @@ use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use winplace_policy::Severity;
-use winplace_policy::rules::catalog;
+use winplace_rules::Severity;
+use winplace_rules::rules::catalog;
 
 /// Upper bounds (seconds) of the audit duration histogram buckets.
 const BUCKETS: [f64; 12] = [
@@ -99,7 +99,7 @@ fn write_all(
     synced: bool,
     stale: bool,
 ) -> std::fmt::Result {
-    let source = escape(&state.source().kind);
+    let source = escape(state.source().kind.as_str());
     writeln!(
         out,
         "# HELP winplace_info The data source (demo, snapshot or live)."

@@ -10,14 +10,14 @@ use crate::source::SourceEvent;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use k8s_openapi::api::core::v1::Node;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{broadcast, mpsc, watch};
-use winplace_policy::api::{ChangeEvent, Freshness, Meta};
-use winplace_policy::audit::{Audit, AuditReport, Change, Touched};
-use winplace_policy::model::{ClusterContext, RuntimeClassEntry};
-use winplace_policy::view::{ClusterView, NodeView, SourceInfo};
+use winplace_api::SourceInfo;
+use winplace_api::{ChangeEvent, Freshness, Meta};
+use winplace_rules::audit::{Audit, AuditReport, Change, Touched, pod_key, pod_key_of};
+use winplace_rules::model::{ClusterContext, RuntimeClassEntry};
 
 /// How long a broken watch is tolerated before the data is called stale and `/readyz` fails.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(60);
@@ -42,8 +42,6 @@ pub struct Published {
     pub report: AuditReport,
     /// Nodes and RuntimeClasses, for the playground.
     pub context: ClusterContext,
-    /// The `GET /api/cluster` view (kept for the dashboard's first version).
-    pub cluster_nodes: Vec<NodeView>,
     /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
     pub objects: BTreeMap<&'static str, usize>,
 }
@@ -252,9 +250,9 @@ impl AppState {
     }
 }
 
-#[cfg(test)]
 impl AppState {
-    /// Publishes a hand-made report as the next revision and marks the state synced (API tests).
+    /// Publishes a ready-made report as the next revision and marks the state synced (router tests,
+    /// embedders that compute the audit elsewhere).
     pub fn publish_report(&self, report: AuditReport) {
         let revision = self.published().revision + 1;
         self.publish(
@@ -312,13 +310,13 @@ pub fn spawn_applier(
         .unwrap_or_else(|e| panic!("cannot start the audit thread: {e}"))
 }
 
-/// The audit and what the server keeps beside it (nodes and RuntimeClasses for the playground, where
-/// each pod is bound for `/api/cluster`).
+/// The audit and what the server keeps beside it (nodes and RuntimeClasses for the playground, the keys
+/// of the pods for the object counts).
 pub struct Applier {
     audit: Audit,
     nodes: BTreeMap<String, Node>,
     runtime_classes: BTreeMap<String, RuntimeClassEntry>,
-    pod_nodes: HashMap<String, Option<String>>,
+    pods: HashSet<String>,
     revision: u64,
 }
 
@@ -329,7 +327,7 @@ impl Applier {
             audit,
             nodes: BTreeMap::new(),
             runtime_classes: BTreeMap::new(),
-            pod_nodes: HashMap::new(),
+            pods: HashSet::new(),
             revision: 0,
         }
     }
@@ -373,10 +371,9 @@ impl Applier {
                 nodes: self.nodes.values().cloned().collect(),
                 runtime_classes: self.runtime_classes.values().cloned().collect(),
             },
-            cluster_nodes: self.cluster_nodes(),
             objects: BTreeMap::from([
                 ("node", self.nodes.len()),
-                ("pod", self.pod_nodes.len()),
+                ("pod", self.pods.len()),
                 ("runtimeclass", self.runtime_classes.len()),
             ]),
         };
@@ -393,15 +390,6 @@ impl Applier {
     }
 
     fn track(&mut self, change: &Change) {
-        let pod_key = |p: &k8s_openapi::api::core::v1::Pod| {
-            format!(
-                "{}/{}",
-                p.metadata.namespace.as_deref().unwrap_or("default"),
-                p.metadata.name.as_deref().unwrap_or("")
-            )
-        };
-        let pod_node =
-            |p: &k8s_openapi::api::core::v1::Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
         let rc_name = |e: &RuntimeClassEntry| e.object.metadata.name.clone().unwrap_or_default();
         match change {
             Change::Reset {
@@ -413,7 +401,7 @@ impl Applier {
                     .iter()
                     .map(|n| (n.metadata.name.clone().unwrap_or_default(), n.clone()))
                     .collect();
-                self.pod_nodes = pods.iter().map(|p| (pod_key(p), pod_node(p))).collect();
+                self.pods = pods.iter().map(pod_key_of).collect();
                 self.runtime_classes = runtime_classes
                     .iter()
                     .map(|e| (rc_name(e), e.clone()))
@@ -427,10 +415,10 @@ impl Applier {
                 self.nodes.remove(name);
             }
             Change::Pod(pod) => {
-                self.pod_nodes.insert(pod_key(pod), pod_node(pod));
+                self.pods.insert(pod_key_of(pod));
             }
             Change::PodDeleted(ns, name) => {
-                self.pod_nodes.remove(&format!("{ns}/{name}"));
+                self.pods.remove(&pod_key(ns, name));
             }
             Change::RuntimeClass(entry) => {
                 self.runtime_classes
@@ -440,32 +428,6 @@ impl Applier {
                 self.runtime_classes.remove(name);
             }
         }
-    }
-
-    /// Nodes with the names of their pods (the `GET /api/cluster` shape).
-    fn cluster_nodes(&self) -> Vec<NodeView> {
-        let mut by_node: HashMap<&str, Vec<String>> = HashMap::new();
-        for (pod, node) in &self.pod_nodes {
-            if let Some(node) = node {
-                by_node.entry(node.as_str()).or_default().push(pod.clone());
-            }
-        }
-        let nodes: Vec<Node> = self.nodes.values().cloned().collect();
-        let mut view = ClusterView::new(self_source_placeholder(), &nodes, &[]);
-        for node in &mut view.nodes {
-            let mut pods = by_node.remove(node.name.as_str()).unwrap_or_default();
-            pods.sort();
-            node.pods = pods;
-        }
-        view.nodes
-    }
-}
-
-/// [`ClusterView::new`] wants a source; the handler puts the real one in.
-fn self_source_placeholder() -> SourceInfo {
-    SourceInfo {
-        kind: String::new(),
-        description: String::new(),
     }
 }
 
@@ -549,11 +511,17 @@ mod tests {
         assert_eq!(p.objects["runtimeclass"], 2);
         assert_eq!(p.context.nodes.len(), 10);
         let win22 = p
-            .cluster_nodes
+            .report
+            .nodes
             .iter()
             .find(|n| n.name == "aks-win22-0")
             .expect("node");
-        assert!(win22.pods.iter().any(|p| p.starts_with("shop/storefront-")));
+        assert!(
+            win22
+                .pods
+                .iter()
+                .any(|p| p.namespace == "shop" && p.name.starts_with("storefront-"))
+        );
         assert_eq!(rx.try_recv().map(|e| e.revision), Ok(1));
         assert!(s.readiness().is_ok());
         // A deletion publishes revision 2; an error alone publishes nothing.

@@ -2,7 +2,7 @@
 //! directory walking, `--fix`, SARIF, and the text report (snapshots in `tests/snapshots/`; set
 //! `UPDATE_SNAPSHOTS=1` to rewrite them after a deliberate change, then review the diff).
 
-#[path = "../../policy-wasm/tests/common/corpus.rs"]
+#[path = "../../rules/tests/common/corpus.rs"]
 mod corpus;
 
 use std::io::Write as _;
@@ -361,7 +361,7 @@ fn sarif_has_the_shape_code_scanning_needs() {
             .is_some_and(|u| u.starts_with("https://"))
     );
     let rules = driver["rules"].as_array().expect("rules");
-    assert_eq!(rules.len(), winplace_policy::rules::catalog::RULES.len());
+    assert_eq!(rules.len(), winplace_rules::rules::catalog::RULES.len());
     for r in rules {
         assert!(r["id"].is_string(), "{r}");
         assert!(r["shortDescription"]["text"].is_string(), "{r}");
@@ -433,7 +433,7 @@ fn text_report_snapshots() {
 fn rules_lists_the_catalogue() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = stdout(&winplace(dir.path(), &["rules"], None));
-    let catalog = winplace_policy::rules::catalog::RULES;
+    let catalog = winplace_rules::rules::catalog::RULES;
     assert_eq!(text.lines().count(), catalog.len() + 1);
     for r in catalog {
         assert!(

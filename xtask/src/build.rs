@@ -16,20 +16,18 @@ pub fn policy() -> Result<(), String> {
     run(Command::new(cargo()).args([
         "build",
         "-p",
-        "winplace-policy",
+        "winplace-kubewarden",
         "--lib",
-        "--features",
-        "kubewarden",
         "--target",
         "wasm32-wasip1",
         "--profile",
         "wasm-release",
     ]))?;
-    let raw = target_dir()?.join("wasm32-wasip1/wasm-release/winplace_policy.wasm");
+    let raw = target_dir()?.join("wasm32-wasip1/wasm-release/winplace_rules.wasm");
     let out = root().join("static/policy.wasm");
     optimize(&raw, &out)?;
     copy(
-        &root().join("policy-wasm/metadata.yml"),
+        &root().join("kubewarden/metadata.yml"),
         &root().join("static/policy-metadata.yml"),
     )
 }

@@ -19,9 +19,7 @@ pub fn all() -> Result<(), String> {
     run(Command::new(cargo()).args([
         "clippy",
         "-p",
-        "winplace-policy",
-        "--features",
-        "kubewarden",
+        "winplace-kubewarden",
         "--target",
         "wasm32-wasip1",
         "--",
@@ -29,12 +27,27 @@ pub fn all() -> Result<(), String> {
         "warnings",
     ]))?;
     crate::build::all(false)?;
-    run(Command::new(cargo()).args(["test", "--workspace"]))?;
+    let extra = crate::util::extra_corpus();
+    if let Some(dir) = &extra {
+        eprintln!("extra corpus cases from {}", dir.display());
+    }
+    let with_extra = |cmd: &mut Command| {
+        if let Some(dir) = &extra {
+            cmd.env("WINPLACE_EXTRA_CORPUS", dir);
+        }
+    };
+    let mut test = Command::new(cargo());
+    test.args(["test", "--workspace"]);
+    with_extra(&mut test);
+    run(&mut test)?;
     let bin = target_dir()?.join("debug/winplace");
-    run(Command::new("npx")
+    let mut browser = Command::new("npx");
+    browser
         .args(["playwright", "test"])
         .env("WINPLACE_BIN", bin)
-        .current_dir(root().join("playwright-tests")))
+        .current_dir(root().join("playwright-tests"));
+    with_extra(&mut browser);
+    run(&mut browser)
 }
 
 /// The benchmarks whose figures the README reports.

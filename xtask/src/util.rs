@@ -36,7 +36,15 @@ pub fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
-/// Runs `cmd` in the workspace root, echoing it; fails on a non-zero exit.
+/// Extra corpus cases to run besides `corpus/`: the folder in which new cases are handed to the project
+/// before they are copied into it (`shared/corpus` in the folder that holds the repository), when it
+/// exists. Tests read it through `WINPLACE_EXTRA_CORPUS`; nothing needs it.
+pub fn extra_corpus() -> Option<PathBuf> {
+    let dir = root().parent()?.join("shared").join("corpus");
+    dir.is_dir().then_some(dir)
+}
+
+/// Runs `cmd` in the workspace root, echoing it and how long it took; fails on a non-zero exit.
 pub fn run(cmd: &mut Command) -> Result<(), String> {
     if cmd.get_current_dir().is_none() {
         cmd.current_dir(root());
@@ -50,9 +58,11 @@ pub fn run(cmd: &mut Command) -> Result<(), String> {
             .join(" ")
     );
     eprintln!("==> {shown}");
+    let started = std::time::Instant::now();
     let status = cmd
         .status()
         .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
+    eprintln!("<== {:.1} s: {shown}", started.elapsed().as_secs_f64());
     if status.success() {
         Ok(())
     } else {

@@ -3,8 +3,8 @@
 use super::copy::CopyButton;
 use super::{SeverityBadge, yaml};
 use leptos::prelude::*;
-use winplace_policy::Finding;
-use winplace_policy::rules::catalog;
+use winplace_rules::Finding;
+use winplace_rules::rules::catalog;
 
 /// The fix's JSON patch operations as YAML text.
 pub fn patch_yaml(finding: &Finding) -> Option<String> {
@@ -48,7 +48,7 @@ pub fn FindingItem(finding: Finding) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_policy::{Fix, ObjectRef, Severity};
+    use winplace_rules::{Fix, ObjectRef, Severity};
 
     #[test]
     fn the_patch_renders_as_a_yaml_list_of_operations() {

@@ -4,7 +4,7 @@ use super::live::{Connection, Live};
 use crate::api::ApiResult;
 use leptos::prelude::*;
 use std::time::Duration;
-use winplace_policy::api::{Meta, SummaryResponse};
+use winplace_api::{Meta, SummaryResponse};
 
 /// The app-wide summary (source, freshness, counts), refetched on every change; shared through context.
 #[derive(Clone, Copy)]
@@ -57,13 +57,13 @@ pub fn DataStatus() -> impl IntoView {
                 None => view! { <span class="badge">"…"</span> }.into_any(),
                 Some(meta) => {
                     let fresh = meta.freshness;
-                    let kind = meta.source.kind.clone();
+                    let kind = meta.source.kind.as_str();
                     let updated = fresh.last_update_ms.map(|ms| {
                         format!("updated {} ({})", clock(ms), ago(now.get().max(ms), ms))
                     });
                     view! {
-                        <span class=format!("badge badge-{kind}") data-source=kind.clone()
-                            title=meta.source.description.clone()>{kind.clone()}</span>
+                        <span class=format!("badge badge-{kind}") data-source=kind
+                            title=meta.source.description.clone()>{kind}</span>
                         <span class="source-description">{meta.source.description.clone()}</span>
                         <span class="freshness" data-revision=fresh.revision.to_string()>
                             {if fresh.synced { "synced" } else { "syncing…" }}

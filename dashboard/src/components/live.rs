@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use winplace_policy::api::ChangeEvent;
+use winplace_api::ChangeEvent;
 
 /// State of the connection to the live stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub fn connect(live: Live) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_policy::audit::Touched;
+    use winplace_rules::audit::Touched;
 
     fn event(nodes: &[&str], workloads: &[&str]) -> ChangeEvent {
         ChangeEvent {

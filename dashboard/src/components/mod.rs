@@ -7,9 +7,9 @@ pub mod live;
 pub mod yaml;
 
 use leptos::prelude::*;
-use winplace_policy::Severity;
-use winplace_policy::audit::PlacementState;
-use winplace_policy::windows::builds::{WindowsVersion, build_display};
+use winplace_rules::Severity;
+use winplace_rules::audit::PlacementState;
+use winplace_rules::windows::builds::{WindowsVersion, build_display};
 
 /// A Windows build label (`10.0.20348`) as people say it: `Windows Server 2022 (10.0.20348)`.
 pub fn build_name(label: &str) -> String {

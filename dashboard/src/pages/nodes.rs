@@ -9,7 +9,7 @@ use crate::components::live::Live;
 use crate::components::{ErrorNote, Loading, StateBadge, build_name, plural, state_str};
 use leptos::prelude::*;
 use std::sync::Arc;
-use winplace_policy::audit::{NodeReport, PlacementState};
+use winplace_rules::audit::{NodeReport, PlacementState};
 
 /// Tiles a group shows before "Show more".
 const FIRST_TILES: usize = 60;
@@ -58,7 +58,7 @@ fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
         let build = g
             .build
             .as_deref()
-            .and_then(winplace_policy::windows::builds::WindowsVersion::parse)
+            .and_then(winplace_rules::windows::builds::WindowsVersion::parse)
             .map(|v| v.build)
             .unwrap_or(u32::MAX);
         (os_rank, build, g.os.clone())
@@ -371,7 +371,7 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
-    use winplace_policy::audit::PodRef;
+    use winplace_rules::audit::PodRef;
 
     fn node(
         name: &str,

@@ -5,7 +5,7 @@ use crate::components::header::SummaryData;
 use crate::components::{ErrorNote, Loading, build_name, plural};
 use leptos::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
-use winplace_policy::audit::{BuildMatrixCell, NodeGroupSummary, Summary};
+use winplace_rules::audit::{BuildMatrixCell, NodeGroupSummary, Summary};
 
 /// The overview view (uses the app-wide summary, so it updates with every change).
 #[component]
@@ -110,7 +110,7 @@ fn GroupLine(group: NodeGroupSummary) -> impl IntoView {
 /// The rows (image builds) and columns (node builds) of the matrix, in ascending build order.
 fn axes(cells: &[BuildMatrixCell]) -> (Vec<String>, Vec<String>) {
     let key = |b: &String| {
-        winplace_policy::windows::builds::WindowsVersion::parse(b)
+        winplace_rules::windows::builds::WindowsVersion::parse(b)
             .map(|v| v.build)
             .unwrap_or(u32::MAX)
     };

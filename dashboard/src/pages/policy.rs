@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Taint;
 use leptos::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use winplace_policy::Settings;
+use winplace_rules::Settings;
 
 /// Where the policy is published.
 pub const MODULE: &str = "registry://ghcr.io/winplace/policies/winplace:v0.1.0";
@@ -163,8 +163,12 @@ fn is_empty(v: &Value) -> bool {
 #[component]
 pub fn PolicyPage() -> impl IntoView {
     let form = RwSignal::new(Form::default());
-    let checked =
-        Memo::new(move |_| form.with(|f| f.settings().and_then(|s| s.validate().map(|()| s))));
+    let checked = Memo::new(move |_| {
+        form.with(|f| {
+            f.settings()
+                .and_then(|s| s.validate().map(|()| s).map_err(|e| e.to_string()))
+        })
+    });
     let text = |get: fn(&Form) -> String, set: fn(&mut Form, String)| {
         (
             move || form.with(get),
@@ -215,7 +219,7 @@ pub fn PolicyPage() -> impl IntoView {
                     <label for="s-disabled">"Disabled rules (rule ids)"</label>
                     <input id="s-disabled" type="text" spellcheck="false" list="rule-ids" prop:value=disabled on:input=on_disabled/>
                     <datalist id="rule-ids">
-                        {winplace_policy::rules::catalog::RULES.iter().map(|r| view! { <option value=r.id></option> }).collect_view()}
+                        {winplace_rules::rules::catalog::RULES.iter().map(|r| view! { <option value=r.id></option> }).collect_view()}
                     </datalist>
                     <label for="s-classes">"RuntimeClasses (one per line, build=name)"</label>
                     <textarea id="s-classes" rows="2" spellcheck="false" placeholder="10.0.20348=windows-2022" prop:value=classes on:input=on_classes></textarea>
@@ -305,7 +309,10 @@ mod tests {
         for (edit, want) in cases {
             let mut form = Form::default();
             edit(&mut form);
-            let err = form.settings().and_then(|s| s.validate()).expect_err(want);
+            let err = form
+                .settings()
+                .and_then(|s| s.validate().map_err(|e| e.to_string()))
+                .expect_err(want);
             assert!(err.contains(want), "{err} should name {want}");
         }
     }

@@ -9,8 +9,9 @@ use leptos_router::NavigateOptions;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use winplace_policy::Severity;
-use winplace_policy::audit::{PlacementState, WorkloadReport};
+use winplace_api::{StateFilter, WorkloadFilter};
+use winplace_rules::Severity;
+use winplace_rules::audit::WorkloadReport;
 
 /// Rows drawn before "Show more".
 const FIRST_ROWS: usize = 200;
@@ -53,22 +54,29 @@ impl Filters {
         }
     }
 
+    /// The API's filter for these selections (the server applies the same one to `/api/workloads`):
+    /// an empty state means misplaced or at risk; a value the filter does not know matches nothing.
+    pub fn filter(&self) -> Option<WorkloadFilter> {
+        let some = |v: &String| (!v.is_empty()).then(|| v.clone());
+        let state = match self.state.as_str() {
+            "" => StateFilter::Problems,
+            s => serde_json::from_value(serde_json::Value::String(s.to_string())).ok()?,
+        };
+        Some(WorkloadFilter {
+            namespace: some(&self.namespace),
+            rule: some(&self.rule),
+            severity: match self.severity.as_str() {
+                "" => None,
+                s => Some(s.parse::<Severity>().ok()?),
+            },
+            os: some(&self.os),
+            state: Some(state),
+        })
+    }
+
     /// Whether `w` passes every filter.
     pub fn accepts(&self, w: &WorkloadReport) -> bool {
-        let state_ok = match self.state.as_str() {
-            "" => w.state != PlacementState::Fine,
-            "all" => true,
-            s => state_str(w.state) == s,
-        };
-        state_ok
-            && (self.namespace.is_empty()
-                || w.owner.namespace.as_deref() == Some(self.namespace.as_str()))
-            && (self.rule.is_empty() || w.findings.iter().any(|f| f.rule == self.rule))
-            && (self.severity.is_empty()
-                || w.findings
-                    .iter()
-                    .any(|f| f.severity.as_str() == self.severity))
-            && (self.os.is_empty() || w.os == self.os)
+        self.filter().is_some_and(|f| f.accepts(w))
     }
 
     /// The query string (`?a=b&c=d`, empty when no filter is set).
@@ -292,7 +300,8 @@ fn WorkloadRows(w: Arc<WorkloadReport>, expanded: RwSignal<BTreeSet<String>>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_policy::{Finding, ObjectRef};
+    use winplace_rules::audit::PlacementState;
+    use winplace_rules::{Finding, ObjectRef};
 
     fn workload(
         ns: &str,

@@ -1,20 +1,20 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
 use crate::state::AppState;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
-use winplace_policy::Severity;
-use winplace_policy::api::{
-    ContextResponse, Meta, NodesResponse, SummaryResponse, WorkloadsResponse,
+use winplace_api::{
+    ContextResponse, Meta, NodeFilter, NodesResponse, SummaryResponse, WorkloadFilter,
+    WorkloadsResponse,
 };
-use winplace_policy::audit::{NodeReport, PlacementState};
-use winplace_policy::rules::catalog::{self, RULES};
-use winplace_policy::view::ClusterView;
+use winplace_rules::audit::NodeReport;
+use winplace_rules::rules::catalog::{self, RULES};
 
 /// `/api/...` (except the event stream, which has no request timeout).
 pub fn router() -> Router<AppState> {
@@ -25,7 +25,6 @@ pub fn router() -> Router<AppState> {
         .route("/api/workloads", get(workloads))
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
-        .route("/api/cluster", get(cluster))
 }
 
 /// An API error: a status and `{"error": "..."}`.
@@ -41,6 +40,13 @@ fn bad_request(message: String) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, message)
 }
 
+/// The query's filters, or a JSON 400 that names the bad parameter.
+fn filter<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    query
+        .map(|Query(filter)| filter)
+        .map_err(|rejection| bad_request(rejection.body_text()))
+}
+
 async fn summary(State(state): State<AppState>) -> Json<SummaryResponse> {
     let p = state.published();
     Json(SummaryResponse {
@@ -49,33 +55,23 @@ async fn summary(State(state): State<AppState>) -> Json<SummaryResponse> {
     })
 }
 
-/// Filters of `GET /api/nodes`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NodeFilter {
-    /// `windows`, `linux` or `unknown`.
-    os: Option<String>,
-    /// A Windows build (`10.0.20348`).
-    build: Option<String>,
-}
-
 async fn nodes(
     State(state): State<AppState>,
-    Query(filter): Query<NodeFilter>,
-) -> Json<NodesResponse> {
+    query: Result<Query<NodeFilter>, QueryRejection>,
+) -> Result<Json<NodesResponse>, ApiError> {
+    let filter = filter(query)?;
     let p = state.published();
     let nodes = p
         .report
         .nodes
         .iter()
-        .filter(|n| filter.os.as_ref().is_none_or(|os| &n.os == os))
-        .filter(|n| filter.build.is_none() || n.build == filter.build)
+        .filter(|n| filter.accepts(n))
         .cloned()
         .collect();
-    Json(NodesResponse {
+    Ok(Json(NodesResponse {
         meta: state.meta(&p),
         nodes,
-    })
+    }))
 }
 
 /// `GET /api/nodes/{name}`.
@@ -106,69 +102,18 @@ async fn node(
     }))
 }
 
-/// Filters of `GET /api/workloads`; every given filter must match.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WorkloadFilter {
-    namespace: Option<String>,
-    /// A rule id: workloads with a finding of this rule.
-    rule: Option<String>,
-    /// `error`, `warning` or `info`: workloads with a finding of this severity.
-    severity: Option<String>,
-    /// `windows`, `linux`, `any` or `conflict`.
-    os: Option<String>,
-    /// `fine`, `at-risk` or `misplaced`.
-    state: Option<String>,
-}
-
 async fn workloads(
     State(state): State<AppState>,
-    Query(filter): Query<WorkloadFilter>,
+    query: Result<Query<WorkloadFilter>, QueryRejection>,
 ) -> Result<Json<WorkloadsResponse>, ApiError> {
-    let severity = filter
-        .severity
-        .as_deref()
-        .map(str::parse::<Severity>)
-        .transpose()
-        .map_err(bad_request)?;
-    let wanted_state = filter
-        .state
-        .as_deref()
-        .map(|s| {
-            serde_json::from_value::<PlacementState>(json!(s)).map_err(|_| {
-                bad_request(format!(
-                    "unknown state {s:?} (expected fine, at-risk or misplaced)"
-                ))
-            })
-        })
-        .transpose()?;
-    if let Some(rule) = &filter.rule
-        && catalog::rule(rule).is_none()
-    {
-        return Err(bad_request(format!(
-            "unknown rule {rule:?} (GET /api/rules lists them)"
-        )));
-    }
+    let filter = filter(query)?;
+    filter.validate().map_err(|e| bad_request(e.to_string()))?;
     let p = state.published();
     let workloads = p
         .report
         .workloads
         .iter()
-        .filter(|w| {
-            filter
-                .namespace
-                .as_ref()
-                .is_none_or(|ns| w.owner.namespace.as_ref() == Some(ns))
-        })
-        .filter(|w| {
-            filter
-                .rule
-                .as_ref()
-                .is_none_or(|r| w.findings.iter().any(|f| &f.rule == r))
-        })
-        .filter(|w| severity.is_none_or(|s| w.findings.iter().any(|f| f.severity == s)))
-        .filter(|w| filter.os.as_ref().is_none_or(|os| &w.os == os))
-        .filter(|w| wanted_state.is_none_or(|s| w.state == s))
+        .filter(|w| filter.accepts(w))
         .cloned()
         .collect();
     Ok(Json(WorkloadsResponse {
@@ -196,13 +141,4 @@ async fn rules() -> Json<serde_json::Value> {
         })
         .collect();
     Json(serde_json::Value::Array(rows))
-}
-
-/// The cluster's nodes with their OS, build, taints and pods (the dashboard's first API; kept as is).
-async fn cluster(State(state): State<AppState>) -> Json<ClusterView> {
-    let p = state.published();
-    Json(ClusterView {
-        source: state.source().clone(),
-        nodes: p.cluster_nodes.clone(),
-    })
 }

@@ -16,8 +16,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
-use winplace_policy::api::ChangeEvent;
-use winplace_policy::audit::Touched;
+use winplace_api::ChangeEvent;
+use winplace_rules::audit::Touched;
 
 /// The live stream's route.
 pub fn router() -> Router<AppState> {

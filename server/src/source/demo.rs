@@ -4,7 +4,7 @@
 use super::objects::ClusterObjects;
 use super::{ClusterSource, SourceEvent};
 use futures::stream::BoxStream;
-use winplace_policy::view::SourceInfo;
+use winplace_api::{SourceInfo, SourceKind};
 
 /// The demo cluster's text (`server/demo/cluster.yaml`).
 pub const DEMO: &str = include_str!("../../demo/cluster.yaml");
@@ -23,7 +23,6 @@ impl DemoSource {
     }
 
     /// Its objects.
-    #[cfg(test)]
     pub fn objects(&self) -> &ClusterObjects {
         &self.objects
     }
@@ -32,7 +31,7 @@ impl DemoSource {
 /// How the demo source describes itself.
 pub fn info() -> SourceInfo {
     SourceInfo {
-        kind: "demo".into(),
+        kind: SourceKind::Demo,
         description: "Embedded demo cluster: sample data, not a real cluster".into(),
     }
 }
@@ -51,7 +50,7 @@ impl ClusterSource for DemoSource {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
-    use winplace_policy::model::{node_os, node_windows_build};
+    use winplace_rules::model::{node_os, node_windows_build};
 
     #[test]
     fn demo_has_the_pools_the_story_needs() {

@@ -18,9 +18,9 @@ use kube::{Api, Client, Config};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
-use winplace_policy::audit::Change;
-use winplace_policy::model::RuntimeClassEntry;
-use winplace_policy::view::SourceInfo;
+use winplace_api::{SourceInfo, SourceKind};
+use winplace_rules::audit::Change;
+use winplace_rules::model::RuntimeClassEntry;
 
 /// How long the start-up probe waits for the API server.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -99,7 +99,7 @@ impl LiveSource {
 impl ClusterSource for LiveSource {
     fn info(&self) -> SourceInfo {
         SourceInfo {
-            kind: "live".into(),
+            kind: SourceKind::Live,
             description: self.description.clone(),
         }
     }

@@ -9,8 +9,8 @@ pub mod snapshot;
 
 use futures::stream::BoxStream;
 use std::path::PathBuf;
-use winplace_policy::audit::Change;
-use winplace_policy::view::SourceInfo;
+use winplace_api::SourceInfo;
+use winplace_rules::audit::Change;
 
 /// What a source reports.
 #[derive(Debug)]

@@ -7,8 +7,8 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use winplace_policy::audit::Change;
-use winplace_policy::model::{Object, RuntimeClassEntry};
+use winplace_rules::audit::Change;
+use winplace_rules::model::{Object, RuntimeClassEntry};
 
 /// The objects of a cluster that the audit reads.
 #[derive(Debug, Default, Clone)]
@@ -104,18 +104,18 @@ impl ClusterObjects {
     /// Reads YAML (several documents, `List`s) with the rules crate's parser; limits are raised for
     /// cluster-sized lists.
     pub fn from_yaml(file: &str, text: &str) -> anyhow::Result<Self> {
-        let limits = winplace_policy::input::Limits {
+        let limits = winplace_rules::input::Limits {
             max_bytes: 4 * 1024 * 1024 * 1024,
             max_documents: 1_000_000,
             max_depth: 100,
             max_nodes: usize::MAX,
         };
-        let parsed = winplace_policy::input::parse(file, text, &limits);
+        let parsed = winplace_rules::input::parse(file, text, &limits);
         if let Some(e) = parsed.errors.first() {
             return Err(anyhow!("{e}"));
         }
         let mut out = ClusterObjects::default();
-        for object in winplace_policy::model::objects(&parsed.documents) {
+        for object in winplace_rules::model::objects(&parsed.documents) {
             out.add_object(object)?;
         }
         Ok(out)
@@ -126,7 +126,7 @@ impl ClusterObjects {
             "{}:{}: {}",
             object.file,
             object
-                .line_of(&winplace_policy::FieldPath::root())
+                .line_of(&winplace_rules::FieldPath::root())
                 .unwrap_or(1),
             object.object_ref().display_name()
         );

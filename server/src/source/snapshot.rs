@@ -7,7 +7,7 @@ use futures::StreamExt;
 use futures::stream::{self, BoxStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-use winplace_policy::view::SourceInfo;
+use winplace_api::{SourceInfo, SourceKind};
 
 /// How often `--watch-snapshot` looks at the file.
 const POLL: Duration = Duration::from_millis(500);
@@ -56,7 +56,7 @@ impl SnapshotSource {
     }
 
     /// Reloads the file whenever it changes (polled every 500 ms): each reload is a
-    /// [`Change::Reset`](winplace_policy::audit::Change::Reset) announced like a watch event; a file
+    /// [`Change::Reset`](winplace_rules::audit::Change::Reset) announced like a watch event; a file
     /// that does not parse is a watch error and the last good state stays.
     pub fn watching(mut self, watch: bool) -> Self {
         self.watch = watch && self.name != "-";
@@ -67,7 +67,7 @@ impl SnapshotSource {
 impl ClusterSource for SnapshotSource {
     fn info(&self) -> SourceInfo {
         SourceInfo {
-            kind: "snapshot".into(),
+            kind: SourceKind::Snapshot,
             description: format!(
                 "Snapshot {}: the cluster as it was when the file was written",
                 self.name

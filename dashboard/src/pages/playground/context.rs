@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use winplace_policy::ClusterContext;
-use winplace_policy::api::ContextResponse;
+use winplace_api::ContextResponse;
+use winplace_rules::ClusterContext;
 
 use super::editor::{Editor, Jump, Mark};
 use super::eval::{ContextChoice, Problem};
@@ -74,8 +74,8 @@ fn ServerStatus(server: RwSignal<ServerContext>) -> impl IntoView {
                 r.context.runtime_classes.len()
             );
             view! {
-                <p class="server-status" data-source=r.meta.source.kind.clone()>
-                    <span class="badge">{r.meta.source.kind.clone()}</span>" "
+                <p class="server-status" data-source=r.meta.source.kind.as_str()>
+                    <span class="badge">{r.meta.source.kind.as_str()}</span>" "
                     {r.meta.source.description.clone()}" — "{sizes}
                 </p>
             }

@@ -2,9 +2,9 @@
 //! findings, repairs. Plain functions over the rules crate, so they are tested natively.
 
 use serde::{Deserialize, Serialize};
-use winplace_policy::fix::{self, is_fixable_error};
-use winplace_policy::input::{Limits, parse};
-use winplace_policy::{ClusterContext, Finding, Settings, Severity, check_text, model};
+use winplace_rules::fix::{self, is_fixable_error};
+use winplace_rules::input::{Limits, parse};
+use winplace_rules::{ClusterContext, Finding, Settings, Severity, check_text, model};
 
 use super::diff::{self, Row};
 
@@ -49,25 +49,10 @@ pub struct Problem {
 /// Settings written as YAML or JSON; empty text is the defaults. The error names the line or the
 /// setting (`supportedBuilds[1]: …`).
 pub fn parse_settings(text: &str) -> Result<Settings, String> {
-    if text.trim().is_empty() {
-        return Ok(Settings::default());
-    }
-    let parsed = parse("settings.yaml", text, &Limits::default());
-    if let Some(e) = parsed.errors.first() {
-        return Err(format!("line {}:{}: {}", e.line, e.column, e.message));
-    }
-    if parsed.documents.len() > 1 {
-        return Err("settings are one document; remove the `---`".into());
-    }
-    let value = parsed
-        .documents
-        .into_iter()
-        .next()
-        .map(|d| d.value)
-        .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
-    let settings: Settings = serde_json::from_value(value).map_err(|e| e.to_string())?;
-    settings.validate()?;
-    Ok(settings)
+    Settings::from_text("settings.yaml", text).map_err(|e| match e.setting {
+        Some(_) => e.message.trim_start_matches("invalid setting ").to_string(),
+        None => format!("line {}:{}: {}", e.line, e.column, e.message),
+    })
 }
 
 /// The cluster read from pasted Nodes and RuntimeClasses.

@@ -91,7 +91,7 @@ pub fn find(id: &str) -> Option<&'static Example> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_policy::{Settings, check_text};
+    use winplace_rules::{Settings, check_text};
 
     #[test]
     fn every_example_parses_or_fails_as_its_title_says() {
@@ -113,7 +113,7 @@ mod tests {
             quiet
                 .findings
                 .iter()
-                .all(|f| f.severity != winplace_policy::Severity::Error)
+                .all(|f| f.severity != winplace_rules::Severity::Error)
         );
     }
 }

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use winplace_policy::fix::is_fixable_error;
-use winplace_policy::rules::catalog;
-use winplace_policy::{Finding, ParseError, Severity};
+use winplace_rules::fix::is_fixable_error;
+use winplace_rules::rules::catalog;
+use winplace_rules::{Finding, ParseError, Severity};
 
 /// Findings rendered before "Show all" (a thousand-document paste can have thousands).
 const FIRST: usize = 200;
@@ -180,11 +180,11 @@ mod tests {
 
     #[test]
     fn counts_name_each_severity() {
-        let report = winplace_policy::check_text(
+        let report = winplace_rules::check_text(
             "f.yaml",
             "apiVersion: v1\nkind: Pod\nmetadata: {name: w}\nspec:\n  containers:\n  - name: c\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n",
             None,
-            &winplace_policy::Settings::default(),
+            &winplace_rules::Settings::default(),
         );
         let text = counts(&report.findings);
         assert!(text.starts_with("2 errors, 1 warning"), "{text}");

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use winplace_policy::{ClusterContext, Finding, ParseError, Settings, check_text};
+use winplace_rules::{ClusterContext, Finding, ParseError, Settings, check_text};
 
 use context::{ContextPanel, ServerContext, SettingsPanel, load_server_context};
 use editor::{Editor, Jump, Mark, MarkKind};

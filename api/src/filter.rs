@@ -1,0 +1,257 @@
+//! The filters of `GET /api/nodes` and `GET /api/workloads`, applied the same way by the server (on the
+//! query string) and by the dashboard (on the rows it holds, so that its filters answer instantly).
+
+use serde::{Deserialize, Serialize};
+use winplace_rules::Severity;
+use winplace_rules::audit::{NodeReport, PlacementState, WorkloadReport};
+use winplace_rules::rules::catalog;
+
+/// A filter that cannot be applied: it names the parameter and what it accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    /// `rule=` names no rule of the catalogue.
+    #[error("unknown rule {0:?} (GET /api/rules lists them)")]
+    UnknownRule(String),
+}
+
+/// Which placement states a workload filter keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StateFilter {
+    /// Nothing wrong.
+    Fine,
+    /// Could go wrong.
+    AtRisk,
+    /// Wrong now.
+    Misplaced,
+    /// At risk or misplaced: what the dashboard shows by default.
+    Problems,
+    /// Every state.
+    All,
+}
+
+impl StateFilter {
+    /// Whether a workload in `state` passes.
+    pub fn accepts(self, state: PlacementState) -> bool {
+        match self {
+            StateFilter::Fine => state == PlacementState::Fine,
+            StateFilter::AtRisk => state == PlacementState::AtRisk,
+            StateFilter::Misplaced => state == PlacementState::Misplaced,
+            StateFilter::Problems => state != PlacementState::Fine,
+            StateFilter::All => true,
+        }
+    }
+
+    /// The query value (`at-risk`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateFilter::Fine => "fine",
+            StateFilter::AtRisk => "at-risk",
+            StateFilter::Misplaced => "misplaced",
+            StateFilter::Problems => "problems",
+            StateFilter::All => "all",
+        }
+    }
+}
+
+/// Filters of `GET /api/workloads`; every filter given must match.
+///
+/// ```
+/// use winplace_api::{StateFilter, WorkloadFilter};
+/// let filter = WorkloadFilter { namespace: Some("shop".into()), state: Some(StateFilter::Problems), ..Default::default() };
+/// assert!(filter.validate().is_ok());
+/// assert_eq!(filter.query_pairs(), [("namespace", "shop".to_string()), ("state", "problems".to_string())]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFilter {
+    /// Namespace of the owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// A rule id: workloads with a finding of this rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Workloads with a finding of this severity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// Placement states to keep (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateFilter>,
+}
+
+impl WorkloadFilter {
+    /// Checks what serde cannot: that `rule` names a rule of the catalogue.
+    pub fn validate(&self) -> Result<(), FilterError> {
+        match &self.rule {
+            Some(rule) if catalog::rule(rule).is_none() => {
+                Err(FilterError::UnknownRule(rule.clone()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `w` passes every filter.
+    pub fn accepts(&self, w: &WorkloadReport) -> bool {
+        self.state.is_none_or(|s| s.accepts(w.state))
+            && self
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| w.owner.namespace.as_ref() == Some(ns))
+            && self
+                .rule
+                .as_ref()
+                .is_none_or(|r| w.findings.iter().any(|f| &f.rule == r))
+            && self
+                .severity
+                .is_none_or(|s| w.findings.iter().any(|f| f.severity == s))
+            && self.os.as_ref().is_none_or(|os| &w.os == os)
+    }
+
+    /// The filters that are set, as query parameters in a fixed order (not yet percent-encoded).
+    pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
+        [
+            ("namespace", self.namespace.clone()),
+            ("rule", self.rule.clone()),
+            ("severity", self.severity.map(|s| s.as_str().to_string())),
+            ("os", self.os.clone()),
+            ("state", self.state.map(|s| s.as_str().to_string())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect()
+    }
+}
+
+/// Filters of `GET /api/nodes`; every filter given must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFilter {
+    /// `windows`, `linux` or `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// A Windows build (`10.0.20348`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+}
+
+impl NodeFilter {
+    /// Whether `n` passes every filter.
+    pub fn accepts(&self, n: &NodeReport) -> bool {
+        self.os.as_ref().is_none_or(|os| &n.os == os)
+            && (self.build.is_none() || n.build == self.build)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use winplace_rules::{Finding, ObjectRef};
+
+    fn workload(
+        ns: &str,
+        os: &str,
+        state: PlacementState,
+        rules: &[(&str, Severity)],
+    ) -> WorkloadReport {
+        WorkloadReport {
+            owner: ObjectRef {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                namespace: Some(ns.into()),
+                name: format!("{ns}-{os}"),
+            },
+            os: os.into(),
+            state,
+            pods: vec![],
+            findings: rules
+                .iter()
+                .map(|(rule, severity)| Finding {
+                    rule: rule.to_string(),
+                    severity: *severity,
+                    object: ObjectRef {
+                        api_version: "v1".into(),
+                        kind: "Pod".into(),
+                        namespace: Some(ns.into()),
+                        name: "p".into(),
+                    },
+                    file: None,
+                    line: None,
+                    path: String::new(),
+                    message: String::new(),
+                    fix: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn workload_filters_combine() {
+        use PlacementState::*;
+        let bad = workload(
+            "shop",
+            "windows",
+            Misplaced,
+            &[("pod-on-wrong-os", Severity::Error)],
+        );
+        let risky = workload(
+            "ops",
+            "linux",
+            AtRisk,
+            &[("linux-pod-without-os-selector", Severity::Warning)],
+        );
+        let fine = workload("shop", "linux", Fine, &[]);
+        let query = |q: &str| -> WorkloadFilter {
+            let pairs: serde_json::Map<String, serde_json::Value> = q
+                .split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap();
+                    (k.to_string(), serde_json::Value::String(v.to_string()))
+                })
+                .collect();
+            serde_json::from_value(serde_json::Value::Object(pairs)).unwrap()
+        };
+        let cases: [(&str, [bool; 3]); 8] = [
+            ("", [true, true, true]),
+            ("state=problems", [true, true, false]),
+            ("state=fine", [false, false, true]),
+            ("state=at-risk", [false, true, false]),
+            ("namespace=shop", [true, false, true]),
+            ("severity=warning", [false, true, false]),
+            ("rule=pod-on-wrong-os&os=windows", [true, false, false]),
+            ("os=linux&state=all", [false, true, true]),
+        ];
+        for (q, want) in cases {
+            let f = query(q);
+            assert!(f.validate().is_ok(), "{q}");
+            let got = [&bad, &risky, &fine].map(|w| f.accepts(w));
+            assert_eq!(got, want, "{q}");
+            // The query the dashboard writes reads back as the same filter.
+            let again: Vec<String> = f
+                .query_pairs()
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            assert_eq!(query(&again.join("&")), f, "{q}");
+        }
+    }
+
+    #[test]
+    fn bad_filters_are_named() {
+        let unknown = WorkloadFilter {
+            rule: Some("no-such-rule".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            unknown.validate(),
+            Err(FilterError::UnknownRule("no-such-rule".into()))
+        );
+        let err = serde_json::from_str::<WorkloadFilter>(r#"{"severity": "fatal"}"#).unwrap_err();
+        assert!(err.to_string().contains("fatal"), "{err}");
+        let err = serde_json::from_str::<WorkloadFilter>(r#"{"colour": "red"}"#).unwrap_err();
+        assert!(err.to_string().contains("colour"), "{err}");
+    }
+}

@@ -1,0 +1,134 @@
+//! winplace's HTTP API: the JSON answers of `winplace serve` and the query filters, shared by the server
+//! (which builds and filters them) and the dashboard (which decodes and filters them), so both sides use
+//! one definition. `docs/api.md` documents every endpoint with examples.
+//!
+//! Every answer carries [`Meta`]: where the data comes from and how fresh it is.
+//!
+//! ```
+//! use winplace_api::{SourceInfo, SourceKind};
+//! let source = SourceInfo { kind: SourceKind::Demo, description: "embedded demo cluster".into() };
+//! assert_eq!(serde_json::to_value(&source).unwrap()["kind"], "demo");
+//! ```
+
+#![warn(missing_docs)]
+
+mod filter;
+
+pub use filter::{FilterError, NodeFilter, StateFilter, WorkloadFilter};
+
+use serde::{Deserialize, Serialize};
+use winplace_rules::audit::{NodeReport, Summary, Touched, WorkloadReport};
+use winplace_rules::model::ClusterContext;
+
+/// Where the cluster data comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// The embedded demo cluster: not a real cluster.
+    Demo,
+    /// A `kubectl get -o json` file.
+    Snapshot,
+    /// A live cluster, watched through the Kubernetes API.
+    Live,
+}
+
+impl SourceKind {
+    /// `demo`, `snapshot` or `live`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Demo => "demo",
+            SourceKind::Snapshot => "snapshot",
+            SourceKind::Live => "live",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where the cluster data comes from, with a sentence for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo {
+    /// Demo, snapshot or live.
+    pub kind: SourceKind,
+    /// A sentence for the user ("embedded demo cluster — not a real cluster").
+    pub description: String,
+}
+
+/// How current the data is.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Freshness {
+    /// The first full sync has completed.
+    pub synced: bool,
+    /// Time of the last event or sync, in milliseconds since the Unix epoch.
+    pub last_update_ms: Option<u64>,
+    /// The watch has been broken for longer than the grace period: what is shown may be out of date.
+    pub stale: bool,
+    /// Increases with every change; the live stream announces it.
+    pub revision: u64,
+}
+
+/// What every answer carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// Demo, snapshot or live.
+    pub source: SourceInfo,
+    /// How current the data is.
+    pub freshness: Freshness,
+}
+
+/// `GET /api/summary`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// Counts, node groups, build matrix.
+    pub summary: Summary,
+}
+
+/// `GET /api/nodes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodesResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// Every node with its pods and findings.
+    pub nodes: Vec<NodeReport>,
+}
+
+/// `GET /api/workloads`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadsResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// Workloads (filtered as the query asked).
+    pub workloads: Vec<WorkloadReport>,
+}
+
+/// `GET /api/context`: what the playground needs to evaluate pasted manifests against this cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// Nodes and RuntimeClasses.
+    pub context: ClusterContext,
+}
+
+/// One Server-Sent Event on `GET /api/events` (event name `change`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeEvent {
+    /// The revision after the change.
+    pub revision: u64,
+    /// What changed.
+    pub touched: Touched,
+}

@@ -1,0 +1,1152 @@
+//! Admission review as pure functions: what an admission controller (the Kubewarden policy in
+//! `kubewarden.rs`) answers for one AdmissionRequest, given the settings, the cluster and what image
+//! manifests said. No host calls here: the caller fetches the context and the manifests, so every
+//! decision can be tested natively.
+//!
+//! Decisions:
+//! * Only `CREATE` and `UPDATE` of the [`EVALUATED_KINDS`] without a subresource are evaluated; `DELETE`,
+//!   `CONNECT`, subresources (`status`, `scale`, `ephemeralcontainers`, …) and other kinds are accepted
+//!   untouched.
+//! * On `UPDATE`, an error the old object already had (same rule, same path) does not reject the request:
+//!   it is returned as a warning. Controllers edit metadata of existing objects (adoption, finalizer
+//!   removal); rejecting those edits for a problem nobody introduced would wedge the object.
+//! * `mutate`: the catalogue's fixes are applied in rounds (as [`winplace_rules::fix::repair_text`] does) and the
+//!   repaired object is returned; what no fix repairs still rejects. A Pod is never mutated on `UPDATE`
+//!   (its spec is immutable), and an `UPDATE` is only mutated when it brings a new finding with a fix.
+//! * Image manifests ([`manifest_lookups`], [`class_from_manifest`]) refine images whose Windows build the
+//!   name does not tell; an image whose manifest could not be read keeps its name-based classification
+//!   (`windows-image-build-unknown`, a warning), so a failed lookup never rejects.
+//!
+//! ```
+//! use serde_json::json;
+//! use winplace_kubewarden::admission::{AdmissionRequest, Verdict, review};
+//! let request: AdmissionRequest = serde_json::from_value(json!({
+//!     "uid": "1", "operation": "CREATE", "namespace": "default",
+//!     "kind": {"group": "", "version": "v1", "kind": "Pod"},
+//!     "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+//!         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]}}
+//! })).unwrap();
+//! let decision = review(&request, &Default::default(), None, &Default::default());
+//! let Verdict::Reject(message) = &decision.verdict else { panic!("{decision:?}") };
+//! assert!(message.contains("windows-pod-without-os-selector"));
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::node::v1::RuntimeClass;
+use serde::Deserialize;
+use serde_json::Value;
+
+use winplace_rules::finding::{Finding, Fix, Severity};
+use winplace_rules::fix::{MAX_ROUNDS, apply_fixes};
+use winplace_rules::input::{Document, LineMap};
+use winplace_rules::model::{self, ClusterContext, RuntimeClassEntry};
+use winplace_rules::placement::{PodOs, Resolver};
+use winplace_rules::settings::Settings;
+use winplace_rules::windows::builds::{WindowsVersion, build_display};
+use winplace_rules::windows::images::{ImageClass, ImageOs, ImageSource};
+
+/// The kinds the policy evaluates, as `(API group, kind)`; every other kind is accepted untouched.
+pub const EVALUATED_KINDS: &[(&str, &str)] = &[
+    ("", "Pod"),
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("", "ReplicationController"),
+    ("", "Node"),
+    ("node.k8s.io", "RuntimeClass"),
+];
+
+/// The cluster resources the policy reads when the host grants them, as `(apiVersion, kind)` (metadata
+/// `contextAwareResources` must list exactly these).
+pub const CONTEXT_RESOURCES: &[(&str, &str)] =
+    &[("v1", "Node"), ("node.k8s.io/v1", "RuntimeClass")];
+
+/// Most distinct images whose manifests one request looks up (each lookup is a registry round trip).
+pub const MAX_MANIFEST_LOOKUPS: usize = 8;
+
+/// `group`, `version` and `kind` of an AdmissionRequest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct GroupVersionKind {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version (`v1`).
+    pub version: String,
+    /// Kind (`Deployment`).
+    pub kind: String,
+}
+
+/// The fields of an AdmissionRequest the review reads (the rest is ignored).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AdmissionRequest {
+    /// Request uid.
+    pub uid: String,
+    /// The object's group, version and kind.
+    pub kind: GroupVersionKind,
+    /// Subresource (`status`, `scale`), empty for the object itself.
+    #[serde(alias = "sub_resource")]
+    pub sub_resource: String,
+    /// The request's namespace (empty for cluster-scoped objects); the object may omit it on CREATE.
+    pub namespace: String,
+    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
+    pub operation: String,
+    /// The new object (`null` on DELETE).
+    pub object: Value,
+    /// The object before the request (UPDATE, DELETE).
+    #[serde(alias = "old_object")]
+    pub old_object: Value,
+}
+
+/// The `validate` payload Kubewarden sends: the request and the policy's settings.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ValidationPayload {
+    /// The AdmissionRequest.
+    pub request: AdmissionRequest,
+    /// The settings (`null` or absent: the defaults).
+    #[serde(default)]
+    pub settings: Option<Settings>,
+}
+
+/// What to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Accept as is.
+    Accept,
+    /// Accept with this object instead (the host turns it into a JSON patch).
+    Mutate(Value),
+    /// Reject with this message.
+    Reject(String),
+}
+
+/// The answer to one request: the verdict and the admission warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Accept, mutate or reject.
+    pub verdict: Verdict,
+    /// Admission warnings (`kubectl` prints them): warning-severity findings, errors an UPDATE did not
+    /// introduce, and the fixes a mutation applied.
+    pub warnings: Vec<String>,
+}
+
+impl Decision {
+    fn accept() -> Self {
+        Decision {
+            verdict: Verdict::Accept,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Reads the `validate` payload; settings are validated too, and the error names the setting.
+pub fn parse_payload(bytes: &[u8]) -> Result<(AdmissionRequest, Settings), String> {
+    let payload: ValidationPayload =
+        serde_json::from_slice(bytes).map_err(|e| format!("validate payload: {e}"))?;
+    let settings = payload.settings.unwrap_or_default();
+    settings.validate().map_err(|e| e.to_string())?;
+    Ok((payload.request, settings))
+}
+
+/// Reads and validates settings JSON (the `validate_settings` payload); the error names the setting,
+/// e.g. `supportedBuilds[1]: ...` or `unknown field `windowsTaint``.
+pub fn parse_settings(bytes: &[u8]) -> Result<Settings, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("settings: {e}"))?;
+    Settings::from_text("settings", text).map_err(|e| match e.setting {
+        Some(_) => e.message.trim_start_matches("invalid setting ").to_string(),
+        None => format!("settings: {}", e.message),
+    })
+}
+
+/// Whether the request is evaluated at all: `CREATE` or `UPDATE` of an [`EVALUATED_KINDS`] object, not a
+/// subresource, with an object.
+pub fn is_evaluated(request: &AdmissionRequest) -> bool {
+    matches!(request.operation.as_str(), "CREATE" | "UPDATE")
+        && request.sub_resource.is_empty()
+        && request.object.is_object()
+        && EVALUATED_KINDS
+            .iter()
+            .any(|(g, k)| *g == request.kind.group && *k == request.kind.kind)
+}
+
+/// Whether the request's namespace is in the settings' `exemptNamespaces`.
+pub fn is_exempt(request: &AdmissionRequest, settings: &Settings) -> bool {
+    let ns = namespace_of(request);
+    !ns.is_empty() && settings.exempt_namespaces.contains(&ns)
+}
+
+/// Whether the rules for this request read the cluster (workloads do; Node and RuntimeClass objects are
+/// checked on their own), i.e. whether the caller should fetch [`CONTEXT_RESOURCES`].
+pub fn reads_context(request: &AdmissionRequest) -> bool {
+    is_evaluated(request) && !matches!(request.kind.kind.as_str(), "Node" | "RuntimeClass")
+}
+
+/// The namespace the object lives in: the object's, else the request's.
+fn namespace_of(request: &AdmissionRequest) -> String {
+    request
+        .object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(&request.namespace)
+        .to_string()
+}
+
+/// The object with the request's namespace filled in when the object omits it (as `kubectl apply -n` sends
+/// it), so that findings and `exemptNamespaces` see the namespace the object will live in.
+fn with_namespace(object: &Value, namespace: &str) -> Value {
+    let mut value = object.clone();
+    if namespace.is_empty() {
+        return value;
+    }
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut)
+        && meta
+            .get("namespace")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        meta.insert("namespace".into(), Value::String(namespace.to_string()));
+    }
+    value
+}
+
+/// Evaluates one object (JSON) with the context and the manifest classifications.
+pub fn evaluate(
+    object: &Value,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Vec<Finding> {
+    let document = Document {
+        file: String::new(),
+        index: 0,
+        line: 1,
+        value: object.clone(),
+        lines: LineMap::default(),
+    };
+    let objects = model::objects(std::slice::from_ref(&document));
+    winplace_rules::rules::evaluate_with_manifests(&objects, context, settings, manifests)
+}
+
+/// The images of a workload whose Windows build their name does not tell and a manifest could: Windows
+/// images of unknown build, and unrecognized images of a Windows pod (HostProcess pods are not matched
+/// on builds, so none there). Distinct, in container order, at most [`MAX_MANIFEST_LOOKUPS`].
+pub fn manifest_lookups(
+    request: &AdmissionRequest,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+) -> Vec<String> {
+    if !reads_context(request) || is_exempt(request, settings) {
+        return Vec::new();
+    }
+    let Some(object) = model::Object::from_value("", 0, request.object.clone(), LineMap::default())
+    else {
+        return Vec::new();
+    };
+    let Some(Ok(template)) = model::pod_template(&object) else {
+        return Vec::new();
+    };
+    let placement = Resolver::new(context, settings).resolve(&template);
+    if placement.host_process {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for image in &placement.images {
+        let wanted = match &image.class.os {
+            ImageOs::Windows { builds } => builds.is_empty(),
+            ImageOs::Unrecognized => placement.os == PodOs::Windows,
+            ImageOs::Linux | ImageOs::MultiOs => false,
+        };
+        if wanted && !out.contains(&image.image) && out.len() < MAX_MANIFEST_LOOKUPS {
+            out.push(image.image.clone());
+        }
+    }
+    out
+}
+
+/// What an image's manifest says about its OS and Windows build.
+///
+/// `manifest` is what the OCI capability returned: an image index (or Docker manifest list), whose
+/// `manifests[].platform` carry `os` and `os.version`; or a single image manifest, which carries no
+/// platform, in which case `config` (the image configuration: `os`, `os.version`) decides. An index with
+/// Windows entries classifies as Windows with the builds of those entries (the Windows variant is what a
+/// Windows node pulls); Linux entries only, as Linux. `None` when the documents say nothing usable.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_kubewarden::admission::class_from_manifest;
+/// use winplace_rules::windows::ImageOs;
+/// let index = json!({"manifests": [
+///     {"platform": {"os": "linux", "architecture": "amd64"}},
+///     {"platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.2762"}}]});
+/// let class = class_from_manifest("example.com/app:1", &index, None).unwrap();
+/// assert_eq!(class.os, ImageOs::Windows { builds: vec![20348] });
+/// ```
+pub fn class_from_manifest(
+    image: &str,
+    manifest: &Value,
+    config: Option<&Value>,
+) -> Option<ImageClass> {
+    let platforms: Vec<(&str, Option<&str>)> = match manifest.get("manifests") {
+        Some(Value::Array(entries)) => entries
+            .iter()
+            .filter_map(|e| e.get("platform"))
+            .filter_map(|p| {
+                let os = p.get("os").and_then(Value::as_str)?;
+                Some((os, p.get("os.version").and_then(Value::as_str)))
+            })
+            .collect(),
+        _ => config
+            .and_then(|c| {
+                let os = c.get("os").and_then(Value::as_str)?;
+                Some(vec![(os, c.get("os.version").and_then(Value::as_str))])
+            })
+            .unwrap_or_default(),
+    };
+    let windows: Vec<Option<&str>> = platforms
+        .iter()
+        .filter(|(os, _)| os.eq_ignore_ascii_case("windows"))
+        .map(|(_, v)| *v)
+        .collect();
+    let linux = platforms
+        .iter()
+        .any(|(os, _)| os.eq_ignore_ascii_case("linux"));
+    if !windows.is_empty() {
+        let mut builds: Vec<u32> = windows
+            .iter()
+            .filter_map(|v| v.and_then(WindowsVersion::parse))
+            .map(|v| v.build)
+            .collect();
+        builds.sort_unstable();
+        builds.dedup();
+        let reason = if builds.is_empty() {
+            format!("the manifest of {image} is Windows but names no os.version")
+        } else {
+            let names: Vec<String> = builds.iter().map(|&b| build_display(b)).collect();
+            format!("the manifest of {image} says Windows {}", names.join(", "))
+        };
+        return Some(ImageClass {
+            os: ImageOs::Windows { builds },
+            source: ImageSource::Manifest,
+            reason,
+        });
+    }
+    linux.then(|| ImageClass {
+        os: ImageOs::Linux,
+        source: ImageSource::Manifest,
+        reason: format!("the manifest of {image} lists only Linux"),
+    })
+}
+
+/// Builds the cluster context from the host's answers to listing `v1` Nodes and `node.k8s.io/v1`
+/// RuntimeClasses: List objects (`{"items": [...]}`, items with or without `apiVersion`/`kind`).
+///
+/// Any item that does not decode fails the whole context (a context with a Node missing would report
+/// pods unschedulable that are not): the caller then falls back to the settings.
+pub fn context_from_lists(
+    nodes: &Value,
+    runtime_classes: &Value,
+) -> Result<ClusterContext, String> {
+    let nodes = items(nodes, "Node")?
+        .into_iter()
+        .map(|(i, v)| {
+            serde_json::from_value::<Node>(v).map_err(|e| format!("Node list items[{i}]: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let runtime_classes = items(runtime_classes, "RuntimeClass")?
+        .into_iter()
+        .map(|(i, v)| {
+            serde_json::from_value::<RuntimeClass>(v)
+                .map(|object| RuntimeClassEntry {
+                    api_version: "node.k8s.io/v1".into(),
+                    object,
+                })
+                .map_err(|e| format!("RuntimeClass list items[{i}]: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ClusterContext {
+        nodes,
+        runtime_classes,
+    })
+}
+
+/// The items of a List, without `apiVersion` and `kind` (k8s-openapi checks them against the version
+/// it was generated for, and the host may or may not set them per item).
+fn items(list: &Value, kind: &str) -> Result<Vec<(usize, Value)>, String> {
+    let Some(items) = list.get("items").and_then(Value::as_array) else {
+        return Err(format!("the {kind} list has no items array"));
+    };
+    Ok(items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut v = item.clone();
+            if let Some(map) = v.as_object_mut() {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+            (i, v)
+        })
+        .collect())
+}
+
+/// One finding as a line of a message or a warning: `[rule] path: message`.
+pub fn finding_line(f: &Finding) -> String {
+    format!("[{}] {}: {}", f.rule, f.path, f.message)
+}
+
+/// Reviews one request: skips what is not evaluated ([`is_evaluated`], [`is_exempt`]), evaluates the object
+/// with `context` (`None`: the settings stand in for the cluster) and `manifests`, then accepts, mutates
+/// (settings `mutate`) or rejects. See the module documentation for the decisions.
+pub fn review(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    context: Option<&ClusterContext>,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Decision {
+    if !is_evaluated(request) || is_exempt(request, settings) {
+        return Decision::accept();
+    }
+    let namespace = namespace_of(request);
+    let object = with_namespace(&request.object, &namespace);
+    let findings = evaluate(&object, context, settings, manifests);
+    // Errors the object already had before this UPDATE: reported, not enforced.
+    let before: BTreeSet<(String, String)> =
+        if request.operation == "UPDATE" && request.old_object.is_object() {
+            let old = with_namespace(&request.old_object, &namespace);
+            evaluate(&old, context, settings, manifests)
+                .into_iter()
+                .map(|f| (f.rule, f.path))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+    let is_new = |f: &Finding| !before.contains(&(f.rule.clone(), f.path.clone()));
+
+    let may_mutate = settings.mutate
+        && !(request.operation == "UPDATE" && request.kind.kind == "Pod")
+        && findings.iter().any(|f| f.fix.is_some() && is_new(f));
+    if may_mutate {
+        let (repaired, applied) = repair(&object, context, settings, manifests);
+        if !applied.is_empty() {
+            let remaining = evaluate(&repaired, context, settings, manifests);
+            let mut decision = decide(&remaining, &is_new, true);
+            if matches!(decision.verdict, Verdict::Accept) {
+                let mut warnings: Vec<String> = applied
+                    .iter()
+                    .map(|(f, fix)| format!("[{}] {}: fixed: {}", f.rule, f.path, fix.description))
+                    .collect();
+                warnings.append(&mut decision.warnings);
+                let mut out = repaired;
+                restore_namespace(&mut out, &request.object);
+                return Decision {
+                    verdict: Verdict::Mutate(out),
+                    warnings,
+                };
+            }
+            return decision;
+        }
+    }
+    decide(&findings, &is_new, false)
+}
+
+/// Accept or reject on `findings`: new errors reject; old errors and warnings are warnings.
+fn decide(findings: &[Finding], is_new: &dyn Fn(&Finding) -> bool, repaired: bool) -> Decision {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for f in findings {
+        match f.severity {
+            Severity::Error if is_new(f) => errors.push(finding_line(f)),
+            Severity::Error => warnings.push(format!(
+                "{} (already present before this update)",
+                finding_line(f)
+            )),
+            Severity::Warning => warnings.push(finding_line(f)),
+            Severity::Info => {}
+        }
+    }
+    if errors.is_empty() {
+        return Decision {
+            verdict: Verdict::Accept,
+            warnings,
+        };
+    }
+    let object = findings
+        .first()
+        .map(|f| f.object.display_name())
+        .unwrap_or_default();
+    let lead = if repaired {
+        format!("winplace rejected {object} (the fixes could not repair it)")
+    } else {
+        format!("winplace rejected {object}")
+    };
+    Decision {
+        verdict: Verdict::Reject(format!("{lead}: {}", errors.join("; "))),
+        warnings,
+    }
+}
+
+/// Applies the findings' fixes in rounds, as [`winplace_rules::fix::repair_text`] does on text: evaluate, apply every
+/// fix, until no finding carries a fix, a round changes nothing, or [`MAX_ROUNDS`]. Returns the repaired
+/// object and the `(finding, fix)` pairs that were applied.
+pub fn repair(
+    object: &Value,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> (Value, Vec<(Finding, Fix)>) {
+    let mut current = object.clone();
+    let mut applied = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let found: Vec<Finding> = evaluate(&current, context, settings, manifests)
+            .into_iter()
+            .filter(|f| f.fix.is_some())
+            .collect();
+        let fixes: Vec<&Fix> = found.iter().filter_map(|f| f.fix.as_ref()).collect();
+        if fixes.is_empty() {
+            break;
+        }
+        let (next, skipped) = apply_fixes(&current, &fixes);
+        if next == current {
+            break;
+        }
+        let skipped: Vec<usize> = skipped.into_iter().map(|(i, _)| i).collect();
+        for (i, f) in found.iter().enumerate() {
+            if !skipped.contains(&i)
+                && let Some(fix) = &f.fix
+            {
+                applied.push((f.clone(), fix.clone()));
+            }
+        }
+        current = next;
+    }
+    (current, applied)
+}
+
+/// Removes the namespace [`with_namespace`] added, so a mutation changes only what the fixes changed.
+fn restore_namespace(value: &mut Value, original: &Value) {
+    let had = original
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .is_some_and(|ns| !ns.is_empty());
+    if !had && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        match original.pointer("/metadata/namespace") {
+            Some(v) => {
+                meta.insert("namespace".into(), v.clone());
+            }
+            None => {
+                meta.remove("namespace");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/test_data/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn request(name: &str) -> AdmissionRequest {
+        serde_json::from_value(fixture(&format!("{name}.json"))["request"].clone())
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn cluster() -> ClusterContext {
+        context_from_lists(
+            &fixture("context/nodes.json"),
+            &fixture("context/runtimeclasses.json"),
+        )
+        .unwrap()
+    }
+
+    fn settings(json: Value) -> Settings {
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn no_manifests() -> BTreeMap<String, ImageClass> {
+        BTreeMap::new()
+    }
+
+    /// `A`ccept, `M`utate or `R`eject, and the message.
+    fn verdict(d: &Decision) -> (char, String) {
+        match &d.verdict {
+            Verdict::Accept => ('A', String::new()),
+            Verdict::Mutate(_) => ('M', String::new()),
+            Verdict::Reject(m) => ('R', m.clone()),
+        }
+    }
+
+    #[test]
+    fn every_kind_is_evaluated() {
+        // (fixture, with cluster context, verdict, rule in the message, rule in the warnings).
+        // Reference §3.3: the scheduler only honours the kubernetes.io/os selector, so an unpinned Windows
+        // template is an error in every workload kind; §5.4 the build label and the kernel build must agree.
+        let rows = [
+            (
+                "pod-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "windows-pod-without-build-selector",
+            ),
+            (
+                "deployment-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "windows-pod-without-build-selector",
+            ),
+            (
+                "replicaset-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "statefulset-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "daemonset-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "job-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "cronjob-windows-unpinned",
+                false,
+                'R',
+                "spec.jobTemplate.spec.template.spec.nodeSelector",
+                "",
+            ),
+            (
+                "replicationcontroller-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            ("pod-windows-pinned", false, 'A', "", ""),
+            ("deployment-windows-pinned", true, 'A', "", ""),
+            ("replicaset-windows-pinned", false, 'A', "", ""),
+            ("statefulset-windows-pinned", true, 'A', "", ""),
+            ("daemonset-windows-pinned", false, 'A', "", ""),
+            ("job-windows-pinned", true, 'A', "", ""),
+            ("cronjob-windows-pinned", false, 'A', "", ""),
+            ("replicationcontroller-windows-pinned", true, 'A', "", ""),
+            ("pod-linux", true, 'A', "", "linux-pod-without-os-selector"),
+            ("pod-os-conflict", false, 'R', "os-conflict", ""),
+            (
+                "node-windows-build-label-mismatch",
+                false,
+                'R',
+                "windows-node-build-label-mismatch",
+                "",
+            ),
+            ("node-windows", false, 'A', "", ""),
+            (
+                "runtimeclass-docker-handler",
+                false,
+                'A',
+                "",
+                "runtimeclass-docker-handler",
+            ),
+            // Cluster context: the real nodes are Linux and Windows Server 2022 only (kubernetes-windows-rules.md §5.3).
+            (
+                "pod-windows-unpinned",
+                true,
+                'R',
+                "schedulable-on-wrong-os",
+                "",
+            ),
+            (
+                "deployment-windows-build-26100",
+                true,
+                'R',
+                "no-schedulable-node",
+                "",
+            ),
+            ("deployment-windows-build-26100", false, 'A', "", ""),
+            ("deployment-windows-runtimeclass", true, 'A', "", ""),
+        ];
+        let ctx = cluster();
+        for (name, with_ctx, want, in_message, in_warnings) in rows {
+            let r = request(name);
+            let c = with_ctx.then_some(&ctx);
+            let d = review(&r, &Settings::default(), c, &no_manifests());
+            let (got, message) = verdict(&d);
+            assert_eq!(got, want, "{name} (context {with_ctx}): {d:?}");
+            assert!(message.contains(in_message), "{name}: {message}");
+            let warnings = d.warnings.join("\n");
+            assert!(warnings.contains(in_warnings), "{name}: {warnings}");
+            if want == 'R' {
+                // Every error line names rule, path and message.
+                assert!(
+                    message.contains("] spec") || message.contains("] metadata"),
+                    "{message}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn requests_that_are_not_evaluated_are_accepted_untouched() {
+        let mut connect = request("pod-windows-unpinned");
+        connect.operation = "CONNECT".into();
+        let mut service = request("pod-windows-unpinned");
+        service.kind.kind = "Service".into();
+        let mut ephemeral = request("pod-windows-unpinned");
+        ephemeral.sub_resource = "ephemeralcontainers".into();
+        let rows = [
+            ("DELETE", request("pod-delete")),
+            ("status subresource", request("pod-status-update")),
+            ("CONNECT", connect),
+            ("other kind", service),
+            ("ephemeralcontainers", ephemeral),
+        ];
+        for (what, r) in rows {
+            assert!(!is_evaluated(&r), "{what}");
+            assert!(!reads_context(&r), "{what}");
+            let d = review(
+                &r,
+                &settings(json!({"mutate": true})),
+                None,
+                &no_manifests(),
+            );
+            assert_eq!(d, Decision::accept(), "{what}");
+        }
+    }
+
+    #[test]
+    fn settings_exempt_disable_and_override() {
+        // (fixture, settings, verdict, text in message or warnings).
+        let rows = [
+            (
+                "pod-windows-unpinned",
+                json!({"exemptNamespaces": ["default"]}),
+                'A',
+                "",
+            ),
+            // The namespace comes from the request when the object has none (kubectl apply -n shop).
+            (
+                "pod-windows-unpinned-no-namespace",
+                json!({"exemptNamespaces": ["shop"]}),
+                'A',
+                "",
+            ),
+            (
+                "pod-windows-unpinned-no-namespace",
+                json!({"exemptNamespaces": ["default"]}),
+                'R',
+                "Pod/shop/win-pod",
+            ),
+            (
+                "pod-windows-unpinned",
+                json!({"disabledRules": ["windows-pod-without-os-selector"]}),
+                'A',
+                "windows-pod-without-build-selector",
+            ),
+            (
+                "pod-windows-unpinned",
+                json!({"severity": {"windows-pod-without-os-selector": "warning"}}),
+                'A',
+                "[windows-pod-without-os-selector]",
+            ),
+            (
+                "pod-windows-pinned",
+                json!({"severity": {"windows-pod-without-build-selector": "error"}}),
+                'A',
+                "",
+            ),
+            (
+                "pod-linux",
+                json!({"severity": {"linux-pod-without-os-selector": "error"}}),
+                'R',
+                "linux-pod-without-os-selector",
+            ),
+            (
+                "pod-linux",
+                json!({"severity": {"linux-pod-without-os-selector": "info"}}),
+                'A',
+                "",
+            ),
+        ];
+        for (name, json, want, text) in rows {
+            let s = settings(json.clone());
+            let d = review(&request(name), &s, None, &no_manifests());
+            let (got, message) = verdict(&d);
+            assert_eq!(got, want, "{name} {json}: {d:?}");
+            let all = format!("{message}\n{}", d.warnings.join("\n"));
+            assert!(all.contains(text), "{name} {json}: {all}");
+            if want == 'A' && text.is_empty() {
+                assert!(d.warnings.is_empty(), "{name} {json}: {:?}", d.warnings);
+            }
+        }
+    }
+
+    #[test]
+    fn updates_enforce_only_what_they_introduce() {
+        let d = review(
+            &request("deployment-update-preexisting"),
+            &Settings::default(),
+            None,
+            &no_manifests(),
+        );
+        assert_eq!(d.verdict, Verdict::Accept);
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.starts_with("[windows-pod-without-os-selector]")
+                    && w.ends_with("(already present before this update)")),
+            "{:?}",
+            d.warnings
+        );
+        let d = review(
+            &request("deployment-update-unpins"),
+            &Settings::default(),
+            None,
+            &no_manifests(),
+        );
+        assert!(
+            matches!(d.verdict, Verdict::Reject(ref m) if m.contains("windows-pod-without-os-selector")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn mutation_repairs_every_kind_and_the_result_validates() {
+        let mutate = settings(json!({"mutate": true}));
+        let ctx = cluster();
+        for kind in [
+            "pod",
+            "deployment",
+            "replicaset",
+            "statefulset",
+            "daemonset",
+            "job",
+            "cronjob",
+            "replicationcontroller",
+        ] {
+            for c in [None, Some(&ctx)] {
+                let r = request(&format!("{kind}-windows-unpinned"));
+                let d = review(&r, &mutate, c, &no_manifests());
+                let Verdict::Mutate(object) = &d.verdict else {
+                    panic!("{kind}: {d:?}")
+                };
+                assert!(
+                    d.warnings.iter().any(|w| w.contains("fixed:")),
+                    "{kind}: {:?}",
+                    d.warnings
+                );
+                // Round trip: the mutated object passes validation, without mutation.
+                let mut again = r.clone();
+                again.object = object.clone();
+                let d2 = review(&again, &Settings::default(), c, &no_manifests());
+                assert_eq!(d2.verdict, Verdict::Accept, "{kind}: {d2:?}");
+                let remaining = evaluate(object, c, &Settings::default(), &no_manifests());
+                assert!(
+                    remaining.iter().all(|f| f.severity != Severity::Error),
+                    "{kind}: {remaining:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn mutation_limits() {
+        let mutate = settings(json!({"mutate": true}));
+        // No fix makes the OS signals agree: still rejected (kubernetes-windows-rules.md §1.6).
+        let d = review(&request("pod-os-conflict"), &mutate, None, &no_manifests());
+        assert!(
+            matches!(d.verdict, Verdict::Reject(ref m) if m.contains("os-conflict")),
+            "{d:?}"
+        );
+        // A Pod's spec is immutable: an UPDATE is never mutated.
+        let mut update = request("deployment-update-unpins");
+        update.kind = GroupVersionKind {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Pod".into(),
+        };
+        update.object = request("pod-windows-unpinned").object;
+        update.old_object = request("pod-windows-pinned").object;
+        let d = review(&update, &mutate, None, &no_manifests());
+        assert!(matches!(d.verdict, Verdict::Reject(_)), "{d:?}");
+        // A Deployment UPDATE that introduces the problem is repaired.
+        let d = review(
+            &request("deployment-update-unpins"),
+            &mutate,
+            None,
+            &no_manifests(),
+        );
+        assert!(matches!(d.verdict, Verdict::Mutate(_)), "{d:?}");
+        // Pre-existing problems are not repaired behind the user's back.
+        let d = review(
+            &request("deployment-update-preexisting"),
+            &mutate,
+            None,
+            &no_manifests(),
+        );
+        assert_eq!(d.verdict, Verdict::Accept, "{d:?}");
+        // The namespace taken from the request is not written into the mutated object.
+        let d = review(
+            &request("pod-windows-unpinned-no-namespace"),
+            &mutate,
+            None,
+            &no_manifests(),
+        );
+        let Verdict::Mutate(object) = d.verdict else {
+            panic!()
+        };
+        assert!(object.pointer("/metadata/namespace").is_none(), "{object}");
+        assert_eq!(
+            object.pointer("/spec/nodeSelector/kubernetes.io~1os"),
+            Some(&json!("windows"))
+        );
+    }
+
+    #[test]
+    fn runtime_classes_come_from_the_cluster() {
+        let r = request("deployment-windows-runtimeclass");
+        let mut empty = cluster();
+        empty.runtime_classes.clear();
+        let d = review(&r, &Settings::default(), Some(&empty), &no_manifests());
+        assert!(
+            matches!(d.verdict, Verdict::Reject(ref m) if m.contains("runtimeclass-not-found")),
+            "{d:?}"
+        );
+        // Without context the class is unchecked (info): accepted, no warning.
+        let d = review(&r, &Settings::default(), None, &no_manifests());
+        assert_eq!(d, Decision::accept());
+    }
+
+    #[test]
+    fn manifests_classify_images() {
+        let index_17763 = fixture("context/manifest-index-windows-17763.json");
+        let index_mixed = fixture("context/manifest-index-windows-20348-linux.json");
+        let single = fixture("context/manifest-config-windows-20348.json");
+        let linux = json!({"manifests": [{"platform": {"os": "linux", "architecture": "amd64"}}, {"platform": {"os": "linux", "architecture": "arm64"}}]});
+        let no_version =
+            json!({"manifests": [{"platform": {"os": "windows", "architecture": "amd64"}}]});
+        let no_platform = json!({"manifests": [{"digest": "sha256:00"}]});
+        // (manifest, config, expected OS).
+        let rows = [
+            (
+                &index_17763,
+                None,
+                Some(ImageOs::Windows {
+                    builds: vec![17763],
+                }),
+            ),
+            (
+                &index_mixed,
+                None,
+                Some(ImageOs::Windows {
+                    builds: vec![20348],
+                }),
+            ),
+            (
+                &single["manifest"],
+                Some(&single["config"]),
+                Some(ImageOs::Windows {
+                    builds: vec![20348],
+                }),
+            ),
+            (&single["manifest"], None, None),
+            (&linux, None, Some(ImageOs::Linux)),
+            (&no_version, None, Some(ImageOs::Windows { builds: vec![] })),
+            (&no_platform, None, None),
+        ];
+        for (manifest, config, want) in rows {
+            let got = class_from_manifest("example.com/app:1", manifest, config);
+            assert_eq!(got.as_ref().map(|c| c.os.clone()), want, "{manifest}");
+            if let Some(class) = got {
+                assert_eq!(class.source, ImageSource::Manifest);
+                assert!(
+                    class.reason.contains("example.com/app:1"),
+                    "{}",
+                    class.reason
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn manifest_lookups_are_distinct_and_only_where_a_build_is_unknown() {
+        let hostprocess = {
+            let mut r = request("pod-windows-private-image");
+            r.object["spec"]["securityContext"] = json!({"windowsOptions": {"hostProcess": true, "runAsUserName": "NT AUTHORITY\\SYSTEM"}});
+            r.object["spec"]["hostNetwork"] = json!(true);
+            r
+        };
+        let rows: [(&str, AdmissionRequest, &[&str]); 7] = [
+            (
+                "private",
+                request("pod-windows-private-image"),
+                &["registry.example.com/shop/win-api:2.3"],
+            ),
+            (
+                "floating",
+                request("pod-windows-floating-tag"),
+                &["mcr.microsoft.com/windows/servercore:latest"],
+            ),
+            (
+                "repeated",
+                request("pod-windows-private-images-repeated"),
+                &[
+                    "registry.example.com/shop/win-init:1.0",
+                    "registry.example.com/shop/win-api:2.3",
+                ],
+            ),
+            ("known build", request("deployment-windows-pinned"), &[]),
+            ("linux", request("pod-linux"), &[]),
+            ("node", request("node-windows"), &[]),
+            ("hostprocess", hostprocess, &[]),
+        ];
+        for (what, r, want) in rows {
+            assert_eq!(
+                manifest_lookups(&r, None, &Settings::default()),
+                want,
+                "{what}"
+            );
+        }
+        let exempt = settings(json!({"exemptNamespaces": ["default"]}));
+        assert!(manifest_lookups(&request("pod-windows-private-image"), None, &exempt).is_empty());
+        let mut many = request("pod-windows-private-image");
+        many.object["spec"]["containers"] = (0..20)
+            .map(|i| json!({"name": format!("c{i}"), "image": format!("registry.example.com/app{i}:1")}))
+            .collect();
+        assert_eq!(
+            manifest_lookups(&many, None, &Settings::default()).len(),
+            MAX_MANIFEST_LOOKUPS
+        );
+    }
+
+    #[test]
+    fn manifests_decide_the_build() {
+        let r = request("pod-windows-private-image");
+        let image = "registry.example.com/shop/win-api:2.3";
+        let facts = |manifest: &str| {
+            let m = fixture(manifest);
+            let class = class_from_manifest(image, &m, None).unwrap();
+            BTreeMap::from([(image.to_string(), class)])
+        };
+        // No manifest (the lookup failed): a warning, never a rejection.
+        let d = review(&r, &Settings::default(), None, &no_manifests());
+        assert_eq!(d.verdict, Verdict::Accept);
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.starts_with("[windows-image-build-unknown]"))
+        );
+        // Built for 2022, pinned to 2022: accepted, and nothing unknown any more.
+        let d = review(
+            &r,
+            &Settings::default(),
+            None,
+            &facts("context/manifest-index-windows-20348-linux.json"),
+        );
+        assert_eq!(d, Decision::accept());
+        // Built for 2019, pinned to 2022: process isolation needs the same build (kubernetes-windows-rules.md §5.1).
+        let d = review(
+            &r,
+            &Settings::default(),
+            None,
+            &facts("context/manifest-index-windows-17763.json"),
+        );
+        assert!(
+            matches!(d.verdict, Verdict::Reject(ref m) if m.contains("windows-build-mismatch")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn context_lists_decode_or_fail_whole() {
+        let ctx = cluster();
+        assert_eq!(ctx.nodes.len(), 4);
+        assert_eq!(ctx.windows_builds(), ["10.0.20348"]);
+        assert_eq!(ctx.runtime_classes.len(), 1);
+        let with_kinds = json!({"kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}]});
+        let rcs = json!({"items": []});
+        assert_eq!(
+            context_from_lists(&with_kinds, &rcs).map(|c| c.nodes.len()),
+            Ok(1)
+        );
+        let bad = json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]});
+        let err = context_from_lists(&bad, &rcs).unwrap_err();
+        assert!(err.starts_with("Node list items[1]"), "{err}");
+        let err = context_from_lists(&json!({"error": "forbidden"}), &rcs).unwrap_err();
+        assert!(err.contains("no items"), "{err}");
+    }
+
+    #[test]
+    fn settings_errors_name_the_setting() {
+        let rows = [
+            ("", Ok(())),
+            ("null", Ok(())),
+            ("{\"mutate\": true}", Ok(())),
+            ("{\"windowsTaint\": []}", Err("windowsTaint")),
+            (
+                "{\"supportedBuilds\": [\"ltsc2022\"]}",
+                Err("supportedBuilds[0]"),
+            ),
+            ("{\"mutate\": \"yes\"}", Err("mutate: invalid type")),
+        ];
+        for (json, want) in rows {
+            match (parse_settings(json.as_bytes()), want) {
+                (Ok(_), Ok(())) => {}
+                (Err(e), Err(part)) => assert!(e.contains(part), "{json}: {e}"),
+                (got, want) => panic!("{json}: {got:?}, wanted {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn payloads_parse_with_or_without_settings() {
+        let request = fixture("pod-windows-pinned.json")["request"].clone();
+        let rows = [
+            (json!({"request": request, "settings": null}), true),
+            (json!({"request": request}), true),
+            (
+                json!({"request": request, "settings": {"mutate": true}}),
+                true,
+            ),
+            (
+                json!({"request": request, "settings": {"exemptNamespaces": [""]}}),
+                false,
+            ),
+            (json!({"settings": {}}), false),
+        ];
+        for (payload, ok) in rows {
+            let bytes = serde_json::to_vec(&payload).unwrap();
+            let got = parse_payload(&bytes);
+            assert_eq!(got.is_ok(), ok, "{payload}: {got:?}");
+            if let Ok((r, _)) = got {
+                assert_eq!(r.kind.kind, "Pod");
+                assert_eq!(r.uid.len(), 36);
+            }
+        }
+    }
+}

@@ -1,0 +1,609 @@
+//! Tests of the audit engine: grouping, deduplication, live-state rules in place, summary, incremental
+//! updates against a full recompute.
+
+use super::*;
+use serde_json::json;
+
+fn node(name: &str, os: &str, build: Option<&str>, tainted: bool) -> Node {
+    let mut labels = json!({"kubernetes.io/os": os, "kubernetes.io/hostname": name});
+    let mut info = json!({"operatingSystem": os, "kernelVersion": "6.1.0", "architecture": "amd64",
+        "bootID": "", "containerRuntimeVersion": "containerd://1.7", "kubeProxyVersion": "", "kubeletVersion": "v1.31.0",
+        "machineID": "", "osImage": "x", "systemUUID": ""});
+    if let Some(b) = build {
+        labels["node.kubernetes.io/windows-build"] = json!(b);
+        info["kernelVersion"] = json!(format!("{b}.100"));
+    }
+    let taints = if tainted {
+        json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+    } else {
+        json!([])
+    };
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": taints},
+        "status": {"nodeInfo": info, "conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .expect("node")
+}
+
+fn cluster_nodes() -> Vec<Node> {
+    vec![
+        node("lin-1", "linux", None, false),
+        node("lin-2", "linux", None, false),
+        node("win19-1", "windows", Some("10.0.17763"), true),
+        node("win22-1", "windows", Some("10.0.20348"), true),
+        node("win22-2", "windows", Some("10.0.20348"), true),
+    ]
+}
+
+/// A pod of a Deployment (through its ReplicaSet) with `spec`.
+fn deployment_pod(
+    deployment: &str,
+    hash: &str,
+    i: usize,
+    node: Option<&str>,
+    spec: serde_json::Value,
+) -> Pod {
+    let mut spec = spec;
+    if let Some(n) = node {
+        spec["nodeName"] = json!(n);
+    }
+    serde_json::from_value(json!({
+        "metadata": {"name": format!("{deployment}-{hash}-{i:05}"), "namespace": "apps",
+            "labels": {"app": deployment, "pod-template-hash": hash},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{deployment}-{hash}"),
+                "uid": "u", "controller": true}]},
+        "spec": spec,
+        "status": {"phase": if node.is_some() { "Running" } else { "Pending" }}
+    }))
+    .expect("pod")
+}
+
+fn linux_spec() -> serde_json::Value {
+    json!({"nodeSelector": {"kubernetes.io/os": "linux"}, "containers": [{"name": "c", "image": "nginx:1.27"}]})
+}
+
+fn win22_spec() -> serde_json::Value {
+    json!({"nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+        "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]})
+}
+
+fn audit_of(nodes: Vec<Node>, pods: Vec<Pod>) -> Audit {
+    let mut a = Audit::new(Settings::default());
+    a.apply(Change::Reset {
+        nodes,
+        pods,
+        runtime_classes: vec![],
+    });
+    a
+}
+
+#[test]
+fn three_hundred_replicas_are_one_row_and_one_evaluation() {
+    let pods: Vec<Pod> = (0..300)
+        .map(|i| {
+            deployment_pod(
+                "web",
+                "5d8f7c",
+                i,
+                Some(if i % 2 == 0 { "lin-1" } else { "lin-2" }),
+                linux_spec(),
+            )
+        })
+        .collect();
+    let a = audit_of(cluster_nodes(), pods);
+    assert_eq!(a.workloads().count(), 1);
+    let w = a
+        .workload("Deployment/apps/web")
+        .expect("the Deployment row");
+    assert_eq!(w.pods.len(), 300);
+    assert_eq!(w.owner.kind, "Deployment");
+    assert_eq!(w.os, "linux");
+    assert_eq!(a.template_count(), 1);
+    assert_eq!(a.evaluations(), 1, "the catalogue ran once for 300 pods");
+    assert_eq!(a.node("lin-1").map(|n| n.pods.len()), Some(150));
+}
+
+#[test]
+fn owners_group_pods_and_templates_split_rollouts() {
+    let mut pods: Vec<Pod> = (0..4)
+        .map(|i| deployment_pod("web", "aaa", i, Some("lin-1"), linux_spec()))
+        .collect();
+    // Mid-rollout: a second ReplicaSet of the same Deployment.
+    pods.extend((0..2).map(|i| deployment_pod("web", "bbb", i, Some("lin-2"), linux_spec())));
+    // A DaemonSet: one pod per node, each pinned by matchFields to its node.
+    for n in ["win19-1", "win22-1", "win22-2"] {
+        pods.push(
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("proxy-{n}"), "namespace": "kube-system",
+                    "labels": {"controller-revision-hash": "r1"},
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "proxy", "uid": "u", "controller": true}]},
+                "spec": {"nodeName": n, "nodeSelector": {"kubernetes.io/os": "windows"},
+                    "tolerations": [{"operator": "Exists"}],
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}]}}},
+                    "securityContext": {"windowsOptions": {"hostProcess": true, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
+                    "hostNetwork": true,
+                    "containers": [{"name": "c", "image": "ghcr.io/example/kube-proxy-windows:v1"}]},
+                "status": {"phase": "Running"}
+            }))
+            .expect("pod"),
+        );
+    }
+    // A StatefulSet and a bare pod.
+    for i in 0..2 {
+        pods.push(
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("db-{i}"), "namespace": "data", "labels": {"controller-revision-hash": "db-1"},
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "u", "controller": true}]},
+                "spec": {"nodeName": "lin-1", "hostname": format!("db-{i}"), "subdomain": "db",
+                    "nodeSelector": {"kubernetes.io/os": "linux"}, "containers": [{"name": "c", "image": "postgres:16"}]},
+                "status": {"phase": "Running"}
+            }))
+            .expect("pod"),
+        );
+    }
+    pods.push(
+        serde_json::from_value(json!({
+            "metadata": {"name": "solo", "namespace": "apps"},
+            "spec": {"nodeName": "lin-2", "nodeSelector": {"kubernetes.io/os": "linux"}, "containers": [{"name": "c", "image": "busybox"}]},
+            "status": {"phase": "Running"}
+        }))
+        .expect("pod"),
+    );
+    let a = audit_of(cluster_nodes(), pods);
+    let rows: Vec<(String, usize)> = a
+        .workloads()
+        .map(|w| (w.owner.display_name(), w.pods.len()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("DaemonSet/kube-system/proxy".to_string(), 3),
+            ("Deployment/apps/web".to_string(), 6),
+            ("Pod/apps/solo".to_string(), 1),
+            ("StatefulSet/data/db".to_string(), 2),
+        ]
+    );
+    // web: two templates; proxy, db, solo: one each (the DaemonSet's per-node pins and the StatefulSet's
+    // hostnames are not part of the template).
+    assert_eq!(a.template_count(), 5);
+    let proxy = a.workload("DaemonSet/kube-system/proxy").expect("row");
+    assert_eq!(proxy.state, PlacementState::Fine, "{:#?}", proxy.findings);
+    // Catalogue findings are reported under the owner, with the owner's paths.
+    let at_risk: Vec<&Finding> = a.workloads().flat_map(|w| w.findings.iter()).collect();
+    assert!(at_risk.iter().all(|f| f.object.kind != "ReplicaSet"));
+}
+
+#[test]
+fn live_state_rules_mark_pods_misplaced() {
+    // A Linux Deployment without an OS selector: one pod landed on a Windows node.
+    let unpinned = json!({"tolerations": [{"operator": "Exists"}], "containers": [{"name": "c", "image": "nginx:1.27"}]});
+    let mut pods = vec![
+        deployment_pod("cart", "h1", 0, Some("lin-1"), unpinned.clone()),
+        deployment_pod("cart", "h1", 1, Some("win22-1"), unpinned),
+    ];
+    // A 2019 image pinned to Windows only: one pod on a 2022 node, failing with 0xc0370101.
+    let win19 = json!({"nodeSelector": {"kubernetes.io/os": "windows"},
+        "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2019"}]});
+    pods.push(deployment_pod(
+        "report",
+        "h2",
+        0,
+        Some("win19-1"),
+        win19.clone(),
+    ));
+    let mut bad = deployment_pod("report", "h2", 1, Some("win22-1"), win19);
+    bad.status = serde_json::from_value(json!({"phase": "Pending", "containerStatuses": [{"name": "c", "image": "i",
+        "imageID": "", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "CreateContainerError",
+        "message": "hcs::CreateComputeSystem c: The operating system of the container does not match the operating system of the host. (0xc0370101)"}}}]}))
+    .expect("status");
+    pods.push(bad);
+    // Pinned to 2022 without the toleration: pending.
+    let mut pending = deployment_pod(
+        "pdf",
+        "h3",
+        0,
+        None,
+        json!({"nodeSelector": {"kubernetes.io/os": "windows"}, "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]}),
+    );
+    pending.status = serde_json::from_value(json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable", "message": "0/5 nodes are available: 3 node(s) had untolerated taint {os: windows}, 2 node(s) didn't match Pod's node affinity/selector."}]}))
+    .expect("status");
+    pods.push(pending);
+    pods.push(deployment_pod(
+        "iis",
+        "h4",
+        0,
+        Some("win22-2"),
+        win22_spec(),
+    ));
+    let a = audit_of(cluster_nodes(), pods);
+    let rules_of = |key: &str| -> Vec<String> {
+        let w = a.workload(key).expect(key);
+        let mut r: Vec<String> = w
+            .findings
+            .iter()
+            .filter(|f| f.rule.starts_with("pod-"))
+            .map(|f| format!("{} {}", f.rule, f.object.name))
+            .collect();
+        r.dedup();
+        r
+    };
+    assert_eq!(
+        rules_of("Deployment/apps/cart"),
+        ["pod-on-wrong-os cart-h1-00001"]
+    );
+    assert_eq!(
+        rules_of("Deployment/apps/report"),
+        [
+            "pod-on-incompatible-build report-h2-00001",
+            "pod-image-os-error report-h2-00001"
+        ]
+    );
+    assert_eq!(
+        rules_of("Deployment/apps/pdf"),
+        ["pod-pending-placement pdf-h3-00000"]
+    );
+    let pending = a.workload("Deployment/apps/pdf").expect("row");
+    let msg = &pending
+        .findings
+        .iter()
+        .find(|f| f.rule == "pod-pending-placement")
+        .expect("finding")
+        .message;
+    assert!(
+        msg.contains("had untolerated taint {os: windows}"),
+        "quotes the scheduler: {msg}"
+    );
+    assert!(
+        msg.contains("winplace finds no node"),
+        "adds the fit: {msg}"
+    );
+    let states: Vec<(String, PlacementState)> = a
+        .workloads()
+        .map(|w| (w.owner.name.clone(), w.state))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("cart".to_string(), PlacementState::Misplaced),
+            ("iis".to_string(), PlacementState::Fine),
+            ("pdf".to_string(), PlacementState::Misplaced),
+            ("report".to_string(), PlacementState::Misplaced),
+        ]
+    );
+    let cart = a.workload("Deployment/apps/cart").expect("row");
+    let pod_states: Vec<PlacementState> = cart.pods.iter().map(|p| p.state).collect();
+    assert_eq!(
+        pod_states,
+        [PlacementState::AtRisk, PlacementState::Misplaced]
+    );
+    // The node row lists the live findings of its pods.
+    let win22 = a.node("win22-1").expect("node");
+    let node_rules: Vec<&str> = win22.findings.iter().map(|f| f.rule.as_str()).collect();
+    assert_eq!(
+        node_rules,
+        [
+            "pod-on-wrong-os",
+            "pod-on-incompatible-build",
+            "pod-image-os-error"
+        ]
+    );
+    assert_eq!(win22.build.as_deref(), Some("10.0.20348"));
+    assert_eq!(win22.taints, ["os=windows:NoSchedule"]);
+    assert_eq!(
+        win22.node_info.get("kubeletVersion").map(String::as_str),
+        Some("v1.31.0")
+    );
+}
+
+#[test]
+fn summary_counts_groups_and_build_matrix() {
+    let win19 = json!({"nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"},
+        "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2019"}]});
+    let mut nodes = cluster_nodes();
+    nodes.push(node("win22-open", "windows", Some("10.0.20348"), false));
+    let pods = vec![
+        deployment_pod("web", "a", 0, Some("lin-1"), linux_spec()),
+        deployment_pod("iis", "b", 0, Some("win22-1"), win22_spec()),
+        deployment_pod("iis", "b", 1, Some("win22-2"), win22_spec()),
+        deployment_pod("old", "c", 0, Some("win19-1"), win19.clone()),
+        // Misplaced by hand (nodeName): a 2019 image on a 2022 node.
+        deployment_pod("old", "c", 1, Some("win22-1"), win19),
+    ];
+    let a = audit_of(nodes, pods);
+    let s = a.summary();
+    assert_eq!((s.nodes, s.pods, s.workloads), (6, 5, 3));
+    let groups: Vec<(String, String, usize, Vec<String>, usize)> = s
+        .node_groups
+        .iter()
+        .map(|g| {
+            (
+                g.os.clone(),
+                g.title.clone(),
+                g.nodes,
+                g.common_taints.clone(),
+                g.untainted,
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            (
+                "windows".into(),
+                "Windows Server 2019 (10.0.17763)".into(),
+                1,
+                vec!["os=windows:NoSchedule".to_string()],
+                0
+            ),
+            (
+                "windows".into(),
+                "Windows Server 2022 (10.0.20348)".into(),
+                3,
+                vec![],
+                1
+            ),
+            ("linux".into(), "Linux".into(), 2, vec![], 2),
+        ]
+    );
+    assert_eq!(s.workload_states.get("misplaced"), Some(&1));
+    assert_eq!(
+        s.workload_states.get("fine").copied().unwrap_or(0)
+            + s.workload_states.get("at-risk").copied().unwrap_or(0),
+        2
+    );
+    assert_eq!(
+        s.findings_by_rule.get("pod-on-incompatible-build"),
+        Some(&1)
+    );
+    assert_eq!(s.findings_by_rule.get("windows-node-untainted"), Some(&1));
+    let total: usize = s.findings_by_rule.values().sum();
+    assert_eq!(
+        total,
+        s.findings.errors + s.findings.warnings + s.findings.infos
+    );
+    let cells: Vec<(&str, &str, bool, usize)> = s
+        .build_matrix
+        .iter()
+        .map(|c| {
+            (
+                c.image_build.as_str(),
+                c.node_build.as_str(),
+                c.compatible,
+                c.pods,
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("10.0.17763", "10.0.17763", true, 1),
+            ("10.0.17763", "10.0.20348", false, 1),
+            ("10.0.20348", "10.0.17763", false, 0),
+            ("10.0.20348", "10.0.20348", true, 2),
+        ]
+    );
+}
+
+#[test]
+fn incremental_changes_touch_only_what_they_touch() {
+    let pods: Vec<Pod> = (0..10)
+        .map(|i| deployment_pod("web", "a", i, Some("lin-1"), linux_spec()))
+        .chain([deployment_pod("iis", "b", 0, Some("win22-1"), win22_spec())])
+        .collect();
+    let mut a = audit_of(cluster_nodes(), pods);
+    let evaluations = a.evaluations();
+    // A new replica of a known template: no catalogue run.
+    let t = a.apply(Change::Pod(Box::new(deployment_pod(
+        "web",
+        "a",
+        10,
+        Some("lin-2"),
+        linux_spec(),
+    ))));
+    assert_eq!(t.workloads, ["Deployment/apps/web"]);
+    assert_eq!(t.nodes, ["lin-2"]);
+    assert_eq!(a.evaluations(), evaluations);
+    // A heartbeat: nothing the audit reads.
+    let mut beat = node("lin-1", "linux", None, false);
+    if let Some(s) = beat.status.as_mut() {
+        s.conditions = None;
+    }
+    let t = a.apply(Change::Node(Box::new(beat)));
+    assert_eq!(t, Touched::default());
+    assert_eq!(a.evaluations(), evaluations);
+    // Deleting a pod.
+    let t = a.apply(Change::PodDeleted("apps".into(), "iis-b-00000".into()));
+    assert_eq!(t.workloads, ["Deployment/apps/iis"]);
+    assert_eq!(t.nodes, ["win22-1"]);
+    assert!(a.workload("Deployment/apps/iis").is_none());
+    // Untainting a Windows node changes where the Linux template could go: its row changes.
+    let t = a.apply(Change::Node(Box::new(node(
+        "win22-2",
+        "windows",
+        Some("10.0.20348"),
+        false,
+    ))));
+    assert!(t.nodes.contains(&"win22-2".to_string()), "{t:?}");
+    assert_eq!(
+        a.evaluations(),
+        evaluations + 1,
+        "every template re-run once"
+    );
+}
+
+#[test]
+fn runtime_class_changes_reaudit_workloads_that_name_it() {
+    let spec = json!({"runtimeClassName": "win22", "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]});
+    let pods = vec![
+        deployment_pod("iis", "a", 0, Some("win22-1"), spec),
+        deployment_pod("web", "b", 0, Some("lin-1"), linux_spec()),
+    ];
+    let mut a = audit_of(cluster_nodes(), pods);
+    let before = a.workload("Deployment/apps/iis").expect("row").clone();
+    assert!(
+        before
+            .findings
+            .iter()
+            .any(|f| f.rule == "runtimeclass-not-found")
+    );
+    let rc: RuntimeClassEntry = RuntimeClassEntry {
+        api_version: "node.k8s.io/v1".into(),
+        object: serde_json::from_value(json!({"metadata": {"name": "win22"}, "handler": "runhcs-wcow-process",
+            "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+                "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]}}))
+        .expect("rc"),
+    };
+    let evaluations = a.evaluations();
+    let t = a.apply(Change::RuntimeClass(Box::new(rc)));
+    assert_eq!(t.workloads, ["Deployment/apps/iis"]);
+    assert_eq!(
+        a.evaluations(),
+        evaluations + 1,
+        "only the template naming it"
+    );
+    let after = a.workload("Deployment/apps/iis").expect("row");
+    assert!(
+        !after
+            .findings
+            .iter()
+            .any(|f| f.rule == "runtimeclass-not-found")
+    );
+    let t = a.apply(Change::RuntimeClassDeleted("win22".into()));
+    assert_eq!(t.workloads, ["Deployment/apps/iis"]);
+    assert_eq!(a.workload("Deployment/apps/iis"), Some(&before));
+}
+
+#[test]
+fn class_context_gives_the_findings_of_every_node() {
+    // 200 nodes: the hostname is a per-node label, so the template rules see one node per class.
+    let (nodes, mut pods) = many_node_cluster();
+    let rcs: Vec<RuntimeClassEntry> = Vec::new();
+    // A template that reads a per-node label sees every node.
+    let mut pinned = deployment_pod(
+        "pinned",
+        "p1",
+        0,
+        None,
+        json!({"nodeSelector": {"kubernetes.io/hostname": "win22-003"},
+            "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]}),
+    );
+    pinned.status = None;
+    pods.push(pinned);
+    let mut a = Audit::new(Settings::default());
+    a.reset(&nodes, &pods, &rcs);
+    assert!(a.per_node_keys.contains("kubernetes.io/hostname"));
+    assert!(
+        a.classes.nodes.len() * 4 < a.context.nodes.len(),
+        "{} classes",
+        a.classes.nodes.len()
+    );
+    let resolver = Resolver::new(Some(&a.context), &a.settings);
+    let mut compared = 0;
+    for w in a.workloads.values() {
+        for t in w.templates.values() {
+            let kind = match w.owner.kind {
+                Some(k) if k != WorkloadKind::Pod => k,
+                _ => WorkloadKind::Pod,
+            };
+            let prefix = kind.pod_spec_path();
+            let Some(raw) = t.object.get(&prefix) else {
+                continue;
+            };
+            let template = PodTemplate {
+                kind,
+                prefix,
+                raw,
+                spec: t.spec.clone(),
+                labels: BTreeMap::new(),
+            };
+            let mut findings = Vec::new();
+            evaluate_template(
+                &t.object,
+                &template,
+                (Some(&a.context), &resolver, Some(&a.index)),
+                &a.settings,
+                &mut findings,
+            );
+            for f in &mut findings {
+                f.object = w.owner.object.clone();
+            }
+            sort_findings(&mut findings);
+            assert_eq!(findings, t.findings, "{}", w.key);
+            compared += 1;
+        }
+    }
+    assert!(compared > 20);
+    let pinned = a.workload("Deployment/apps/pinned").expect("row");
+    assert!(
+        pinned
+            .findings
+            .iter()
+            .any(|f| f.rule == "windows-pod-without-toleration")
+    );
+}
+
+/// 200 nodes in five pools (every node with its own hostname label, so per-node classes matter) and
+/// 36 Deployments whose templates cover OS selectors, build pins, tolerations and images of every kind.
+fn many_node_cluster() -> (Vec<Node>, Vec<Pod>) {
+    let mut nodes = Vec::new();
+    for i in 0..200 {
+        let node = match i % 5 {
+            0 | 1 => node(&format!("lin-{i:03}"), "linux", None, false),
+            2 => node(
+                &format!("win19-{i:03}"),
+                "windows",
+                Some("10.0.17763"),
+                true,
+            ),
+            3 => node(
+                &format!("win22-{i:03}"),
+                "windows",
+                Some("10.0.20348"),
+                true,
+            ),
+            _ => node(
+                &format!("win22u-{i:03}"),
+                "windows",
+                Some("10.0.20348"),
+                false,
+            ),
+        };
+        nodes.push(node);
+    }
+    let selectors = [
+        json!({}),
+        json!({"kubernetes.io/os": "linux"}),
+        json!({"kubernetes.io/os": "windows"}),
+        json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"}),
+        json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}),
+        json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.26100"}),
+    ];
+    let tolerations = [
+        json!([]),
+        json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]),
+        json!([{"operator": "Exists"}]),
+    ];
+    let images = [
+        "nginx:1.27",
+        "mcr.microsoft.com/windows/servercore:ltsc2022",
+    ];
+    let mut pods = Vec::new();
+    let mut n = 0;
+    for selector in &selectors {
+        for toleration in &tolerations {
+            for image in images {
+                let spec = json!({"nodeSelector": selector, "tolerations": toleration,
+                    "containers": [{"name": "c", "image": image}]});
+                pods.push(deployment_pod(&format!("d{n}"), "h", 0, None, spec));
+                n += 1;
+            }
+        }
+    }
+    (nodes, pods)
+}

@@ -1,0 +1,368 @@
+//! Applying fixes: JSON patches on values ([`apply_fixes`]) and whole manifests repaired as text
+//! ([`repair_text`]), which `winplace check --fix`, the playground and admission `mutate` share.
+//!
+//! ```
+//! use winplace_rules::{fix, Settings};
+//! let text = "# our web server\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: app\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+//! let repair = fix::repair_text("pod.yaml", text, None, &Settings::default());
+//! assert!(repair.text.starts_with("# our web server\n"));
+//! assert!(repair.remaining.findings.iter().all(|f| !fix::is_fixable_error(f)));
+//! ```
+
+mod emit;
+mod text;
+
+use serde_json::Value;
+
+use crate::finding::{Finding, Fix, Report, Severity};
+use crate::input::{self, Limits};
+use crate::model::{self, ClusterContext};
+use crate::rules::{self, catalog};
+use crate::settings::Settings;
+
+/// Most evaluate → fix rounds [`repair_text`] runs (a fix can reveal another finding, e.g. an added OS
+/// selector makes the pod need a toleration).
+pub const MAX_ROUNDS: usize = 5;
+
+/// Applies `fixes` to `value` in order; a fix whose patch does not apply is skipped whole.
+///
+/// Returns the patched value and, for each skipped fix, its index in `fixes` and why.
+///
+/// ```
+/// use winplace_rules::{fix::apply_fixes, Fix};
+/// use serde_json::json;
+/// let good = Fix { description: "set".into(), patch: vec![json!({"op": "add", "path": "/a", "value": 1})] };
+/// let bad = Fix { description: "bad".into(), patch: vec![json!({"op": "remove", "path": "/missing"})] };
+/// let (value, skipped) = apply_fixes(&json!({}), &[&bad, &good]);
+/// assert_eq!(value, json!({"a": 1}));
+/// assert_eq!(skipped[0].0, 0);
+/// ```
+pub fn apply_fixes(value: &Value, fixes: &[&Fix]) -> (Value, Vec<(usize, String)>) {
+    let mut current = value.clone();
+    let mut skipped = Vec::new();
+    for (i, fix) in fixes.iter().enumerate() {
+        let patch: json_patch::Patch = match serde_json::from_value(Value::Array(fix.patch.clone()))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                skipped.push((i, format!("the patch is not valid RFC 6902: {e}")));
+                continue;
+            }
+        };
+        // Applied to a copy so that a failing operation leaves nothing half done.
+        let mut next = current.clone();
+        match json_patch::patch_unsafe(&mut next, &patch.0) {
+            Ok(()) => current = next,
+            Err(e) => skipped.push((i, e.to_string())),
+        }
+    }
+    (current, skipped)
+}
+
+/// Whether `finding` is an error that `--fix` is expected to remove: its rule is fixable (catalogue)
+/// and it carries a fix.
+pub fn is_fixable_error(finding: &Finding) -> bool {
+    finding.severity == Severity::Error
+        && finding.fix.is_some()
+        && catalog::rule(&finding.rule).is_some_and(|r| r.fixable)
+}
+
+/// A fix that could not be applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// The finding whose fix it was.
+    pub finding: Finding,
+    /// Why the patch did not apply.
+    pub reason: String,
+}
+
+/// The result of [`repair_text`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repair {
+    /// The repaired text: untouched documents byte for byte as given, changed ones edited in place
+    /// (or rewritten as block YAML, JSON as pretty JSON, when an in-place edit is not possible).
+    pub text: String,
+    /// The findings whose fixes were applied, in the order they were applied.
+    pub applied: Vec<Finding>,
+    /// Fixes that did not apply (a later round may have fixed the finding another way).
+    pub skipped: Vec<Skipped>,
+    /// The evaluation of the repaired text.
+    pub remaining: Report,
+}
+
+/// Repairs every fixable finding of `text` (named `file`) and writes the manifests back as text.
+///
+/// Rounds of evaluate → apply every fix of every object run until no finding carries a fix, a round
+/// changes nothing, or [`MAX_ROUNDS`] is reached. Text with a parse error is returned unchanged (a
+/// broken document cannot be written back safely). Pure: no I/O.
+pub fn repair_text(
+    file: &str,
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+) -> Repair {
+    repair_text_with(file, text, context, settings, |_| true)
+}
+
+/// [`repair_text`] restricted to the findings `select` accepts (the playground's "apply this fix").
+///
+/// `select` sees each finding as [`crate::check_text`] reports it (file, object, rule, path); fixes of
+/// other findings are left out in every round.
+///
+/// ```
+/// use winplace_rules::{fix, Settings};
+/// let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: app\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+/// let only = |f: &winplace_rules::Finding| f.rule == "windows-pod-without-os-selector";
+/// let repair = fix::repair_text_with("pod.yaml", text, None, &Settings::default(), only);
+/// assert!(repair.applied.iter().all(|f| f.rule == "windows-pod-without-os-selector"));
+/// assert!(repair.remaining.findings.iter().any(|f| f.rule == "windows-pod-without-toleration"));
+/// ```
+pub fn repair_text_with(
+    file: &str,
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    select: impl Fn(&Finding) -> bool,
+) -> Repair {
+    let limits = Limits::default();
+    let bom = text.starts_with('\u{feff}');
+    let crlf = text.contains("\r\n");
+    let mut current = text
+        .strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n");
+    let mut applied = Vec::new();
+    let mut skipped = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let parsed = input::parse(file, &current, &limits);
+        if !parsed.errors.is_empty() {
+            break;
+        }
+        let mut objects = model::objects(&parsed.documents);
+        // Findings name the object they are about through their file: tag each object with its index.
+        let real: Vec<String> = objects.iter().map(|o| o.file.clone()).collect();
+        for (i, o) in objects.iter_mut().enumerate() {
+            o.file = i.to_string();
+        }
+        let findings = rules::evaluate(&objects, context, settings);
+        let mut by_object: Vec<Vec<Finding>> = vec![Vec::new(); objects.len()];
+        for mut f in findings {
+            let Some(i) = f.file.as_deref().and_then(|t| t.parse::<usize>().ok()) else {
+                continue;
+            };
+            if f.fix.is_none() {
+                continue;
+            }
+            f.file = real.get(i).cloned().filter(|s| !s.is_empty());
+            if !select(&f) {
+                continue;
+            }
+            if let Some(list) = by_object.get_mut(i) {
+                list.push(f);
+            }
+        }
+        if by_object.iter().all(Vec::is_empty) {
+            break;
+        }
+        let mut new: Vec<Option<Value>> = vec![None; parsed.documents.len()];
+        for (object, found) in objects.iter().zip(by_object) {
+            if found.is_empty() {
+                continue;
+            }
+            let Some(d) = parsed
+                .documents
+                .iter()
+                .position(|d| d.index == object.doc_index)
+            else {
+                continue;
+            };
+            let Some(slot) = new.get_mut(d) else { continue };
+            let doc_value = slot.get_or_insert_with(|| parsed.documents[d].value.clone());
+            let target = match object.item {
+                None => Some(&mut *doc_value),
+                Some(i) => doc_value
+                    .get_mut("items")
+                    .and_then(|items| items.get_mut(i)),
+            };
+            // Items of nested lists (and anything else that does not match) are left alone.
+            let Some(target) = target.filter(|t| same_object(t, object)) else {
+                continue;
+            };
+            let fixes: Vec<&Fix> = found.iter().filter_map(|f| f.fix.as_ref()).collect();
+            let (value, failed) = apply_fixes(target, &fixes);
+            *target = value;
+            let failed_at: Vec<usize> = failed.iter().map(|(i, _)| *i).collect();
+            for (i, reason) in failed {
+                if let Some(finding) = found.get(i) {
+                    skipped.push(Skipped {
+                        finding: finding.clone(),
+                        reason,
+                    });
+                }
+            }
+            applied.extend(
+                found
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| !failed_at.contains(i))
+                    .map(|(_, f)| f),
+            );
+        }
+        let next = text::render(&current, &parsed.documents, &new);
+        if next == current {
+            break;
+        }
+        current = next;
+    }
+    let remaining = crate::check_text(file, &current, context, settings);
+    let text = if applied.is_empty() {
+        // Nothing changed: the input exactly as given.
+        text.to_string()
+    } else {
+        let mut out = if crlf {
+            current.replace('\n', "\r\n")
+        } else {
+            current
+        };
+        if bom {
+            out.insert(0, '\u{feff}');
+        }
+        out
+    };
+    Repair {
+        text,
+        applied,
+        skipped,
+        remaining,
+    }
+}
+
+/// Whether `value` is the object `object` was read from (same kind, apiVersion and name).
+fn same_object(value: &Value, object: &model::Object) -> bool {
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+    s(value.get("kind")) == object.kind
+        && s(value.get("apiVersion")) == object.api_version
+        && model::Object::from_value("", 0, value.clone(), input::LineMap::default())
+            .is_some_and(|o| o.name == object.name && o.namespace == object.namespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fix(patch: Value) -> Fix {
+        Fix {
+            description: "d".into(),
+            patch: patch.as_array().cloned().unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn fixes_apply_in_order_and_bad_ones_are_skipped_whole() {
+        let start = json!({"spec": {"tolerations": [{"key": "os"}]}});
+        let f0 = fix(
+            json!([{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/os": "windows"}}]),
+        );
+        // Second op fails: the first op of the same fix must not stay applied.
+        let f1 = fix(json!([
+            {"op": "add", "path": "/spec/x", "value": 1},
+            {"op": "remove", "path": "/spec/absent"}
+        ]));
+        let f2 = fix(
+            json!([{"op": "add", "path": "/spec/nodeSelector/node.kubernetes.io~1windows-build", "value": "10.0.20348"}]),
+        );
+        let f3 = fix(json!([{"op": "frobnicate", "path": "/"}]));
+        let f4 = fix(json!([{"op": "remove", "path": "/spec/tolerations/0"}]));
+        let (value, skipped) = apply_fixes(&start, &[&f0, &f1, &f2, &f3, &f4]);
+        assert_eq!(
+            value,
+            json!({"spec": {"tolerations": [], "nodeSelector": {
+                "kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}}})
+        );
+        assert_eq!(skipped.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 3]);
+        assert!(skipped[1].1.contains("RFC 6902"), "{}", skipped[1].1);
+    }
+
+    #[test]
+    fn text_with_a_parse_error_is_left_alone() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]\n---\nkind: [oops\n";
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert_eq!(repair.text, text);
+        assert!(repair.applied.is_empty());
+        assert_eq!(repair.remaining.parse_errors.len(), 1);
+    }
+
+    #[test]
+    fn repair_text_with_applies_only_the_selected_fixes() {
+        // Reference "Windows pods": OS selector and toleration are separate fixes of separate rules.
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+        let rows: [(&str, &[&str], &[&str]); 3] = [
+            (
+                "windows-pod-without-os-selector",
+                &["windows-pod-without-os-selector"],
+                &["windows-pod-without-toleration"],
+            ),
+            (
+                "windows-pod-without-toleration",
+                &["windows-pod-without-toleration"],
+                &["windows-pod-without-os-selector"],
+            ),
+            ("no-such-rule", &[], &["windows-pod-without-os-selector"]),
+        ];
+        for (rule, applied, left) in rows {
+            let repair = repair_text_with("f.yaml", text, None, &Settings::default(), |f| {
+                f.rule == rule
+            });
+            let got: Vec<&str> = repair.applied.iter().map(|f| f.rule.as_str()).collect();
+            assert_eq!(got, applied, "{rule}");
+            for l in left {
+                assert!(
+                    repair.remaining.findings.iter().any(|f| f.rule == *l),
+                    "{rule}: {l} should remain"
+                );
+            }
+            assert_eq!(repair.text == text, applied.is_empty(), "{rule}");
+        }
+    }
+
+    #[test]
+    fn clean_text_is_returned_byte_for_byte() {
+        let text = "\u{feff}# c\r\napiVersion: v1\r\nkind: ConfigMap\r\nmetadata: {name: a}\r\n";
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert_eq!(repair.text, text);
+        assert!(repair.applied.is_empty());
+    }
+
+    #[test]
+    fn same_object_matches_identity() {
+        let parsed = input::parse(
+            "t.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n",
+            &Limits::default(),
+        );
+        let objects = model::objects(&parsed.documents);
+        let rows = [
+            (
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}),
+                true,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}}),
+                false,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "x"}}),
+                false,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "List", "items": []}),
+                false,
+            ),
+        ];
+        for (value, want) in rows {
+            assert_eq!(same_object(&value, &objects[0]), want, "{value}");
+        }
+    }
+}

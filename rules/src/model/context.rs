@@ -1,0 +1,317 @@
+//! The cluster a workload is checked against: its Nodes and RuntimeClasses.
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::node::v1::RuntimeClass;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ModelError, Object, decode};
+use crate::finding::ObjectRef;
+use crate::path::FieldPath;
+
+/// A RuntimeClass and the `apiVersion` it was written with.
+///
+/// `node.k8s.io/v1beta1` RuntimeClasses (removed in Kubernetes 1.25) have the same shape as `v1`:
+/// `handler`, `overhead` and `scheduling` at the top level (only `v1alpha1` nested them under
+/// `spec`), so both decode into the `v1` type; the version is kept so rules can flag the old API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeClassEntry {
+    /// `node.k8s.io/v1` or `node.k8s.io/v1beta1`.
+    pub api_version: String,
+    /// The RuntimeClass, decoded as `v1`.
+    pub object: RuntimeClass,
+}
+
+/// Nodes and RuntimeClasses of a cluster, as far as they are known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterContext {
+    /// The cluster's Nodes.
+    pub nodes: Vec<Node>,
+    /// The cluster's RuntimeClasses (`v1` and `v1beta1`).
+    pub runtime_classes: Vec<RuntimeClassEntry>,
+}
+
+/// An object of the context that could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {error}", object.display_name())]
+pub struct ObjectError {
+    /// The object.
+    pub object: ObjectRef,
+    /// Its input file.
+    pub file: String,
+    /// Line of the faulty field.
+    pub line: Option<u32>,
+    /// The faulty field and what is wrong with it.
+    pub error: ModelError,
+}
+
+/// RuntimeClass API versions that are read into the context.
+const RUNTIME_CLASS_VERSIONS: &[&str] = &["node.k8s.io/v1", "node.k8s.io/v1beta1"];
+
+/// The object without `apiVersion` and `kind` (k8s-openapi refuses any version but the one it was
+/// generated for, and the kind was already matched).
+fn body(value: &Value) -> Value {
+    let mut v = value.clone();
+    if let Some(map) = v.as_object_mut() {
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    v
+}
+
+impl ClusterContext {
+    /// Collects the `v1` Nodes and `node.k8s.io/v1|v1beta1` RuntimeClasses among `objects` (other
+    /// objects are ignored); objects that do not decode are returned as errors and left out.
+    pub fn from_objects(objects: &[Object]) -> (ClusterContext, Vec<ObjectError>) {
+        let mut ctx = ClusterContext::default();
+        let mut errors = Vec::new();
+        let mut fail = |obj: &Object, error: ModelError| {
+            errors.push(ObjectError {
+                object: obj.object_ref(),
+                file: obj.file.clone(),
+                line: obj.line_of(&error.path),
+                error,
+            });
+        };
+        for obj in objects {
+            match (obj.kind.as_str(), obj.api_version.as_str()) {
+                ("Node", "v1") => match decode::<Node>(&body(&obj.value), &FieldPath::root()) {
+                    Ok(node) => ctx.nodes.push(node),
+                    Err(e) => fail(obj, e),
+                },
+                ("RuntimeClass", v) if RUNTIME_CLASS_VERSIONS.contains(&v) => {
+                    match decode::<RuntimeClass>(&body(&obj.value), &FieldPath::root()) {
+                        Ok(rc) => ctx.runtime_classes.push(RuntimeClassEntry {
+                            api_version: v.to_string(),
+                            object: rc,
+                        }),
+                        Err(e) => fail(obj, e),
+                    }
+                }
+                _ => {}
+            }
+        }
+        (ctx, errors)
+    }
+
+    /// The RuntimeClass named `name`; a `v1` one wins over a `v1beta1` one of the same name.
+    pub fn runtime_class(&self, name: &str) -> Option<&RuntimeClassEntry> {
+        let named = |e: &&RuntimeClassEntry| e.object.metadata.name.as_deref() == Some(name);
+        self.runtime_classes
+            .iter()
+            .filter(named)
+            .find(|e| e.api_version == "node.k8s.io/v1")
+            .or_else(|| self.runtime_classes.iter().find(named))
+    }
+
+    /// The distinct Windows builds (`10.0.20348`) of the cluster's Windows nodes, sorted.
+    pub fn windows_builds(&self) -> Vec<String> {
+        let mut builds: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| node_os(n) == Some("windows"))
+            .filter_map(node_windows_build)
+            .collect();
+        builds.sort();
+        builds.dedup();
+        builds
+    }
+}
+
+/// A node's OS: its `kubernetes.io/os` label, else `status.nodeInfo.operatingSystem`.
+pub fn node_os(node: &Node) -> Option<&str> {
+    let label = node
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("kubernetes.io/os"))
+        .map(String::as_str);
+    label.or_else(|| {
+        node.status
+            .as_ref()?
+            .node_info
+            .as_ref()
+            .map(|i| i.operating_system.as_str())
+            .filter(|os| !os.is_empty())
+    })
+}
+
+/// A Windows node's build (`10.0.20348`): the first three numbers of `status.nodeInfo.kernelVersion`
+/// (`10.0.20348.2762` on Windows: major.minor.build.UBR) when present, else the
+/// `node.kubernetes.io/windows-build` label.
+pub fn node_windows_build(node: &Node) -> Option<String> {
+    let kernel = node
+        .status
+        .as_ref()
+        .and_then(|s| s.node_info.as_ref())
+        .map(|i| i.kernel_version.as_str())
+        .unwrap_or("");
+    let parts: Vec<&str> = kernel.split('.').collect();
+    let numeric = parts.len() >= 3
+        && parts
+            .iter()
+            .take(3)
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if numeric {
+        return Some(parts[..3].join("."));
+    }
+    node.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("node.kubernetes.io/windows-build"))
+        .cloned()
+}
+
+/// A node's taints (`spec.taints`; empty when the node has no spec or no taints).
+pub fn node_taints(node: &Node) -> &[k8s_openapi::api::core::v1::Taint] {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or_default()
+}
+
+/// A node's OS as a typed value and, for Windows nodes, its build number (`20348`): what placement and the
+/// audit index nodes by.
+pub fn node_os_build(node: &Node) -> (Option<crate::windows::images::Os>, Option<u32>) {
+    use crate::windows::images::Os;
+    let os = node_os(node).and_then(|o| o.parse::<Os>().ok());
+    let build = if os == Some(Os::Windows) {
+        node_windows_build(node)
+            .and_then(|b| crate::windows::builds::WindowsVersion::parse(&b))
+            .map(|v| v.build)
+    } else {
+        None
+    };
+    (os, build)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{Limits, parse};
+    use crate::model::objects;
+
+    fn context(text: &str) -> (ClusterContext, Vec<ObjectError>) {
+        let parsed = parse("c.yaml", text, &Limits::default());
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        ClusterContext::from_objects(&objects(&parsed.documents))
+    }
+
+    fn node(labels: &str, node_info: &str) -> String {
+        format!(
+            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n\n    labels: {{{labels}}}\n  status:\n    nodeInfo: {{{node_info}}}\n"
+        )
+    }
+
+    #[test]
+    fn node_os_and_build() {
+        // kubernetes-windows-rules.md §5.4: the build label is major.minor.build; kernelVersion is major.minor.build.UBR.
+        let rows = [
+            (
+                "kubernetes.io/os: windows",
+                "kernelVersion: 10.0.20348.2762",
+                Some("windows"),
+                Some("10.0.20348"),
+            ),
+            (
+                "kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763",
+                "operatingSystem: windows",
+                Some("windows"),
+                Some("10.0.17763"),
+            ),
+            (
+                "node.kubernetes.io/windows-build: 10.0.17763",
+                "operatingSystem: windows, kernelVersion: 10.0.26100.1",
+                Some("windows"),
+                Some("10.0.26100"),
+            ),
+            (
+                "kubernetes.io/os: linux",
+                "operatingSystem: linux, kernelVersion: 6.1.0-27-amd64",
+                Some("linux"),
+                None,
+            ),
+            ("", "", None, None),
+        ];
+        for (labels, info, os, build) in rows {
+            let (ctx, errors) = context(&format!(
+                "apiVersion: v1\nkind: List\nitems:\n{}",
+                node(labels, info)
+            ));
+            assert!(errors.is_empty());
+            let n = &ctx.nodes[0];
+            assert_eq!(node_os(n), os, "{labels} {info}");
+            assert_eq!(node_windows_build(n).as_deref(), build, "{labels} {info}");
+        }
+    }
+
+    #[test]
+    fn windows_builds_are_distinct_and_sorted() {
+        let items = [
+            node("kubernetes.io/os: windows", "kernelVersion: 10.0.26100.3"),
+            node(
+                "kubernetes.io/os: windows",
+                "kernelVersion: 10.0.20348.2762",
+            ),
+            node("kubernetes.io/os: windows", "kernelVersion: 10.0.20348.1"),
+            node("kubernetes.io/os: linux", "kernelVersion: 10.0.1.1"),
+        ]
+        .concat();
+        let (ctx, _) = context(&format!("apiVersion: v1\nkind: List\nitems:\n{items}"));
+        assert_eq!(ctx.windows_builds(), ["10.0.20348", "10.0.26100"]);
+    }
+
+    #[test]
+    fn runtime_classes_of_both_versions() {
+        let text = "apiVersion: node.k8s.io/v1beta1\nkind: RuntimeClass\nmetadata: {name: old}\nhandler: docker\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows}\n---\napiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: new}\nhandler: runhcs-wcow-process\n---\napiVersion: node.k8s.io/v1beta1\nkind: RuntimeClass\nmetadata: {name: new}\nhandler: other\n---\napiVersion: node.k8s.io/v1alpha1\nkind: RuntimeClass\nmetadata: {name: ignored}\n";
+        let (ctx, errors) = context(text);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(ctx.runtime_classes.len(), 3);
+        let old = ctx.runtime_class("old").expect("v1beta1 is read");
+        assert_eq!(old.api_version, "node.k8s.io/v1beta1");
+        assert_eq!(old.object.handler, "docker");
+        let sel = old
+            .object
+            .scheduling
+            .as_ref()
+            .and_then(|s| s.node_selector.as_ref());
+        assert_eq!(
+            sel.and_then(|s| s.get("kubernetes.io/os"))
+                .map(String::as_str),
+            Some("windows")
+        );
+        assert_eq!(
+            ctx.runtime_class("new").map(|e| e.object.handler.as_str()),
+            Some("runhcs-wcow-process")
+        );
+        assert!(ctx.runtime_class("ignored").is_none());
+    }
+
+    #[test]
+    fn undecodable_context_objects_are_errors_with_lines() {
+        let text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nspec:\n  taints:\n  - key: os\n    effect: 7\n";
+        let (ctx, errors) = context(text);
+        assert!(ctx.nodes.is_empty());
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].error.path.to_string(), "spec.taints[0].effect");
+        assert_eq!(errors[0].line, Some(8));
+        assert_eq!(errors[0].object.display_name(), "Node/n1");
+    }
+
+    #[test]
+    fn corpus_cluster_files_decode() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+        let mut nodes = 0;
+        for entry in std::fs::read_dir(dir).expect("corpus").flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path().join("cluster.yaml")) else {
+                continue;
+            };
+            let (ctx, errors) = context(&text);
+            assert!(errors.is_empty(), "{errors:?}");
+            nodes += ctx.nodes.len();
+        }
+        assert!(nodes > 0);
+    }
+}

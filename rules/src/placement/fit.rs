@@ -1,0 +1,928 @@
+//! Which nodes could take a pod, and why the others could not — built for 5,000 nodes × thousands of
+//! templates (DESIGN "Scale").
+//!
+//! [`NodeIndex`] is built once per cluster. It groups nodes into *classes* of nodes the scheduler cannot
+//! tell apart for placement: same labels (leaving out per-node labels such as `kubernetes.io/hostname`,
+//! i.e. keys with more than [`PER_NODE_KEY_VALUES`] distinct values), same filtering taints, same
+//! cordon state, same OS and build. A class keeps a bitset of its members. [`fit`] then evaluates the
+//! pod once per class — nodeSelector AND required affinity (§3.3, §3.4), `NoSchedule`/`NoExecute` taints
+//! (§3.2), cordoned nodes — and ORs the bitsets of the classes that pass. A pod whose constraints read a
+//! per-node label, use `matchFields` or set `spec.nodeName` is evaluated node by node instead (still exact).
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::Node;
+//! use winplace_rules::placement::{fit, NodeIndex};
+//! # use winplace_rules::{input, model, placement, Settings};
+//! let node: Node = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}},
+//!     "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]}
+//! })).unwrap();
+//! let index = NodeIndex::new(&[node]);
+//! # let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: busybox}]\n";
+//! # let parsed = input::parse("p.yaml", text, &input::Limits::default());
+//! # let objects = model::objects(&parsed.documents);
+//! # let template = model::pod_template(&objects[0]).unwrap().unwrap();
+//! let placement = placement::resolve(&template, None, &Settings::default());
+//! let fit = fit(&placement, &index);
+//! assert_eq!(fit.candidates.count(), 0);
+//! assert_eq!(fit.rejected[0].summary(&index), "1 node (win-1): untolerated taint os=windows:NoSchedule");
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Node, NodeSelector, NodeSelectorTerm, Taint, Toleration};
+
+use super::Placement;
+use crate::model::{ClusterContext, node_os};
+use crate::schedule::affinity::{NodeFacts, required_affinity_matches, requirement_matches};
+use crate::schedule::selector::node_selector_matches;
+use crate::schedule::taints::{
+    Gates, filters, first_untolerated, first_untolerated_no_execute, taint_display,
+    tolerated_by_any,
+};
+use crate::windows::images::Os;
+
+/// A label key with more distinct values than this is a per-node label (hostname, instance id) and is left
+/// out of node classes.
+pub const PER_NODE_KEY_VALUES: usize = 64;
+
+/// The taint the node lifecycle controller puts on cordoned nodes; tolerating it lets a pod onto them.
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// A set of node indexes (into [`NodeIndex::nodes`]) as a bitset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeSet {
+    bits: Vec<u64>,
+}
+
+impl NodeSet {
+    /// An empty set for `len` nodes.
+    pub fn new(len: usize) -> Self {
+        NodeSet {
+            bits: vec![0; len.div_ceil(64)],
+        }
+    }
+
+    /// Adds node `i`.
+    pub fn insert(&mut self, i: usize) {
+        if let Some(word) = self.bits.get_mut(i / 64) {
+            *word |= 1u64 << (i % 64);
+        }
+    }
+
+    /// Whether node `i` is in the set.
+    pub fn contains(&self, i: usize) -> bool {
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+    }
+
+    /// Adds every node of `other`.
+    pub fn union_with(&mut self, other: &NodeSet) {
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+    }
+
+    /// The number of nodes in the set.
+    pub fn count(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// The node indexes, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.bits.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let bit = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(wi * 64 + bit)
+            })
+        })
+    }
+}
+
+/// One node as the index keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedNode {
+    /// `metadata.name`.
+    pub name: String,
+    /// Its OS (`kubernetes.io/os` label, else `status.nodeInfo.operatingSystem`), when it is linux or windows.
+    pub os: Option<Os>,
+    /// A Windows node's build number (kernelVersion, else the build label).
+    pub build: Option<u32>,
+    /// All its labels.
+    pub labels: BTreeMap<String, String>,
+    /// Its `NoSchedule` and `NoExecute` taints, in order.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// Its class (see the module docs).
+    pub class: usize,
+}
+
+#[derive(Debug, Clone)]
+struct NodeClass {
+    /// The members' labels without per-node keys.
+    labels: BTreeMap<String, String>,
+    taints: Vec<Taint>,
+    unschedulable: bool,
+    os: Option<Os>,
+    build: Option<u32>,
+    members: NodeSet,
+    /// A member, for exact per-node evaluation.
+    first: usize,
+}
+
+/// The cluster's nodes, prepared for [`fit`]: per-node facts and classes of interchangeable nodes.
+#[derive(Debug, Clone, Default)]
+pub struct NodeIndex {
+    nodes: Vec<IndexedNode>,
+    classes: Vec<NodeClass>,
+    per_node_keys: BTreeSet<String>,
+}
+
+type ClassKey = (
+    Vec<(String, String)>,
+    Vec<(String, String, String)>,
+    bool,
+    Option<Os>,
+    Option<u32>,
+);
+
+impl NodeIndex {
+    /// Indexes `nodes`.
+    pub fn new(nodes: &[Node]) -> Self {
+        let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for node in nodes {
+            for (k, v) in node.metadata.labels.iter().flatten() {
+                values.entry(k).or_default().insert(v);
+            }
+        }
+        let per_node_keys: BTreeSet<String> = values
+            .iter()
+            .filter(|(_, vs)| vs.len() > PER_NODE_KEY_VALUES)
+            .map(|(k, _)| k.to_string())
+            .collect();
+        let mut index = NodeIndex {
+            nodes: Vec::with_capacity(nodes.len()),
+            classes: Vec::new(),
+            per_node_keys,
+        };
+        let mut by_key: BTreeMap<ClassKey, usize> = BTreeMap::new();
+        for (i, node) in nodes.iter().enumerate() {
+            let labels = node.metadata.labels.clone().unwrap_or_default();
+            let (os, build) = crate::model::node_os_build(node);
+            let spec = node.spec.as_ref();
+            let taints: Vec<Taint> = crate::model::node_taints(node)
+                .iter()
+                .filter(|t| filters(t))
+                .cloned()
+                .collect();
+            let unschedulable = spec.and_then(|s| s.unschedulable) == Some(true);
+            let projected: BTreeMap<String, String> = labels
+                .iter()
+                .filter(|(k, _)| !index.per_node_keys.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let key: ClassKey = (
+                projected
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                taints
+                    .iter()
+                    .map(|t| {
+                        (
+                            t.key.clone(),
+                            t.value.clone().unwrap_or_default(),
+                            t.effect.clone(),
+                        )
+                    })
+                    .collect(),
+                unschedulable,
+                os,
+                build,
+            );
+            let class = *by_key.entry(key).or_insert_with(|| {
+                index.classes.push(NodeClass {
+                    labels: projected,
+                    taints: taints.clone(),
+                    unschedulable,
+                    os,
+                    build,
+                    members: NodeSet::new(nodes.len()),
+                    first: i,
+                });
+                index.classes.len() - 1
+            });
+            if let Some(c) = index.classes.get_mut(class) {
+                c.members.insert(i);
+            }
+            index.nodes.push(IndexedNode {
+                name: node.metadata.name.clone().unwrap_or_default(),
+                os,
+                build,
+                labels,
+                taints,
+                unschedulable,
+                class,
+            });
+        }
+        index
+    }
+
+    /// Indexes the nodes of a cluster context.
+    pub fn from_context(context: &ClusterContext) -> Self {
+        NodeIndex::new(&context.nodes)
+    }
+
+    /// The nodes, in the order they were given.
+    pub fn nodes(&self) -> &[IndexedNode] {
+        &self.nodes
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The number of node classes (groups of nodes [`fit`] evaluates once).
+    pub fn class_count(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The distinct builds of the Windows nodes, ascending.
+    pub fn windows_builds(&self) -> Vec<u32> {
+        let set: BTreeSet<u32> = self.classes.iter().filter_map(|c| c.build).collect();
+        set.into_iter().collect()
+    }
+
+    /// Whether there is a node of `os`.
+    pub fn has_os(&self, os: Os) -> bool {
+        self.classes.iter().any(|c| c.os == Some(os))
+    }
+
+    /// The smallest set of taints a pod must additionally tolerate to reach a Windows node its
+    /// selectors admit (all Windows nodes when they admit none).
+    ///
+    /// `None` when there is no Windows node; `Some(empty)` when the pod already reaches one.
+    pub fn untolerated_windows_taints(&self, placement: &Placement) -> Option<Vec<Taint>> {
+        let windows: Vec<&NodeClass> = self
+            .classes
+            .iter()
+            .filter(|c| c.os == Some(Os::Windows))
+            .collect();
+        if windows.is_empty() {
+            return None;
+        }
+        let admitted: Vec<&&NodeClass> = windows
+            .iter()
+            .filter(|c| self.node_matches_selector(placement, c.first))
+            .collect();
+        let considered: Vec<&NodeClass> = if admitted.is_empty() {
+            windows
+        } else {
+            admitted.into_iter().copied().collect()
+        };
+        considered
+            .iter()
+            .map(|c| {
+                c.taints
+                    .iter()
+                    .filter(|t| !tolerated_by_any(&placement.tolerations, t, Gates::default()))
+                    .cloned()
+                    .collect::<Vec<Taint>>()
+            })
+            .min_by_key(Vec::len)
+    }
+
+    fn node_matches_selector(&self, placement: &Placement, i: usize) -> bool {
+        let Some(node) = self.nodes.get(i) else {
+            return false;
+        };
+        let facts = NodeFacts {
+            name: &node.name,
+            labels: &node.labels,
+        };
+        selector_ok(placement, facts)
+    }
+}
+
+/// [`NodeIndex::untolerated_windows_taints`] straight from the nodes, without building an index (for one
+/// template, e.g. at admission).
+pub fn untolerated_windows_taints(nodes: &[Node], placement: &Placement) -> Option<Vec<Taint>> {
+    let windows: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| node_os(n) == Some(Os::Windows.as_str()))
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let admitted: Vec<&Node> = windows
+        .iter()
+        .copied()
+        .filter(|n| selector_ok(placement, NodeFacts::from_node(n)))
+        .collect();
+    let considered = if admitted.is_empty() {
+        windows
+    } else {
+        admitted
+    };
+    considered
+        .iter()
+        .map(|n| {
+            crate::model::node_taints(n)
+                .iter()
+                .filter(|t| filters(t))
+                .filter(|t| !tolerated_by_any(&placement.tolerations, t, Gates::default()))
+                .cloned()
+                .collect::<Vec<Taint>>()
+        })
+        .min_by_key(Vec::len)
+}
+
+fn selector_ok(placement: &Placement, facts: NodeFacts) -> bool {
+    placement
+        .node_selector
+        .as_ref()
+        .is_none_or(|s| node_selector_matches(s, facts.labels))
+        && required_affinity_matches(placement.required_affinity.as_ref(), facts)
+}
+
+/// Why a node cannot take the pod.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    /// The pod sets `spec.nodeName` to another node.
+    NodeName(String),
+    /// The node is cordoned and the pod does not tolerate `node.kubernetes.io/unschedulable`.
+    Unschedulable,
+    /// The first `NoSchedule`/`NoExecute` taint the pod does not tolerate.
+    Taint(Taint),
+    /// nodeSelector or required affinity fails; what differs (`kubernetes.io/os is linux, not windows`).
+    Selector(Vec<String>),
+}
+
+impl Rejection {
+    /// A phrase for messages.
+    pub fn message(&self) -> String {
+        match self {
+            Rejection::NodeName(name) => format!("spec.nodeName is {name}"),
+            Rejection::Unschedulable => "cordoned (unschedulable)".to_string(),
+            Rejection::Taint(t) => format!("untolerated taint {}", taint_display(t)),
+            Rejection::Selector(details) => format!(
+                "node(s) didn't match Pod's node affinity/selector ({})",
+                details.join("; ")
+            ),
+        }
+    }
+}
+
+/// Nodes that fail for the same reasons.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectGroup {
+    /// The nodes.
+    pub nodes: NodeSet,
+    /// How many.
+    pub count: usize,
+    /// Every reason, in the scheduler's filter order (cordon, taints, affinity).
+    pub reasons: Vec<Rejection>,
+}
+
+/// How many node names a summary lists before `…`.
+const NAMES_SHOWN: usize = 3;
+
+fn names(nodes: &NodeSet, index: &NodeIndex) -> String {
+    let mut out: Vec<&str> = nodes
+        .iter()
+        .take(NAMES_SHOWN)
+        .filter_map(|i| index.nodes.get(i).map(|n| n.name.as_str()))
+        .collect();
+    if nodes.count() > NAMES_SHOWN {
+        out.push("…");
+    }
+    out.join(", ")
+}
+
+fn count_nodes(n: usize) -> String {
+    if n == 1 {
+        "1 node".to_string()
+    } else {
+        format!("{n} nodes")
+    }
+}
+
+impl RejectGroup {
+    /// `3 nodes (a, b, c): untolerated taint os=windows:NoSchedule`.
+    pub fn summary(&self, index: &NodeIndex) -> String {
+        let reasons: Vec<String> = self.reasons.iter().map(Rejection::message).collect();
+        format!(
+            "{} ({}): {}",
+            count_nodes(self.count),
+            names(&self.nodes, index),
+            reasons.join(", ")
+        )
+    }
+}
+
+/// Where a pod fits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    /// The nodes that pass every filter.
+    pub candidates: NodeSet,
+    /// The other nodes, grouped by identical reasons, largest group first.
+    pub rejected: Vec<RejectGroup>,
+}
+
+impl Fit {
+    /// The candidate nodes.
+    pub fn candidate_nodes<'a>(
+        &'a self,
+        index: &'a NodeIndex,
+    ) -> impl Iterator<Item = &'a IndexedNode> + 'a {
+        self.candidates.iter().filter_map(|i| index.nodes.get(i))
+    }
+
+    /// Every rejected group's summary, joined with `; `.
+    pub fn summary(&self, index: &NodeIndex) -> String {
+        let parts: Vec<String> = self.rejected.iter().map(|g| g.summary(index)).collect();
+        parts.join("; ")
+    }
+}
+
+/// Whether the pod's constraints can be evaluated per class: they read no per-node label, no `matchFields`,
+/// and the pod goes through the scheduler.
+fn class_level(placement: &Placement, index: &NodeIndex) -> bool {
+    if placement.node_name.is_some() {
+        return false;
+    }
+    let per_node = |k: &str| index.per_node_keys.contains(k);
+    if placement
+        .node_selector
+        .iter()
+        .flatten()
+        .any(|(k, _)| per_node(k))
+    {
+        return false;
+    }
+    placement.required_affinity.iter().all(|sel| {
+        sel.node_selector_terms.iter().all(|t| {
+            t.match_fields.as_ref().is_none_or(Vec::is_empty)
+                && t.match_expressions
+                    .iter()
+                    .flatten()
+                    .all(|r| !per_node(&r.key))
+        })
+    })
+}
+
+fn tolerates_unschedulable(tolerations: &[Toleration]) -> bool {
+    let taint = Taint {
+        key: UNSCHEDULABLE_TAINT.to_string(),
+        effect: "NoSchedule".to_string(),
+        ..Default::default()
+    };
+    tolerated_by_any(tolerations, &taint, Gates::default())
+}
+
+/// The reasons a node with these facts rejects the pod (empty: it fits), in the scheduler's filter order.
+fn reasons(
+    placement: &Placement,
+    index: &NodeIndex,
+    facts: NodeFacts,
+    taints: &[Taint],
+    unschedulable: bool,
+) -> Vec<Rejection> {
+    let mut out = Vec::new();
+    if let Some(want) = &placement.node_name {
+        // The scheduler is skipped; the kubelet checks affinity and NoExecute taints only (§1.6).
+        if facts.name != want {
+            out.push(Rejection::NodeName(want.clone()));
+            return out;
+        }
+        if let Some(t) = first_untolerated_no_execute(taints, &placement.tolerations) {
+            out.push(Rejection::Taint(t.clone()));
+        }
+    } else {
+        if unschedulable && !tolerates_unschedulable(&placement.tolerations) {
+            out.push(Rejection::Unschedulable);
+        }
+        if let Some(t) = first_untolerated(taints, &placement.tolerations, Gates::default()) {
+            out.push(Rejection::Taint(t.clone()));
+        }
+    }
+    if !selector_ok(placement, facts) {
+        out.push(Rejection::Selector(selector_details(
+            placement.node_selector.as_ref(),
+            placement.required_affinity.as_ref(),
+            facts,
+            &index.per_node_keys,
+        )));
+    }
+    out
+}
+
+fn is_empty_term(term: &NodeSelectorTerm) -> bool {
+    term.match_expressions.as_ref().is_none_or(Vec::is_empty)
+        && term.match_fields.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// What differs between the pod's selectors and a node's labels. The values of per-node keys are left
+/// out, so that nodes failing the same way group together.
+fn selector_details(
+    node_selector: Option<&BTreeMap<String, String>>,
+    required: Option<&NodeSelector>,
+    facts: NodeFacts,
+    per_node_keys: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in node_selector.into_iter().flatten() {
+        match facts.labels.get(k) {
+            Some(have) if have == v => {}
+            Some(_) if per_node_keys.contains(k) => out.push(format!("{k} is not {v}")),
+            Some(have) => out.push(format!("{k} is {have}, not {v}")),
+            None => out.push(format!("no {k} label, needs {v}")),
+        }
+    }
+    if !out.is_empty() || required_affinity_matches(required, facts) {
+        return out;
+    }
+    let terms: Vec<&NodeSelectorTerm> = required
+        .into_iter()
+        .flat_map(|r| r.node_selector_terms.iter())
+        .filter(|t| !is_empty_term(t))
+        .collect();
+    match terms.as_slice() {
+        [term] => {
+            for req in term.match_expressions.iter().flatten() {
+                if requirement_matches(req, facts.labels) != Ok(true) {
+                    let values = req.values.as_deref().unwrap_or(&[]).join(", ");
+                    let have = match facts.labels.get(&req.key) {
+                        Some(_) if per_node_keys.contains(&req.key) => "not met".to_string(),
+                        Some(v) => format!("node has {v}"),
+                        None => "label absent".to_string(),
+                    };
+                    out.push(format!(
+                        "affinity {} {} [{values}]: {have}",
+                        req.key, req.operator
+                    ));
+                }
+            }
+            if out.is_empty() {
+                out.push("required node affinity matchFields".to_string());
+            }
+        }
+        [] => out.push("required node affinity has no usable term".to_string()),
+        many => out.push(format!(
+            "none of the {} required node affinity terms match",
+            many.len()
+        )),
+    }
+    out
+}
+
+/// Which nodes of `index` could take the pod, and why each other group could not.
+pub fn fit(placement: &Placement, index: &NodeIndex) -> Fit {
+    fit_with(placement, index, class_level(placement, index))
+}
+
+/// [`fit`], per class when `by_class` (only valid when [`class_level`] says so), else per node.
+fn fit_with(placement: &Placement, index: &NodeIndex, by_class: bool) -> Fit {
+    let n = index.nodes.len();
+    let mut candidates = NodeSet::new(n);
+    let mut groups: Vec<RejectGroup> = Vec::new();
+    let mut by_reason: BTreeMap<Vec<String>, usize> = BTreeMap::new();
+    let mut reject = |reasons: Vec<Rejection>, members: &NodeSet, count: usize| {
+        let key: Vec<String> = reasons.iter().map(Rejection::message).collect();
+        let g = *by_reason.entry(key).or_insert_with(|| {
+            groups.push(RejectGroup {
+                nodes: NodeSet::new(n),
+                count: 0,
+                reasons,
+            });
+            groups.len() - 1
+        });
+        if let Some(group) = groups.get_mut(g) {
+            group.nodes.union_with(members);
+            group.count += count;
+        }
+    };
+    if by_class {
+        for class in &index.classes {
+            let facts = NodeFacts {
+                name: "",
+                labels: &class.labels,
+            };
+            let r = reasons(placement, index, facts, &class.taints, class.unschedulable);
+            if r.is_empty() {
+                candidates.union_with(&class.members);
+            } else {
+                reject(r, &class.members, class.members.count());
+            }
+        }
+    } else {
+        for (i, node) in index.nodes.iter().enumerate() {
+            let facts = NodeFacts {
+                name: &node.name,
+                labels: &node.labels,
+            };
+            let r = reasons(placement, index, facts, &node.taints, node.unschedulable);
+            if r.is_empty() {
+                candidates.insert(i);
+            } else {
+                let mut one = NodeSet::new(n);
+                one.insert(i);
+                reject(r, &one, 1);
+            }
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.count));
+    Fit {
+        candidates,
+        rejected: groups,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Table rows are tuples.
+    #![allow(clippy::type_complexity)]
+
+    use super::*;
+    use crate::placement::testing::{placement, pod};
+    use crate::settings::Settings;
+    use serde_json::json;
+
+    fn node(name: &str, labels: serde_json::Value, taints: serde_json::Value) -> Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"taints": taints},
+        }))
+        .expect("node")
+    }
+
+    fn win(name: &str, build: &str) -> Node {
+        node(
+            name,
+            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": build}),
+            json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}]),
+        )
+    }
+
+    fn linux(name: &str) -> Node {
+        node(name, json!({"kubernetes.io/os": "linux"}), json!([]))
+    }
+
+    fn cluster() -> NodeIndex {
+        NodeIndex::new(&[
+            win("w22-a", "10.0.20348"),
+            win("w22-b", "10.0.20348"),
+            win("w25-a", "10.0.26100"),
+            linux("l-a"),
+            linux("l-b"),
+            linux("l-c"),
+        ])
+    }
+
+    const TOLERATE: &str =
+        "  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n";
+    const IMAGE: &str =
+        "  containers: [{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2022}]\n";
+
+    fn summaries(spec: &str, index: &NodeIndex) -> (Vec<String>, Vec<String>) {
+        let p = placement(&pod(spec), None, &Settings::default());
+        let f = fit(&p, index);
+        let names = f.candidate_nodes(index).map(|n| n.name.clone()).collect();
+        (names, f.rejected.iter().map(|g| g.summary(index)).collect())
+    }
+
+    #[test]
+    fn fits_with_reasons() {
+        let index = cluster();
+        assert_eq!(index.class_count(), 3);
+        assert_eq!(index.windows_builds(), [20348, 26100]);
+        // (reference, spec, candidates, rejected groups)
+        let rows: Vec<(&str, String, Vec<&str>, Vec<&str>)> = vec![
+            (
+                "§3.2 + §3.3: pinned and tolerating",
+                format!("  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{IMAGE}"),
+                vec!["w22-a", "w22-b", "w25-a"],
+                vec![
+                    "3 nodes (l-a, l-b, l-c): node(s) didn't match Pod's node affinity/selector (kubernetes.io/os is linux, not windows)",
+                ],
+            ),
+            (
+                "§3.2: untolerated taint",
+                IMAGE.to_string(),
+                vec!["l-a", "l-b", "l-c"],
+                vec!["3 nodes (w22-a, w22-b, w25-a): untolerated taint os=windows:NoSchedule"],
+            ),
+            (
+                "§5.4: build label",
+                format!(
+                    "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{IMAGE}"
+                ),
+                vec!["w25-a"],
+                vec![
+                    "3 nodes (l-a, l-b, l-c): node(s) didn't match Pod's node affinity/selector (kubernetes.io/os is linux, not windows; no node.kubernetes.io/windows-build label, needs 10.0.26100)",
+                    "2 nodes (w22-a, w22-b): node(s) didn't match Pod's node affinity/selector (node.kubernetes.io/windows-build is 10.0.20348, not 10.0.26100)",
+                ],
+            ),
+            (
+                "§3.4: affinity and taint together",
+                format!(
+                    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{{key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.17763\"]}}]\n{IMAGE}"
+                ),
+                vec![],
+                vec![
+                    "3 nodes (l-a, l-b, l-c): node(s) didn't match Pod's node affinity/selector (affinity node.kubernetes.io/windows-build In [10.0.17763]: label absent)",
+                    "2 nodes (w22-a, w22-b): untolerated taint os=windows:NoSchedule, node(s) didn't match Pod's node affinity/selector (affinity node.kubernetes.io/windows-build In [10.0.17763]: node has 10.0.20348)",
+                    "1 node (w25-a): untolerated taint os=windows:NoSchedule, node(s) didn't match Pod's node affinity/selector (affinity node.kubernetes.io/windows-build In [10.0.17763]: node has 10.0.26100)",
+                ],
+            ),
+        ];
+        for (reference, spec, candidates, rejected) in rows {
+            let (names, groups) = summaries(&spec, &index);
+            assert_eq!(names, candidates, "{reference}");
+            assert_eq!(groups, rejected, "{reference}");
+        }
+    }
+
+    #[test]
+    fn cordons_prefer_no_schedule_and_node_name() {
+        let mut cordoned = linux("cordoned");
+        if let Some(spec) = cordoned.spec.as_mut() {
+            spec.unschedulable = Some(true);
+        }
+        let soft = node(
+            "soft",
+            json!({"kubernetes.io/os": "linux"}),
+            json!([{"key": "x", "effect": "PreferNoSchedule"}]),
+        );
+        let evict = node(
+            "evict",
+            json!({"kubernetes.io/os": "linux"}),
+            json!([{"key": "e", "effect": "NoExecute"}, {"key": "s", "effect": "NoSchedule"}]),
+        );
+        let index = NodeIndex::new(&[cordoned, soft, evict]);
+        let busybox = "  containers: [{name: c, image: busybox}]\n";
+        // (reference, spec, candidates, rejected)
+        let rows: Vec<(&str, String, Vec<&str>, Vec<&str>)> = vec![
+            (
+                "§3.2: PreferNoSchedule never filters; cordon",
+                busybox.to_string(),
+                vec!["soft"],
+                vec![
+                    "1 node (cordoned): cordoned (unschedulable)",
+                    "1 node (evict): untolerated taint e:NoExecute",
+                ],
+            ),
+            (
+                "cordon tolerated",
+                format!(
+                    "  tolerations: [{{key: node.kubernetes.io/unschedulable, operator: Exists}}]\n{busybox}"
+                ),
+                vec!["cordoned", "soft"],
+                vec!["1 node (evict): untolerated taint e:NoExecute"],
+            ),
+            (
+                "§1.6: nodeName skips the scheduler; the kubelet checks NoExecute only",
+                format!(
+                    "  nodeName: evict\n  tolerations: [{{key: e, operator: Exists}}]\n{busybox}"
+                ),
+                vec!["evict"],
+                vec!["2 nodes (cordoned, soft): spec.nodeName is evict"],
+            ),
+            (
+                "§1.6: nodeName onto a NoExecute taint",
+                format!("  nodeName: evict\n{busybox}"),
+                vec![],
+                vec![
+                    "2 nodes (cordoned, soft): spec.nodeName is evict",
+                    "1 node (evict): untolerated taint e:NoExecute",
+                ],
+            ),
+        ];
+        for (reference, spec, candidates, rejected) in rows {
+            let (names, groups) = summaries(&spec, &index);
+            assert_eq!(names, candidates, "{reference}");
+            assert_eq!(groups, rejected, "{reference}");
+        }
+    }
+
+    #[test]
+    fn per_node_labels_and_match_fields_are_exact() {
+        // 100 nodes with unique hostnames: the hostname is a per-node key and not part of the classes.
+        let nodes: Vec<Node> = (0..100)
+            .map(|i| node(&format!("n{i}"), json!({"kubernetes.io/os": "linux", "kubernetes.io/hostname": format!("n{i}"), "zone": format!("z{}", i % 3)}), json!([])))
+            .collect();
+        let index = NodeIndex::new(&nodes);
+        assert_eq!(index.class_count(), 3);
+        let rows = [
+            (
+                "  nodeSelector: {kubernetes.io/hostname: n7}\n",
+                vec!["n7"],
+                1,
+            ),
+            (
+                "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchFields: [{key: metadata.name, operator: In, values: [n42]}]\n",
+                vec!["n42"],
+                1,
+            ),
+            (
+                "  nodeSelector: {zone: z1, kubernetes.io/hostname: n4}\n",
+                vec!["n4"],
+                3,
+            ),
+        ];
+        for (spec, want, group_count) in rows {
+            let (names, groups) = summaries(
+                &format!("{spec}  containers: [{{name: c, image: busybox}}]\n"),
+                &index,
+            );
+            assert_eq!(names, want, "{spec}");
+            assert_eq!(groups.len(), group_count, "{spec}: {groups:?}");
+        }
+    }
+
+    #[test]
+    fn classes_agree_with_nodes() {
+        // Evaluating per class must give the same candidates and groups as per node.
+        let index = cluster();
+        let specs = [
+            IMAGE.to_string(),
+            format!("  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{IMAGE}"),
+            format!("  tolerations: [{{operator: Exists}}]\n{IMAGE}"),
+            format!(
+                "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{{key: kubernetes.io/os, operator: NotIn, values: [linux]}}]\n        - matchExpressions: [{{key: node.kubernetes.io/windows-build, operator: Exists}}]\n{TOLERATE}{IMAGE}"
+            ),
+        ];
+        for spec in specs {
+            let p = placement(&pod(&spec), None, &Settings::default());
+            let (a, b) = (fit_with(&p, &index, true), fit_with(&p, &index, false));
+            assert_eq!(a.candidates, b.candidates, "{spec}");
+            let groups = |f: &Fit| {
+                f.rejected
+                    .iter()
+                    .map(|g| (g.summary(&index), g.nodes.clone()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(groups(&a), groups(&b), "{spec}");
+        }
+    }
+
+    #[test]
+    fn untolerated_windows_taints_pick_the_cheapest_pool() {
+        let gpu = node(
+            "w-gpu",
+            json!({"kubernetes.io/os": "windows"}),
+            json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}, {"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
+        );
+        let index = NodeIndex::new(&[gpu, win("w", "10.0.20348"), linux("l")]);
+        let p = placement(&pod(IMAGE), None, &Settings::default());
+        let taints = index.untolerated_windows_taints(&p).expect("windows nodes");
+        assert_eq!(
+            taints.iter().map(taint_display).collect::<Vec<_>>(),
+            ["os=windows:NoSchedule"]
+        );
+        let p = placement(
+            &pod(&format!("{TOLERATE}{IMAGE}")),
+            None,
+            &Settings::default(),
+        );
+        assert_eq!(index.untolerated_windows_taints(&p), Some(vec![]));
+        assert_eq!(
+            NodeIndex::new(&[linux("l")]).untolerated_windows_taints(&p),
+            None
+        );
+    }
+
+    #[test]
+    fn node_sets() {
+        let mut s = NodeSet::new(130);
+        for i in [0, 63, 64, 129] {
+            s.insert(i);
+        }
+        s.insert(500); // out of range: ignored
+        assert_eq!(s.iter().collect::<Vec<_>>(), [0, 63, 64, 129]);
+        assert_eq!(s.count(), 4);
+        assert!(s.contains(64) && !s.contains(65));
+        let mut t = NodeSet::new(130);
+        assert!(t.is_empty());
+        t.union_with(&s);
+        assert_eq!(t, s);
+    }
+}

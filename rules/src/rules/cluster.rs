@@ -1,0 +1,259 @@
+//! Cluster rules (need the cluster's nodes): `no-schedulable-node`, `schedulable-on-wrong-os`,
+//! `schedulable-on-incompatible-build`.
+//!
+//! The nodes are read through [`NodeIndex`] and [`fit`]: nodeSelector AND required affinity (after the
+//! RuntimeClass merge), `NoSchedule`/`NoExecute` taints and cordons, as the scheduler filters them
+//! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
+
+use super::{Emitter, TemplateCx};
+use crate::placement::{BUILD_LABEL, OS_LABEL, PodOs, fit, host_runs_any, os_word};
+use crate::windows::builds::build_display;
+
+/// How many node names a message lists.
+const NAMES_SHOWN: usize = 5;
+
+fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let all: Vec<&str> = names.collect();
+    let mut shown: Vec<&str> = all.iter().take(NAMES_SHOWN).copied().collect();
+    if all.len() > NAMES_SHOWN {
+        shown.push("…");
+    }
+    format!(
+        "{} node{} ({})",
+        all.len(),
+        if all.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    )
+}
+
+/// Runs the cluster rules; nothing without nodes.
+pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let Some(index) = cx.nodes else {
+        return;
+    };
+    let p = cx.placement;
+    let fit = fit(p, index);
+    if fit.candidates.is_empty() {
+        out.emit(
+            "no-schedulable-node",
+            &p.prefix,
+            format!(
+                "No node can take this pod, so it stays Pending: {}. Change its selectors or tolerations, or add nodes that match.",
+                fit.summary(index)
+            ),
+            None,
+        );
+        return;
+    }
+    let Some(os) = p.os.os() else {
+        return;
+    };
+    let wrong: Vec<&str> = fit
+        .candidate_nodes(index)
+        .filter(|n| n.os.is_some_and(|o| o != os))
+        .map(|n| n.name.as_str())
+        .collect();
+    if !wrong.is_empty() {
+        let other = if p.os == PodOs::Linux {
+            "Windows"
+        } else {
+            "Linux"
+        };
+        out.emit(
+            "schedulable-on-wrong-os",
+            &p.prefix.field("nodeSelector").key(OS_LABEL),
+            format!(
+                "This {} pod can be scheduled on {other} nodes, where it cannot run: {}. Give it the nodeSelector {OS_LABEL}: {os} (and taint the Windows nodes).",
+                os_word(os),
+                name_list(wrong.iter().copied())
+            ),
+            None,
+        );
+    }
+    if p.os != PodOs::Windows || p.host_process {
+        return;
+    }
+    let images: Vec<(usize, &[u32])> = p.windows_image_builds().collect();
+    if images.is_empty() {
+        return;
+    }
+    let bad: Vec<(&str, u32)> = fit
+        .candidate_nodes(index)
+        .filter_map(|n| Some((n.name.as_str(), n.build?)))
+        .filter(|(_, b)| images.iter().any(|(_, builds)| !host_runs_any(*b, builds)))
+        .collect();
+    if let Some(&(_, build)) = bad.first() {
+        let image = images
+            .iter()
+            .find(|(_, builds)| !host_runs_any(build, builds))
+            .and_then(|(i, _)| p.images.get(*i))
+            .map_or("", |img| img.image.as_str());
+        out.emit(
+            "schedulable-on-incompatible-build",
+            &p.prefix.field("nodeSelector").key(BUILD_LABEL),
+            format!(
+                "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). Pin the build with the nodeSelector {BUILD_LABEL}.",
+                name_list(bad.iter().map(|(n, _)| *n)),
+                build_display(build)
+            ),
+            None,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Table rows are tuples.
+    #![allow(clippy::type_complexity)]
+
+    use crate::model::ClusterContext;
+    use crate::placement::testing::{context, findings, pod, rule_paths};
+    use crate::settings::Settings;
+
+    const RULES: &[&str] = &[
+        "no-schedulable-node",
+        "schedulable-on-wrong-os",
+        "schedulable-on-incompatible-build",
+    ];
+    const WIN: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
+    const TOLERATE: &str =
+        "  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n";
+
+    fn node(name: &str, os: &str, build: &str, taint: &str) -> String {
+        let build_label = if build.is_empty() {
+            String::new()
+        } else {
+            format!(", node.kubernetes.io/windows-build: \"{build}\"")
+        };
+        format!(
+            "- apiVersion: v1\n  kind: Node\n  metadata: {{name: {name}, labels: {{kubernetes.io/os: {os}{build_label}}}}}\n  spec: {{taints: [{taint}]}}\n"
+        )
+    }
+
+    fn cluster(nodes: &[String]) -> ClusterContext {
+        context(&format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}",
+            nodes.concat()
+        ))
+    }
+
+    fn rp(rule: &str, path: &str) -> (String, String) {
+        (rule.to_string(), path.to_string())
+    }
+
+    #[test]
+    fn triggers_and_non_triggers() {
+        let taint = "{key: os, value: windows, effect: NoSchedule}";
+        let mixed = cluster(&[
+            node("w19", "windows", "10.0.17763", taint),
+            node("w22", "windows", "10.0.20348", taint),
+            node("l1", "linux", "", ""),
+        ]);
+        let open = cluster(&[
+            node("w-open", "windows", "10.0.20348", ""),
+            node("l1", "linux", "", ""),
+        ]);
+        let only_2022 = cluster(&[
+            node("w22", "windows", "10.0.20348", taint),
+            node("l1", "linux", "", ""),
+        ]);
+        let image = |i: &str| format!("  containers: [{{name: c, image: \"{i}\"}}]\n");
+        let rows: Vec<(&str, &ClusterContext, String, Vec<(String, String)>)> = vec![
+            (
+                "§3.2 untainted Windows node takes a Linux pod",
+                &open,
+                image("ghcr.io/example/api:1"),
+                vec![rp(
+                    "schedulable-on-wrong-os",
+                    "spec.nodeSelector[kubernetes.io/os]",
+                )],
+            ),
+            (
+                "pinned Linux pod",
+                &open,
+                format!(
+                    "  nodeSelector: {{kubernetes.io/os: linux}}\n{}",
+                    image("ghcr.io/example/api:1")
+                ),
+                vec![],
+            ),
+            (
+                "tainted Windows nodes keep a Linux pod off",
+                &mixed,
+                image("nginx:1.27"),
+                vec![],
+            ),
+            (
+                "§3.3 no node of the pinned build",
+                &only_2022,
+                format!(
+                    "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
+                    image("mcr.microsoft.com/windows/servercore:ltsc2025")
+                ),
+                vec![rp("no-schedulable-node", "spec")],
+            ),
+            (
+                "§5.3 a 2019 node is feasible for a 2022 image",
+                &mixed,
+                format!(
+                    "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
+                    image(WIN)
+                ),
+                vec![rp(
+                    "schedulable-on-incompatible-build",
+                    "spec.nodeSelector[node.kubernetes.io/windows-build]",
+                )],
+            ),
+            (
+                "build pinned",
+                &mixed,
+                format!(
+                    "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
+                    image(WIN)
+                ),
+                vec![],
+            ),
+            (
+                "§2.2 HostProcess is exempt",
+                &mixed,
+                format!(
+                    "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
+                    image(WIN)
+                ),
+                vec![],
+            ),
+        ];
+        for (reference, ctx, spec, want) in rows {
+            let got = rule_paths(&findings(
+                &pod(&spec),
+                Some(ctx),
+                &Settings::default(),
+                RULES,
+            ));
+            assert_eq!(got, want, "{reference}");
+        }
+        // No nodes, no cluster findings.
+        let empty = ClusterContext::default();
+        assert!(findings(&pod(&image(WIN)), Some(&empty), &Settings::default(), RULES).is_empty());
+    }
+
+    #[test]
+    fn messages_name_the_nodes_and_reasons() {
+        let ctx = cluster(&[
+            node(
+                "w22",
+                "windows",
+                "10.0.20348",
+                "{key: os, value: windows, effect: NoSchedule}",
+            ),
+            node("l1", "linux", "", ""),
+        ]);
+        let spec = format!(
+            "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}  containers: [{{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2025}}]\n"
+        );
+        let found = findings(&pod(&spec), Some(&ctx), &Settings::default(), RULES);
+        let m = &found[0].message;
+        assert!(m.contains("1 node (w22): node(s) didn't match Pod's node affinity/selector (node.kubernetes.io/windows-build is 10.0.20348, not 10.0.26100)"), "{m}");
+        assert!(m.contains("1 node (l1): node(s) didn't match Pod's node affinity/selector (kubernetes.io/os is linux, not windows"), "{m}");
+    }
+}

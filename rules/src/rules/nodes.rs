@@ -1,0 +1,341 @@
+//! Node hygiene (kubernetes-windows-rules.md §3.2, §5.2, §5.4): `windows-node-untainted`, `windows-node-missing-build-label`,
+//! `windows-node-build-label-mismatch`, `windows-node-unsupported-version`, for every Windows Node of the
+//! input (and of the cluster context, when the caller evaluates those objects too).
+
+use k8s_openapi::api::core::v1::{Node, Taint};
+
+use super::{Emitter, ObjectCx};
+use crate::model::{decode, node_os};
+use crate::path::FieldPath;
+use crate::schedule::taints::{filters, taint_display};
+use crate::windows::builds::{WindowsVersion, build_display};
+
+/// The Windows build label the kubelet sets (`node.kubernetes.io/windows-build`, §5.4).
+pub(crate) const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
+
+/// Taint key prefixes of the taints Kubernetes itself sets for node conditions (`not-ready`,
+/// `unschedulable`, `uninitialized`, ...): they come and go, so they do not keep Linux pods away.
+const CONDITION_TAINT_PREFIXES: &[&str] =
+    &["node.kubernetes.io/", "node.cloudprovider.kubernetes.io/"];
+
+/// Runs the node rules on one object (nothing unless it is a `v1` Node).
+pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
+    if cx.object.kind != "Node" || cx.object.api_version != "v1" {
+        return;
+    }
+    let node: Node = match decode(&cx.object.value, &FieldPath::root()) {
+        Ok(node) => node,
+        Err(e) => {
+            let message = format!("{}; the API server rejects this object", e.message);
+            out.emit("manifest-invalid", &e.path, message, None);
+            return;
+        }
+    };
+    if node_os(&node) != Some("windows") {
+        return;
+    }
+    untainted(cx, &node, out);
+    build_label(cx, &node, out);
+    unsupported_version(cx, &node, out);
+}
+
+/// `windows-node-untainted`: no taint keeps pods without a toleration off the node.
+///
+/// The node is protected when it carries every taint of settings `windowsTaints`, or any other
+/// `NoSchedule`/`NoExecute` taint that is not a node-condition taint (a cluster may use its own Windows
+/// taint). `PreferNoSchedule` never filters (§3.2).
+fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
+    let taints: &[Taint] = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or(&[]);
+    let own_filtering = taints.iter().any(|t| {
+        filters(t)
+            && !CONDITION_TAINT_PREFIXES
+                .iter()
+                .any(|p| t.key.starts_with(p))
+    });
+    let wanted = &cx.settings.windows_taints;
+    let carries_settings = !wanted.is_empty()
+        && wanted.iter().all(|w| {
+            taints
+                .iter()
+                .any(|t| t.key == w.key && t.value == w.value && t.effect == w.effect)
+        });
+    if own_filtering || carries_settings {
+        return;
+    }
+    let suggested = wanted
+        .iter()
+        .find(|t| filters(t))
+        .map(taint_display)
+        .unwrap_or_else(|| "os=windows:NoSchedule".to_string());
+    let name = &cx.object.name;
+    let message = format!(
+        "this Windows node has no NoSchedule or NoExecute taint, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
+    );
+    let path = FieldPath::root().field("spec").field("taints");
+    out.emit("windows-node-untainted", &path, message, None);
+}
+
+/// The node's kernel version as a Windows version (`status.nodeInfo.kernelVersion`).
+fn kernel_version(node: &Node) -> Option<WindowsVersion> {
+    let kv = node
+        .status
+        .as_ref()?
+        .node_info
+        .as_ref()?
+        .kernel_version
+        .as_str();
+    WindowsVersion::from_kernel_version(kv)
+}
+
+fn label(node: &Node) -> Option<&str> {
+    node.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(BUILD_LABEL))
+        .map(String::as_str)
+}
+
+/// `windows-node-missing-build-label` and `windows-node-build-label-mismatch` (§5.4).
+fn build_label(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
+    let path = FieldPath::root()
+        .field("metadata")
+        .field("labels")
+        .key(BUILD_LABEL);
+    let name = &cx.object.name;
+    let kernel = kernel_version(node).map(|v| v.label());
+    match (label(node), kernel) {
+        (None, kernel) => {
+            let value = kernel.unwrap_or_else(|| "<major.minor.build>".to_string());
+            let message = format!(
+                "this Windows node has no {BUILD_LABEL} label, so pods that select a Windows build never land on it; label it with the build of its kernel version (`kubectl label node {name} {BUILD_LABEL}={value}`)"
+            );
+            out.emit("windows-node-missing-build-label", &path, message, None);
+        }
+        (Some(label), Some(kernel)) if label != kernel => {
+            let message = format!(
+                "this Windows node's {BUILD_LABEL} label says {label} but its kernel version is build {kernel}: pods pinned to {label} land here and fail with `The operating system of the container does not match the operating system of the host`; correct the label (`kubectl label node {name} --overwrite {BUILD_LABEL}={kernel}`)"
+            );
+            out.emit("windows-node-build-label-mismatch", &path, message, None);
+        }
+        _ => {}
+    }
+}
+
+/// `windows-node-unsupported-version`: the node's build (kernel version, else label) is not in
+/// settings `supportedBuilds`.
+fn unsupported_version(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
+    let (version, path) = match kernel_version(node) {
+        Some(v) => (v, FieldPath::parse("status.nodeInfo.kernelVersion")),
+        None => match label(node).and_then(WindowsVersion::parse) {
+            Some(v) => (
+                v,
+                FieldPath::root()
+                    .field("metadata")
+                    .field("labels")
+                    .key(BUILD_LABEL),
+            ),
+            None => return,
+        },
+    };
+    let key = |v: &WindowsVersion| (v.major, v.minor, v.build);
+    let supported: Vec<WindowsVersion> = cx
+        .settings
+        .supported_builds
+        .iter()
+        .filter_map(|b| WindowsVersion::parse(b))
+        .collect();
+    if supported.iter().any(|s| key(s) == key(&version)) {
+        return;
+    }
+    let list: Vec<String> = supported.iter().map(|s| build_display(s.build)).collect();
+    let running = if (version.major, version.minor) == (10, 0) {
+        build_display(version.build)
+    } else {
+        version.label()
+    };
+    let message = format!(
+        "this Windows node runs {running}, which is not a supported build ({}); replace it with a node of a supported build and move its workloads to matching images, or add the build to supportedBuilds if you run it deliberately",
+        if list.is_empty() {
+            "none configured".to_string()
+        } else {
+            list.join(", ")
+        }
+    );
+    out.emit("windows-node-unsupported-version", &path, message, None);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::api_validation::testkit::{rule_paths, run_object};
+    use super::*;
+    use crate::settings::Settings;
+
+    fn node(labels: &str, taints: &str, kernel: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {{{labels}}}\nspec:\n  taints: [{taints}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: '{kernel}'}}\n"
+        )
+    }
+
+    const W: &str = "kubernetes.io/os: windows";
+    const TAINT: &str = "{key: os, value: windows, effect: NoSchedule}";
+
+    /// (labels, taints, kernelVersion, expected (rule, path)).
+    type NodeCase<'a> = (String, &'a str, &'a str, Vec<(&'a str, &'a str)>);
+
+    #[test]
+    fn node_rules_table() {
+        // (labels, taints, kernelVersion, expected (rule, path)) — kubernetes-windows-rules.md §3.2, §5.2, §5.4.
+        let l = |b: &str| format!("{W}, node.kubernetes.io/windows-build: '{b}'");
+        let label_path = "metadata.labels[node.kubernetes.io/windows-build]";
+        let cases: Vec<NodeCase> = vec![
+            (l("10.0.20348"), TAINT, "10.0.20348.2762", vec![]),
+            (l("10.0.26100"), TAINT, "10.0.26100.1", vec![]),
+            // Untainted; PreferNoSchedule and condition taints do not count; another NoExecute taint does.
+            (
+                l("10.0.20348"),
+                "",
+                "10.0.20348.2762",
+                vec![("windows-node-untainted", "spec.taints")],
+            ),
+            (
+                l("10.0.20348"),
+                "{key: os, value: windows, effect: PreferNoSchedule}",
+                "10.0.20348.2762",
+                vec![("windows-node-untainted", "spec.taints")],
+            ),
+            (
+                l("10.0.20348"),
+                "{key: node.kubernetes.io/not-ready, effect: NoSchedule}",
+                "10.0.20348.2762",
+                vec![("windows-node-untainted", "spec.taints")],
+            ),
+            (
+                l("10.0.20348"),
+                "{key: sku, value: win, effect: NoExecute}",
+                "10.0.20348.2762",
+                vec![],
+            ),
+            // Missing label (build known from the kernel, supported).
+            (
+                W.to_string(),
+                TAINT,
+                "10.0.20348.2762",
+                vec![("windows-node-missing-build-label", label_path)],
+            ),
+            // Label differs from the kernel.
+            (
+                l("10.0.17763"),
+                TAINT,
+                "10.0.20348.2762",
+                vec![("windows-node-build-label-mismatch", label_path)],
+            ),
+            // Unsupported: from the kernel, else from the label.
+            (
+                l("10.0.17763"),
+                TAINT,
+                "10.0.17763.6414",
+                vec![(
+                    "windows-node-unsupported-version",
+                    "status.nodeInfo.kernelVersion",
+                )],
+            ),
+            (
+                l("10.0.17763"),
+                TAINT,
+                "",
+                vec![("windows-node-unsupported-version", label_path)],
+            ),
+            // Legacy kernel version form.
+            (
+                l("10.0.14393"),
+                TAINT,
+                "10.0 14393 (14393.1715.amd64fre.rs1_release_inmarket.170906-1810)",
+                vec![(
+                    "windows-node-unsupported-version",
+                    "status.nodeInfo.kernelVersion",
+                )],
+            ),
+            // Missing label and unknown build: only the label finding.
+            (
+                W.to_string(),
+                TAINT,
+                "",
+                vec![("windows-node-missing-build-label", label_path)],
+            ),
+        ];
+        for (labels, taints, kernel, want) in cases {
+            let got = rule_paths(&run_object(
+                &node(&labels, taints, kernel),
+                &Settings::default(),
+                check,
+            ));
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(r, p)| (r.to_string(), p.to_string()))
+                .collect();
+            assert_eq!(got, want, "{labels} / {taints} / {kernel}");
+        }
+    }
+
+    #[test]
+    fn linux_nodes_and_other_kinds_are_ignored() {
+        let linux = "apiVersion: v1\nkind: Node\nmetadata: {name: l, labels: {kubernetes.io/os: linux}}\nstatus: {nodeInfo: {operatingSystem: linux, kernelVersion: 6.1.0}}\n";
+        assert!(run_object(linux, &Settings::default(), check).is_empty());
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n";
+        assert!(run_object(pod, &Settings::default(), check).is_empty());
+        // OS from nodeInfo only.
+        let bare = "apiVersion: v1\nkind: Node\nmetadata: {name: w}\nstatus: {nodeInfo: {operatingSystem: windows, kernelVersion: 10.0.20348.1}}\n";
+        let got: Vec<String> = run_object(bare, &Settings::default(), check)
+            .into_iter()
+            .map(|f| f.rule)
+            .collect();
+        assert_eq!(
+            got,
+            ["windows-node-untainted", "windows-node-missing-build-label"]
+        );
+    }
+
+    #[test]
+    fn settings_change_taints_and_builds() {
+        let settings: Settings = serde_json::from_str(
+            r#"{"windowsTaints": [{"key": "os", "value": "windows", "effect": "PreferNoSchedule"}], "supportedBuilds": ["10.0.17763"]}"#,
+        )
+        .expect("settings");
+        let text = node(
+            &format!("{W}, node.kubernetes.io/windows-build: '10.0.17763'"),
+            "{key: os, value: windows, effect: PreferNoSchedule}",
+            "10.0.17763.1",
+        );
+        assert!(run_object(&text, &settings, check).is_empty());
+        let f = run_object(&node(W, "", "10.0.20348.1"), &Settings::default(), check);
+        assert!(
+            f[0].message
+                .contains("kubectl taint nodes n os=windows:NoSchedule"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[1].message
+                .contains("node.kubernetes.io/windows-build=10.0.20348"),
+            "{}",
+            f[1].message
+        );
+    }
+
+    #[test]
+    fn undecodable_nodes_are_manifest_invalid() {
+        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {kubernetes.io/os: [windows]}}\n";
+        let got = rule_paths(&run_object(text, &Settings::default(), check));
+        assert_eq!(
+            got,
+            vec![(
+                "manifest-invalid".to_string(),
+                "metadata.labels[kubernetes.io/os]".to_string()
+            )]
+        );
+    }
+}

@@ -1,0 +1,222 @@
+//! How pods use RuntimeClasses: `runtimeclass-not-found`, `runtimeclass-unchecked`,
+//! `runtimeclass-selector-conflict`, `runtimeclass-overhead-mismatch` (RuntimeClass admission, kubernetes-windows-rules.md §4).
+
+use serde_json::json;
+
+use super::{Emitter, TemplateCx};
+use crate::finding::Fix;
+use crate::model::WorkloadKind;
+use crate::placement::RuntimeClassUse;
+use crate::schedule::runtimeclass::{check_overhead, forbidden_message, not_found_message};
+
+/// Runs the RuntimeClass-use rules.
+pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let path = p.prefix.field("runtimeClassName");
+    match &p.runtime_class {
+        RuntimeClassUse::NotFound { name } => out.emit(
+            "runtimeclass-not-found",
+            &path,
+            format!(
+                "RuntimeClass admission rejects every pod of this workload ({}): the cluster has no RuntimeClass {name:?}. Create the RuntimeClass or correct the name.",
+                not_found_message(name)
+            ),
+            None,
+        ),
+        RuntimeClassUse::Unchecked { name } => out.emit(
+            "runtimeclass-unchecked",
+            &path,
+            format!(
+                "The RuntimeClass {name:?} could not be checked (no cluster context), so its selectors, tolerations and overhead were not taken into account. Check it together with the workload, or give cluster context."
+            ),
+            None,
+        ),
+        _ => {}
+    }
+    selector_conflicts(cx, out);
+    overhead_mismatch(cx, out);
+}
+
+/// `runtimeclass-selector-conflict`: the pod's nodeSelector and its RuntimeClass disagree on a key.
+fn selector_conflicts(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let rc = p.runtime_class.name().unwrap_or("");
+    for conflict in &p.runtime_class_conflicts {
+        // The API server's words: `pods "<name>" is forbidden: conflict: ...` for a Pod; a workload's pods
+        // get generated names.
+        let upstream = if cx.template.kind == WorkloadKind::Pod {
+            forbidden_message(&cx.object.name, &conflict.message())
+        } else {
+            conflict.message()
+        };
+        out.emit(
+            "runtimeclass-selector-conflict",
+            &p.prefix.field("nodeSelector").key(&conflict.key),
+            format!(
+                "{upstream} — RuntimeClass admission rejects the pod because its nodeSelector and the RuntimeClass {rc:?} set {} differently. Remove the key from the pod's nodeSelector (the RuntimeClass supplies it) or use the RuntimeClass that matches the pod.",
+                conflict.key
+            ),
+            None,
+        );
+    }
+}
+
+/// `runtimeclass-overhead-mismatch`: `spec.overhead` is set and admission would reject it.
+fn overhead_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    let Some(overhead) = cx.template.spec.overhead.as_ref().filter(|o| !o.is_empty()) else {
+        return;
+    };
+    let rc = match &p.runtime_class {
+        RuntimeClassUse::Unchecked { .. } => return,
+        RuntimeClassUse::Found { entry, .. } => Some(&entry.object),
+        RuntimeClassUse::None | RuntimeClassUse::NotFound { .. } => None,
+    };
+    let Err(upstream) = check_overhead(Some(overhead), rc) else {
+        return;
+    };
+    let path = p.prefix.field("overhead");
+    out.emit(
+        "runtimeclass-overhead-mismatch",
+        &path,
+        format!(
+            "RuntimeClass admission rejects this pod ({upstream}). spec.overhead is set by admission from the RuntimeClass; remove it."
+        ),
+        Some(Fix {
+            description: "remove spec.overhead".to_string(),
+            patch: vec![json!({"op": "remove", "path": path.to_json_pointer()})],
+        }),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    // Table rows are tuples.
+    #![allow(clippy::type_complexity)]
+
+    use crate::finding::Severity;
+    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::settings::Settings;
+
+    const RULES: &[&str] = &[
+        "runtimeclass-not-found",
+        "runtimeclass-unchecked",
+        "runtimeclass-selector-conflict",
+        "runtimeclass-overhead-mismatch",
+    ];
+    const RC: &str = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\noverhead: {podFixed: {cpu: 100m, memory: 120Mi}}\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows}\n";
+    const APP: &str =
+        "  containers: [{name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]\n";
+
+    fn rp(rule: &str, path: &str) -> (String, String) {
+        (rule.to_string(), path.to_string())
+    }
+
+    #[test]
+    fn triggers_and_non_triggers() {
+        let rc = context(RC);
+        let nodes_only = context("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n");
+        let rows: Vec<(
+            &str,
+            String,
+            Option<&crate::model::ClusterContext>,
+            Vec<(String, String)>,
+        )> = vec![
+            (
+                "§4 found",
+                format!("  runtimeClassName: win\n{APP}"),
+                Some(&rc),
+                vec![],
+            ),
+            (
+                "§4 not found",
+                format!("  runtimeClassName: other\n{APP}"),
+                Some(&nodes_only),
+                vec![rp("runtimeclass-not-found", "spec.runtimeClassName")],
+            ),
+            (
+                "no context: unchecked",
+                format!("  runtimeClassName: win\n{APP}"),
+                None,
+                vec![rp("runtimeclass-unchecked", "spec.runtimeClassName")],
+            ),
+            (
+                "§4 selector conflict",
+                format!(
+                    "  runtimeClassName: win\n  nodeSelector: {{kubernetes.io/os: linux}}\n{APP}"
+                ),
+                Some(&rc),
+                vec![rp(
+                    "runtimeclass-selector-conflict",
+                    "spec.nodeSelector[kubernetes.io/os]",
+                )],
+            ),
+            (
+                "§4 same value is no conflict",
+                format!(
+                    "  runtimeClassName: win\n  nodeSelector: {{kubernetes.io/os: windows}}\n{APP}"
+                ),
+                Some(&rc),
+                vec![],
+            ),
+            (
+                "§4 overhead differs",
+                format!("  runtimeClassName: win\n  overhead: {{cpu: 250m, memory: 120Mi}}\n{APP}"),
+                Some(&rc),
+                vec![rp("runtimeclass-overhead-mismatch", "spec.overhead")],
+            ),
+            (
+                "§4 overhead equal by value",
+                format!(
+                    "  runtimeClassName: win\n  overhead: {{cpu: \"0.1\", memory: 120Mi}}\n{APP}"
+                ),
+                Some(&rc),
+                vec![],
+            ),
+            (
+                "§4 overhead without RuntimeClass",
+                format!("  overhead: {{cpu: 250m}}\n{APP}"),
+                None,
+                vec![rp("runtimeclass-overhead-mismatch", "spec.overhead")],
+            ),
+            (
+                "overhead with an unchecked class",
+                format!("  runtimeClassName: win\n  overhead: {{cpu: 250m}}\n{APP}"),
+                None,
+                vec![rp("runtimeclass-unchecked", "spec.runtimeClassName")],
+            ),
+        ];
+        for (reference, spec, ctx, want) in rows {
+            let got = rule_paths(&findings(&pod(&spec), ctx, &Settings::default(), RULES));
+            assert_eq!(got, want, "{reference}");
+        }
+    }
+
+    #[test]
+    fn messages_severities_and_fix() {
+        let rc = context(RC);
+        let text = pod(&format!(
+            "  runtimeClassName: win\n  nodeSelector: {{kubernetes.io/os: linux}}\n  overhead: {{cpu: 1}}\n{APP}"
+        ));
+        let found = findings(&text, Some(&rc), &Settings::default(), RULES);
+        let conflict = found
+            .iter()
+            .find(|f| f.rule == "runtimeclass-selector-conflict")
+            .expect("conflict");
+        assert!(conflict.message.starts_with(r#"pods "p" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[kubernetes.io/os] = windows; pod.spec.nodeSelector[kubernetes.io/os] = linux"#), "{}", conflict.message);
+        let overhead = found
+            .iter()
+            .find(|f| f.rule == "runtimeclass-overhead-mismatch")
+            .expect("overhead");
+        let mut value = objects(&text).remove(0).value;
+        apply(&mut value, overhead.fix.as_ref().expect("fix"));
+        assert!(value["spec"].get("overhead").is_none());
+        let unchecked = findings(
+            &pod(&format!("  runtimeClassName: win\n{APP}")),
+            None,
+            &Settings::default(),
+            RULES,
+        );
+        assert_eq!(unchecked[0].severity, Severity::Info);
+    }
+}

@@ -1,0 +1,1065 @@
+//! Node affinity as the scheduler evaluates it (component-helpers `scheduling/corev1/nodeaffinity`,
+//! apimachinery `labels.Requirement`, kubernetes-windows-rules.md §3.4) and as the API server validates it
+//! (`ValidateNodeSelector`, `ValidateNodeSelectorRequirement`, `ValidateNodeFieldSelectorRequirement`,
+//! `ValidatePreferredSchedulingTerms`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
+    PreferredSchedulingTerm,
+};
+
+use super::{ProblemKind, go_quote, selector, supported_values};
+
+/// The node affinity filter's failure reason (`nodeaffinity.ErrReasonPod`).
+pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+
+/// The only field `matchFields` can select on.
+pub const NODE_NAME_FIELD: &str = "metadata.name";
+
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
+/// The node as the matcher sees it: labels and name.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeFacts<'a> {
+    /// `metadata.name` (matched by `matchFields`; empty means "unknown", see [`term_matches`]).
+    pub name: &'a str,
+    /// `metadata.labels`.
+    pub labels: &'a BTreeMap<String, String>,
+}
+
+impl<'a> NodeFacts<'a> {
+    /// The facts of a Node object (missing name or labels read as empty).
+    pub fn from_node(node: &'a Node) -> Self {
+        NodeFacts {
+            name: node.metadata.name.as_deref().unwrap_or(""),
+            labels: node.metadata.labels.as_ref().unwrap_or(&NO_LABELS),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LabelOp {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+    Gt,
+    Lt,
+}
+
+/// A `matchExpressions` entry parsed as `nodeSelectorRequirementsAsSelector` + `labels.NewRequirement` do.
+struct LabelRequirement<'r> {
+    key: &'r str,
+    op: LabelOp,
+    values: &'r [String],
+}
+
+fn invalid(field: &str, value: &str, detail: &str) -> String {
+    format!(
+        "{field}: {}: {}: {detail}",
+        ProblemKind::Invalid.as_str(),
+        go_quote(value)
+    )
+}
+
+fn parse_label_requirement(req: &NodeSelectorRequirement) -> Result<LabelRequirement<'_>, String> {
+    let values: &[String] = req.values.as_deref().unwrap_or(&[]);
+    let op = match req.operator.as_str() {
+        "In" => LabelOp::In,
+        "NotIn" => LabelOp::NotIn,
+        "Exists" => LabelOp::Exists,
+        "DoesNotExist" => LabelOp::DoesNotExist,
+        "Gt" => LabelOp::Gt,
+        "Lt" => LabelOp::Lt,
+        other => {
+            return Err(format!(
+                "operator: {}: {}: {}",
+                ProblemKind::NotSupported.as_str(),
+                go_quote(other),
+                supported_values(&["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+            ));
+        }
+    };
+    let mut errs = Vec::new();
+    for m in selector::is_qualified_name(&req.key) {
+        errs.push(invalid("key", &req.key, &m));
+    }
+    let count = values.len();
+    match op {
+        LabelOp::In | LabelOp::NotIn if count == 0 => errs.push(
+            "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
+                .to_string(),
+        ),
+        LabelOp::Exists | LabelOp::DoesNotExist if count != 0 => errs.push(
+            "values: Invalid value: [...]: values set must be empty for exists and does not exist"
+                .to_string(),
+        ),
+        LabelOp::Gt | LabelOp::Lt => {
+            if count != 1 {
+                errs.push("values: Invalid value: [...]: for 'Gt', 'Lt' operators, exactly one value is required".to_string());
+            }
+            for (i, v) in values.iter().enumerate() {
+                if v.parse::<i64>().is_err() {
+                    errs.push(invalid(
+                        &format!("values[{i}]"),
+                        v,
+                        "for 'Gt', 'Lt' operators, the value must be an integer",
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    for (i, v) in values.iter().enumerate() {
+        for m in selector::is_valid_label_value(v) {
+            errs.push(invalid(&format!("values[{i}][{}]", req.key), v, &m));
+        }
+    }
+    if errs.is_empty() {
+        Ok(LabelRequirement {
+            key: &req.key,
+            op,
+            values,
+        })
+    } else {
+        Err(errs.join("; "))
+    }
+}
+
+impl LabelRequirement<'_> {
+    /// `labels.Requirement.Matches`.
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let label = labels.get(self.key);
+        let listed = |v: &String| self.values.contains(v);
+        match self.op {
+            LabelOp::In => label.is_some_and(listed),
+            LabelOp::NotIn => label.is_none_or(|v| !listed(v)),
+            LabelOp::Exists => label.is_some(),
+            LabelOp::DoesNotExist => label.is_none(),
+            LabelOp::Gt | LabelOp::Lt => {
+                // strconv.ParseInt(s, 10, 64): sign allowed, leading zeros allowed ("0206").
+                let (Some(label), [want]) = (label, self.values) else {
+                    return false;
+                };
+                let (Ok(have), Ok(want)) = (label.parse::<i64>(), want.parse::<i64>()) else {
+                    return false;
+                };
+                if self.op == LabelOp::Gt {
+                    have > want
+                } else {
+                    have < want
+                }
+            }
+        }
+    }
+}
+
+/// Whether one `matchExpressions` entry holds for these labels (`labels.Requirement.Matches`).
+///
+/// `Err` is the parse error upstream would record (the term it is in then matches nothing): unknown
+/// operator, wrong number of values, a non-integer `Gt`/`Lt` value, an invalid key or label value.
+/// The error text follows apimachinery's field errors, relative to the requirement.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use k8s_openapi::api::core::v1::NodeSelectorRequirement;
+/// use winplace_rules::schedule::affinity::requirement_matches;
+/// let req = NodeSelectorRequirement { key: "gpu".into(), operator: "NotIn".into(), values: Some(vec!["a100".into()]) };
+/// assert_eq!(requirement_matches(&req, &BTreeMap::new()), Ok(true)); // NotIn matches an absent label
+/// ```
+pub fn requirement_matches(
+    req: &NodeSelectorRequirement,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool, String> {
+    parse_label_requirement(req).map(|r| r.matches(labels))
+}
+
+/// A `matchFields` entry as `nodeSelectorRequirementsAsFieldSelector` parses it.
+fn parse_field_requirement(req: &NodeSelectorRequirement) -> Result<(bool, &str, &str), String> {
+    let values: &[String] = req.values.as_deref().unwrap_or(&[]);
+    let in_op = match req.operator.as_str() {
+        "In" => true,
+        "NotIn" => false,
+        other => {
+            return Err(format!(
+                "operator: {}: {}: {}",
+                ProblemKind::NotSupported.as_str(),
+                go_quote(other),
+                supported_values(&["In", "NotIn"])
+            ));
+        }
+    };
+    match values {
+        [v] => Ok((in_op, req.key.as_str(), v.as_str())),
+        _ => Err("values: Invalid value: [...]: must have one element".to_string()),
+    }
+}
+
+fn is_empty_term(term: &NodeSelectorTerm) -> bool {
+    term.match_expressions.as_ref().is_none_or(Vec::is_empty)
+        && term.match_fields.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// Whether a node selector term selects the node (`nodeSelectorTerm.match`).
+///
+/// All `matchExpressions` must hold and all `matchFields` must hold. A term with a parse error, or with
+/// neither list (upstream drops such terms: "nil or empty term selects no objects"), matches nothing.
+/// Quirk kept from upstream: `matchFields` is only checked when the node has a non-empty name.
+/// `matchFields` compare against `metadata.name`; any other field reads as `""`.
+pub fn term_matches(term: &NodeSelectorTerm, node: NodeFacts) -> bool {
+    if is_empty_term(term) {
+        return false;
+    }
+    let exprs: &[NodeSelectorRequirement] = term.match_expressions.as_deref().unwrap_or(&[]);
+    let fields: &[NodeSelectorRequirement] = term.match_fields.as_deref().unwrap_or(&[]);
+    // Parse everything first: a parse error anywhere in the term makes it match nothing.
+    let Ok(labels) = exprs
+        .iter()
+        .map(parse_label_requirement)
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return false;
+    };
+    let Ok(fields) = fields
+        .iter()
+        .map(parse_field_requirement)
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return false;
+    };
+    if !labels.iter().all(|r| r.matches(node.labels)) {
+        return false;
+    }
+    if node.name.is_empty() {
+        return true;
+    }
+    fields.iter().all(|&(in_op, key, value)| {
+        let have = if key == NODE_NAME_FIELD {
+            node.name
+        } else {
+            ""
+        };
+        (have == value) == in_op
+    })
+}
+
+/// Whether a required node selector (`requiredDuringSchedulingIgnoredDuringExecution`) selects the node
+/// (`LazyErrorNodeSelector.Match`): `None` → no constraint; terms are ORed; empty terms are dropped; a
+/// selector with no remaining term selects nothing.
+pub fn required_affinity_matches(selector: Option<&NodeSelector>, node: NodeFacts) -> bool {
+    match selector {
+        None => true,
+        Some(sel) => sel
+            .node_selector_terms
+            .iter()
+            .filter(|t| !is_empty_term(t))
+            .any(|t| term_matches(t, node)),
+    }
+}
+
+/// nodeSelector AND required node affinity (`RequiredNodeAffinity.Match`), nodeSelector first.
+pub fn pod_matches_node(
+    node_selector: Option<&BTreeMap<String, String>>,
+    affinity: Option<&Affinity>,
+    node: NodeFacts,
+) -> bool {
+    if let Some(sel) = node_selector
+        && !selector::node_selector_matches(sel, node.labels)
+    {
+        return false;
+    }
+    let required = affinity
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+    required_affinity_matches(required, node)
+}
+
+/// [`pod_matches_node`] for a pod spec.
+pub fn pod_spec_matches_node(spec: &PodSpec, node: NodeFacts) -> bool {
+    pod_matches_node(spec.node_selector.as_ref(), spec.affinity.as_ref(), node)
+}
+
+/// The preferred-affinity score of a node: the sum of the weights of the preferred terms that match
+/// (`PreferredSchedulingTerms.Score`). Terms with weight 0 or an empty preference are skipped.
+///
+/// Divergence: upstream fails the whole scoring step when a preferred term does not parse (possible only
+/// with a non-integer `Gt`/`Lt` value, which the API accepts); here such a term just scores nothing.
+pub fn preferred_score(terms: &[PreferredSchedulingTerm], node: NodeFacts) -> i32 {
+    terms
+        .iter()
+        .filter(|t| t.weight != 0 && !is_empty_term(&t.preference))
+        .filter(|t| term_matches(&t.preference, node))
+        .fold(0i32, |acc, t| acc.saturating_add(t.weight))
+}
+
+/// API validation of a required node selector (`ValidateNodeSelector` and friends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AffinityProblem {
+    /// Path relative to the NodeSelector (or to the preferred list for [`validate_preferred_terms`]):
+    /// `nodeSelectorTerms`, `nodeSelectorTerms[0].matchExpressions[1].values`, ...
+    pub path: String,
+    /// Required, Forbidden, Invalid.
+    pub kind: ProblemKind,
+    /// The upstream detail message.
+    pub message: String,
+}
+
+/// API validation of a required node selector: at least one term; each term's requirements checked
+/// (`ValidateNodeSelectorRequirement`: value counts per operator, key a qualified name, values label
+/// values; `ValidateNodeFieldSelectorRequirement`: In/NotIn with exactly one value, key `metadata.name`,
+/// value a node name). Integer-ness of `Gt`/`Lt` values is not checked by the API.
+///
+/// Label values are checked as for a new object (`AllowInvalidLabelValueInRequiredNodeAffinity` off).
+pub fn validate_node_selector(sel: &NodeSelector) -> Vec<AffinityProblem> {
+    let mut out = Vec::new();
+    if sel.node_selector_terms.is_empty() {
+        out.push(AffinityProblem {
+            path: "nodeSelectorTerms".to_string(),
+            kind: ProblemKind::Required,
+            message: "must have at least one node selector term".to_string(),
+        });
+        return out;
+    }
+    for (i, term) in sel.node_selector_terms.iter().enumerate() {
+        validate_term(term, &format!("nodeSelectorTerms[{i}]"), true, &mut out);
+    }
+    out
+}
+
+/// API validation of preferred terms (`ValidatePreferredSchedulingTerms`): weight 1–100 and each
+/// preference's requirements. Paths are relative to the list (`[0].weight`, `[0].preference.matchFields[0].key`).
+pub fn validate_preferred_terms(terms: &[PreferredSchedulingTerm]) -> Vec<AffinityProblem> {
+    let mut out = Vec::new();
+    for (i, t) in terms.iter().enumerate() {
+        if t.weight <= 0 || t.weight > 100 {
+            out.push(AffinityProblem {
+                path: format!("[{i}].weight"),
+                kind: ProblemKind::Invalid,
+                message: "must be in the range 1-100".to_string(),
+            });
+        }
+        validate_term(&t.preference, &format!("[{i}].preference"), false, &mut out);
+    }
+    out
+}
+
+fn validate_term(
+    term: &NodeSelectorTerm,
+    base: &str,
+    label_values: bool,
+    out: &mut Vec<AffinityProblem>,
+) {
+    let mut push = |path: String, kind, message: &str| {
+        out.push(AffinityProblem {
+            path,
+            kind,
+            message: message.to_string(),
+        });
+    };
+    for (j, rq) in term.match_expressions.iter().flatten().enumerate() {
+        let p = format!("{base}.matchExpressions[{j}]");
+        let values: &[String] = rq.values.as_deref().unwrap_or(&[]);
+        match rq.operator.as_str() {
+            "In" | "NotIn" if values.is_empty() => push(
+                format!("{p}.values"),
+                ProblemKind::Required,
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            ),
+            "Exists" | "DoesNotExist" if !values.is_empty() => push(
+                format!("{p}.values"),
+                ProblemKind::Forbidden,
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            ),
+            "Gt" | "Lt" if values.len() != 1 => push(
+                format!("{p}.values"),
+                ProblemKind::Required,
+                "must be specified single value when `operator` is 'Lt' or 'Gt'",
+            ),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
+            _ => push(
+                format!("{p}.operator"),
+                ProblemKind::Invalid,
+                "not a valid selector operator",
+            ),
+        }
+        for m in selector::is_qualified_name(&rq.key) {
+            push(format!("{p}.key"), ProblemKind::Invalid, &m);
+        }
+        if label_values {
+            for (k, v) in values.iter().enumerate() {
+                for m in selector::is_valid_label_value(v) {
+                    push(format!("{p}.values[{k}]"), ProblemKind::Invalid, &m);
+                }
+            }
+        }
+    }
+    for (j, rq) in term.match_fields.iter().flatten().enumerate() {
+        let p = format!("{base}.matchFields[{j}]");
+        let values: &[String] = rq.values.as_deref().unwrap_or(&[]);
+        match rq.operator.as_str() {
+            "In" | "NotIn" => {
+                if values.len() != 1 {
+                    push(
+                        format!("{p}.values"),
+                        ProblemKind::Required,
+                        "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                    );
+                }
+            }
+            _ => push(
+                format!("{p}.operator"),
+                ProblemKind::Invalid,
+                "not a valid selector operator",
+            ),
+        }
+        if rq.key != NODE_NAME_FIELD {
+            push(
+                format!("{p}.key"),
+                ProblemKind::Invalid,
+                "not a valid field selector key",
+            );
+        } else {
+            for (k, v) in values.iter().enumerate() {
+                for m in selector::is_dns1123_subdomain(v) {
+                    push(format!("{p}.values[{k}]"), ProblemKind::Invalid, &m);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::type_complexity)] // table rows are tuples
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::NodeAffinity;
+    use proptest::prelude::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn req(key: &str, op: &str, values: &[&str]) -> NodeSelectorRequirement {
+        NodeSelectorRequirement {
+            key: key.into(),
+            operator: op.into(),
+            values: if values.is_empty() {
+                None
+            } else {
+                Some(values.iter().map(|v| v.to_string()).collect())
+            },
+        }
+    }
+
+    fn term(
+        exprs: Vec<NodeSelectorRequirement>,
+        fields: Vec<NodeSelectorRequirement>,
+    ) -> NodeSelectorTerm {
+        NodeSelectorTerm {
+            match_expressions: (!exprs.is_empty()).then_some(exprs),
+            match_fields: (!fields.is_empty()).then_some(fields),
+        }
+    }
+
+    fn sel(terms: Vec<NodeSelectorTerm>) -> NodeSelector {
+        NodeSelector {
+            node_selector_terms: terms,
+        }
+    }
+
+    fn node<'a>(name: &'a str, l: &'a BTreeMap<String, String>) -> NodeFacts<'a> {
+        NodeFacts { name, labels: l }
+    }
+
+    #[test]
+    fn requirement_table() {
+        let win = labels(&[
+            ("kubernetes.io/os", "windows"),
+            ("build", "0206"),
+            ("n", "abc"),
+            ("empty", ""),
+        ]);
+        // (requirement, expected) — kubernetes-windows-rules.md §3.4 operators.
+        let rows: Vec<(NodeSelectorRequirement, Result<bool, ()>)> = vec![
+            (req("kubernetes.io/os", "In", &["windows"]), Ok(true)),
+            (
+                req("kubernetes.io/os", "In", &["linux", "windows"]),
+                Ok(true),
+            ),
+            (req("kubernetes.io/os", "In", &["Windows"]), Ok(false)), // case-sensitive
+            (req("missing", "In", &["x"]), Ok(false)),                // In needs the label
+            (req("empty", "In", &[""]), Ok(true)),
+            (req("kubernetes.io/os", "NotIn", &["linux"]), Ok(true)),
+            (req("kubernetes.io/os", "NotIn", &["windows"]), Ok(false)),
+            (req("missing", "NotIn", &["x"]), Ok(true)), // NotIn: absent label matches
+            (req("kubernetes.io/os", "Exists", &[]), Ok(true)),
+            (req("missing", "Exists", &[]), Ok(false)),
+            (req("empty", "Exists", &[]), Ok(true)),
+            (req("kubernetes.io/os", "DoesNotExist", &[]), Ok(false)),
+            (req("missing", "DoesNotExist", &[]), Ok(true)),
+            // Gt/Lt: ParseInt accepts leading zeros on both sides; strict comparison.
+            (req("build", "Gt", &["205"]), Ok(true)),
+            (req("build", "Gt", &["206"]), Ok(false)),
+            (req("build", "Lt", &["207"]), Ok(true)),
+            (req("build", "Lt", &["0206"]), Ok(false)),
+            (req("build", "Gt", &["0100"]), Ok(true)), // leading zeros in the requirement value too
+            (req("build", "Gt", &["+100"]), Err(())), // ParseInt takes '+', but it is not a label value
+            (req("build", "Gt", &["-5"]), Err(())), // an integer, but not a label value (leading '-')
+            (req("n", "Gt", &["1"]), Ok(false)),    // non-integer label: no match
+            (req("missing", "Lt", &["1"]), Ok(false)), // absent label: no match
+            (req("empty", "Lt", &["1"]), Ok(false)), // "" does not parse
+            // Parse errors.
+            (req("build", "Gt", &["x"]), Err(())),
+            (req("build", "Gt", &["1.5"]), Err(())),
+            (req("build", "Gt", &["1", "2"]), Err(())),
+            (req("build", "Gt", &[]), Err(())),
+            (req("build", "Gt", &["9223372036854775808"]), Err(())),
+            (req("kubernetes.io/os", "In", &[]), Err(())),
+            (req("kubernetes.io/os", "NotIn", &[]), Err(())),
+            (req("kubernetes.io/os", "Exists", &["windows"]), Err(())),
+            (
+                req("kubernetes.io/os", "DoesNotExist", &["windows"]),
+                Err(()),
+            ),
+            (req("kubernetes.io/os", "in", &["windows"]), Err(())), // operators are case-sensitive
+            (req("kubernetes.io/os", "Equals", &["windows"]), Err(())),
+            (req("bad key", "Exists", &[]), Err(())),
+            (
+                req("kubernetes.io/os", "In", &["not a label value"]),
+                Err(()),
+            ),
+        ];
+        for (r, want) in rows {
+            let got = requirement_matches(&r, &win).map_err(|_| ());
+            assert_eq!(got, want, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn requirement_error_text() {
+        let e = requirement_matches(&req("k", "Foo", &[]), &BTreeMap::new()).unwrap_err();
+        assert_eq!(
+            e,
+            r#"operator: Unsupported value: "Foo": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt""#
+        );
+        let e = requirement_matches(&req("k", "Gt", &["x"]), &BTreeMap::new()).unwrap_err();
+        assert_eq!(
+            e,
+            r#"values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer"#
+        );
+        let e = requirement_matches(&req("k", "In", &[]), &BTreeMap::new()).unwrap_err();
+        assert!(e.ends_with("for 'in', 'notin' operators, values set can't be empty"));
+    }
+
+    #[test]
+    fn term_table() {
+        let l = labels(&[
+            ("kubernetes.io/os", "windows"),
+            ("metadata.name", "label-name"),
+        ]);
+        let os_win = || req("kubernetes.io/os", "In", &["windows"]);
+        let os_lin = || req("kubernetes.io/os", "In", &["linux"]);
+        let name_in = |n: &str| req("metadata.name", "In", &[n]);
+        // (term, node name, expected, why)
+        let rows: Vec<(NodeSelectorTerm, &str, bool, &str)> = vec![
+            (term(vec![os_win()], vec![]), "n1", true, "one expression"),
+            (
+                term(
+                    vec![os_win(), req("kubernetes.io/os", "Exists", &[])],
+                    vec![],
+                ),
+                "n1",
+                true,
+                "expressions ANDed",
+            ),
+            (
+                term(vec![os_win(), os_lin()], vec![]),
+                "n1",
+                false,
+                "expressions ANDed, one fails",
+            ),
+            (
+                term(vec![], vec![]),
+                "n1",
+                false,
+                "empty term matches nothing",
+            ),
+            (
+                NodeSelectorTerm {
+                    match_expressions: Some(vec![]),
+                    match_fields: Some(vec![]),
+                },
+                "n1",
+                false,
+                "empty lists",
+            ),
+            (
+                term(vec![], vec![name_in("n1")]),
+                "n1",
+                true,
+                "matchFields In name",
+            ),
+            (
+                term(vec![], vec![name_in("n2")]),
+                "n1",
+                false,
+                "matchFields In other name",
+            ),
+            (
+                term(vec![], vec![req("metadata.name", "NotIn", &["n2"])]),
+                "n1",
+                true,
+                "matchFields NotIn",
+            ),
+            (
+                term(vec![], vec![req("metadata.name", "NotIn", &["n1"])]),
+                "n1",
+                false,
+                "matchFields NotIn self",
+            ),
+            (
+                term(vec![os_win()], vec![name_in("n1")]),
+                "n1",
+                true,
+                "both parts match",
+            ),
+            (
+                term(vec![os_lin()], vec![name_in("n1")]),
+                "n1",
+                false,
+                "labels fail",
+            ),
+            (
+                term(vec![os_win()], vec![name_in("n2")]),
+                "n1",
+                false,
+                "fields fail",
+            ),
+            (
+                term(vec![], vec![name_in("n2")]),
+                "",
+                true,
+                "quirk: fields skipped for a nameless node",
+            ),
+            (
+                term(vec![os_lin()], vec![name_in("n2")]),
+                "",
+                false,
+                "labels still checked for a nameless node",
+            ),
+            (
+                term(vec![], vec![req("metadata.name", "In", &["n1", "n2"])]),
+                "n1",
+                false,
+                "fields need exactly one value",
+            ),
+            (
+                term(vec![], vec![req("metadata.name", "Exists", &[])]),
+                "n1",
+                false,
+                "fields: only In/NotIn",
+            ),
+            (
+                term(vec![], vec![req("metadata.uid", "In", &[""])]),
+                "n1",
+                true,
+                "other field reads as empty",
+            ),
+            (
+                term(vec![], vec![req("metadata.uid", "In", &["n1"])]),
+                "n1",
+                false,
+                "other field is not the name",
+            ),
+            (
+                term(vec![name_in("n1")], vec![]),
+                "n1",
+                false,
+                "metadata.name in matchExpressions is a label lookup",
+            ),
+            (
+                term(vec![name_in("label-name")], vec![]),
+                "n1",
+                true,
+                "…which reads the label",
+            ),
+            (
+                term(vec![os_win(), req("x", "Gt", &["nope"])], vec![]),
+                "n1",
+                false,
+                "parse error: term matches nothing",
+            ),
+            (
+                term(vec![os_win()], vec![req("metadata.name", "Gt", &["1"])]),
+                "",
+                false,
+                "field parse error, even nameless",
+            ),
+        ];
+        for (t, name, want, why) in rows {
+            assert_eq!(term_matches(&t, node(name, &l)), want, "{why}");
+        }
+    }
+
+    #[test]
+    fn required_selector_table() {
+        let l = labels(&[("kubernetes.io/os", "windows")]);
+        let win = || term(vec![req("kubernetes.io/os", "In", &["windows"])], vec![]);
+        let lin = || term(vec![req("kubernetes.io/os", "In", &["linux"])], vec![]);
+        let bad = || term(vec![req("kubernetes.io/os", "In", &[])], vec![]);
+        let n = node("n1", &l);
+        assert!(
+            required_affinity_matches(None, n),
+            "nil required: everything"
+        );
+        assert!(
+            !required_affinity_matches(Some(&sel(vec![])), n),
+            "no terms: nothing"
+        );
+        assert!(
+            !required_affinity_matches(Some(&sel(vec![term(vec![], vec![])])), n),
+            "only empty terms: nothing"
+        );
+        assert!(
+            required_affinity_matches(Some(&sel(vec![lin(), win()])), n),
+            "terms ORed"
+        );
+        assert!(
+            required_affinity_matches(Some(&sel(vec![term(vec![], vec![]), win()])), n),
+            "empty term dropped"
+        );
+        assert!(!required_affinity_matches(Some(&sel(vec![lin()])), n));
+        assert!(
+            required_affinity_matches(Some(&sel(vec![bad(), win()])), n),
+            "a bad term does not spoil the others"
+        );
+        assert!(!required_affinity_matches(Some(&sel(vec![bad()])), n));
+    }
+
+    fn affinity(terms: Vec<NodeSelectorTerm>) -> Affinity {
+        Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(sel(terms)),
+                preferred_during_scheduling_ignored_during_execution: None,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pod_matches_node_table() {
+        let wl = labels(&[("kubernetes.io/os", "windows")]);
+        let ll = labels(&[("kubernetes.io/os", "linux")]);
+        let sel_win = labels(&[("kubernetes.io/os", "windows")]);
+        let empty = BTreeMap::new();
+        let aff_win = affinity(vec![term(
+            vec![req("kubernetes.io/os", "In", &["windows"])],
+            vec![],
+        )]);
+        let aff_none = affinity(vec![]);
+        let no_na = Affinity::default();
+        // (nodeSelector, affinity, node labels, expected)
+        let rows: Vec<(
+            Option<&BTreeMap<String, String>>,
+            Option<&Affinity>,
+            &BTreeMap<String, String>,
+            bool,
+        )> = vec![
+            (None, None, &wl, true),
+            (Some(&empty), None, &ll, true),
+            (Some(&sel_win), None, &wl, true),
+            (Some(&sel_win), None, &ll, false),
+            (None, Some(&aff_win), &wl, true),
+            (None, Some(&aff_win), &ll, false),
+            (Some(&sel_win), Some(&aff_win), &wl, true),
+            (Some(&sel_win), Some(&aff_win), &ll, false),
+            (Some(&sel_win), Some(&aff_none), &wl, false), // AND: affinity with no terms fails
+            (None, Some(&no_na), &ll, true),               // affinity without nodeAffinity
+        ];
+        for (i, (s, a, l, want)) in rows.into_iter().enumerate() {
+            assert_eq!(pod_matches_node(s, a, node("n", l)), want, "row {i}");
+        }
+        let spec = PodSpec {
+            node_selector: Some(sel_win.clone()),
+            ..Default::default()
+        };
+        assert!(pod_spec_matches_node(&spec, node("n", &wl)));
+        assert!(!pod_spec_matches_node(&spec, node("n", &ll)));
+        let n = Node {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("w1".into()),
+                labels: Some(wl.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let f = NodeFacts::from_node(&n);
+        assert_eq!(f.name, "w1");
+        assert!(pod_spec_matches_node(&spec, f));
+        assert!(NodeFacts::from_node(&Node::default()).labels.is_empty());
+    }
+
+    #[test]
+    fn preferred_score_table() {
+        let l = labels(&[("kubernetes.io/os", "windows"), ("zone", "a")]);
+        let pt = |w: i32, t: NodeSelectorTerm| PreferredSchedulingTerm {
+            weight: w,
+            preference: t,
+        };
+        let terms = vec![
+            pt(
+                10,
+                term(vec![req("kubernetes.io/os", "In", &["windows"])], vec![]),
+            ),
+            pt(5, term(vec![req("zone", "In", &["a"])], vec![])),
+            pt(7, term(vec![req("zone", "In", &["b"])], vec![])),
+            pt(0, term(vec![req("zone", "In", &["a"])], vec![])), // weight 0 skipped
+            pt(50, term(vec![], vec![])),                         // empty preference skipped
+            pt(3, term(vec![req("zone", "Gt", &["x"])], vec![])), // parse error scores nothing
+        ];
+        assert_eq!(preferred_score(&terms, node("n", &l)), 15);
+        assert_eq!(preferred_score(&[], node("n", &l)), 0);
+        assert_eq!(
+            ERR_REASON_POD,
+            "node(s) didn't match Pod's node affinity/selector"
+        );
+    }
+
+    fn vproblems(s: &NodeSelector) -> Vec<(String, ProblemKind, String)> {
+        validate_node_selector(s)
+            .into_iter()
+            .map(|p| (p.path, p.kind, p.message))
+            .collect()
+    }
+
+    #[test]
+    fn validate_table() {
+        use ProblemKind::*;
+        let one = |r| sel(vec![term(vec![r], vec![])]);
+        let field = |r| sel(vec![term(vec![], vec![r])]);
+        let e0 = "nodeSelectorTerms[0].matchExpressions[0]";
+        let f0 = "nodeSelectorTerms[0].matchFields[0]";
+        let rows: Vec<(NodeSelector, Vec<(String, ProblemKind, &str)>)> = vec![
+            (
+                sel(vec![]),
+                vec![(
+                    "nodeSelectorTerms".into(),
+                    Required,
+                    "must have at least one node selector term",
+                )],
+            ),
+            (sel(vec![term(vec![], vec![])]), vec![]), // an empty term is accepted (and matches nothing)
+            (one(req("kubernetes.io/os", "In", &["windows"])), vec![]),
+            (
+                one(req("kubernetes.io/os", "In", &[])),
+                vec![(
+                    format!("{e0}.values"),
+                    Required,
+                    "must be specified when `operator` is 'In' or 'NotIn'",
+                )],
+            ),
+            (
+                one(req("kubernetes.io/os", "NotIn", &[])),
+                vec![(
+                    format!("{e0}.values"),
+                    Required,
+                    "must be specified when `operator` is 'In' or 'NotIn'",
+                )],
+            ),
+            (
+                one(req("kubernetes.io/os", "Exists", &["x"])),
+                vec![(
+                    format!("{e0}.values"),
+                    Forbidden,
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )],
+            ),
+            (
+                one(req("kubernetes.io/os", "DoesNotExist", &["x"])),
+                vec![(
+                    format!("{e0}.values"),
+                    Forbidden,
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )],
+            ),
+            (
+                one(req("build", "Gt", &[])),
+                vec![(
+                    format!("{e0}.values"),
+                    Required,
+                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
+                )],
+            ),
+            (
+                one(req("build", "Lt", &["1", "2"])),
+                vec![(
+                    format!("{e0}.values"),
+                    Required,
+                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
+                )],
+            ),
+            (one(req("build", "Gt", &["abc"])), vec![]), // integer-ness is not checked by the API
+            (
+                one(req("build", "Equals", &["1"])),
+                vec![(
+                    format!("{e0}.operator"),
+                    Invalid,
+                    "not a valid selector operator",
+                )],
+            ),
+            (field(req("metadata.name", "In", &["node-1"])), vec![]),
+            (
+                field(req("metadata.name", "In", &["a", "b"])),
+                vec![(
+                    format!("{f0}.values"),
+                    Required,
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )],
+            ),
+            (
+                field(req("metadata.name", "Exists", &[])),
+                vec![(
+                    format!("{f0}.operator"),
+                    Invalid,
+                    "not a valid selector operator",
+                )],
+            ),
+            (
+                field(req("metadata.uid", "In", &["x"])),
+                vec![(
+                    format!("{f0}.key"),
+                    Invalid,
+                    "not a valid field selector key",
+                )],
+            ),
+        ];
+        for (s, want) in rows {
+            let want: Vec<_> = want
+                .into_iter()
+                .map(|(p, k, m)| (p, k, m.to_string()))
+                .collect();
+            assert_eq!(vproblems(&s), want, "{s:?}");
+        }
+        // Bad key, bad label value, bad node name.
+        let p = vproblems(&one(req("bad key", "In", &["bad value"])));
+        assert_eq!(
+            p.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            vec![format!("{e0}.key"), format!("{e0}.values[0]")]
+        );
+        let p = vproblems(&field(req("metadata.name", "In", &["Node_1"])));
+        assert_eq!(p[0].0, format!("{f0}.values[0]"));
+        assert!(p[0].2.starts_with("a lowercase RFC 1123 subdomain"));
+        // Paths count terms and requirements.
+        let s = sel(vec![
+            term(vec![req("a", "Exists", &[])], vec![]),
+            term(vec![req("a", "Exists", &[]), req("b", "In", &[])], vec![]),
+        ]);
+        assert_eq!(
+            vproblems(&s)[0].0,
+            "nodeSelectorTerms[1].matchExpressions[1].values"
+        );
+    }
+
+    #[test]
+    fn validate_preferred_table() {
+        let pt = |w: i32| PreferredSchedulingTerm {
+            weight: w,
+            preference: term(vec![req("a", "In", &["bad value"])], vec![]),
+        };
+        assert!(
+            validate_preferred_terms(&[pt(1), pt(100)]).is_empty(),
+            "label values not checked for preferred terms"
+        );
+        for w in [0, -1, 101] {
+            let p = validate_preferred_terms(&[pt(w)]);
+            assert_eq!(
+                (p[0].path.as_str(), p[0].message.as_str()),
+                ("[0].weight", "must be in the range 1-100"),
+                "{w}"
+            );
+        }
+        let p = validate_preferred_terms(&[
+            pt(1),
+            PreferredSchedulingTerm {
+                weight: 1,
+                preference: term(vec![req("a", "In", &[])], vec![]),
+            },
+        ]);
+        assert_eq!(p[0].path, "[1].preference.matchExpressions[0].values");
+    }
+
+    // ---- property test against an independent model -------------------------------------------------
+
+    const KEYS: &[&str] = &["os", "OS", "build", "zone"];
+    const VALS: &[&str] = &["", "windows", "Windows", "linux", "a"];
+
+    #[derive(Debug, Clone)]
+    struct Expr {
+        key: &'static str,
+        op: &'static str,
+        values: Vec<&'static str>,
+    }
+
+    fn expr() -> impl Strategy<Value = Expr> {
+        (
+            proptest::sample::select(KEYS),
+            proptest::sample::select(&["In", "NotIn", "Exists", "DoesNotExist"][..]),
+            proptest::collection::vec(proptest::sample::select(VALS), 1..3),
+        )
+            .prop_map(|(key, op, values)| {
+                let values = if matches!(op, "Exists" | "DoesNotExist") {
+                    vec![]
+                } else {
+                    values
+                };
+                Expr { key, op, values }
+            })
+    }
+
+    /// The model: In = "has one of these values"; NotIn = "does not have one of these values";
+    /// Exists/DoesNotExist = presence. A selector = all pairs present and equal.
+    fn model_expr(e: &Expr, node: &[(&str, &str)]) -> bool {
+        let value = node
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == e.key)
+            .map(|(_, v)| *v);
+        match e.op {
+            "In" => e.values.iter().any(|v| Some(*v) == value),
+            "NotIn" => !e.values.iter().any(|v| Some(*v) == value),
+            "Exists" => value.is_some(),
+            _ => value.is_none(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn matching_agrees_with_model(
+            node_pairs in proptest::collection::vec((proptest::sample::select(KEYS), proptest::sample::select(VALS)), 0..4),
+            selector_pairs in proptest::collection::vec((proptest::sample::select(KEYS), proptest::sample::select(VALS)), 0..3),
+            terms in proptest::collection::vec(proptest::collection::vec(expr(), 0..3), 0..3),
+            has_affinity in any::<bool>(),
+        ) {
+            // Later pairs win, as in a map built from the list.
+            let node_labels: BTreeMap<String, String> = node_pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let node_selector: BTreeMap<String, String> = selector_pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let model_selector = node_selector.iter().all(|(k, v)| node_pairs.iter().rev().find(|(nk, _)| nk == k).map(|(_, nv)| *nv) == Some(v.as_str()));
+            prop_assert_eq!(selector::node_selector_matches(&node_selector, &node_labels), model_selector);
+
+            let model_affinity = !has_affinity
+                || terms.iter().any(|t| !t.is_empty() && t.iter().all(|e| model_expr(e, &node_pairs)));
+            let k8s_terms: Vec<NodeSelectorTerm> = terms.iter().map(|t| term(t.iter().map(|e| req(e.key, e.op, &e.values)).collect(), vec![])).collect();
+            let aff = affinity(k8s_terms);
+            let got = pod_matches_node(Some(&node_selector), has_affinity.then_some(&aff), node("n", &node_labels));
+            prop_assert_eq!(got, model_selector && model_affinity);
+        }
+    }
+}

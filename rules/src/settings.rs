@@ -1,0 +1,367 @@
+//! Settings shared by the policy, the CLI, the server and the playground: one schema and one reader,
+//! [`Settings::from_text`], everywhere.
+
+use crate::finding::Severity;
+use crate::input::{Limits, ParseError, parse};
+use crate::path::FieldPath;
+use crate::windows::builds::WindowsVersion;
+use crate::windows::images::ImageRule;
+use k8s_openapi::api::core::v1::Taint;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Policy settings (Kubewarden settings, `--settings FILE`, the playground's options).
+///
+/// Every field is optional; absent fields take the defaults shown in [`Settings::default`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Settings {
+    /// The taints Windows nodes carry, used when no cluster context says otherwise
+    /// (default `os=windows:NoSchedule`).
+    pub windows_taints: Vec<Taint>,
+    /// Windows builds the cluster supports (`10.0.20348`, `10.0.26100` by default).
+    pub supported_builds: Vec<String>,
+    /// Report a missing `node.kubernetes.io/windows-build` selector as an error even without cluster
+    /// context (by default it is a warning, and an error when the cluster runs several Windows builds).
+    pub require_build_selector: bool,
+    /// Image rules, checked before the built-in image tables (first match wins).
+    pub image_rules: Vec<ImageRule>,
+    /// Windows build (`10.0.20348`) → RuntimeClass name that pins it; fixes set `runtimeClassName`
+    /// instead of adding selectors when the build is mapped.
+    pub runtime_classes: BTreeMap<String, String>,
+    /// Admission: accept fixable requests with the repaired object instead of rejecting them.
+    pub mutate: bool,
+    /// Namespaces whose workloads are not checked.
+    pub exempt_namespaces: Vec<String>,
+    /// Rule ids that are not evaluated.
+    pub disabled_rules: Vec<String>,
+    /// Severity overrides by rule id.
+    pub severity: BTreeMap<String, Severity>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            windows_taints: vec![Taint {
+                key: "os".into(),
+                value: Some("windows".into()),
+                effect: "NoSchedule".into(),
+                time_added: None,
+            }],
+            supported_builds: vec!["10.0.20348".into(), "10.0.26100".into()],
+            require_build_selector: false,
+            image_rules: Vec::new(),
+            runtime_classes: BTreeMap::new(),
+            mutate: false,
+            exempt_namespaces: Vec::new(),
+            disabled_rules: Vec::new(),
+            severity: BTreeMap::new(),
+        }
+    }
+}
+
+/// A setting whose value cannot be used: the setting's path (`supportedBuilds[1]`) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{setting}: {message}")]
+pub struct InvalidSetting {
+    /// The setting, as a field path of the settings object (`windowsTaints[0].effect`).
+    pub setting: String,
+    /// What is wrong with its value.
+    pub message: String,
+}
+
+impl InvalidSetting {
+    /// An error about `setting`.
+    pub fn new(setting: impl Into<String>, message: impl Into<String>) -> Self {
+        InvalidSetting {
+            setting: setting.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The same error seen from the enclosing object: `pattern` inside `imageRules[0]`.
+    pub fn within(self, parent: &str) -> Self {
+        InvalidSetting {
+            setting: format!("{parent}.{}", self.setting),
+            message: self.message,
+        }
+    }
+}
+
+/// Settings text that cannot be used: where (file, line, column), which setting when one is at fault,
+/// and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct SettingsError {
+    /// The name the text was given.
+    pub file: String,
+    /// 1-based line of the fault (of the setting when one is at fault).
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// The setting at fault (`supportedBuilds[1]`), when the text parsed but a value is wrong.
+    pub setting: Option<String>,
+    /// A sentence: `invalid setting supportedBuilds[1]: "ltsc2022" is not a Windows build ...`.
+    pub message: String,
+}
+
+impl From<SettingsError> for ParseError {
+    fn from(e: SettingsError) -> Self {
+        ParseError {
+            file: e.file,
+            line: e.line,
+            column: e.column,
+            message: e.message,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads settings written as YAML or JSON (one document; empty text or `null` is the defaults),
+    /// decodes and validates them. The error names the file, the line and the setting.
+    ///
+    /// ```
+    /// use winplace_rules::Settings;
+    /// let s = Settings::from_text("settings.yaml", "supportedBuilds: [10.0.20348]\n").unwrap();
+    /// assert_eq!(s.supported_build_numbers(), [20348]);
+    /// let err = Settings::from_text("settings.yaml", "mutate: true\nsupportedBuilds: [ltsc2022]\n").unwrap_err();
+    /// assert_eq!((err.line, err.setting.as_deref()), (2, Some("supportedBuilds[0]")));
+    /// ```
+    pub fn from_text(file: &str, text: &str) -> Result<Settings, SettingsError> {
+        let parsed = parse(file, text, &Limits::default());
+        if let Some(e) = parsed.errors.into_iter().next() {
+            return Err(SettingsError {
+                file: e.file,
+                line: e.line,
+                column: e.column,
+                setting: None,
+                message: e.message,
+            });
+        }
+        let mut documents = parsed.documents.into_iter();
+        let Some(doc) = documents.next() else {
+            return Ok(Settings::default());
+        };
+        if let Some(second) = documents.next() {
+            return Err(SettingsError {
+                file: file.to_string(),
+                line: second.line,
+                column: 1,
+                setting: None,
+                message: "settings are one document; remove the `---`".into(),
+            });
+        }
+        if doc.value.is_null() {
+            return Ok(Settings::default());
+        }
+        let at = |setting: &FieldPath| doc.lines.line_of(setting).unwrap_or(doc.line);
+        let settings: Settings =
+            crate::model::decode(&doc.value, &FieldPath::root()).map_err(|e| {
+                let root = e.path.segments().is_empty();
+                SettingsError {
+                    file: file.to_string(),
+                    line: at(&e.path),
+                    column: 1,
+                    setting: (!root).then(|| e.path.to_string()),
+                    message: if root {
+                        format!("invalid settings: {}", e.message)
+                    } else {
+                        format!("invalid setting {}: {}", e.path, e.message)
+                    },
+                }
+            })?;
+        settings.validate().map_err(|e| SettingsError {
+            file: file.to_string(),
+            line: at(&FieldPath::parse(&e.setting)),
+            column: 1,
+            message: format!("invalid setting {e}"),
+            setting: Some(e.setting),
+        })?;
+        Ok(settings)
+    }
+
+    /// Checks the values; the error names the bad setting (`supportedBuilds[1]`).
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        for (i, taint) in self.windows_taints.iter().enumerate() {
+            if taint.key.is_empty() {
+                return Err(InvalidSetting::new(
+                    format!("windowsTaints[{i}].key"),
+                    "a taint needs a key",
+                ));
+            }
+            if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&taint.effect.as_str()) {
+                return Err(InvalidSetting::new(
+                    format!("windowsTaints[{i}].effect"),
+                    format!(
+                        "{:?} is not one of NoSchedule, PreferNoSchedule, NoExecute",
+                        taint.effect
+                    ),
+                ));
+            }
+        }
+        for (i, build) in self.supported_builds.iter().enumerate() {
+            check_build(build, format!("supportedBuilds[{i}]"))?;
+        }
+        for (i, rule) in self.image_rules.iter().enumerate() {
+            rule.validate()
+                .map_err(|e| e.within(&format!("imageRules[{i}]")))?;
+        }
+        for (build, class) in &self.runtime_classes {
+            check_build(build, format!("runtimeClasses[{build}]"))?;
+            if class.is_empty() {
+                return Err(InvalidSetting::new(
+                    format!("runtimeClasses[{build}]"),
+                    "the RuntimeClass name is empty",
+                ));
+            }
+        }
+        for (i, ns) in self.exempt_namespaces.iter().enumerate() {
+            if ns.is_empty() {
+                return Err(InvalidSetting::new(
+                    format!("exemptNamespaces[{i}]"),
+                    "a namespace name cannot be empty",
+                ));
+            }
+        }
+        for (i, id) in self.disabled_rules.iter().enumerate() {
+            if crate::rules::catalog::rule(id).is_none() {
+                return Err(InvalidSetting::new(
+                    format!("disabledRules[{i}]"),
+                    format!("unknown rule {id:?}"),
+                ));
+            }
+        }
+        for id in self.severity.keys() {
+            if crate::rules::catalog::rule(id).is_none() {
+                return Err(InvalidSetting::new(
+                    format!("severity[{id}]"),
+                    format!("unknown rule {id:?}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Supported builds as numbers (`10.0.20348` → 20348); bad entries are skipped (validate reports them).
+    pub fn supported_build_numbers(&self) -> Vec<u32> {
+        self.supported_builds
+            .iter()
+            .filter_map(|b| WindowsVersion::parse(b).map(|v| v.build))
+            .collect()
+    }
+}
+
+fn check_build(build: &str, setting: String) -> Result<(), InvalidSetting> {
+    match WindowsVersion::parse(build) {
+        Some(v) if v.revision.is_none() => Ok(()),
+        _ => Err(InvalidSetting::new(
+            setting,
+            format!("{build:?} is not a Windows build such as 10.0.20348"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_design() {
+        let s = Settings::default();
+        assert_eq!(s.supported_build_numbers(), [20348, 26100]);
+        assert_eq!(s.windows_taints[0].value.as_deref(), Some("windows"));
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn empty_json_is_the_defaults() {
+        let s: Settings = serde_json::from_str("{}").unwrap();
+        assert_eq!(s, Settings::default());
+    }
+
+    #[test]
+    fn errors_name_the_setting() {
+        let cases = [
+            (
+                r#"{"supportedBuilds": ["10.0.20348", "ltsc2022"]}"#,
+                "supportedBuilds[1]",
+            ),
+            (
+                r#"{"windowsTaints": [{"key": "os", "effect": "Never"}]}"#,
+                "windowsTaints[0].effect",
+            ),
+            (
+                r#"{"windowsTaints": [{"key": "", "effect": "NoSchedule"}]}"#,
+                "windowsTaints[0].key",
+            ),
+            (r#"{"disabledRules": ["no-such-rule"]}"#, "disabledRules[0]"),
+            (r#"{"severity": {"nope": "error"}}"#, "severity[nope]"),
+            (
+                r#"{"runtimeClasses": {"10.0.20348": ""}}"#,
+                "runtimeClasses[10.0.20348]",
+            ),
+            (r#"{"exemptNamespaces": [""]}"#, "exemptNamespaces[0]"),
+        ];
+        for (json, setting) in cases {
+            let s: Settings = serde_json::from_str(json).unwrap();
+            let err = s.validate().unwrap_err();
+            assert_eq!(err.setting, setting, "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn text_errors_name_file_line_and_setting() {
+        // (text, line, setting, message part)
+        let rows: [(&str, u32, Option<&str>, &str); 6] = [
+            (
+                "mutate: true\nsupportedBuilds: [10.0.20348, ltsc2022]\n",
+                2,
+                Some("supportedBuilds[1]"),
+                "ltsc2022",
+            ),
+            ("mutate: true\nwindowsTaint: []\n", 2, Some("windowsTaint"), "unknown field"),
+            (
+                "mutate: yes please\n",
+                1,
+                Some("mutate"),
+                "invalid setting mutate",
+            ),
+            ("mutate: [\n", 2, None, ""),
+            (
+                "mutate: true\n---\nmutate: false\n",
+                3,
+                None,
+                "one document",
+            ),
+            (
+                "imageRules:\n- pattern: ' '\n  os: windows\n",
+                2,
+                Some("imageRules[0].pattern"),
+                "empty",
+            ),
+        ];
+        for (text, line, setting, part) in rows {
+            let err = Settings::from_text("s.yaml", text).unwrap_err();
+            assert_eq!(
+                (err.line, err.setting.as_deref()),
+                (line, setting),
+                "{text}: {err}"
+            );
+            assert!(err.message.contains(part), "{text}: {err}");
+            assert!(err.to_string().starts_with("s.yaml:"), "{err}");
+        }
+        for empty in ["", "  \n", "null", "{}"] {
+            assert_eq!(
+                Settings::from_text("s.yaml", empty),
+                Ok(Settings::default()),
+                "{empty:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_settings_are_rejected_by_name() {
+        let err = serde_json::from_str::<Settings>(r#"{"windowsTaint": []}"#).unwrap_err();
+        assert!(err.to_string().contains("windowsTaint"), "{err}");
+    }
+}

@@ -1,0 +1,223 @@
+//! `winplace audit`: the dashboard's report, printed once.
+//!
+//! Exit codes of `audit`: 0 when the report has no error findings, 1 when it has, 2 when the cluster
+//! cannot be read.
+
+use crate::source::{ClusterSource, SourceArgs};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use winplace_api::SourceInfo;
+use winplace_rules::Severity;
+use winplace_rules::audit::{Audit, NodeReport, PlacementState, Summary, WorkloadReport};
+
+/// Arguments of `winplace audit`.
+#[derive(Debug, Clone, Args)]
+pub struct AuditArgs {
+    /// Where the cluster comes from.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Settings (YAML or JSON, the policy's settings schema).
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    pub format: AuditFormat,
+}
+
+/// How `winplace audit` prints the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditFormat {
+    /// Summary, then misplaced and at-risk workloads with their findings.
+    Text,
+    /// The whole report (`AuditReport`, the JSON the API serves).
+    Json,
+}
+
+/// Runs `winplace audit`.
+pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
+    let settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    let source: Box<dyn ClusterSource> = crate::source::select(&args.source).await?;
+    let info = source.info();
+    let audit = crate::state::audit_once(Audit::new(settings), source.events()).await?;
+    // Read the rows in place: at cluster scale a cloned report would double the peak memory.
+    let summary = audit.summary();
+    let nodes: Vec<&NodeReport> = audit.nodes().collect();
+    let workloads: Vec<&WorkloadReport> = audit.workloads().collect();
+    let errors = has_errors(&summary, &nodes, &workloads);
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match args.format {
+        AuditFormat::Json => {
+            let view = ReportView {
+                summary: &summary,
+                nodes,
+                workloads,
+            };
+            serde_json::to_writer_pretty(&mut stdout, &view)?;
+            stdout.write_all(b"\n")?;
+        }
+        AuditFormat::Text => {
+            stdout.write_all(render_text(&info, &summary, &workloads).as_bytes())?
+        }
+    }
+    stdout.flush()?;
+    Ok(ExitCode::from(if errors { 1 } else { 0 }))
+}
+
+/// An [`AuditReport`](winplace_rules::audit::AuditReport) made of borrowed rows: serializes to the
+/// same JSON.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportView<'a> {
+    summary: &'a Summary,
+    nodes: Vec<&'a NodeReport>,
+    workloads: Vec<&'a WorkloadReport>,
+}
+
+/// Whether the report has an error finding.
+pub fn has_errors(summary: &Summary, nodes: &[&NodeReport], workloads: &[&WorkloadReport]) -> bool {
+    summary.findings.errors > 0
+        || workloads
+            .iter()
+            .flat_map(|w| &w.findings)
+            .chain(nodes.iter().flat_map(|n| &n.findings))
+            .any(|f| f.severity == Severity::Error)
+}
+
+fn state_name(state: PlacementState) -> &'static str {
+    match state {
+        PlacementState::Fine => "fine",
+        PlacementState::AtRisk => "at risk",
+        PlacementState::Misplaced => "misplaced",
+    }
+}
+
+/// The text report: the summary, then misplaced and at-risk workloads with their findings.
+pub fn render_text(source: &SourceInfo, s: &Summary, workloads: &[&WorkloadReport]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "winplace audit: {} ({})",
+        source.description, source.kind
+    );
+    let _ = writeln!(
+        out,
+        "{} nodes, {} pods, {} workloads",
+        s.nodes, s.pods, s.workloads
+    );
+    for g in &s.node_groups {
+        let taints = if g.common_taints.is_empty() {
+            "no common taint".to_string()
+        } else {
+            g.common_taints.join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "  {:<36} {:>5} nodes  {taints}{}",
+            g.title,
+            g.nodes,
+            if g.untainted > 0 && g.os == "windows" {
+                format!(" ({} untainted)", g.untainted)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let count = |state: PlacementState| workloads.iter().filter(|w| w.state == state).count();
+    let _ = writeln!(
+        out,
+        "workloads: {} misplaced, {} at risk, {} fine",
+        count(PlacementState::Misplaced),
+        count(PlacementState::AtRisk),
+        count(PlacementState::Fine)
+    );
+    let _ = writeln!(
+        out,
+        "findings: {} errors, {} warnings, {} infos",
+        s.findings.errors, s.findings.warnings, s.findings.infos
+    );
+    for state in [PlacementState::Misplaced, PlacementState::AtRisk] {
+        let mut rows: Vec<&WorkloadReport> = workloads
+            .iter()
+            .copied()
+            .filter(|w| w.state == state)
+            .collect();
+        rows.sort_by_key(|w| w.owner.display_name());
+        for w in rows {
+            let _ = writeln!(
+                out,
+                "\n{}: {} (needs {}, {} pods)",
+                state_name(state).to_uppercase(),
+                w.owner.display_name(),
+                w.os,
+                w.pods.len()
+            );
+            for f in &w.findings {
+                let path = if f.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", f.path)
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:<7} {}{path}: {}",
+                    f.severity.as_str(),
+                    f.rule,
+                    f.message
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "../../tests/common/report.rs"]
+mod fixture;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_lists_misplaced_then_at_risk_workloads_and_errors_set_the_exit_code() {
+        let report = fixture::report();
+        let rows: Vec<&WorkloadReport> = report.workloads.iter().collect();
+        let nodes: Vec<&NodeReport> = report.nodes.iter().collect();
+        let text = render_text(&crate::source::demo::info(), &report.summary, &rows);
+        let misplaced = text
+            .find("MISPLACED: Deployment/payments/payment-gateway (needs windows, 1 pods)")
+            .expect("misplaced workload listed");
+        let at_risk = text
+            .find("AT RISK: Deployment/shop/cart-api")
+            .expect("at-risk workload listed");
+        assert!(misplaced < at_risk);
+        assert!(text.contains("  error   pod-pending-placement at spec.template.spec: "));
+        assert!(text.contains("workloads: 1 misplaced, 1 at risk, 1 fine"));
+        assert!(
+            !text.contains("kube-proxy"),
+            "fine workloads are not listed"
+        );
+        assert!(has_errors(&report.summary, &nodes, &rows));
+        let mut clean = report.clone();
+        clean.summary.findings.errors = 0;
+        clean
+            .workloads
+            .retain(|w| w.state != PlacementState::Misplaced);
+        let clean_rows: Vec<&WorkloadReport> = clean.workloads.iter().collect();
+        assert!(!has_errors(&clean.summary, &nodes, &clean_rows));
+        // The borrowed view serializes exactly like the report.
+        let view = ReportView {
+            summary: &report.summary,
+            nodes: nodes.clone(),
+            workloads: rows.clone(),
+        };
+        assert_eq!(
+            serde_json::to_value(&view).expect("view"),
+            serde_json::to_value(&report).expect("report")
+        );
+    }
+}

@@ -1,0 +1,389 @@
+//! `winplace check`: lint manifests, optionally repair them.
+//!
+//! Exit codes: 0 when nothing reaches `--fail-on`, 1 when something does, 2 for usage errors and for
+//! input that cannot be read or parsed (the other findings are still printed).
+
+mod inputs;
+mod output;
+mod write;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use winplace_rules::input::{Limits, parse};
+use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity, model};
+
+pub use output::Format;
+
+/// The name standard input gets in findings.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Arguments of `winplace check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check (`.yaml`, `.yml` and `.json` files under directories); `-` reads
+    /// standard input.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Nodes and RuntimeClasses of the cluster (`kubectl get nodes,runtimeclasses -o yaml`); repeatable.
+    /// Their Nodes are checked too.
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Vec<PathBuf>,
+    /// Settings (YAML or JSON, the policy's settings schema).
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Rewrite files with every fix applied (comments and layout kept); with `-`, print the repaired
+    /// manifests to standard output and the report to standard error.
+    #[arg(long)]
+    pub fix: bool,
+    /// Lowest severity that makes the exit code 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+}
+
+/// The lowest severity that fails a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Errors fail.
+    Error,
+    /// Errors and warnings fail.
+    Warning,
+}
+
+impl FailOn {
+    fn threshold(self) -> Severity {
+        match self {
+            FailOn::Error => Severity::Error,
+            FailOn::Warning => Severity::Warning,
+        }
+    }
+}
+
+/// Everything one run produced, in input order.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Findings of every input.
+    pub findings: Vec<Finding>,
+    /// Parse errors, unreadable files, bad settings or cluster objects (each makes the exit code 2).
+    pub errors: Vec<ParseError>,
+    /// Files rewritten by `--fix`, with the number of fixes applied.
+    pub fixed: Vec<(String, usize)>,
+    /// Number of inputs checked.
+    pub files: usize,
+}
+
+/// An error about a whole file (no line).
+fn file_error(file: &str, message: String) -> ParseError {
+    ParseError {
+        file: file.to_string(),
+        line: 1,
+        column: 1,
+        message,
+    }
+}
+
+/// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
+pub fn load_settings(path: &std::path::Path) -> Result<Settings, ParseError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| file_error(&name, format!("cannot read the settings: {e}")))?;
+    Ok(Settings::from_text(&name, &text)?)
+}
+
+/// The settings of `--settings FILE`, or the defaults without one (for `serve` and `audit`).
+pub fn settings_or_default(path: Option<&std::path::Path>) -> anyhow::Result<Settings> {
+    match path {
+        Some(path) => load_settings(path).map_err(|e| anyhow::anyhow!("{e}")),
+        None => Ok(Settings::default()),
+    }
+}
+
+/// Reads the `--cluster` files into one context; also returns their texts (their Nodes are checked).
+fn load_cluster(
+    paths: &[PathBuf],
+    errors: &mut Vec<ParseError>,
+) -> (Option<ClusterContext>, Vec<(String, String)>) {
+    if paths.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut ctx = ClusterContext::default();
+    let mut texts = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        let text = match inputs::read_text(path) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(file_error(&name, e));
+                continue;
+            }
+        };
+        let parsed = parse(&name, &text, &Limits::default());
+        errors.extend(parsed.errors);
+        let (part, bad) = ClusterContext::from_objects(&model::objects(&parsed.documents));
+        for e in bad {
+            errors.push(ParseError {
+                file: e.file.clone(),
+                line: e.line.unwrap_or(1),
+                column: 1,
+                message: format!(
+                    "{} cannot be used as cluster context: {}: {}",
+                    e.object.display_name(),
+                    e.error.path,
+                    e.error.message
+                ),
+            });
+        }
+        ctx.nodes.extend(part.nodes);
+        ctx.runtime_classes.extend(part.runtime_classes);
+        texts.push((name, text));
+    }
+    (Some(ctx), texts)
+}
+
+/// Checks (and with `fix`, repairs) everything `args` names; pure of output, for tests and `run`.
+///
+/// `stdin` is read when `-` is among the paths; `repaired_stdin` receives the repaired manifests of
+/// standard input with `--fix`.
+pub fn check(
+    args: &CheckArgs,
+    stdin: &mut dyn std::io::Read,
+    repaired_stdin: &mut Vec<u8>,
+) -> Outcome {
+    let mut out = Outcome::default();
+    let settings = match &args.settings {
+        None => Settings::default(),
+        Some(path) => match load_settings(path) {
+            Ok(s) => s,
+            Err(e) => {
+                out.errors.push(e);
+                return out;
+            }
+        },
+    };
+    let (context, cluster_texts) = load_cluster(&args.cluster, &mut out.errors);
+    for (name, text) in &cluster_texts {
+        let report = winplace_rules::check_text(name, text, None, &settings);
+        out.findings.extend(report.findings);
+    }
+    let (files, walk_errors) = inputs::expand(&args.paths);
+    out.errors.extend(walk_errors);
+    let mut stdin_used = false;
+    for input in files {
+        let (name, text) = match &input {
+            inputs::Input::Stdin => {
+                if stdin_used {
+                    continue;
+                }
+                stdin_used = true;
+                let mut text = String::new();
+                if let Err(e) = stdin.read_to_string(&mut text) {
+                    out.errors
+                        .push(file_error(STDIN_NAME, format!("cannot read: {e}")));
+                    continue;
+                }
+                (STDIN_NAME.to_string(), text)
+            }
+            inputs::Input::File(path) => {
+                let name = path.display().to_string();
+                match inputs::read_text(path) {
+                    Ok(t) => (name, t),
+                    Err(e) => {
+                        out.errors.push(file_error(&name, e));
+                        continue;
+                    }
+                }
+            }
+        };
+        out.files += 1;
+        let report = winplace_rules::check_text(&name, &text, context.as_ref(), &settings);
+        if !args.fix || !report.parse_errors.is_empty() {
+            if args.fix && matches!(input, inputs::Input::Stdin) {
+                // Still echo the input, so a pipeline does not lose it.
+                repaired_stdin.extend_from_slice(text.as_bytes());
+            }
+            out.findings.extend(report.findings);
+            out.errors.extend(report.parse_errors);
+            continue;
+        }
+        let repair = winplace_rules::fix::repair_text(&name, &text, context.as_ref(), &settings);
+        match &input {
+            inputs::Input::Stdin => {
+                repaired_stdin.extend_from_slice(repair.text.as_bytes());
+                if !repair.applied.is_empty() {
+                    out.fixed.push((name.clone(), repair.applied.len()));
+                }
+            }
+            inputs::Input::File(path) if repair.text != text => {
+                if let Err(e) = write::atomic(path, &repair.text) {
+                    out.errors.push(file_error(
+                        &name,
+                        format!("cannot write the repaired file: {e}"),
+                    ));
+                } else {
+                    out.fixed.push((name.clone(), repair.applied.len()));
+                }
+            }
+            inputs::Input::File(_) => {}
+        }
+        out.findings.extend(repair.remaining.findings);
+        out.errors.extend(repair.remaining.parse_errors);
+    }
+    out
+}
+
+/// The exit code of an outcome: 2 on any error, 1 when a finding reaches `fail_on`, else 0.
+pub fn exit_code(outcome: &Outcome, fail_on: FailOn) -> u8 {
+    if !outcome.errors.is_empty() {
+        2
+    } else if outcome
+        .findings
+        .iter()
+        .any(|f| f.severity >= fail_on.threshold())
+    {
+        1
+    } else {
+        0
+    }
+}
+
+/// Runs `winplace check`.
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let mut repaired = Vec::new();
+    let outcome = check(&args, &mut std::io::stdin().lock(), &mut repaired);
+    let report_to_stderr = args.fix && args.paths.iter().any(|p| p.as_os_str() == "-");
+    let color = output::color_wanted(report_to_stderr);
+    let rendered = output::render(&outcome, args.format, color);
+    if report_to_stderr {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&repaired)?;
+        stdout.flush()?;
+        std::io::stderr().lock().write_all(rendered.as_bytes())?;
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(rendered.as_bytes())?;
+        stdout.flush()?;
+    }
+    Ok(ExitCode::from(exit_code(&outcome, args.fail_on)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(paths: &[&str]) -> CheckArgs {
+        CheckArgs {
+            paths: paths.iter().map(PathBuf::from).collect(),
+            cluster: Vec::new(),
+            settings: None,
+            format: Format::Json,
+            fix: false,
+            fail_on: FailOn::Error,
+        }
+    }
+
+    #[test]
+    fn settings_errors_name_file_line_and_setting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rows = [
+            (
+                "supportedBuilds:\n- 10.0.20348\n- banana\n",
+                3,
+                "supportedBuilds[1]",
+            ),
+            ("mutate: true\nfrobnicate: 1\n", 2, "frobnicate"),
+            ("requireBuildSelector: maybe\n", 1, "requireBuildSelector"),
+            ("disabledRules: [no-such-rule]\n", 1, "disabledRules[0]"),
+        ];
+        for (text, line, needle) in rows {
+            let path = dir.path().join("s.yaml");
+            std::fs::write(&path, text).expect("write");
+            let err = load_settings(&path).expect_err(text);
+            assert_eq!(err.file, path.display().to_string());
+            assert_eq!(err.line, line, "{text}: {err}");
+            assert!(err.message.contains(needle), "{text}: {err}");
+        }
+        std::fs::write(dir.path().join("ok.json"), "{\"mutate\": true}").expect("write");
+        assert!(
+            load_settings(&dir.path().join("ok.json"))
+                .expect("valid")
+                .mutate
+        );
+    }
+
+    #[test]
+    fn exit_codes() {
+        let finding = |severity| Finding {
+            rule: "r".into(),
+            severity,
+            object: winplace_rules::ObjectRef {
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                namespace: None,
+                name: "p".into(),
+            },
+            file: None,
+            line: None,
+            path: String::new(),
+            message: String::new(),
+            fix: None,
+        };
+        let outcome = |severities: &[Severity], errors: usize| Outcome {
+            findings: severities.iter().map(|s| finding(*s)).collect(),
+            errors: (0..errors).map(|_| file_error("f", "bad".into())).collect(),
+            ..Outcome::default()
+        };
+        let rows = [
+            (outcome(&[], 0), FailOn::Error, 0),
+            (
+                outcome(&[Severity::Warning, Severity::Info], 0),
+                FailOn::Error,
+                0,
+            ),
+            (outcome(&[Severity::Warning], 0), FailOn::Warning, 1),
+            (outcome(&[Severity::Info], 0), FailOn::Warning, 0),
+            (outcome(&[Severity::Error], 0), FailOn::Error, 1),
+            (outcome(&[Severity::Error], 1), FailOn::Error, 2),
+        ];
+        for (i, (o, fail_on, code)) in rows.into_iter().enumerate() {
+            assert_eq!(exit_code(&o, fail_on), code, "row {i}");
+        }
+    }
+
+    #[test]
+    fn stdin_is_read_once_and_named() {
+        let mut stdin = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: nginx}]\n".as_bytes();
+        let mut repaired = Vec::new();
+        let outcome = check(&args(&["-", "-"]), &mut stdin, &mut repaired);
+        assert_eq!(outcome.files, 1);
+        assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        assert!(
+            outcome
+                .findings
+                .iter()
+                .all(|f| f.file.as_deref() == Some(STDIN_NAME))
+        );
+    }
+
+    #[test]
+    fn missing_files_are_errors_and_the_rest_is_checked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let good = dir.path().join("a.yaml");
+        std::fs::write(
+            &good,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        )
+        .expect("write");
+        let missing = dir.path().join("nope.yaml");
+        let a = args(&[&good.display().to_string(), &missing.display().to_string()]);
+        let outcome = check(&a, &mut std::io::empty(), &mut Vec::new());
+        assert_eq!(outcome.files, 1);
+        assert_eq!(outcome.errors.len(), 1);
+        assert!(outcome.errors[0].file.ends_with("nope.yaml"));
+        assert_eq!(exit_code(&outcome, FailOn::Error), 2);
+    }
+}

@@ -1,0 +1,7 @@
+//! One module per subcommand of `winplace`.
+
+pub mod audit;
+pub mod check;
+pub mod demo_snapshot;
+pub mod rules;
+pub mod serve;

@@ -1,0 +1,492 @@
+//! Every endpoint and header, through the router (`tower::ServiceExt::oneshot`).
+
+#[path = "common/report.rs"]
+mod fixture;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use fixture::report;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+use winplace::state::{AppState, Timing};
+
+fn state() -> AppState {
+    let s = AppState::new(winplace::source::demo::info(), Timing::default());
+    s.publish_report(report());
+    s
+}
+
+async fn get(state: &AppState, uri: &str) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let response = winplace::app::router(state.clone())
+        .oneshot(Request::get(uri).body(Body::empty()).expect("request"))
+        .await
+        .expect("response");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec();
+    (status, headers, body)
+}
+
+async fn get_json(state: &AppState, uri: &str) -> (StatusCode, Value) {
+    let (status, headers, body) = get(state, uri).await;
+    assert_eq!(
+        headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json"),
+        "{uri}"
+    );
+    (status, serde_json::from_slice(&body).expect("JSON"))
+}
+
+fn names(list: &Value, key: &str) -> Vec<String> {
+    list.as_array()
+        .expect("array")
+        .iter()
+        .map(|v| {
+            v.pointer(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_answer_carries_source_and_freshness() {
+    let s = state();
+    for uri in [
+        "/api/summary",
+        "/api/nodes",
+        "/api/nodes/aks-win22-0",
+        "/api/workloads",
+        "/api/context",
+    ] {
+        let (status, body) = get_json(&s, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(body["meta"]["source"]["kind"], "demo", "{uri}");
+        assert_eq!(body["meta"]["freshness"]["synced"], true, "{uri}");
+        assert_eq!(body["meta"]["freshness"]["stale"], false, "{uri}");
+        assert_eq!(body["meta"]["freshness"]["revision"], 1, "{uri}");
+        assert!(
+            body["meta"]["freshness"]["lastUpdateMs"].as_u64().is_some(),
+            "{uri}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn summary_nodes_and_context_have_their_shapes() {
+    let s = state();
+    let (_, summary) = get_json(&s, "/api/summary").await;
+    assert_eq!(summary["summary"]["findings"]["errors"], 1);
+    let (_, context) = get_json(&s, "/api/context").await;
+    assert!(context["context"]["nodes"].is_array());
+    assert!(context["context"]["runtimeClasses"].is_array());
+    let (_, node) = get_json(&s, "/api/nodes/aks-win22-0").await;
+    assert_eq!(node["node"]["build"], "10.0.20348");
+    let (status, missing) = get_json(&s, "/api/nodes/nope").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        missing["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("nope"))
+    );
+}
+
+#[tokio::test]
+async fn node_filters() {
+    let s = state();
+    let rows: [(&str, &[&str]); 5] = [
+        ("/api/nodes", &["aks-win22-0", "aks-win19-0", "aks-linux-0"]),
+        ("/api/nodes?os=windows", &["aks-win22-0", "aks-win19-0"]),
+        ("/api/nodes?os=linux", &["aks-linux-0"]),
+        ("/api/nodes?build=10.0.17763", &["aks-win19-0"]),
+        ("/api/nodes?os=linux&build=10.0.17763", &[]),
+    ];
+    for (uri, want) in rows {
+        let (status, body) = get_json(&s, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(names(&body["nodes"], "/name"), want, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn workload_filters() {
+    let s = state();
+    let rows: [(&str, &[&str]); 10] = [
+        (
+            "/api/workloads",
+            &["payment-gateway", "cart-api", "kube-proxy"],
+        ),
+        ("/api/workloads?namespace=shop", &["cart-api"]),
+        (
+            "/api/workloads?rule=pod-pending-placement",
+            &["payment-gateway"],
+        ),
+        ("/api/workloads?severity=warning", &["cart-api"]),
+        ("/api/workloads?os=linux", &["kube-proxy"]),
+        ("/api/workloads?state=misplaced", &["payment-gateway"]),
+        ("/api/workloads?state=at-risk", &["cart-api"]),
+        ("/api/workloads?state=fine&os=linux", &["kube-proxy"]),
+        (
+            "/api/workloads?state=problems",
+            &["payment-gateway", "cart-api"],
+        ),
+        ("/api/workloads?namespace=shop&severity=error", &[]),
+    ];
+    for (uri, want) in rows {
+        let (status, body) = get_json(&s, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(names(&body["workloads"], "/owner/name"), want, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn bad_filters_are_400_with_a_reason() {
+    let s = state();
+    for (uri, needle) in [
+        ("/api/workloads?severity=fatal", "severity"),
+        ("/api/workloads?state=broken", "state"),
+        ("/api/workloads?rule=no-such-rule", "rule"),
+    ] {
+        let (status, body) = get_json(&s, uri).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}");
+        assert!(
+            body["error"].as_str().is_some_and(|e| e.contains(needle)),
+            "{uri}: {body}"
+        );
+    }
+    // Unknown query parameters are refused too (a typo must not silently match everything), in JSON.
+    let (status, body) = get_json(&s, "/api/workloads?namespce=shop").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("namespce")),
+        "{body}"
+    );
+    let (status, _, _) = get(&s, "/api/nope").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn rules_are_the_catalogue() {
+    let s = state();
+    let (status, body) = get_json(&s, "/api/rules").await;
+    assert_eq!(status, StatusCode::OK);
+    let rules = body.as_array().expect("array");
+    assert_eq!(rules.len(), winplace_rules::rules::catalog::RULES.len());
+    assert_eq!(rules[0]["id"], winplace_rules::rules::catalog::RULES[0].id);
+    assert!(
+        rules[0]["helpUri"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://"))
+    );
+}
+
+#[tokio::test]
+async fn the_first_dashboards_cluster_view_is_gone() {
+    // `/api/nodes` answers what `/api/cluster` did; the old path must not linger as a second source.
+    let (status, _, _) = get(&state(), "/api/cluster").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn health_readiness_and_metrics() {
+    let fresh = AppState::new(winplace::source::demo::info(), Timing::default());
+    let (status, _, body) = get(&fresh, "/healthz").await;
+    assert_eq!(
+        (status, body.as_slice()),
+        (StatusCode::OK, b"ok".as_slice())
+    );
+    let (status, _, body) = get(&fresh, "/readyz").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(String::from_utf8_lossy(&body).contains("first list"));
+
+    let s = state();
+    let (status, _, _) = get(&s, "/readyz").await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, headers, body) = get(&s, "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers[header::CONTENT_TYPE]
+            .to_str()
+            .is_ok_and(|v| v.starts_with("text/plain; version=0.0.4"))
+    );
+    let text = String::from_utf8(body).expect("utf-8");
+    for line in [
+        "# TYPE winplace_audit_duration_seconds histogram",
+        "winplace_audit_duration_seconds_bucket{le=\"+Inf\"} ",
+        "winplace_objects{kind=\"pod\"} ",
+        "winplace_findings{rule=\"pod-pending-placement\",severity=\"error\"} 1",
+        "winplace_findings{rule=\"linux-pod-without-os-selector\",severity=\"warning\"} 1",
+        "winplace_workloads{state=\"misplaced\"} 1",
+        "winplace_watch_restarts_total 0",
+        "winplace_revision 1",
+        "winplace_synced 1",
+        "winplace_info{source=\"demo\"",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    // Every sample line is `name{labels} value` or `name value`.
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let value = l.rsplit(' ').next().unwrap_or("");
+        assert!(value.parse::<f64>().is_ok(), "bad sample {l:?}");
+    }
+}
+
+#[tokio::test]
+async fn security_headers_on_every_kind_of_answer() {
+    let s = state();
+    for uri in [
+        "/",
+        "/api/summary",
+        "/healthz",
+        "/metrics",
+        "/nodes/aks-win22-0",
+        "/api/nope",
+    ] {
+        let (_, headers, _) = get(&s, uri).await;
+        let h = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+        };
+        assert_eq!(
+            h("content-security-policy"),
+            winplace::app::CONTENT_SECURITY_POLICY,
+            "{uri}"
+        );
+        assert!(h("content-security-policy").contains("script-src 'self' 'wasm-unsafe-eval'"));
+        assert!(h("content-security-policy").contains("frame-ancestors 'none'"));
+        assert_eq!(h("x-content-type-options"), "nosniff", "{uri}");
+        assert_eq!(h("x-frame-options"), "DENY", "{uri}");
+        assert_eq!(h("referrer-policy"), "no-referrer", "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn index_html_has_no_inline_script() {
+    // The CSP forbids inline scripts: the dashboard starts from /boot.js.
+    let s = state();
+    let (status, headers, body) = get(&s, "/").await;
+    if status == StatusCode::NOT_FOUND {
+        return; // static/ not built into this binary
+    }
+    assert!(
+        headers[header::CONTENT_TYPE]
+            .to_str()
+            .is_ok_and(|v| v.starts_with("text/html"))
+    );
+    let html = String::from_utf8(body).expect("utf-8");
+    assert!(html.contains("<script type=\"module\" src=\"/boot.js\"></script>"));
+    let inline = html.split("<script").skip(1).any(|s| !s.contains("src="));
+    assert!(!inline, "inline script in index.html");
+    let (status, headers, _) = get(&s, "/boot.js").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers[header::CONTENT_TYPE]
+            .to_str()
+            .is_ok_and(|v| v.contains("javascript"))
+    );
+}
+
+#[tokio::test]
+async fn large_answers_are_compressed_when_asked() {
+    let s = state();
+    let response = winplace::app::router(s)
+        .oneshot(
+            Request::get("/api/rules")
+                .header(header::ACCEPT_ENCODING, "gzip")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    assert_eq!(response.headers()[header::CONTENT_ENCODING], "gzip");
+}
+
+#[tokio::test]
+async fn request_bodies_over_the_limit_are_refused() {
+    let s = state();
+    let big = vec![b'x'; winplace::app::BODY_LIMIT + 1];
+    let response = winplace::app::router(s)
+        .oneshot(
+            Request::get("/api/summary")
+                .header(header::CONTENT_LENGTH, big.len())
+                .body(Body::from(big))
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn policy_downloads() {
+    let s = state();
+    let (status, headers, body) = get(&s, "/policy.wasm").await;
+    if status == StatusCode::OK {
+        assert_eq!(headers[header::CONTENT_TYPE], "application/wasm");
+        assert_eq!(&body[..4], b"\0asm");
+    }
+    let (status, headers, _) = get(&s, "/policy/metadata.yml").await;
+    if status == StatusCode::OK {
+        assert!(
+            headers[header::CONTENT_TYPE]
+                .to_str()
+                .is_ok_and(|v| v.starts_with("application/yaml"))
+        );
+    } else {
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+}
+
+#[tokio::test]
+async fn events_stream_hello_then_changes() {
+    let s = state();
+    let response = winplace::app::router(s.clone())
+        .oneshot(
+            Request::get("/api/events")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        "text/event-stream"
+    );
+    // No compression on the stream, even when asked: events must arrive as they happen.
+    assert!(response.headers().get(header::CONTENT_ENCODING).is_none());
+    let mut body = response.into_body();
+    let mut text = String::new();
+    let mut next = async |text: &mut String| {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(30), body.frame())
+            .await
+            .expect("an event in time")
+            .expect("a frame")
+            .expect("no error");
+        if let Ok(data) = frame.into_data() {
+            text.push_str(&String::from_utf8_lossy(&data));
+        }
+    };
+    next(&mut text).await;
+    assert!(
+        text.contains("event: hello\ndata: {\"revision\":1}"),
+        "{text}"
+    );
+    s.publish_report(report());
+    next(&mut text).await;
+    assert!(
+        text.contains(
+            "event: change\ndata: {\"revision\":2,\"touched\":{\"nodes\":[],\"workloads\":[]}}"
+        ),
+        "{text}"
+    );
+    // A client that falls behind (more than 256 unread events) gets one catch-up change for the current
+    // revision that touches nothing in particular: refetch everything.
+    for _ in 0..300 {
+        s.publish_report(report());
+    }
+    text.clear();
+    while !text.contains("\n\n") {
+        next(&mut text).await;
+    }
+    let current = s.published().revision;
+    assert!(
+        text.starts_with(&format!(
+            "event: change\ndata: {{\"revision\":{current},\"touched\":{{\"nodes\":[],\"workloads\":[]}}}}"
+        )),
+        "{text}"
+    );
+    // Shutting down ends the stream.
+    s.shut_down();
+    let end = tokio::time::timeout(std::time::Duration::from_secs(30), body.frame())
+        .await
+        .expect("the stream ends");
+    assert!(end.is_none());
+}
+
+#[tokio::test]
+async fn the_demo_cluster_tells_its_story_through_the_api() {
+    let s = AppState::new(winplace::source::demo::info(), Timing::default());
+    let mut applier = winplace::state::Applier::new(winplace_rules::audit::Audit::default());
+    let demo = winplace::source::demo::DemoSource::load().expect("demo");
+    applier.apply_batch(
+        &s,
+        vec![
+            winplace::source::SourceEvent::Change(demo.objects().clone().into_reset()),
+            winplace::source::SourceEvent::Synced,
+        ],
+    );
+    // (query, workloads `Kind/namespace/name` it must return)
+    let rows: [(&str, &[&str]); 4] = [
+        (
+            "/api/workloads?state=misplaced",
+            &[
+                "DaemonSet/logging/log-shipper",
+                "Deployment/legacy/ledger",
+                "Deployment/payments/payment-gateway",
+                "Deployment/web/iis-frontend",
+            ],
+        ),
+        (
+            "/api/workloads?rule=pod-pending-placement",
+            &["Deployment/payments/payment-gateway"],
+        ),
+        (
+            "/api/workloads?rule=runtimeclass-selector-conflict",
+            &["Deployment/analytics/etl-runner"],
+        ),
+        (
+            "/api/workloads?rule=pod-on-incompatible-build",
+            &["Deployment/legacy/ledger"],
+        ),
+    ];
+    for (uri, want) in rows {
+        let (status, body) = get_json(&s, uri).await;
+        assert_eq!(status, StatusCode::OK);
+        let mut got: Vec<String> = body["workloads"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|w| {
+                format!(
+                    "{}/{}/{}",
+                    w["owner"]["kind"].as_str().unwrap_or(""),
+                    w["owner"]["namespace"].as_str().unwrap_or(""),
+                    w["owner"]["name"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{uri}");
+    }
+    let (_, fine) = get_json(&s, "/api/workloads?state=fine").await;
+    let fine = names(&fine["workloads"], "/owner/name");
+    for healthy in ["storefront", "coredns", "kube-proxy", "report-gen"] {
+        assert!(
+            fine.iter().any(|n| n == healthy),
+            "{healthy} is fine: {fine:?}"
+        );
+    }
+    let (_, summary) = get_json(&s, "/api/summary").await;
+    let titles = names(&summary["summary"]["nodeGroups"], "/title");
+    assert_eq!(titles.len(), 4);
+    assert!(titles[0].starts_with("Windows Server 2019"));
+    let (_, windows) = get_json(&s, "/api/nodes?os=windows&build=10.0.20348").await;
+    assert_eq!(
+        names(&windows["nodes"], "/name"),
+        ["aks-win22-0", "aks-win22-1", "aks-win22-2"]
+    );
+}

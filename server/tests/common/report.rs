@@ -1,0 +1,130 @@
+//! A small audit report with one misplaced, one at-risk and one fine workload, shared by the router
+//! tests and the `winplace audit` unit test (included with `#[path]`).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use winplace_rules::audit::{AuditReport, NodeReport, PlacementState, PodRef, WorkloadReport};
+use winplace_rules::{Finding, ObjectRef, Severity};
+
+fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> Finding {
+    Finding {
+        rule: rule.into(),
+        severity,
+        object: ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: kind.into(),
+            namespace: Some(ns.into()),
+            name: name.into(),
+        },
+        file: None,
+        line: None,
+        path: "spec.template.spec".into(),
+        message: format!("{rule} on {name}"),
+        fix: None,
+    }
+}
+
+fn node(name: &str, os: &str, build: Option<&str>) -> NodeReport {
+    NodeReport {
+        name: name.into(),
+        os: os.into(),
+        build: build.map(str::to_string),
+        labels: BTreeMap::from([("kubernetes.io/os".into(), os.into())]),
+        taints: if os == "windows" {
+            vec!["os=windows:NoSchedule".into()]
+        } else {
+            vec![]
+        },
+        node_info: BTreeMap::new(),
+        pods: vec![],
+        findings: vec![],
+    }
+}
+
+fn workload(
+    kind: &str,
+    ns: &str,
+    name: &str,
+    os: &str,
+    state: PlacementState,
+    findings: Vec<Finding>,
+) -> WorkloadReport {
+    WorkloadReport {
+        owner: ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: kind.into(),
+            namespace: Some(ns.into()),
+            name: name.into(),
+        },
+        os: os.into(),
+        state,
+        pods: vec![PodRef {
+            namespace: ns.into(),
+            name: format!("{name}-abc"),
+            node: None,
+            phase: "Pending".into(),
+            state,
+        }],
+        findings,
+    }
+}
+
+/// A small report: three nodes, three workloads (misplaced, at risk, fine).
+pub fn report() -> AuditReport {
+    let mut r = AuditReport {
+        nodes: vec![
+            node("aks-win22-0", "windows", Some("10.0.20348")),
+            node("aks-win19-0", "windows", Some("10.0.17763")),
+            node("aks-linux-0", "linux", None),
+        ],
+        workloads: vec![
+            workload(
+                "Deployment",
+                "payments",
+                "payment-gateway",
+                "windows",
+                PlacementState::Misplaced,
+                vec![finding(
+                    "pod-pending-placement",
+                    Severity::Error,
+                    "Deployment",
+                    "payments",
+                    "payment-gateway",
+                )],
+            ),
+            workload(
+                "Deployment",
+                "shop",
+                "cart-api",
+                "any",
+                PlacementState::AtRisk,
+                vec![finding(
+                    "linux-pod-without-os-selector",
+                    Severity::Warning,
+                    "Deployment",
+                    "shop",
+                    "cart-api",
+                )],
+            ),
+            workload(
+                "DaemonSet",
+                "kube-system",
+                "kube-proxy",
+                "linux",
+                PlacementState::Fine,
+                vec![],
+            ),
+        ],
+        ..AuditReport::default()
+    };
+    r.summary.nodes = 3;
+    r.summary.workloads = 3;
+    r.summary.findings.errors = 1;
+    r.summary.findings.warnings = 1;
+    r.summary.findings_by_rule = BTreeMap::from([
+        ("pod-pending-placement".into(), 1),
+        ("linux-pod-without-os-selector".into(), 1),
+    ]);
+    r
+}

@@ -1,0 +1,187 @@
+//! `deploy/server/`: read-only RBAC (exactly get/list/watch on nodes, pods, runtimeclasses), a locked-down
+//! Deployment with probes, and manifests that pass winplace's own check.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use winplace_rules::input::{Limits, parse};
+use winplace_rules::model::objects;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/server")
+}
+
+/// Every object of every manifest file, by kind.
+fn manifests() -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir())
+        .expect("deploy/server exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let parsed = parse(&path.display().to_string(), &text, &Limits::default());
+        assert!(
+            parsed.errors.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            parsed.errors
+        );
+        for o in objects(&parsed.documents) {
+            out.push((o.kind.clone(), o.value));
+        }
+    }
+    out
+}
+
+fn one<T: serde::de::DeserializeOwned>(kind: &str) -> T {
+    let all: Vec<_> = manifests().into_iter().filter(|(k, _)| k == kind).collect();
+    assert_eq!(all.len(), 1, "exactly one {kind}");
+    serde_json::from_value(all[0].1.clone()).unwrap_or_else(|e| panic!("{kind}: {e}"))
+}
+
+#[test]
+fn the_cluster_role_reads_nodes_pods_and_runtimeclasses_and_nothing_else() {
+    let role: ClusterRole = one("ClusterRole");
+    let mut grants = BTreeSet::new();
+    for rule in role.rules.iter().flatten() {
+        assert!(rule.resource_names.is_none() && rule.non_resource_urls.is_none());
+        for group in rule.api_groups.iter().flatten() {
+            for resource in &rule.resources.clone().unwrap_or_default() {
+                for verb in &rule.verbs {
+                    grants.insert((group.clone(), resource.clone(), verb.clone()));
+                }
+            }
+        }
+    }
+    let mut want = BTreeSet::new();
+    for (group, resource) in [
+        ("", "nodes"),
+        ("", "pods"),
+        ("node.k8s.io", "runtimeclasses"),
+    ] {
+        for verb in ["get", "list", "watch"] {
+            want.insert((group.to_string(), resource.to_string(), verb.to_string()));
+        }
+    }
+    assert_eq!(grants, want);
+    assert!(role.aggregation_rule.is_none());
+
+    let binding: ClusterRoleBinding = one("ClusterRoleBinding");
+    assert_eq!(binding.role_ref.kind, "ClusterRole");
+    assert_eq!(
+        Some(binding.role_ref.name.as_str()),
+        role.metadata.name.as_deref()
+    );
+    let subjects = binding.subjects.unwrap_or_default();
+    assert_eq!(subjects.len(), 1);
+    assert_eq!(
+        (subjects[0].kind.as_str(), subjects[0].name.as_str()),
+        ("ServiceAccount", "winplace")
+    );
+    assert_eq!(subjects[0].namespace.as_deref(), Some("winplace"));
+}
+
+#[test]
+fn the_deployment_runs_locked_down_with_probes() {
+    let d: Deployment = one("Deployment");
+    let pod = d.spec.and_then(|s| s.template.spec).expect("pod spec");
+    assert_eq!(pod.service_account_name.as_deref(), Some("winplace"));
+    assert_eq!(
+        pod.node_selector
+            .as_ref()
+            .and_then(|s| s.get("kubernetes.io/os"))
+            .map(String::as_str),
+        Some("linux")
+    );
+    let psc = pod.security_context.expect("pod securityContext");
+    assert_eq!(psc.run_as_non_root, Some(true));
+    assert!(psc.run_as_user.is_some_and(|u| u != 0));
+    assert_eq!(
+        psc.seccomp_profile.map(|s| s.type_),
+        Some("RuntimeDefault".into())
+    );
+    assert_eq!(pod.containers.len(), 1);
+    let c = &pod.containers[0];
+    assert_eq!(
+        c.args.as_deref(),
+        Some(
+            ["serve", "--listen", "0.0.0.0:8080"]
+                .map(String::from)
+                .as_slice()
+        )
+    );
+    let sc = c
+        .security_context
+        .clone()
+        .expect("container securityContext");
+    assert_eq!(sc.read_only_root_filesystem, Some(true));
+    assert_eq!(sc.allow_privilege_escalation, Some(false));
+    assert_eq!(sc.run_as_non_root, Some(true));
+    assert_eq!(sc.privileged, None);
+    assert_eq!(
+        sc.capabilities.and_then(|c| c.drop),
+        Some(vec!["ALL".to_string()])
+    );
+    let resources = c.resources.clone().expect("resources");
+    for key in ["cpu", "memory"] {
+        assert!(
+            resources
+                .requests
+                .as_ref()
+                .is_some_and(|r| r.contains_key(key)),
+            "request {key}"
+        );
+        assert!(
+            resources
+                .limits
+                .as_ref()
+                .is_some_and(|r| r.contains_key(key)),
+            "limit {key}"
+        );
+    }
+    let path = |p: &Option<k8s_openapi::api::core::v1::Probe>| {
+        p.as_ref()
+            .and_then(|p| p.http_get.as_ref())
+            .and_then(|h| h.path.clone())
+    };
+    assert_eq!(path(&c.liveness_probe).as_deref(), Some("/healthz"));
+    assert_eq!(path(&c.readiness_probe).as_deref(), Some("/readyz"));
+    let port = c
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.name.as_deref() == Some("http"));
+    assert_eq!(port.map(|p| p.container_port), Some(8080));
+
+    let service: Service = one("Service");
+    let selector = service.spec.and_then(|s| s.selector).unwrap_or_default();
+    let labels = d.metadata.labels.unwrap_or_default();
+    assert!(selector.iter().all(|(k, v)| labels.get(k) == Some(v)));
+}
+
+#[test]
+fn the_manifests_pass_winplaces_own_check() {
+    for entry in std::fs::read_dir(dir()).expect("dir").flatten() {
+        let path = entry.path();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let report = winplace_rules::check_text(
+            &path.display().to_string(),
+            &text,
+            None,
+            &winplace_rules::Settings::default(),
+        );
+        assert!(report.parse_errors.is_empty(), "{:?}", report.parse_errors);
+        let errors: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity != winplace_rules::Severity::Info)
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
+    }
+}
