@@ -3,6 +3,8 @@
 //!
 //! Used by the integration tests and the benchmarks; not shipped.
 
+#![warn(missing_docs)]
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use wapc::WapcHost;

@@ -319,14 +319,19 @@ mod tests {
                 Some("supportedBuilds[1]"),
                 "ltsc2022",
             ),
-            ("mutate: true\nwindowsTaint: []\n", 2, Some("windowsTaint"), "unknown field"),
+            (
+                "mutate: true\nwindowsTaint: []\n",
+                2,
+                Some("windowsTaint"),
+                "unknown field",
+            ),
             (
                 "mutate: yes please\n",
                 1,
                 Some("mutate"),
                 "invalid setting mutate",
             ),
-            ("mutate: [\n", 2, None, ""),
+            ("mutate: [\n", 1, None, ""),
             (
                 "mutate: true\n---\nmutate: false\n",
                 3,

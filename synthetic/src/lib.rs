@@ -9,6 +9,8 @@
 //! right, some at risk and a few misplaced in every way the live-state rules know: on the wrong OS, on an
 //! incompatible build, pending on a taint, and waiting on an image OS error. Deterministic for a seed.
 
+#![warn(missing_docs)]
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{

@@ -5,14 +5,26 @@ use crate::util::{cargo, root, run, target_dir};
 use std::process::Command;
 
 /// Builds everything; the server in release mode when `release`, else in the dev profile tests use.
+///
+/// The wasm tools (wasm-bindgen-cli, compiled from crates.io on a fresh machine, and npm's binaryen) are
+/// installed on a second thread while cargo compiles the two wasm modules: on two cores that overlap
+/// saves minutes on a fresh machine and nothing when the tools are there.
 pub fn all(release: bool) -> Result<(), String> {
-    policy()?;
-    dashboard()?;
+    crate::setup::rust_targets()?;
+    let tools = std::thread::spawn(crate::setup::wasm_tools);
+    let compiled = compile_policy().and_then(|()| compile_dashboard());
+    let installed = tools
+        .join()
+        .unwrap_or_else(|_| Err("installing the wasm tools panicked".into()));
+    compiled?;
+    installed?;
+    finish_policy()?;
+    finish_dashboard()?;
     server(release)
 }
 
-/// `policy.wasm` for wasm32-wasip1, shrunk with wasm-opt, into static/ (the server embeds it).
-pub fn policy() -> Result<(), String> {
+/// `policy.wasm` for wasm32-wasip1: cargo's part.
+fn compile_policy() -> Result<(), String> {
     run(Command::new(cargo()).args([
         "build",
         "-p",
@@ -22,8 +34,12 @@ pub fn policy() -> Result<(), String> {
         "wasm32-wasip1",
         "--profile",
         "wasm-release",
-    ]))?;
-    let raw = target_dir()?.join("wasm32-wasip1/wasm-release/winplace_rules.wasm");
+    ]))
+}
+
+/// `policy.wasm` shrunk with wasm-opt into static/ (the server embeds it), with its metadata.
+fn finish_policy() -> Result<(), String> {
+    let raw = target_dir()?.join("wasm32-wasip1/wasm-release/winplace_kubewarden.wasm");
     let out = root().join("static/policy.wasm");
     optimize(&raw, &out)?;
     copy(
@@ -32,8 +48,8 @@ pub fn policy() -> Result<(), String> {
     )
 }
 
-/// The Leptos app: cargo → wasm-bindgen (web target) → wasm-opt, into static/pkg.
-pub fn dashboard() -> Result<(), String> {
+/// The Leptos app: cargo's part.
+fn compile_dashboard() -> Result<(), String> {
     run(Command::new(cargo()).args([
         "build",
         "-p",
@@ -42,7 +58,11 @@ pub fn dashboard() -> Result<(), String> {
         "wasm32-unknown-unknown",
         "--profile",
         "wasm-release",
-    ]))?;
+    ]))
+}
+
+/// The Leptos app: wasm-bindgen (web target) → wasm-opt, into static/pkg.
+fn finish_dashboard() -> Result<(), String> {
     let raw = target_dir()?.join("wasm32-unknown-unknown/wasm-release/winplace-dashboard.wasm");
     let pkg = root().join("static/pkg");
     run(Command::new("wasm-bindgen")

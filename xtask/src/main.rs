@@ -40,7 +40,6 @@ fn main() -> ExitCode {
 }
 
 fn run(extra: &[String]) -> Result<(), String> {
-    setup::rust_and_wasm_tools()?;
     build::all(true)?;
     let bin = util::target_dir()?.join("release/winplace");
     let mut cmd = std::process::Command::new(bin);

@@ -6,12 +6,25 @@ use std::process::Command;
 
 /// Rust targets, wasm-bindgen-cli (the Cargo.lock version) and npm's binaryen.
 pub fn rust_and_wasm_tools() -> Result<(), String> {
+    rust_targets()?;
+    wasm_tools()
+}
+
+/// The two wasm targets (cargo needs them before it compiles for wasm).
+pub fn rust_targets() -> Result<(), String> {
     let installed = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
     for target in ["wasm32-unknown-unknown", "wasm32-wasip1"] {
         if !installed.lines().any(|l| l.trim() == target) {
             run(Command::new("rustup").args(["target", "add", target]))?;
         }
     }
+    Ok(())
+}
+
+/// wasm-bindgen-cli and wasm-opt: needed only after cargo has compiled the wasm, so the build installs
+/// them beside its own cargo runs (`cargo install` builds in a target directory of its own, and the
+/// wasm links leave a core idle most of the time).
+pub fn wasm_tools() -> Result<(), String> {
     let wanted = wasm_bindgen_version()?;
     let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
     if have.split_whitespace().nth(1) != Some(wanted.as_str()) {

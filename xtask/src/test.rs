@@ -4,9 +4,23 @@ use crate::util::{cargo, root, run, target_dir};
 use std::process::Command;
 
 /// fmt, clippy, build, cargo test (with the waPC host test), Playwright.
+///
+/// Chromium (apt) and the Playwright packages (npm) are installed on a second thread while cargo works:
+/// downloads cost no CPU, and nothing needs them before Playwright.
 pub fn all() -> Result<(), String> {
-    crate::setup::rust_and_wasm_tools()?;
-    crate::setup::browser_tools()?;
+    crate::setup::rust_targets()?;
+    let browser = std::thread::spawn(crate::setup::browser_tools);
+    let checked = checks();
+    let installed = browser
+        .join()
+        .unwrap_or_else(|_| Err("installing the browser tools panicked".into()));
+    checked?;
+    installed?;
+    playwright()
+}
+
+/// Everything but the browser tests.
+fn checks() -> Result<(), String> {
     run(Command::new(cargo()).args(["fmt", "--all", "--check"]))?;
     run(Command::new(cargo()).args([
         "clippy",
@@ -27,26 +41,29 @@ pub fn all() -> Result<(), String> {
         "warnings",
     ]))?;
     crate::build::all(false)?;
-    let extra = crate::util::extra_corpus();
-    if let Some(dir) = &extra {
-        eprintln!("extra corpus cases from {}", dir.display());
-    }
-    let with_extra = |cmd: &mut Command| {
-        if let Some(dir) = &extra {
-            cmd.env("WINPLACE_EXTRA_CORPUS", dir);
-        }
-    };
     let mut test = Command::new(cargo());
     test.args(["test", "--workspace"]);
-    with_extra(&mut test);
-    run(&mut test)?;
+    with_extra_corpus(&mut test);
+    run(&mut test)
+}
+
+/// Names the extra corpus folder, when there is one, to the tests that run the corpus.
+fn with_extra_corpus(cmd: &mut Command) {
+    if let Some(dir) = crate::util::extra_corpus() {
+        eprintln!("extra corpus cases from {}", dir.display());
+        cmd.env("WINPLACE_EXTRA_CORPUS", dir);
+    }
+}
+
+/// Playwright in Debian's Chromium against the dev-profile server the checks built.
+fn playwright() -> Result<(), String> {
     let bin = target_dir()?.join("debug/winplace");
     let mut browser = Command::new("npx");
     browser
         .args(["playwright", "test"])
         .env("WINPLACE_BIN", bin)
         .current_dir(root().join("playwright-tests"));
-    with_extra(&mut browser);
+    with_extra_corpus(&mut browser);
     run(&mut browser)
 }
 
