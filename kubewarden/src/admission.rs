@@ -33,15 +33,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Node;
-use k8s_openapi::api::node::v1::RuntimeClass;
 use serde::Deserialize;
 use serde_json::Value;
 
 use winplace_rules::finding::{Finding, Fix, Severity};
 use winplace_rules::fix::{MAX_ROUNDS, apply_fixes};
 use winplace_rules::input::{Document, LineMap};
-use winplace_rules::model::{self, ClusterContext, RuntimeClassEntry};
+use winplace_rules::model::cluster_objects::{self, RuntimeClassVersion};
+use winplace_rules::model::{self, ClusterContext};
 use winplace_rules::placement::{PodOs, Resolver};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::builds::{WindowsVersion, build_display};
@@ -343,7 +342,8 @@ pub fn class_from_manifest(
 }
 
 /// Builds the cluster context from the host's answers to listing `v1` Nodes and `node.k8s.io/v1`
-/// RuntimeClasses: List objects (`{"items": [...]}`, items with or without `apiVersion`/`kind`).
+/// RuntimeClasses: List objects (`{"items": [...]}`, items with or without `apiVersion`/`kind`), each item
+/// decoded and trimmed by [`cluster_objects`].
 ///
 /// Any item that does not decode fails the whole context (a context with a Node missing would report
 /// pods unschedulable that are not): the caller then falls back to the settings.
@@ -352,19 +352,17 @@ pub fn context_from_lists(
     runtime_classes: &Value,
 ) -> Result<ClusterContext, String> {
     let nodes = items(nodes, "Node")?
-        .into_iter()
-        .map(|(i, v)| {
-            serde_json::from_value::<Node>(v).map_err(|e| format!("Node list items[{i}]: {e}"))
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            cluster_objects::decode_node(item).map_err(|e| format!("Node list items[{i}]: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let runtime_classes = items(runtime_classes, "RuntimeClass")?
-        .into_iter()
-        .map(|(i, v)| {
-            serde_json::from_value::<RuntimeClass>(v)
-                .map(|object| RuntimeClassEntry {
-                    api_version: "node.k8s.io/v1".into(),
-                    object,
-                })
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            cluster_objects::decode_runtime_class(RuntimeClassVersion::V1, item)
                 .map_err(|e| format!("RuntimeClass list items[{i}]: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -374,24 +372,12 @@ pub fn context_from_lists(
     })
 }
 
-/// The items of a List, without `apiVersion` and `kind` (k8s-openapi checks them against the version
-/// it was generated for, and the host may or may not set them per item).
-fn items(list: &Value, kind: &str) -> Result<Vec<(usize, Value)>, String> {
-    let Some(items) = list.get("items").and_then(Value::as_array) else {
-        return Err(format!("the {kind} list has no items array"));
-    };
-    Ok(items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let mut v = item.clone();
-            if let Some(map) = v.as_object_mut() {
-                map.remove("apiVersion");
-                map.remove("kind");
-            }
-            (i, v)
-        })
-        .collect())
+/// The items of a List.
+fn items<'a>(list: &'a Value, kind: &str) -> Result<&'a [Value], String> {
+    list.get("items")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .ok_or_else(|| format!("the {kind} list has no items array"))
 }
 
 /// One finding as a line of a message or a warning: `[rule] path: message`.
@@ -1097,6 +1083,7 @@ mod tests {
         let bad = json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]});
         let err = context_from_lists(&bad, &rcs).unwrap_err();
         assert!(err.starts_with("Node list items[1]"), "{err}");
+        assert!(err.contains("metadata.name: invalid type"), "{err}");
         let err = context_from_lists(&json!({"error": "forbidden"}), &rcs).unwrap_err();
         assert!(err.contains("no items"), "{err}");
     }

@@ -1,13 +1,18 @@
 //! `/metrics` in the Prometheus text exposition format (version 0.0.4), written by hand: a handful of
 //! series does not need a registry.
+//!
+//! Two halves: [`Metrics`], the counters and the audit histogram the state holds and the audit thread
+//! updates; and [`render`], a pure function of an [`Exposition`] (those values and the published audit's
+//! gauges) that the `/metrics` handler gathers from the state.
 
-use crate::state::{AppState, Published};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use winplace_api::SourceKind;
 use winplace_rules::Severity;
+use winplace_rules::audit::AuditReport;
 use winplace_rules::rules::catalog;
 
 /// Upper bounds (seconds) of the audit duration histogram buckets.
@@ -15,7 +20,8 @@ const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
-/// Counters and the audit duration histogram; gauges are read from the published audit.
+/// The counters and the audit duration histogram, updated as the server runs (gauges are read from
+/// the published audit).
 #[derive(Debug, Default)]
 pub struct Metrics {
     audit: Mutex<Histogram>,
@@ -23,11 +29,23 @@ pub struct Metrics {
     changes: AtomicU64,
 }
 
-#[derive(Debug, Default)]
-struct Histogram {
+/// The audit duration histogram: cumulative counts per bucket of [`BUCKETS`], sum and count.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Histogram {
     counts: [u64; BUCKETS.len()],
     sum: f64,
     count: u64,
+}
+
+/// The values of [`Metrics`] at one moment.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Counters {
+    /// How long batches took.
+    pub audit: Histogram,
+    /// Watch failures.
+    pub watch_errors: u64,
+    /// Changes applied.
+    pub changes: u64,
 }
 
 impl Metrics {
@@ -58,6 +76,34 @@ impl Metrics {
     pub fn change(&self) {
         self.changes.fetch_add(1, Ordering::Relaxed);
     }
+
+    /// The current values.
+    pub fn counters(&self) -> Counters {
+        Counters {
+            audit: self.audit.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            watch_errors: self.watch_errors(),
+            changes: self.changes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Everything `/metrics` shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Exposition<'a> {
+    /// Where the data comes from.
+    pub source: SourceKind,
+    /// The counters and the histogram.
+    pub counters: &'a Counters,
+    /// The published audit: workloads by state, findings by rule.
+    pub report: &'a AuditReport,
+    /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
+    pub objects: &'a BTreeMap<&'static str, usize>,
+    /// Revision of the published audit.
+    pub revision: u64,
+    /// The first full list has been audited.
+    pub synced: bool,
+    /// The watch has been failing past the grace period.
+    pub stale: bool,
 }
 
 /// Escapes a label value (backslash, double quote, newline).
@@ -82,24 +128,14 @@ fn number(v: f64) -> String {
 }
 
 /// The whole exposition.
-pub fn render(state: &AppState) -> String {
-    let published = state.published();
-    let metrics = state.metrics();
-    let (synced, stale) = state.sync_flags();
+pub fn render(exposition: &Exposition<'_>) -> String {
     let mut out = String::new();
-    let _ = write_all(&mut out, state, &published, metrics, synced, stale);
+    let _ = write_all(&mut out, exposition);
     out
 }
 
-fn write_all(
-    out: &mut String,
-    state: &AppState,
-    published: &Published,
-    metrics: &Metrics,
-    synced: bool,
-    stale: bool,
-) -> std::fmt::Result {
-    let source = escape(state.source().kind.as_str());
+fn write_all(out: &mut String, e: &Exposition<'_>) -> std::fmt::Result {
+    let source = escape(e.source.as_str());
     writeln!(
         out,
         "# HELP winplace_info The data source (demo, snapshot or live)."
@@ -117,7 +153,7 @@ fn write_all(
     )?;
     writeln!(out, "# TYPE winplace_audit_duration_seconds histogram")?;
     {
-        let h = metrics.audit.lock().unwrap_or_else(|p| p.into_inner());
+        let h = &e.counters.audit;
         for (bound, count) in BUCKETS.iter().zip(h.counts.iter()) {
             writeln!(
                 out,
@@ -140,7 +176,7 @@ fn write_all(
     )?;
     writeln!(out, "# TYPE winplace_objects gauge")?;
     for kind in ["node", "pod", "runtimeclass"] {
-        let n = published.objects.get(kind).copied().unwrap_or(0);
+        let n = e.objects.get(kind).copied().unwrap_or(0);
         writeln!(out, "winplace_objects{{kind=\"{kind}\"}} {n}")?;
     }
 
@@ -153,7 +189,7 @@ fn write_all(
         .into_iter()
         .map(|s| (s.to_string(), 0))
         .collect();
-    for w in &published.report.workloads {
+    for w in &e.report.workloads {
         let name = serde_json::to_value(w.state)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
@@ -169,7 +205,7 @@ fn write_all(
         "# HELP winplace_findings Current findings, by rule and severity."
     )?;
     writeln!(out, "# TYPE winplace_findings gauge")?;
-    for (rule, severity, n) in findings(published) {
+    for (rule, severity, n) in findings(e.report) {
         writeln!(
             out,
             "winplace_findings{{rule=\"{}\",severity=\"{}\"}} {n}",
@@ -186,43 +222,38 @@ fn write_all(
     writeln!(
         out,
         "winplace_watch_restarts_total {}",
-        metrics.watch_errors()
+        e.counters.watch_errors
     )?;
     writeln!(
         out,
         "# HELP winplace_changes_total Changes applied to the audit."
     )?;
     writeln!(out, "# TYPE winplace_changes_total counter")?;
-    writeln!(
-        out,
-        "winplace_changes_total {}",
-        metrics.changes.load(Ordering::Relaxed)
-    )?;
+    writeln!(out, "winplace_changes_total {}", e.counters.changes)?;
     writeln!(
         out,
         "# HELP winplace_revision Revision of the published audit."
     )?;
     writeln!(out, "# TYPE winplace_revision gauge")?;
-    writeln!(out, "winplace_revision {}", published.revision)?;
+    writeln!(out, "winplace_revision {}", e.revision)?;
     writeln!(
         out,
         "# HELP winplace_synced 1 once the first full list has been audited."
     )?;
     writeln!(out, "# TYPE winplace_synced gauge")?;
-    writeln!(out, "winplace_synced {}", u8::from(synced))?;
+    writeln!(out, "winplace_synced {}", u8::from(e.synced))?;
     writeln!(
         out,
         "# HELP winplace_stale 1 while the watch has been failing past the grace period."
     )?;
     writeln!(out, "# TYPE winplace_stale gauge")?;
-    writeln!(out, "winplace_stale {}", u8::from(stale))?;
+    writeln!(out, "winplace_stale {}", u8::from(e.stale))?;
     Ok(())
 }
 
 /// Finding counts by rule (the summary's, which counts each finding once) with each rule's severity
 /// as the findings carry it (the catalogue's default when none is at hand).
-fn findings(published: &Published) -> Vec<(String, Severity, usize)> {
-    let report = &published.report;
+fn findings(report: &AuditReport) -> Vec<(String, Severity, usize)> {
     let mut severity: BTreeMap<&str, Severity> = BTreeMap::new();
     let all = report
         .workloads
@@ -256,7 +287,7 @@ mod tests {
         let m = Metrics::default();
         m.observe_audit(Duration::from_millis(3));
         m.observe_audit(Duration::from_millis(300));
-        let h = m.audit.lock().expect("lock");
+        let h = m.counters().audit;
         // le=0.001 → 0; le=0.005 → 1; le=0.5 → 2.
         assert_eq!((h.counts[0], h.counts[2], h.counts[8]), (0, 1, 2));
         assert_eq!(h.count, 2);
@@ -267,5 +298,45 @@ mod tests {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
         assert_eq!(number(f64::INFINITY), "+Inf");
         assert_eq!(number(0.25), "0.25");
+    }
+
+    #[test]
+    fn renders_what_it_is_given() {
+        let m = Metrics::default();
+        m.observe_audit(Duration::from_millis(20));
+        m.watch_error();
+        m.change();
+        m.change();
+        let counters = m.counters();
+        let report = AuditReport::default();
+        let objects = BTreeMap::from([("node", 3), ("pod", 40)]);
+        let text = render(&Exposition {
+            source: SourceKind::Live,
+            counters: &counters,
+            report: &report,
+            objects: &objects,
+            revision: 7,
+            synced: true,
+            stale: false,
+        });
+        for line in [
+            "winplace_info{source=\"live\",",
+            "winplace_audit_duration_seconds_bucket{le=\"0.01\"} 0",
+            "winplace_audit_duration_seconds_bucket{le=\"0.025\"} 1",
+            "winplace_audit_duration_seconds_count 1",
+            "winplace_objects{kind=\"pod\"} 40",
+            "winplace_objects{kind=\"runtimeclass\"} 0",
+            "winplace_workloads{state=\"fine\"} 0",
+            "winplace_watch_restarts_total 1",
+            "winplace_changes_total 2",
+            "winplace_revision 7",
+            "winplace_synced 1",
+            "winplace_stale 0",
+        ] {
+            assert!(
+                text.lines().any(|l| l.starts_with(line)),
+                "missing {line:?} in\n{text}"
+            );
+        }
     }
 }

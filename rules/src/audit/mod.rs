@@ -47,12 +47,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod, PodSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
 use serde_json::Value;
 
 use crate::finding::{Finding, Severity};
 use crate::input::LineMap;
+use crate::model::cluster_objects::trim_node;
 use crate::model::node_os;
 use crate::model::{ClusterContext, Object, PodTemplate, RuntimeClassEntry, WorkloadKind};
 use crate::placement::{NodeIndex, Placement, PodOs, Resolver, fit};
@@ -269,27 +269,6 @@ pub fn pod_key_of(pod: &Pod) -> String {
 /// `namespace/name` → (namespace, name).
 fn split_key(key: &str) -> (&str, &str) {
     key.split_once('/').unwrap_or(("", key))
-}
-
-/// The node without what the rules never read (conditions, images, addresses, managed fields, ...), so that
-/// heartbeats compare equal and 5,000 nodes stay small.
-fn reduce_node(node: &Node) -> Node {
-    Node {
-        metadata: ObjectMeta {
-            name: node.metadata.name.clone(),
-            labels: node.metadata.labels.clone(),
-            ..ObjectMeta::default()
-        },
-        spec: node.spec.as_ref().map(|s| NodeSpec {
-            taints: s.taints.clone(),
-            unschedulable: s.unschedulable,
-            ..NodeSpec::default()
-        }),
-        status: node.status.as_ref().map(|s| NodeStatus {
-            node_info: s.node_info.clone(),
-            ..NodeStatus::default()
-        }),
-    }
 }
 
 fn node_name(node: &Node) -> &str {
@@ -585,7 +564,7 @@ impl Audit {
             self.begin_reset();
         }
         if let Some(r) = self.resetting.as_mut() {
-            r.nodes.push(reduce_node(node));
+            r.nodes.push(trim_node(node));
         }
     }
 
@@ -666,7 +645,7 @@ impl Audit {
     }
 
     fn upsert_node(&mut self, node: &Node, dirty: &mut Dirty) {
-        let node = reduce_node(node);
+        let node = trim_node(node);
         let name = node_name(&node).to_string();
         if name.is_empty() {
             return;

@@ -3,11 +3,10 @@
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::{ModelError, Object, decode};
+use super::cluster_objects::{self, ClusterKind, FieldError};
+use super::{ModelError, Object};
 use crate::finding::ObjectRef;
-use crate::path::FieldPath;
 
 /// A RuntimeClass and the `apiVersion` it was written with.
 ///
@@ -47,50 +46,34 @@ pub struct ObjectError {
     pub error: ModelError,
 }
 
-/// RuntimeClass API versions that are read into the context.
-const RUNTIME_CLASS_VERSIONS: &[&str] = &["node.k8s.io/v1", "node.k8s.io/v1beta1"];
-
-/// The object without `apiVersion` and `kind` (k8s-openapi refuses any version but the one it was
-/// generated for, and the kind was already matched).
-fn body(value: &Value) -> Value {
-    let mut v = value.clone();
-    if let Some(map) = v.as_object_mut() {
-        map.remove("apiVersion");
-        map.remove("kind");
-    }
-    v
-}
-
 impl ClusterContext {
     /// Collects the `v1` Nodes and `node.k8s.io/v1|v1beta1` RuntimeClasses among `objects` (other
-    /// objects are ignored); objects that do not decode are returned as errors and left out.
+    /// objects are ignored), trimmed to what the rules read (see [`cluster_objects`]); objects that do
+    /// not decode are returned as errors and left out.
     pub fn from_objects(objects: &[Object]) -> (ClusterContext, Vec<ObjectError>) {
         let mut ctx = ClusterContext::default();
         let mut errors = Vec::new();
-        let mut fail = |obj: &Object, error: ModelError| {
+        let mut fail = |obj: &Object, e: FieldError| {
             errors.push(ObjectError {
                 object: obj.object_ref(),
                 file: obj.file.clone(),
-                line: obj.line_of(&error.path),
-                error,
+                line: obj.line_of(&e.error.path),
+                error: e.error,
             });
         };
         for obj in objects {
-            match (obj.kind.as_str(), obj.api_version.as_str()) {
-                ("Node", "v1") => match decode::<Node>(&body(&obj.value), &FieldPath::root()) {
+            match ClusterKind::of(&obj.kind, &obj.api_version) {
+                Some(ClusterKind::Node) => match cluster_objects::decode_node(&obj.value) {
                     Ok(node) => ctx.nodes.push(node),
                     Err(e) => fail(obj, e),
                 },
-                ("RuntimeClass", v) if RUNTIME_CLASS_VERSIONS.contains(&v) => {
-                    match decode::<RuntimeClass>(&body(&obj.value), &FieldPath::root()) {
-                        Ok(rc) => ctx.runtime_classes.push(RuntimeClassEntry {
-                            api_version: v.to_string(),
-                            object: rc,
-                        }),
+                Some(ClusterKind::RuntimeClass(version)) => {
+                    match cluster_objects::decode_runtime_class(version, &obj.value) {
+                        Ok(rc) => ctx.runtime_classes.push(rc),
                         Err(e) => fail(obj, e),
                     }
                 }
-                _ => {}
+                Some(ClusterKind::Pod) | None => {}
             }
         }
         (ctx, errors)

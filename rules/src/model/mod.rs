@@ -13,6 +13,7 @@
 //! assert_eq!(objects[0].line_of(&template.prefix.field("containers")), Some(7));
 //! ```
 
+pub mod cluster_objects;
 mod context;
 mod workload;
 

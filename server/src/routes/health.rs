@@ -1,5 +1,6 @@
 //! Liveness, readiness and metrics.
 
+use crate::metrics::Exposition;
 use crate::state::{AppState, NotReady};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -30,13 +31,26 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
+/// The state's counters and the published audit's gauges, rendered.
 async fn metrics(State(state): State<AppState>) -> Response {
+    let published = state.published();
+    let (synced, stale) = state.sync_flags();
+    let counters = state.metrics().counters();
+    let text = crate::metrics::render(&Exposition {
+        source: state.source().kind,
+        counters: &counters,
+        report: &published.report,
+        objects: &published.objects,
+        revision: published.revision,
+        synced,
+        stale,
+    });
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        crate::metrics::render(&state),
+        text,
     )
         .into_response()
 }

@@ -6,7 +6,6 @@
 //! and deletes what it no longer lists. The source keeps only the keys of what it has seen: the audit
 //! holds the objects.
 
-use super::objects::{trim_node, trim_pod};
 use super::{ClusterSource, SourceEvent};
 use anyhow::Context;
 use futures::stream::BoxStream;
@@ -21,6 +20,9 @@ use std::time::Duration;
 use winplace_api::{SourceInfo, SourceKind};
 use winplace_rules::audit::Change;
 use winplace_rules::model::RuntimeClassEntry;
+use winplace_rules::model::cluster_objects::{
+    RuntimeClassVersion, trim_node, trim_pod, trim_runtime_class,
+};
 
 /// How long the start-up probe waits for the API server.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -154,7 +156,7 @@ impl Kind for Node {
         self.metadata.name.clone().unwrap_or_default()
     }
     fn upsert(self) -> Change {
-        Change::Node(Box::new(trim_node(self)))
+        Change::Node(Box::new(trim_node(&self)))
     }
     fn deleted(key: &str) -> Change {
         Change::NodeDeleted(key.to_string())
@@ -179,8 +181,7 @@ impl Kind for RuntimeClass {
     fn key(&self) -> String {
         self.metadata.name.clone().unwrap_or_default()
     }
-    fn upsert(mut self) -> Change {
-        self.metadata.managed_fields = None;
+    fn upsert(self) -> Change {
         Change::RuntimeClass(Box::new(entry(self)))
     }
     fn deleted(key: &str) -> Change {
@@ -188,10 +189,11 @@ impl Kind for RuntimeClass {
     }
 }
 
+/// The watched RuntimeClass (`node.k8s.io/v1`), trimmed.
 fn entry(object: RuntimeClass) -> RuntimeClassEntry {
     RuntimeClassEntry {
-        api_version: "node.k8s.io/v1".into(),
-        object,
+        api_version: RuntimeClassVersion::V1.api_version().into(),
+        object: trim_runtime_class(object),
     }
 }
 
@@ -316,12 +318,7 @@ impl Merger {
         }
         self.synced = true;
         let reset = Change::Reset {
-            nodes: self
-                .nodes
-                .take_initial()
-                .into_iter()
-                .map(trim_node)
-                .collect(),
+            nodes: self.nodes.take_initial().iter().map(trim_node).collect(),
             pods: self.pods.take_initial().into_iter().map(trim_pod).collect(),
             runtime_classes: self
                 .runtime_classes

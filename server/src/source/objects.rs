@@ -1,13 +1,13 @@
-//! Nodes, Pods and RuntimeClasses read from `kubectl get -o json` / `-o yaml` text, trimmed of what the
-//! audit never reads.
+//! Nodes, Pods and RuntimeClasses read from `kubectl get -o json` / `-o yaml` text: the `List`s and
+//! documents here, each object decoded and trimmed by the rules crate's [`cluster_objects`].
 
 use anyhow::{Context, anyhow};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use k8s_openapi::api::node::v1::RuntimeClass;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
+use winplace_rules::FieldPath;
 use winplace_rules::audit::Change;
+use winplace_rules::model::cluster_objects::{self, ClusterKind, ClusterObject, DecodeError};
 use winplace_rules::model::{Object, RuntimeClassEntry};
 
 /// The objects of a cluster that the audit reads.
@@ -66,39 +66,20 @@ impl ClusterObjects {
         Ok(out)
     }
 
-    fn add_json(&mut self, raw: &str) -> anyhow::Result<()> {
-        #[derive(Deserialize)]
-        struct Head<'a> {
-            #[serde(borrow, default)]
-            kind: Option<Cow<'a, str>>,
-            #[serde(borrow, default, rename = "apiVersion")]
-            api_version: Option<Cow<'a, str>>,
-        }
-        let head: Head = serde_json::from_str(raw)?;
-        let kind = head.kind.as_deref().unwrap_or("");
-        let version = head.api_version.as_deref().unwrap_or("");
-        match (kind, version) {
-            ("Node", "v1") => self.nodes.push(trim_node(serde_json::from_str(raw)?)),
-            ("Pod", "v1") => self.pods.push(trim_pod(serde_json::from_str(raw)?)),
-            ("RuntimeClass", "node.k8s.io/v1") => self.runtime_classes.push(RuntimeClassEntry {
-                api_version: version.to_string(),
-                object: serde_json::from_str(raw)?,
-            }),
-            ("RuntimeClass", "node.k8s.io/v1beta1") => {
-                // Same shape as v1, but k8s-openapi refuses any apiVersion but its own.
-                let mut value: serde_json::Value = serde_json::from_str(raw)?;
-                if let Some(map) = value.as_object_mut() {
-                    map.remove("apiVersion");
-                }
-                self.runtime_classes.push(RuntimeClassEntry {
-                    api_version: version.to_string(),
-                    object: serde_json::from_value(value)?,
-                });
-            }
-            ("", _) => return Err(anyhow!("an object without kind")),
-            _ => self.skipped += 1,
+    fn add_json(&mut self, raw: &str) -> Result<(), DecodeError> {
+        match cluster_objects::decode_json(raw)? {
+            Some(object) => self.add(object),
+            None => self.skipped += 1,
         }
         Ok(())
+    }
+
+    fn add(&mut self, object: ClusterObject) {
+        match object {
+            ClusterObject::Node(node) => self.nodes.push(*node),
+            ClusterObject::Pod(pod) => self.pods.push(*pod),
+            ClusterObject::RuntimeClass(entry) => self.runtime_classes.push(*entry),
+        }
     }
 
     /// Reads YAML (several documents, `List`s) with the rules crate's parser; limits are raised for
@@ -116,41 +97,21 @@ impl ClusterObjects {
         }
         let mut out = ClusterObjects::default();
         for object in winplace_rules::model::objects(&parsed.documents) {
-            out.add_object(object)?;
+            out.add_object(&object)?;
         }
         Ok(out)
     }
 
-    fn add_object(&mut self, object: Object) -> anyhow::Result<()> {
-        let place = format!(
-            "{}:{}: {}",
-            object.file,
-            object
-                .line_of(&winplace_rules::FieldPath::root())
-                .unwrap_or(1),
-            object.object_ref().display_name()
-        );
-        let mut value = object.value;
-        if let Some(map) = value.as_object_mut() {
-            map.remove("apiVersion");
-            map.remove("kind");
-        }
-        match (object.kind.as_str(), object.api_version.as_str()) {
-            ("Node", "v1") => self
-                .nodes
-                .push(trim_node(serde_json::from_value(value).context(place)?)),
-            ("Pod", "v1") => self
-                .pods
-                .push(trim_pod(serde_json::from_value(value).context(place)?)),
-            ("RuntimeClass", v @ ("node.k8s.io/v1" | "node.k8s.io/v1beta1")) => {
-                let object: RuntimeClass = serde_json::from_value(value).context(place)?;
-                self.runtime_classes.push(RuntimeClassEntry {
-                    api_version: v.to_string(),
-                    object,
-                });
-            }
-            _ => self.skipped += 1,
-        }
+    fn add_object(&mut self, object: &Object) -> anyhow::Result<()> {
+        let Some(kind) = ClusterKind::of(&object.kind, &object.api_version) else {
+            self.skipped += 1;
+            return Ok(());
+        };
+        let decoded = cluster_objects::decode_value(kind, &object.value).with_context(|| {
+            let line = object.line_of(&FieldPath::root()).unwrap_or(1);
+            format!("{}:{line}", object.file)
+        })?;
+        self.add(decoded);
         Ok(())
     }
 }
@@ -161,21 +122,6 @@ fn line_of(text: &str, inner: &str) -> usize {
     text.get(..offset)
         .map(|before| before.bytes().filter(|&b| b == b'\n').count() + 1)
         .unwrap_or(1)
-}
-
-/// Drops what the audit never reads and what makes nodes big (managed fields, the image list).
-pub fn trim_node(mut node: Node) -> Node {
-    node.metadata.managed_fields = None;
-    if let Some(status) = node.status.as_mut() {
-        status.images = None;
-    }
-    node
-}
-
-/// Drops what the audit never reads (managed fields).
-pub fn trim_pod(mut pod: Pod) -> Pod {
-    pod.metadata.managed_fields = None;
-    pod
 }
 
 #[cfg(test)]

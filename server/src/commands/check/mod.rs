@@ -15,7 +15,7 @@ use clap::{Args, ValueEnum};
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity, model};
 
-pub use output::Format;
+pub use output::{CheckReport, CheckSummary, Format};
 
 /// The name standard input gets in findings.
 pub const STDIN_NAME: &str = "<stdin>";

@@ -5,9 +5,10 @@ use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
+use serde::Serialize;
 use serde_json::{Value, json};
 use winplace_rules::rules::catalog::{self, RULES};
-use winplace_rules::{Finding, Severity};
+use winplace_rules::{Finding, ParseError, Severity};
 
 use super::Outcome;
 
@@ -168,107 +169,51 @@ fn summary(outcome: &Outcome) -> (usize, usize, usize) {
     )
 }
 
-/// `object` of a JSON finding.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsonObject<'a> {
-    api_version: &'a str,
-    kind: &'a str,
-    namespace: Option<&'a str>,
-    name: &'a str,
+/// The JSON report: the findings and parse errors as the rules crate serializes them, and the counts.
+///
+/// The shape README.md documents: `{"findings": [{rule, severity, object{apiVersion, kind, namespace,
+/// name}, file, line, path, message, fix}], "parse_errors": [{file, line, column, message}], "summary":
+/// {errors, warnings, infos}}`.
+#[derive(Debug, Serialize)]
+pub struct CheckReport<'a> {
+    /// Every finding.
+    pub findings: &'a [Finding],
+    /// Input that could not be read.
+    pub parse_errors: &'a [ParseError],
+    /// Findings by severity.
+    pub summary: CheckSummary,
 }
 
-/// `fix` of a JSON finding.
-#[derive(serde::Serialize)]
-struct JsonFix<'a> {
-    description: &'a str,
-    patch: &'a [Value],
+/// Findings by severity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CheckSummary {
+    /// Errors.
+    pub errors: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Infos.
+    pub infos: usize,
 }
 
-/// One finding of the JSON report (fields in this order).
-#[derive(serde::Serialize)]
-struct JsonFinding<'a> {
-    rule: &'a str,
-    severity: Severity,
-    object: JsonObject<'a>,
-    file: Option<&'a str>,
-    line: Option<u32>,
-    path: &'a str,
-    message: &'a str,
-    fix: Option<JsonFix<'a>>,
-}
-
-/// One parse error of the JSON report.
-#[derive(serde::Serialize)]
-struct JsonParseError<'a> {
-    file: &'a str,
-    line: u32,
-    column: u32,
-    message: &'a str,
-}
-
-/// The summary of the JSON report.
-#[derive(serde::Serialize)]
-struct JsonSummary {
-    errors: usize,
-    warnings: usize,
-    infos: usize,
-}
-
-/// The JSON report.
-#[derive(serde::Serialize)]
-struct JsonReport<'a> {
-    findings: Vec<JsonFinding<'a>>,
-    parse_errors: Vec<JsonParseError<'a>>,
-    summary: JsonSummary,
-}
-
-/// The JSON report (`{findings, parse_errors, summary}`) as text, fields in schema order.
-fn json_text(outcome: &Outcome) -> String {
-    serde_json::to_string_pretty(&json_struct(outcome)).unwrap_or_default()
-}
-
-fn json_struct(outcome: &Outcome) -> JsonReport<'_> {
-    let (errors, warnings, infos) = summary(outcome);
-    JsonReport {
-        findings: outcome
-            .findings
-            .iter()
-            .map(|f: &Finding| JsonFinding {
-                rule: &f.rule,
-                severity: f.severity,
-                object: JsonObject {
-                    api_version: &f.object.api_version,
-                    kind: &f.object.kind,
-                    namespace: f.object.namespace.as_deref(),
-                    name: &f.object.name,
-                },
-                file: f.file.as_deref(),
-                line: f.line,
-                path: &f.path,
-                message: &f.message,
-                fix: f.fix.as_ref().map(|x| JsonFix {
-                    description: &x.description,
-                    patch: &x.patch,
-                }),
-            })
-            .collect(),
-        parse_errors: outcome
-            .errors
-            .iter()
-            .map(|e| JsonParseError {
-                file: &e.file,
-                line: e.line,
-                column: e.column,
-                message: &e.message,
-            })
-            .collect(),
-        summary: JsonSummary {
-            errors,
-            warnings,
-            infos,
-        },
+impl<'a> CheckReport<'a> {
+    /// The report of `outcome`.
+    pub fn of(outcome: &'a Outcome) -> Self {
+        let (errors, warnings, infos) = summary(outcome);
+        CheckReport {
+            findings: &outcome.findings,
+            parse_errors: &outcome.errors,
+            summary: CheckSummary {
+                errors,
+                warnings,
+                infos,
+            },
+        }
     }
+}
+
+/// The JSON report as text, pretty-printed.
+fn json_text(outcome: &Outcome) -> String {
+    serde_json::to_string_pretty(&CheckReport::of(outcome)).unwrap_or_default()
 }
 
 fn sarif_level(s: Severity) -> &'static str {
@@ -400,5 +345,112 @@ mod tests {
         assert!(!plain.contains('\u{1b}'));
         assert_eq!(plain, "0 errors, 0 warnings, 0 infos in 0 files\n");
         assert!(render(&outcome, Format::Text, true).contains('\u{1b}'));
+    }
+
+    /// A finding with every field set, one without file, line, namespace or fix, and a parse error.
+    fn sample() -> Outcome {
+        let object = |namespace: Option<&str>| winplace_rules::ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: namespace.map(str::to_string),
+            name: "web".into(),
+        };
+        Outcome {
+            findings: vec![
+                Finding {
+                    rule: "windows-pod-without-os-selector".into(),
+                    severity: Severity::Error,
+                    object: object(Some("shop")),
+                    file: Some("input.yaml".into()),
+                    line: Some(7),
+                    path: "spec.template.spec.nodeSelector".into(),
+                    message: "pin it".into(),
+                    fix: Some(winplace_rules::Fix {
+                        description: "add the selector".into(),
+                        patch: vec![json!({"op": "add", "path": "/a", "value": 1})],
+                    }),
+                },
+                Finding {
+                    rule: "windows-image-build-unknown".into(),
+                    severity: Severity::Info,
+                    object: object(None),
+                    file: None,
+                    line: None,
+                    path: String::new(),
+                    message: "unknown".into(),
+                    fix: None,
+                },
+            ],
+            errors: vec![winplace_rules::ParseError {
+                file: "bad.yaml".into(),
+                line: 2,
+                column: 3,
+                message: "did not find expected node content".into(),
+            }],
+            fixed: Vec::new(),
+            files: 2,
+        }
+    }
+
+    #[test]
+    fn json_report_keys_in_schema_order() {
+        let want = r#"{
+  "findings": [
+    {
+      "rule": "windows-pod-without-os-selector",
+      "severity": "error",
+      "object": {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "namespace": "shop",
+        "name": "web"
+      },
+      "file": "input.yaml",
+      "line": 7,
+      "path": "spec.template.spec.nodeSelector",
+      "message": "pin it",
+      "fix": {
+        "description": "add the selector",
+        "patch": [
+          {
+            "op": "add",
+            "path": "/a",
+            "value": 1
+          }
+        ]
+      }
+    },
+    {
+      "rule": "windows-image-build-unknown",
+      "severity": "info",
+      "object": {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "namespace": null,
+        "name": "web"
+      },
+      "file": null,
+      "line": null,
+      "path": "",
+      "message": "unknown",
+      "fix": null
+    }
+  ],
+  "parse_errors": [
+    {
+      "file": "bad.yaml",
+      "line": 2,
+      "column": 3,
+      "message": "did not find expected node content"
+    }
+  ],
+  "summary": {
+    "errors": 1,
+    "warnings": 0,
+    "infos": 1
+  }
+}
+"#;
+        assert_eq!(render(&sample(), Format::Json, false), want);
     }
 }

@@ -1,0 +1,587 @@
+//! Nodes, Pods and RuntimeClasses decoded from JSON and trimmed to what the audit and the rules read.
+//!
+//! Every reader of cluster objects goes through here: the server's snapshots (`kubectl get -o json|yaml`)
+//! and live watchers, the Kubewarden host's lists, and contexts read from text (CLI, playground). So what
+//! is kept of each kind is decided once ([`trim_node`], [`trim_pod`], [`trim_runtime_class`]), and every
+//! decode error names the object and the field at fault.
+//!
+//! ```
+//! use winplace_rules::model::cluster_objects::{ClusterObject, decode_json};
+//! let raw = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "win-0",
+//!     "labels": {"kubernetes.io/os": "windows"}, "managedFields": [{"manager": "kubelet"}]},
+//!     "status": {"images": [{"names": ["mcr.microsoft.com/windows/servercore:ltsc2022"]}]}}"#;
+//! let Ok(Some(ClusterObject::Node(node))) = decode_json(raw) else { panic!("a node") };
+//! assert!(node.metadata.managed_fields.is_none());
+//! assert!(node.status.is_some_and(|s| s.images.is_none()));
+//!
+//! let bad = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "win-0"},
+//!     "spec": {"taints": [{"key": "os", "effect": 7}]}}"#;
+//! let error = decode_json(bad).unwrap_err();
+//! assert!(error.to_string().starts_with("Node/win-0: spec.taints[0].effect: invalid type"));
+//! ```
+
+use std::borrow::Cow;
+
+use k8s_openapi::Resource;
+use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod};
+use k8s_openapi::api::node::v1::RuntimeClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{ModelError, RuntimeClassEntry, decode};
+use crate::finding::ObjectRef;
+use crate::path::FieldPath;
+
+/// A kind of cluster object that is read, with the API version it is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClusterKind {
+    /// `v1` Node.
+    Node,
+    /// `v1` Pod.
+    Pod,
+    /// RuntimeClass.
+    RuntimeClass(RuntimeClassVersion),
+}
+
+/// The RuntimeClass API versions that are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuntimeClassVersion {
+    /// `node.k8s.io/v1`.
+    V1,
+    /// `node.k8s.io/v1beta1`: removed in Kubernetes 1.25, same shape as `v1` (see [`RuntimeClassEntry`]).
+    V1beta1,
+}
+
+impl RuntimeClassVersion {
+    /// `apiVersion` (`node.k8s.io/v1`).
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Self::V1 => "node.k8s.io/v1",
+            Self::V1beta1 => "node.k8s.io/v1beta1",
+        }
+    }
+}
+
+impl ClusterKind {
+    /// The kind of an object of `kind` and `apiVersion`; `None` for what is not read (other kinds,
+    /// other versions).
+    pub fn of(kind: &str, api_version: &str) -> Option<Self> {
+        match (kind, api_version) {
+            ("Node", "v1") => Some(Self::Node),
+            ("Pod", "v1") => Some(Self::Pod),
+            ("RuntimeClass", "node.k8s.io/v1") => Some(Self::RuntimeClass(RuntimeClassVersion::V1)),
+            ("RuntimeClass", "node.k8s.io/v1beta1") => {
+                Some(Self::RuntimeClass(RuntimeClassVersion::V1beta1))
+            }
+            _ => None,
+        }
+    }
+
+    /// `kind` (`Node`).
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::Node => "Node",
+            Self::Pod => "Pod",
+            Self::RuntimeClass(_) => "RuntimeClass",
+        }
+    }
+
+    /// `apiVersion` (`v1`).
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Self::Node | Self::Pod => "v1",
+            Self::RuntimeClass(version) => version.api_version(),
+        }
+    }
+}
+
+/// One decoded object, trimmed (boxed: the kinds differ in size by kilobytes).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterObject {
+    /// A Node (see [`trim_node`]).
+    Node(Box<Node>),
+    /// A Pod (see [`trim_pod`]).
+    Pod(Box<Pod>),
+    /// A RuntimeClass of either version (see [`trim_runtime_class`]).
+    RuntimeClass(Box<RuntimeClassEntry>),
+}
+
+/// A Node, Pod or RuntimeClass with a field that does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{object}: {}", field_error(error))]
+pub struct FieldError {
+    /// `Kind/name` (`Pod/namespace/name`), the name being the `generateName` when there is none; the kind
+    /// alone for an object without either.
+    pub object: String,
+    /// The field at fault, from the object's root, and what is wrong with it.
+    pub error: ModelError,
+}
+
+/// Why an object read from JSON text does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The text is not a JSON object with a string `kind` and `apiVersion` (serde's message).
+    #[error("not a Kubernetes object: {0}")]
+    NotAnObject(String),
+    /// A JSON object without `kind`.
+    #[error("an object without kind")]
+    NoKind,
+    /// A field that does not decode.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
+
+/// `path: message`, or the message alone when the object itself is at fault.
+fn field_error(error: &ModelError) -> String {
+    if error.path.segments().is_empty() {
+        error.message.clone()
+    } else {
+        error.to_string()
+    }
+}
+
+/// Decodes one object from raw JSON text by its own `kind` and `apiVersion`: `Ok(None)` for objects that
+/// are not read (other kinds and versions), [`DecodeError::NoKind`] for an object without `kind`.
+///
+/// Straight from the text into the Kubernetes types (fast: snapshots hold thousands of pods); the text is
+/// only read as a [`Value`] again to name the faulty field when that fails.
+pub fn decode_json(raw: &str) -> Result<Option<ClusterObject>, DecodeError> {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default, rename = "apiVersion")]
+        api_version: Option<Cow<'a, str>>,
+    }
+    let head: Head =
+        serde_json::from_str(raw).map_err(|e| DecodeError::NotAnObject(e.to_string()))?;
+    let kind = head.kind.as_deref().unwrap_or("");
+    if kind.is_empty() {
+        return Err(DecodeError::NoKind);
+    }
+    let Some(kind) = ClusterKind::of(kind, head.api_version.as_deref().unwrap_or("")) else {
+        return Ok(None);
+    };
+    let fast = match kind {
+        ClusterKind::Node => serde_json::from_str(raw).ok().map(|n| node(&n)),
+        ClusterKind::Pod => serde_json::from_str(raw).ok().map(pod),
+        ClusterKind::RuntimeClass(RuntimeClassVersion::V1) => serde_json::from_str(raw)
+            .ok()
+            .map(|rc| runtime_class(RuntimeClassVersion::V1, rc)),
+        // k8s-openapi refuses any apiVersion but `v1`: decoded from a value without it.
+        ClusterKind::RuntimeClass(RuntimeClassVersion::V1beta1) => None,
+    };
+    if let Some(object) = fast {
+        return Ok(Some(object));
+    }
+    let value: Value =
+        serde_json::from_str(raw).map_err(|e| DecodeError::NotAnObject(e.to_string()))?;
+    Ok(Some(decode_value(kind, &value)?))
+}
+
+/// Decodes one object of `kind` from `value`. Its own `apiVersion` and `kind`, if any, are not checked
+/// (the caller has matched them, or the list it came from says what it holds).
+pub fn decode_value(kind: ClusterKind, value: &Value) -> Result<ClusterObject, FieldError> {
+    match kind {
+        ClusterKind::Node => decode_node(value).map(|n| ClusterObject::Node(Box::new(n))),
+        ClusterKind::Pod => decode_pod(value).map(|p| ClusterObject::Pod(Box::new(p))),
+        ClusterKind::RuntimeClass(version) => {
+            decode_runtime_class(version, value).map(|rc| ClusterObject::RuntimeClass(Box::new(rc)))
+        }
+    }
+}
+
+/// A Node from `value`, trimmed ([`trim_node`]).
+pub fn decode_node(value: &Value) -> Result<Node, FieldError> {
+    typed::<Node>(value)
+        .map(|n| trim_node(&n))
+        .map_err(|error| field_error_of(ClusterKind::Node, value, error))
+}
+
+/// A Pod from `value`, trimmed ([`trim_pod`]).
+pub fn decode_pod(value: &Value) -> Result<Pod, FieldError> {
+    typed::<Pod>(value)
+        .map(trim_pod)
+        .map_err(|error| field_error_of(ClusterKind::Pod, value, error))
+}
+
+/// A RuntimeClass of `version` from `value`, trimmed ([`trim_runtime_class`]).
+pub fn decode_runtime_class(
+    version: RuntimeClassVersion,
+    value: &Value,
+) -> Result<RuntimeClassEntry, FieldError> {
+    typed::<RuntimeClass>(value)
+        .map(|rc| entry(version, rc))
+        .map_err(|error| field_error_of(ClusterKind::RuntimeClass(version), value, error))
+}
+
+/// `value` as `T`, naming the faulty field on failure.
+fn typed<T: Resource + DeserializeOwned>(value: &Value) -> Result<T, ModelError> {
+    let body = body::<T>(value);
+    // Borrowed from the value (no copy of the whole object); the slow search for the field only on error.
+    T::deserialize(body.as_ref()).or_else(|_| decode::<T>(&body, &FieldPath::root()))
+}
+
+/// `value` without `apiVersion` and `kind` unless they are the ones `T` was generated for (k8s-openapi
+/// refuses any other, and lists may or may not repeat them per item).
+fn body<T: Resource>(value: &Value) -> Cow<'_, Value> {
+    let fits = |key: &str, want: &str| value.get(key).is_none_or(|v| v.as_str() == Some(want));
+    if fits("apiVersion", T::API_VERSION) && fits("kind", T::KIND) {
+        return Cow::Borrowed(value);
+    }
+    let mut owned = value.clone();
+    if let Some(map) = owned.as_object_mut() {
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    Cow::Owned(owned)
+}
+
+/// `error` in `value`, an object of `kind`.
+fn field_error_of(kind: ClusterKind, value: &Value, error: ModelError) -> FieldError {
+    let object = object_ref(kind, value);
+    FieldError {
+        object: if object.name.is_empty() {
+            object.kind
+        } else {
+            object.display_name()
+        },
+        error,
+    }
+}
+
+/// The identity of `value` as an object of `kind`, for errors (as [`super::Object::from_value`] has it).
+fn object_ref(kind: ClusterKind, value: &Value) -> ObjectRef {
+    let meta = value.get("metadata");
+    let text = |key: &str| {
+        meta.and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    ObjectRef {
+        api_version: kind.api_version().to_string(),
+        kind: kind.kind().to_string(),
+        namespace: (kind == ClusterKind::Pod)
+            .then(|| text("namespace").unwrap_or("default").to_string()),
+        name: text("name")
+            .or_else(|| text("generateName"))
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
+fn node(n: &Node) -> ClusterObject {
+    ClusterObject::Node(Box::new(trim_node(n)))
+}
+
+fn pod(p: Pod) -> ClusterObject {
+    ClusterObject::Pod(Box::new(trim_pod(p)))
+}
+
+fn runtime_class(version: RuntimeClassVersion, rc: RuntimeClass) -> ClusterObject {
+    ClusterObject::RuntimeClass(Box::new(entry(version, rc)))
+}
+
+fn entry(version: RuntimeClassVersion, rc: RuntimeClass) -> RuntimeClassEntry {
+    RuntimeClassEntry {
+        api_version: version.api_version().to_string(),
+        object: trim_runtime_class(rc),
+    }
+}
+
+/// The node as the rules read it: name, labels, taints, `unschedulable` and `nodeInfo`. The rest goes
+/// (conditions and heartbeats, images, addresses, capacity, managed fields, ...), so that a heartbeat
+/// leaves the node equal and 5,000 nodes stay small.
+///
+/// Takes a reference: the trimmed node is built anew from the few fields kept.
+pub fn trim_node(node: &Node) -> Node {
+    Node {
+        metadata: ObjectMeta {
+            name: node.metadata.name.clone(),
+            labels: node.metadata.labels.clone(),
+            ..ObjectMeta::default()
+        },
+        spec: node.spec.as_ref().map(|s| NodeSpec {
+            taints: s.taints.clone(),
+            unschedulable: s.unschedulable,
+            ..NodeSpec::default()
+        }),
+        status: node.status.as_ref().map(|s| NodeStatus {
+            node_info: s.node_info.clone(),
+            ..NodeStatus::default()
+        }),
+    }
+}
+
+/// The pod without its managed fields. The audit reads the rest: metadata (owners, labels) to group pods
+/// into workloads, the spec for the catalogue, the status for the live-state rules.
+pub fn trim_pod(mut pod: Pod) -> Pod {
+    pod.metadata.managed_fields = None;
+    pod
+}
+
+/// The RuntimeClass without its managed fields (the rules read its name, handler, overhead and
+/// scheduling).
+pub fn trim_runtime_class(mut runtime_class: RuntimeClass) -> RuntimeClass {
+    runtime_class.metadata.managed_fields = None;
+    runtime_class
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A node with everything a kubelet reports.
+    fn full_node() -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {
+                "name": "win-0", "uid": "u", "resourceVersion": "7",
+                "labels": {"kubernetes.io/os": "windows"},
+                "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+                "managedFields": [{"manager": "kubelet", "operation": "Update"}]
+            },
+            "spec": {"providerID": "azure:///x", "unschedulable": true,
+                "taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+            "status": {
+                "addresses": [{"address": "10.0.0.4", "type": "InternalIP"}],
+                "capacity": {"cpu": "4"},
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "images": [{"names": ["mcr.microsoft.com/windows/servercore:ltsc2022"], "sizeBytes": 1}],
+                "nodeInfo": {"architecture": "amd64", "bootID": "", "containerRuntimeVersion": "containerd://1.7",
+                    "kernelVersion": "10.0.20348.2762", "kubeProxyVersion": "", "kubeletVersion": "v1.33.4",
+                    "machineID": "", "operatingSystem": "windows", "osImage": "Windows Server 2022", "systemUUID": ""}
+            }
+        })
+    }
+
+    /// What is left of [`full_node`].
+    fn trimmed_node() -> Value {
+        json!({
+            "metadata": {"name": "win-0", "labels": {"kubernetes.io/os": "windows"}},
+            "spec": {"unschedulable": true,
+                "taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+            "status": {
+                "nodeInfo": {"architecture": "amd64", "bootID": "", "containerRuntimeVersion": "containerd://1.7",
+                    "kernelVersion": "10.0.20348.2762", "kubeProxyVersion": "", "kubeletVersion": "v1.33.4",
+                    "machineID": "", "operatingSystem": "windows", "osImage": "Windows Server 2022", "systemUUID": ""}
+            }
+        })
+    }
+
+    fn pod() -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-1", "namespace": "shop", "labels": {"app": "web"},
+                "managedFields": [{"manager": "kube-controller-manager"}],
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "u"}]},
+            "spec": {"nodeName": "win-0", "containers": [{"name": "app", "image": "nginx"}]},
+            "status": {"phase": "Running"}
+        })
+    }
+
+    fn runtime_class_value(api_version: &str) -> Value {
+        json!({
+            "apiVersion": api_version, "kind": "RuntimeClass",
+            "metadata": {"name": "windows-2022", "managedFields": [{"manager": "kubectl"}]},
+            "handler": "runhcs-wcow-process",
+            "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}
+        })
+    }
+
+    /// `value` without `apiVersion` and `kind`.
+    fn bare(value: &Value) -> Value {
+        let mut value = value.clone();
+        if let Some(map) = value.as_object_mut() {
+            map.remove("apiVersion");
+            map.remove("kind");
+        }
+        value
+    }
+
+    /// The object as JSON (k8s-openapi writes `apiVersion` and `kind`: left out), to compare with what is
+    /// expected to be kept.
+    fn kept(object: &ClusterObject) -> Value {
+        let json = |v: serde_json::Result<Value>| bare(&v.expect("serializes"));
+        match object {
+            ClusterObject::Node(n) => json(serde_json::to_value(n)),
+            ClusterObject::Pod(p) => json(serde_json::to_value(p)),
+            ClusterObject::RuntimeClass(rc) => {
+                json!({"apiVersion": rc.api_version, "object": json(serde_json::to_value(&rc.object))})
+            }
+        }
+    }
+
+    #[test]
+    fn decodes_and_trims_each_kind_from_text_and_from_values() {
+        let mut pod_kept = bare(&pod());
+        pod_kept["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("managedFields");
+        let rc_kept = |api_version: &str| {
+            json!({"apiVersion": api_version, "object": {"metadata": {"name": "windows-2022"},
+                "handler": "runhcs-wcow-process",
+                "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}}})
+        };
+        // (object, its kind, what is kept).
+        let rows = [
+            (full_node(), ClusterKind::Node, trimmed_node()),
+            (pod(), ClusterKind::Pod, pod_kept),
+            (
+                runtime_class_value("node.k8s.io/v1"),
+                ClusterKind::RuntimeClass(RuntimeClassVersion::V1),
+                rc_kept("node.k8s.io/v1"),
+            ),
+            (
+                runtime_class_value("node.k8s.io/v1beta1"),
+                ClusterKind::RuntimeClass(RuntimeClassVersion::V1beta1),
+                rc_kept("node.k8s.io/v1beta1"),
+            ),
+        ];
+        for (value, kind, want) in rows {
+            let from_text = decode_json(&value.to_string())
+                .expect("decodes")
+                .expect("is read");
+            assert_eq!(kept(&from_text), want, "{kind:?} from text");
+            assert_eq!(
+                decode_value(kind, &value),
+                Ok(from_text.clone()),
+                "{kind:?} from a value"
+            );
+            // Items of the Kubewarden host's lists may come without apiVersion and kind.
+            assert_eq!(
+                decode_value(kind, &bare(&value)),
+                Ok(from_text),
+                "{kind:?} bare"
+            );
+        }
+        // An item of another kind in a list of nodes is read as a node all the same.
+        let mut mislabeled = full_node();
+        mislabeled["kind"] = json!("Pod");
+        assert!(matches!(
+            decode_value(ClusterKind::Node, &mislabeled),
+            Ok(ClusterObject::Node(_))
+        ));
+    }
+
+    #[test]
+    fn kinds_and_versions_that_are_read() {
+        let rows = [
+            ("Node", "v1", Some(ClusterKind::Node)),
+            ("Pod", "v1", Some(ClusterKind::Pod)),
+            (
+                "RuntimeClass",
+                "node.k8s.io/v1",
+                Some(ClusterKind::RuntimeClass(RuntimeClassVersion::V1)),
+            ),
+            (
+                "RuntimeClass",
+                "node.k8s.io/v1beta1",
+                Some(ClusterKind::RuntimeClass(RuntimeClassVersion::V1beta1)),
+            ),
+            ("RuntimeClass", "node.k8s.io/v1alpha1", None),
+            ("Node", "v2", None),
+            ("Service", "v1", None),
+        ];
+        for (kind, api_version, want) in rows {
+            assert_eq!(
+                ClusterKind::of(kind, api_version),
+                want,
+                "{kind} {api_version}"
+            );
+            if let Some(k) = want {
+                assert_eq!((k.kind(), k.api_version()), (kind, api_version));
+            }
+        }
+        let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}});
+        assert_eq!(decode_json(&service.to_string()), Ok(None));
+    }
+
+    #[test]
+    fn trimming_keeps_what_the_rules_read_and_is_idempotent() {
+        let node: Node = serde_json::from_value(full_node()).expect("node");
+        let once = trim_node(&node);
+        assert_eq!(trim_node(&once), once);
+        // A heartbeat (conditions, images) leaves the trimmed node equal.
+        let mut beat = node.clone();
+        if let Some(s) = beat.status.as_mut() {
+            s.conditions = None;
+            s.images = None;
+        }
+        assert_eq!(trim_node(&beat), once);
+        // A node without spec and status keeps none.
+        assert_eq!(trim_node(&Node::default()), Node::default());
+        let pod: Pod = serde_json::from_value(pod()).expect("pod");
+        let trimmed = trim_pod(pod.clone());
+        assert!(trimmed.metadata.managed_fields.is_none());
+        assert_eq!((trimmed.spec, trimmed.status), (pod.spec, pod.status));
+    }
+
+    #[test]
+    fn bad_input_errors_name_the_object_and_the_field() {
+        let mut bad_taint = full_node();
+        bad_taint["spec"]["taints"][0]["effect"] = json!(7);
+        let mut bad_pod = pod();
+        bad_pod["spec"]["containers"] = json!(3);
+        let mut bad_label = runtime_class_value("node.k8s.io/v1beta1");
+        bad_label["scheduling"]["nodeSelector"]["kubernetes.io/os"] = json!(true);
+        let mut nameless = pod();
+        nameless["metadata"] = json!({"namespace": "shop"});
+        nameless["spec"]["nodeName"] = json!([]);
+        // (raw JSON, the error's start).
+        let rows = [
+            (
+                bad_taint.to_string(),
+                "Node/win-0: spec.taints[0].effect: invalid type: integer `7`",
+            ),
+            (
+                bad_pod.to_string(),
+                "Pod/shop/web-1: spec.containers: invalid type: integer `3`",
+            ),
+            (
+                bad_label.to_string(),
+                "RuntimeClass/windows-2022: scheduling.nodeSelector[kubernetes.io/os]: invalid type: boolean",
+            ),
+            (
+                nameless.to_string(),
+                "Pod: spec.nodeName: invalid type: sequence",
+            ),
+            (
+                r#"{"apiVersion": "v1", "kind": "Node", "metadata": 5}"#.into(),
+                "Node: metadata: invalid type: integer `5`",
+            ),
+            (
+                r#"{"apiVersion": "v1", "metadata": {"name": "n"}}"#.into(),
+                "an object without kind",
+            ),
+            (
+                r#"{"apiVersion": "v1", "kind": 5}"#.into(),
+                "not a Kubernetes object: invalid type: integer `5`",
+            ),
+            (
+                r#"{"apiVersion": "v1", "kind": "Node""#.into(),
+                "not a Kubernetes object: EOF",
+            ),
+        ];
+        for (raw, want) in rows {
+            let error = decode_json(&raw).expect_err(&raw).to_string();
+            assert!(error.starts_with(want), "{raw}: {error}");
+        }
+        // The same errors from values; a value that is no object at all is at fault itself.
+        let error = decode_value(ClusterKind::Node, &bad_taint).expect_err("bad taint");
+        assert_eq!(error.object, "Node/win-0");
+        assert_eq!(error.error.path.to_string(), "spec.taints[0].effect");
+        let error =
+            decode_runtime_class(RuntimeClassVersion::V1, &json!("x")).expect_err("a string");
+        assert!(
+            error
+                .to_string()
+                .starts_with("RuntimeClass: invalid type: string"),
+            "{error}"
+        );
+    }
+}
