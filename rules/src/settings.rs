@@ -4,8 +4,8 @@
 use crate::finding::Severity;
 use crate::input::{Limits, ParseError, parse};
 use crate::path::FieldPath;
+use crate::windows::ImageRule;
 use crate::windows::builds::WindowsVersion;
-use crate::windows::images::ImageRule;
 use k8s_openapi::api::core::v1::Taint;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -319,7 +319,12 @@ mod tests {
                 Some("supportedBuilds[1]"),
                 "ltsc2022",
             ),
-            ("mutate: true\nwindowsTaint: []\n", 2, Some("windowsTaint"), "unknown field"),
+            (
+                "mutate: true\nwindowsTaint: []\n",
+                2,
+                Some("windowsTaint"),
+                "unknown field",
+            ),
             (
                 "mutate: yes please\n",
                 1,

@@ -53,7 +53,7 @@ use crate::schedule::runtimeclass::{SchedulingConflict, merge_scheduling};
 use crate::settings::Settings;
 use crate::windows::builds::{BUILDS, Channel, WindowsVersion};
 use crate::windows::compat::host_runs_image_build;
-use crate::windows::images::{ImageClass, ImageOs, Os, classify_image};
+use crate::windows::{ImageClass, ImageOs, Os, classify_image};
 
 pub use fit::{
     Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit, untolerated_windows_taints,
@@ -413,7 +413,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// Classifies the images in `manifests` (image reference as written in the pod → what its manifest says,
-    /// source [`ImageSource::Manifest`](crate::windows::images::ImageSource::Manifest)) from that map
+    /// source [`ImageSource::Manifest`](crate::windows::ImageSource::Manifest)) from that map
     /// instead of the image rules and tag tables; a host that reads image manifests (the Kubewarden policy)
     /// passes them.
     pub fn with_manifests(mut self, manifests: &'a BTreeMap<String, ImageClass>) -> Self {

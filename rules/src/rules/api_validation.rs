@@ -14,7 +14,7 @@ use crate::finding::Fix;
 use crate::path::FieldPath;
 use crate::placement::PodOs;
 use crate::schedule::go_quote;
-use crate::windows::images::Os;
+use crate::windows::Os;
 
 /// The container lists of a pod spec, in the order the API server visits them
 /// (`podshelper.VisitContainersWithPath`).
@@ -469,7 +469,7 @@ pub(super) mod testkit {
     use crate::model::{self, Object};
     use crate::placement::PodOs;
     use crate::settings::Settings;
-    use crate::windows::images::Os;
+    use crate::windows::Os;
 
     /// The first object of a YAML text.
     pub(crate) fn object(text: &str) -> Object {

@@ -26,8 +26,8 @@ use crate::model::Object;
 use crate::path::{FieldPath, Segment};
 use crate::placement::{Placement, PodOs, host_runs_any, os_word};
 use crate::settings::Settings;
+use crate::windows::Os;
 use crate::windows::builds::build_display;
-use crate::windows::images::Os;
 
 /// Runtime messages that say the image's OS or build does not fit the host, lowercase.
 ///

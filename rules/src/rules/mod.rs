@@ -28,7 +28,7 @@ use crate::model::{self, ClusterContext, Object, PodTemplate};
 use crate::path::FieldPath;
 use crate::placement::{NodeIndex, Placement, Resolver};
 use crate::settings::Settings;
-use crate::windows::images::ImageClass;
+use crate::windows::ImageClass;
 use std::collections::BTreeMap;
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::{Emitter, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::{OsSignal, os_word};
-use crate::windows::images::Os;
+use crate::windows::Os;
 
 /// Runs the OS-identity rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {

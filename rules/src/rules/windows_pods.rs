@@ -14,8 +14,8 @@ use crate::placement::{
     host_runs_any, untolerated_windows_taints,
 };
 use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
+use crate::windows::ImageOs;
 use crate::windows::builds::{WindowsVersion, build_display};
-use crate::windows::images::ImageOs;
 
 /// Runs the Windows-pod rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
