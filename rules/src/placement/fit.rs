@@ -662,7 +662,7 @@ mod tests {
     #![allow(clippy::type_complexity)]
 
     use super::*;
-    use crate::placement::testing::{placement, pod};
+    use crate::rules::test_kit::{placement, pod};
     use crate::settings::Settings;
     use serde_json::json;
 

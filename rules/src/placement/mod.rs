@@ -803,87 +803,13 @@ fn mixed_os(images: &[ContainerImage], non_image: &[Os]) -> Option<MixedOs> {
     })
 }
 
-/// Test helpers shared by the placement rules' tests.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::{Placement, resolve};
-    use crate::finding::{Finding, Fix};
-    use crate::input::{Limits, parse};
-    use crate::model::{self, ClusterContext, Object};
-    use crate::settings::Settings;
-
-    /// The objects of a YAML text.
-    pub(crate) fn objects(text: &str) -> Vec<Object> {
-        let parsed = parse("t.yaml", text, &Limits::default());
-        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
-        model::objects(&parsed.documents)
-    }
-
-    /// A cluster context from a YAML text of Nodes and RuntimeClasses.
-    pub(crate) fn context(text: &str) -> ClusterContext {
-        let (ctx, errors) = ClusterContext::from_objects(&objects(text));
-        assert!(errors.is_empty(), "{errors:?}");
-        ctx
-    }
-
-    /// A Pod with `spec` (YAML lines indented by two spaces).
-    pub(crate) fn pod(spec: &str) -> String {
-        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{spec}")
-    }
-
-    /// The placement of the first object of `text`.
-    pub(crate) fn placement(
-        text: &str,
-        context: Option<&ClusterContext>,
-        settings: &Settings,
-    ) -> Placement {
-        let objects = objects(text);
-        let template = match model::pod_template(&objects[0]) {
-            Some(Ok(t)) => t,
-            other => panic!("not a workload: {other:?}"),
-        };
-        resolve(&template, context, settings)
-    }
-
-    /// Findings of `rules` (error, warning and info) for `text`.
-    pub(crate) fn findings(
-        text: &str,
-        context: Option<&ClusterContext>,
-        settings: &Settings,
-        rules: &[&str],
-    ) -> Vec<Finding> {
-        crate::check_text("t.yaml", text, context, settings)
-            .findings
-            .into_iter()
-            .filter(|f| rules.contains(&f.rule.as_str()))
-            .collect()
-    }
-
-    /// `(rule, path)` of each finding, sorted.
-    pub(crate) fn rule_paths(findings: &[Finding]) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = findings
-            .iter()
-            .map(|f| (f.rule.clone(), f.path.clone()))
-            .collect();
-        out.sort();
-        out
-    }
-
-    /// Applies a fix (RFC 6902), panicking when it does not apply.
-    pub(crate) fn apply(value: &mut serde_json::Value, fix: &Fix) {
-        let patch: json_patch::Patch =
-            serde_json::from_value(serde_json::Value::Array(fix.patch.clone())).expect("a patch");
-        json_patch::patch(value, &patch).expect("the patch applies");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     // Table rows are tuples.
     #![allow(clippy::type_complexity)]
 
-    use super::testing::{context, placement, pod};
     use super::*;
+    use crate::rules::test_kit::{context, placement, pod};
 
     const WIN: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
     const WIN2019: &str = "mcr.microsoft.com/windows/servercore:ltsc2019";

@@ -460,118 +460,17 @@ fn stop_signals(cx: &TemplateCx<'_>, declared: Option<Os>, out: &mut Emitter<'_>
     }
 }
 
-/// Shared test helpers for the template and object families of this crate's API-validation rules.
-#[cfg(test)]
-pub(super) mod testkit {
-    use super::super::{Emitter, ObjectCx, TemplateCx};
-    use crate::finding::{Finding, Fix};
-    use crate::input::{Limits, parse};
-    use crate::model::{self, Object};
-    use crate::placement::PodOs;
-    use crate::settings::Settings;
-    use crate::windows::Os;
-
-    /// The first object of a YAML text.
-    pub(crate) fn object(text: &str) -> Object {
-        let parsed = parse("t.yaml", text, &Limits::default());
-        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
-        model::objects(&parsed.documents).remove(0)
-    }
-
-    /// A pod (kind Pod) with the given spec body (YAML, indented by two spaces under `spec:`).
-    pub(crate) fn pod(spec: &str) -> String {
-        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{spec}")
-    }
-
-    /// Runs one template family on the first object of `text` with a placement whose OS is `os`
-    /// (`None`: the OS `spec.os.name` declares, else `Any`). Inferred-Windows behaviour depends on the
-    /// placement resolver; these tests set the resolved OS directly.
-    pub(crate) fn run_template(
-        text: &str,
-        os: Option<PodOs>,
-        family: fn(&TemplateCx<'_>, &mut Emitter<'_>),
-    ) -> Vec<Finding> {
-        let obj = object(text);
-        let template = match model::pod_template(&obj) {
-            Some(Ok(t)) => t,
-            other => panic!("not a valid workload: {other:?}"),
-        };
-        let declared_os = match template.spec.os.as_ref().map(|o| o.name.as_str()) {
-            Some("windows") => Some(Os::Windows),
-            Some("linux") => Some(Os::Linux),
-            _ => None,
-        };
-        let resolved = os.unwrap_or(match declared_os {
-            Some(Os::Windows) => PodOs::Windows,
-            Some(Os::Linux) => PodOs::Linux,
-            None => PodOs::Any,
-        });
-        let settings = Settings::default();
-        // The real resolver, with the OS forced: these tests are about the family, not inference.
-        let mut placement = crate::placement::resolve(&template, None, &settings);
-        placement.os = resolved;
-        placement.declared_os = declared_os;
-        let mut findings = Vec::new();
-        let mut out = Emitter::new(&obj, &settings, &mut findings);
-        let cx = TemplateCx {
-            object: &obj,
-            template: &template,
-            placement: &placement,
-            context: None,
-            settings: &settings,
-            nodes: None,
-        };
-        family(&cx, &mut out);
-        findings
-    }
-
-    /// Runs one object family on the first object of `text`.
-    pub(crate) fn run_object(
-        text: &str,
-        settings: &Settings,
-        family: fn(&ObjectCx<'_>, &mut Emitter<'_>),
-    ) -> Vec<Finding> {
-        let obj = object(text);
-        let mut findings = Vec::new();
-        let mut out = Emitter::new(&obj, settings, &mut findings);
-        let cx = ObjectCx {
-            object: &obj,
-            settings,
-        };
-        family(&cx, &mut out);
-        findings
-    }
-
-    /// `(rule, path)` of each finding, in order.
-    pub(crate) fn rule_paths(findings: &[Finding]) -> Vec<(String, String)> {
-        findings
-            .iter()
-            .map(|f| (f.rule.clone(), f.path.clone()))
-            .collect()
-    }
-
-    /// Applies a fix to `value` (RFC 6902), panicking on a patch that does not apply.
-    pub(crate) fn apply(value: &mut serde_json::Value, fix: &Fix) {
-        let patch: json_patch::Patch =
-            serde_json::from_value(serde_json::Value::Array(fix.patch.clone())).expect("a patch");
-        json_patch::patch(value, &patch).expect("the patch applies");
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::testkit::{apply, pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{apply, object, pod, rule_path, rule_paths, run_template};
 
     fn run(text: &str, os: Option<PodOs>) -> Vec<(String, String)> {
         rule_paths(&run_template(text, os, check))
     }
 
     fn rows(rule: &str, paths: &[&str]) -> Vec<(String, String)> {
-        paths
-            .iter()
-            .map(|p| (rule.to_string(), p.to_string()))
-            .collect()
+        paths.iter().map(|p| rule_path(rule, p)).collect()
     }
 
     /// Every §1.2 field, pod and container level, each container list.
@@ -643,7 +542,7 @@ mod tests {
                 .contains("Forbidden: may not be set for a windows pod")
         );
         // Applying every fix in order leaves nothing to report.
-        let mut value = super::testkit::object(&text).value;
+        let mut value = object(&text).value;
         for f in &findings {
             apply(&mut value, f.fix.as_ref().expect("fixable"));
         }

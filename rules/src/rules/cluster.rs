@@ -107,7 +107,7 @@ mod tests {
     #![allow(clippy::type_complexity)]
 
     use crate::model::ClusterContext;
-    use crate::placement::testing::{context, findings, pod, rule_paths};
+    use crate::rules::test_kit::{context, findings, pod, rule_path, sorted_rule_paths};
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -137,10 +137,6 @@ mod tests {
         ))
     }
 
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
-
     #[test]
     fn triggers_and_non_triggers() {
         let taint = "{key: os, value: windows, effect: NoSchedule}";
@@ -163,7 +159,7 @@ mod tests {
                 "§3.2 untainted Windows node takes a Linux pod",
                 &open,
                 image("ghcr.io/example/api:1"),
-                vec![rp(
+                vec![rule_path(
                     "schedulable-on-wrong-os",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
@@ -190,7 +186,7 @@ mod tests {
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
                     image("mcr.microsoft.com/windows/servercore:ltsc2025")
                 ),
-                vec![rp("no-schedulable-node", "spec")],
+                vec![rule_path("no-schedulable-node", "spec")],
             ),
             (
                 "§5.3 a 2019 node is feasible for a 2022 image",
@@ -199,7 +195,7 @@ mod tests {
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     image(WIN)
                 ),
-                vec![rp(
+                vec![rule_path(
                     "schedulable-on-incompatible-build",
                     "spec.nodeSelector[node.kubernetes.io/windows-build]",
                 )],
@@ -224,7 +220,7 @@ mod tests {
             ),
         ];
         for (reference, ctx, spec, want) in rows {
-            let got = rule_paths(&findings(
+            let got = sorted_rule_paths(&findings(
                 &pod(&spec),
                 Some(ctx),
                 &Settings::default(),

@@ -102,7 +102,9 @@ mod tests {
     // Table rows are tuples.
     #![allow(clippy::type_complexity)]
 
-    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::rules::test_kit::{
+        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+    };
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -111,13 +113,9 @@ mod tests {
     ];
     const APP: &str = "  containers: [{name: c, image: ghcr.io/example/shop-api:2.3.1}]\n";
 
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
-
     #[test]
     fn triggers_and_non_triggers() {
-        let without = rp(
+        let without = rule_path(
             "linux-pod-without-os-selector",
             "spec.nodeSelector[kubernetes.io/os]",
         );
@@ -155,7 +153,7 @@ mod tests {
                     "  tolerations: [{{key: gpu, operator: Exists}}, {{operator: Exists}}]\n{APP}"
                 ),
                 vec![
-                    rp("linux-pod-tolerates-windows-taint", "spec.tolerations[1]"),
+                    rule_path("linux-pod-tolerates-windows-taint", "spec.tolerations[1]"),
                     without.clone(),
                 ],
             ),
@@ -165,7 +163,7 @@ mod tests {
                     "  tolerations: [{{key: os, operator: Exists, effect: NoSchedule}}]\n{APP}"
                 ),
                 vec![
-                    rp("linux-pod-tolerates-windows-taint", "spec.tolerations[0]"),
+                    rule_path("linux-pod-tolerates-windows-taint", "spec.tolerations[0]"),
                     without.clone(),
                 ],
             ),
@@ -186,7 +184,7 @@ mod tests {
             ),
         ];
         for (reference, spec, want) in rows {
-            let got = rule_paths(&findings(&pod(&spec), None, &Settings::default(), RULES));
+            let got = sorted_rule_paths(&findings(&pod(&spec), None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
     }
@@ -198,10 +196,10 @@ mod tests {
             "apiVersion: v1\nkind: Node\nmetadata: {name: w, labels: {kubernetes.io/os: windows}}\n",
         );
         let text = pod(&format!("  tolerations: [{{operator: Exists}}]\n{APP}"));
-        let got = rule_paths(&findings(&text, Some(&ctx), &Settings::default(), RULES));
+        let got = sorted_rule_paths(&findings(&text, Some(&ctx), &Settings::default(), RULES));
         assert_eq!(
             got,
-            [rp(
+            [rule_path(
                 "linux-pod-without-os-selector",
                 "spec.nodeSelector[kubernetes.io/os]"
             )]

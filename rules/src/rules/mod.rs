@@ -22,6 +22,9 @@ mod nodes;
 mod runtimeclass_objects;
 // Live state (the server's audit of running pods).
 pub(crate) mod live_state;
+// The tests' kit.
+#[cfg(test)]
+pub(crate) mod test_kit;
 
 use crate::finding::{Finding, Fix, Severity};
 use crate::model::{self, ClusterContext, Object, PodTemplate};

@@ -51,8 +51,8 @@ fn emit(path: &FieldPath, p: &AffinityProblem, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{pod, rule_paths, run_template};
 
     const REQ: &str = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
     const PREF: &str = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";

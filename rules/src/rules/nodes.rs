@@ -170,8 +170,8 @@ fn unsupported_version(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{rule_paths, run_object};
     use super::*;
+    use crate::rules::test_kit::{rule_paths, run_object};
     use crate::settings::Settings;
 
     fn node(labels: &str, taints: &str, kernel: &str) -> String {

@@ -131,8 +131,8 @@ fn handler_rules(handler: &str, path: &FieldPath, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{apply, object, rule_paths, run_object};
     use super::*;
+    use crate::rules::test_kit::{apply, object, rule_paths, run_object};
     use crate::settings::Settings;
 
     fn rc(api: &str, body: &str) -> String {

@@ -214,8 +214,8 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{apply, object, pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{apply, object, pod, rule_paths, run_template};
 
     #[test]
     fn run_as_user_name_table() {

@@ -69,8 +69,8 @@ fn advice(message: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{pod, rule_paths, run_template};
 
     #[test]
     fn toleration_problems_table() {

@@ -315,10 +315,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{
-        apply, object, pod, rule_paths, run_object, run_template,
-    };
     use super::*;
+    use crate::rules::test_kit::{apply, object, pod, rule_paths, run_object, run_template};
     use crate::settings::Settings;
     use k8s_openapi::api::core::v1 as core;
     use std::collections::BTreeSet;

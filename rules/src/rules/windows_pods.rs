@@ -504,7 +504,9 @@ mod tests {
 
     use crate::finding::Severity;
     use crate::model::ClusterContext;
-    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::rules::test_kit::{
+        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+    };
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -533,10 +535,6 @@ mod tests {
         format!("  containers: [{}]\n", list.join(", "))
     }
 
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
-
     fn win_nodes(builds: &[&str], taint: &str) -> ClusterContext {
         let items: String = builds
             .iter()
@@ -555,15 +553,15 @@ mod tests {
                 "unpinned Windows image",
                 pod(&containers(&[WIN])),
                 vec![
-                    rp(
+                    rule_path(
                         "windows-pod-without-build-selector",
                         "spec.nodeSelector[node.kubernetes.io/windows-build]",
                     ),
-                    rp(
+                    rule_path(
                         "windows-pod-without-os-selector",
                         "spec.nodeSelector[kubernetes.io/os]",
                     ),
-                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                    rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
             ),
             (
@@ -577,7 +575,7 @@ mod tests {
                     "  os: {{name: windows}}\n  nodeSelector: {{node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-pod-without-os-selector",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
@@ -602,8 +600,8 @@ mod tests {
                     containers(&[WIN])
                 )),
                 vec![
-                    rp("toleration-case-mismatch", "spec.tolerations[0].value"),
-                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                    rule_path("toleration-case-mismatch", "spec.tolerations[0].value"),
+                    rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
             ),
             (
@@ -613,8 +611,8 @@ mod tests {
                     containers(&[WIN])
                 )),
                 vec![
-                    rp("toleration-case-mismatch", "spec.tolerations[0].key"),
-                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                    rule_path("toleration-case-mismatch", "spec.tolerations[0].key"),
+                    rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
             ),
             (
@@ -629,11 +627,11 @@ mod tests {
                 "§5.3 2019 image on 2022",
                 pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
                 vec![
-                    rp(
+                    rule_path(
                         "windows-build-mismatch",
                         "spec.nodeSelector[node.kubernetes.io/windows-build]",
                     ),
-                    rp("windows-version-unsupported", "spec.containers[0].image"),
+                    rule_path("windows-version-unsupported", "spec.containers[0].image"),
                 ],
             ),
             (
@@ -650,7 +648,7 @@ mod tests {
                     "{PINNED}{TOLERATE}{}",
                     containers(&[WIN2019, "mcr.microsoft.com/windows/nanoserver:ltsc2022"])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
@@ -661,7 +659,7 @@ mod tests {
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     containers(&[WIN2019, WIN])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
@@ -672,7 +670,7 @@ mod tests {
                     "  os: {{name: windows}}\n{PINNED}{TOLERATE}{}",
                     containers(&["registry.example.com/billing/app:4.2"])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-image-build-unknown",
                     "spec.containers[0].image",
                 )],
@@ -692,15 +690,15 @@ mod tests {
                     containers(&[WIN])
                 )),
                 vec![
-                    rp(
+                    rule_path(
                         "deprecated-os-label",
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key",
                     ),
-                    rp(
+                    rule_path(
                         "deprecated-os-label",
                         "spec.nodeSelector[beta.kubernetes.io/arch]",
                     ),
-                    rp(
+                    rule_path(
                         "deprecated-os-label",
                         "spec.nodeSelector[beta.kubernetes.io/os]",
                     ),
@@ -708,7 +706,7 @@ mod tests {
             ),
         ];
         for (reference, text, want) in rows {
-            let got = rule_paths(&findings(&text, None, &Settings::default(), RULES));
+            let got = sorted_rule_paths(&findings(&text, None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
     }
