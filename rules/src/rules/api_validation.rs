@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::path::FieldPath;
 use crate::placement::PodOs;
@@ -197,7 +197,7 @@ fn windows_forbidden_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             windows_hint(f.leaf)
         );
         let fix = remove_fix(&f.path, &f.name);
-        out.emit("windows-forbidden-field", &f.path, message, Some(fix));
+        out.emit(RuleId::WindowsForbiddenField, &f.path, message, Some(fix));
     }
 }
 
@@ -226,7 +226,7 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             windows_hint(f.leaf)
         );
         let fix = remove_fix(&f.path, &f.name);
-        out.emit("windows-unsupported-field", &f.path, message, Some(fix));
+        out.emit(RuleId::WindowsUnsupportedField, &f.path, message, Some(fix));
     }
 }
 
@@ -248,7 +248,12 @@ fn linux_forbidden_windows_options(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "the API server rejects this pod: `{path}: Forbidden: windows options cannot be set for a linux pod`; remove windowsOptions from this Linux pod (spec.os.name: linux)"
         );
         let fix = remove_fix(&path, "securityContext.windowsOptions");
-        out.emit("linux-forbidden-windows-options", &path, message, Some(fix));
+        out.emit(
+            RuleId::LinuxForbiddenWindowsOptions,
+            &path,
+            message,
+            Some(fix),
+        );
     }
 }
 
@@ -280,7 +285,7 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
     let prefix = &cx.template.prefix;
     let mut emit = |path: FieldPath, what: String, todo: &str| {
         let message = format!("{what}, which Windows nodes do not support; {todo}");
-        out.emit("windows-unsupported-feature", &path, message, None);
+        out.emit(RuleId::WindowsUnsupportedFeature, &path, message, None);
     };
     // Pod level, in field order.
     if present(raw, &["hostNetwork"]).and_then(Value::as_bool) == Some(true)
@@ -456,7 +461,7 @@ fn stop_signals(cx: &TemplateCx<'_>, declared: Option<Os>, out: &mut Emitter<'_>
             // Valid, or spec.os.name is invalid (os-name-invalid reports it; upstream skips OS checks).
             _ => continue,
         };
-        out.emit("stop-signal-invalid", &path, message, None);
+        out.emit(RuleId::StopSignalInvalid, &path, message, None);
     }
 }
 

@@ -5,7 +5,7 @@
 //! RuntimeClass merge), `NoSchedule`/`NoExecute` taints and cordons, as the scheduler filters them
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::placement::{BUILD_LABEL, OS_LABEL, PodOs, fit, host_runs_any, os_word};
 use crate::windows::builds::build_display;
 
@@ -35,7 +35,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let fit = fit(p, index);
     if fit.candidates.is_empty() {
         out.emit(
-            "no-schedulable-node",
+            RuleId::NoSchedulableNode,
             &p.prefix,
             format!(
                 "No node can take this pod, so it stays Pending: {}. Change its selectors or tolerations, or add nodes that match.",
@@ -60,7 +60,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "Linux"
         };
         out.emit(
-            "schedulable-on-wrong-os",
+            RuleId::SchedulableOnWrongOs,
             &p.prefix.field("nodeSelector").key(OS_LABEL),
             format!(
                 "This {} pod can be scheduled on {other} nodes, where it cannot run: {}. Give it the nodeSelector {OS_LABEL}: {os} (and taint the Windows nodes).",
@@ -89,7 +89,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             .and_then(|(i, _)| p.images.get(*i))
             .map_or("", |img| img.image.as_str());
         out.emit(
-            "schedulable-on-incompatible-build",
+            RuleId::SchedulableOnIncompatibleBuild,
             &p.prefix.field("nodeSelector").key(BUILD_LABEL),
             format!(
                 "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). Pin the build with the nodeSelector {BUILD_LABEL}.",

@@ -1,7 +1,7 @@
 //! Linux pods that could land on Windows nodes: `linux-pod-without-os-selector`,
 //! `linux-pod-tolerates-windows-taint`.
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
@@ -47,7 +47,7 @@ fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     }
     out.emit(
-        "linux-pod-without-os-selector",
+        RuleId::LinuxPodWithoutOsSelector,
         &p.prefix.field("nodeSelector").key(OS_LABEL),
         format!(
             "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, so only the Windows nodes' taint keeps it off them (spec.os.name does not: the scheduler ignores it). Add the nodeSelector kubernetes.io/os: linux.",
@@ -86,7 +86,7 @@ fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>)
         return;
     };
     out.emit(
-        "linux-pod-tolerates-windows-taint",
+        RuleId::LinuxPodToleratesWindowsTaint,
         &path,
         format!(
             "{who} tolerates the Windows taint {}, and nothing else keeps this Linux pod ({}) off Windows nodes, so it can be placed on one where it cannot run. Keep the toleration if other taints need it, and add the nodeSelector kubernetes.io/os: linux.",

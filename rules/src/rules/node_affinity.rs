@@ -1,7 +1,7 @@
 //! API validation of node affinity (`ValidateNodeSelector`, `ValidatePreferredSchedulingTerms`,
 //! kubernetes-windows-rules.md §3.4): `node-affinity-invalid`.
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::path::FieldPath;
 use crate::schedule::affinity::{
     AffinityProblem, validate_node_selector, validate_preferred_terms,
@@ -46,7 +46,7 @@ fn emit(path: &FieldPath, p: &AffinityProblem, out: &mut Emitter<'_>) {
         p.kind.as_str(),
         p.message
     );
-    out.emit("node-affinity-invalid", path, message, None);
+    out.emit(RuleId::NodeAffinityInvalid, path, message, None);
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::{OsSignal, os_word};
 use crate::windows::Os;
@@ -42,7 +42,7 @@ fn os_name_invalid(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         None => "use exactly `linux` or `windows`".to_string(),
     };
     out.emit(
-        "os-name-invalid",
+        RuleId::OsNameInvalid,
         &os_path,
         format!("The API server rejects this pod template ({upstream}); {advice}."),
         fix,
@@ -77,7 +77,7 @@ fn os_conflict(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     };
     let (first, other) = (&conflict.first, &conflict.other);
     out.emit(
-        "os-conflict",
+        RuleId::OsConflict,
         &other.path,
         format!(
             "This pod's OS signals disagree: {} ({}), but {} ({}); {}. Decide which OS the workload needs and make every signal say it.",
@@ -113,7 +113,7 @@ fn mixed_os_containers(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         Os::Windows => Os::Linux,
     };
     out.emit(
-        "mixed-os-containers",
+        RuleId::MixedOsContainers,
         &minority.path,
         format!(
             "This pod mixes {} images ({}) with {} images ({}); a pod runs on one node, so some of its containers can never start. Move the {} container(s) to a separate workload, or use a {} build or multi-OS tag of the image.",

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::model::WorkloadKind;
 use crate::placement::RuntimeClassUse;
@@ -15,7 +15,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let path = p.prefix.field("runtimeClassName");
     match &p.runtime_class {
         RuntimeClassUse::NotFound { name } => out.emit(
-            "runtimeclass-not-found",
+            RuleId::RuntimeClassNotFound,
             &path,
             format!(
                 "RuntimeClass admission rejects every pod of this workload ({}): the cluster has no RuntimeClass {name:?}. Create the RuntimeClass or correct the name.",
@@ -24,7 +24,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             None,
         ),
         RuntimeClassUse::Unchecked { name } => out.emit(
-            "runtimeclass-unchecked",
+            RuleId::RuntimeClassUnchecked,
             &path,
             format!(
                 "The RuntimeClass {name:?} could not be checked (no cluster context), so its selectors, tolerations and overhead were not taken into account. Check it together with the workload, or give cluster context."
@@ -50,7 +50,7 @@ fn selector_conflicts(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             conflict.message()
         };
         out.emit(
-            "runtimeclass-selector-conflict",
+            RuleId::RuntimeClassSelectorConflict,
             &p.prefix.field("nodeSelector").key(&conflict.key),
             format!(
                 "{upstream} — RuntimeClass admission rejects the pod because its nodeSelector and the RuntimeClass {rc:?} set {} differently. Remove the key from the pod's nodeSelector (the RuntimeClass supplies it) or use the RuntimeClass that matches the pod.",
@@ -77,7 +77,7 @@ fn overhead_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     };
     let path = p.prefix.field("overhead");
     out.emit(
-        "runtimeclass-overhead-mismatch",
+        RuleId::RuntimeClassOverheadMismatch,
         &path,
         format!(
             "RuntimeClass admission rejects this pod ({upstream}). spec.overhead is set by admission from the RuntimeClass; remove it."

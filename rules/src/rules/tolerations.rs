@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::Toleration;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::path::FieldPath;
 use crate::schedule::ProblemKind;
 use crate::schedule::go_quote;
@@ -49,7 +49,7 @@ pub(super) fn check_tolerations(
             let todo = advice(&problem.message);
             let message =
                 format!("the API server rejects this toleration: `{path}: {shown}`; {todo}");
-            out.emit("toleration-invalid", &path, message, None);
+            out.emit(RuleId::TolerationInvalid, &path, message, None);
         }
     }
 }

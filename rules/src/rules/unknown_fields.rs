@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::api_validation::raw_containers;
-use super::{Emitter, ObjectCx, TemplateCx};
+use super::{Emitter, ObjectCx, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::path::FieldPath;
 
@@ -295,7 +295,7 @@ fn report(
             )
         }
     };
-    out.emit("unknown-field", &at, format!("{head}; {todo}"), fix);
+    out.emit(RuleId::UnknownField, &at, format!("{head}; {todo}"), fix);
 }
 
 /// Levenshtein distance over characters.

@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Taint;
 use serde_json::{Value, json};
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
@@ -88,7 +88,7 @@ fn windows_pod_without_os_selector(
         ),
     };
     out.emit(
-        "windows-pod-without-os-selector",
+        RuleId::WindowsPodWithoutOsSelector,
         &path,
         format!(
             "This pod needs Windows ({}) but has no kubernetes.io/os: windows nodeSelector or required node affinity, and spec.os.name alone does not count (the scheduler ignores it); it can be placed on a Linux node where it cannot start. Add the nodeSelector kubernetes.io/os: windows (or use a RuntimeClass that sets it).",
@@ -147,7 +147,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     });
     let taints: Vec<String> = missing.iter().map(taint_display).collect();
     out.emit(
-        "windows-pod-without-toleration",
+        RuleId::WindowsPodWithoutToleration,
         &p.prefix.field("tolerations"),
         format!(
             "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for {}.",
@@ -188,7 +188,7 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             ("value", value, taint_value)
         };
         out.emit(
-            "toleration-case-mismatch",
+            RuleId::TolerationCaseMismatch,
             &base.field(field),
             format!(
                 "This toleration's {field} `{written}` differs from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write `{wanted}`.",
@@ -248,7 +248,7 @@ fn windows_pod_without_build_selector(
         ),
     };
     out.emit_as(
-        "windows-pod-without-build-selector",
+        RuleId::WindowsPodWithoutBuildSelector,
         severity,
         &path,
         format!(
@@ -286,7 +286,7 @@ fn windows_images_build_conflict(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) -> 
         return false;
     };
     out.emit(
-        "windows-images-build-conflict",
+        RuleId::WindowsImagesBuildConflict,
         &b.path,
         format!(
             "No single Windows host build can run all of this pod's images: {} is built for {} and {} for {}; at least one container fails on any node (0xc0370101). Use images built for one common build (or a compatible pair such as 2022 and 2025).",
@@ -312,7 +312,7 @@ fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             .find(|(_, builds)| !host_runs_any(host, builds));
         if let Some((image, builds)) = bad.and_then(|(i, b)| Some((p.images.get(i)?, b))) {
             out.emit(
-                "windows-build-mismatch",
+                RuleId::WindowsBuildMismatch,
                 &pin.path,
                 format!(
                     "This pod is pinned to Windows build {} ({}), whose hosts cannot run the image {} (built for {}) with process isolation; the container fails to start there (0xc0370101). Use an image tag built for the pinned build, or pin the build the image needs.",
@@ -345,7 +345,7 @@ fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .or_else(|| p.build_pin.as_ref().map(|b| b.path.clone()))
         .unwrap_or_else(|| p.prefix.clone());
     out.emit(
-        "windows-version-unsupported",
+        RuleId::WindowsVersionUnsupported,
         &path,
         format!(
             "This pod can only run on {}, outside the supported Windows builds ({}); it cannot move to supported nodes without a new image. Rebuild it on a supported base image (ltsc2022 or ltsc2025), or add the build to supportedBuilds if you run it deliberately.",
@@ -368,7 +368,7 @@ fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             continue;
         }
         out.emit(
-            "windows-image-build-unknown",
+            RuleId::WindowsImageBuildUnknown,
             &image.path,
             format!(
                 "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
@@ -420,7 +420,7 @@ pub(crate) fn deprecated_selector_labels(
             patch,
         });
         out.emit(
-            "deprecated-os-label",
+            RuleId::DeprecatedOsLabel,
             &sel_path.key(key),
             deprecated_label_message(key, ga, place),
             fix,
@@ -484,7 +484,7 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         };
         let key_path = path.field("key");
         out.emit(
-            "deprecated-os-label",
+            RuleId::DeprecatedOsLabel,
             &key_path,
             deprecated_label_message(key, ga, place),
             Some(Fix {
