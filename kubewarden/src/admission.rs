@@ -44,7 +44,7 @@ use winplace_rules::model::{self, ClusterContext};
 use winplace_rules::placement::{PodOs, Resolver};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::builds::{WindowsVersion, build_display};
-use winplace_rules::windows::images::{ImageClass, ImageOs, ImageSource};
+use winplace_rules::windows::{ImageClass, ImageOs, ImageSource};
 
 /// The kinds the policy evaluates, as `(API group, kind)`; every other kind is accepted untouched.
 pub const EVALUATED_KINDS: &[(&str, &str)] = &[

@@ -43,7 +43,7 @@ mod guest {
     use kubewarden_policy_sdk::{accept_request, protocol_version_guest};
     use serde_json::Value;
     use winplace_rules::model::ClusterContext;
-    use winplace_rules::windows::images::ImageClass;
+    use winplace_rules::windows::ImageClass;
 
     #[unsafe(no_mangle)]
     pub extern "C" fn wapc_init() {

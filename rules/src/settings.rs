@@ -4,8 +4,8 @@
 use crate::finding::Severity;
 use crate::input::{Limits, ParseError, parse};
 use crate::path::FieldPath;
+use crate::windows::ImageRule;
 use crate::windows::builds::WindowsVersion;
-use crate::windows::images::ImageRule;
 use k8s_openapi::api::core::v1::Taint;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -60,9 +60,9 @@ use crate::rules::live_state::{self, LiveNode, PodFacts, TemplateFacts};
 use crate::rules::{evaluate_object, evaluate_template};
 use crate::schedule::taints::{filters, taint_display};
 use crate::settings::Settings;
+use crate::windows::Os;
 use crate::windows::builds::{WindowsVersion, build_display};
 use crate::windows::compat::host_runs_image_build;
-use crate::windows::images::Os;
 use owner::Owner;
 
 /// A change to the cluster, as a watcher reports it.

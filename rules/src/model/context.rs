@@ -157,8 +157,8 @@ pub fn node_taints(node: &Node) -> &[k8s_openapi::api::core::v1::Taint] {
 
 /// A node's OS as a typed value and, for Windows nodes, its build number (`20348`): what placement and the
 /// audit index nodes by.
-pub fn node_os_build(node: &Node) -> (Option<crate::windows::images::Os>, Option<u32>) {
-    use crate::windows::images::Os;
+pub fn node_os_build(node: &Node) -> (Option<crate::windows::Os>, Option<u32>) {
+    use crate::windows::Os;
     let os = node_os(node).and_then(|o| o.parse::<Os>().ok());
     let build = if os == Some(Os::Windows) {
         node_windows_build(node)

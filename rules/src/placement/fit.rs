@@ -40,7 +40,7 @@ use crate::schedule::taints::{
     Gates, filters, first_untolerated, first_untolerated_no_execute, taint_display,
     tolerated_by_any,
 };
-use crate::windows::images::Os;
+use crate::windows::Os;
 
 /// A label key with more distinct values than this is a per-node label (hostname, instance id) and is left
 /// out of node classes.
@@ -662,7 +662,7 @@ mod tests {
     #![allow(clippy::type_complexity)]
 
     use super::*;
-    use crate::placement::testing::{placement, pod};
+    use crate::rules::test_kit::{placement, pod};
     use crate::settings::Settings;
     use serde_json::json;
 

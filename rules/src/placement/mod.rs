@@ -9,22 +9,35 @@
 //! [`NodeIndex`] and [`fit`] answer "which nodes could take this pod, and why not the others" for a cluster,
 //! built once per cluster and cheap per template (DESIGN "Scale").
 //!
-//! Decisions (DESIGN "Data flow", "Images"; kubernetes-windows-rules.md §1.6, §3.3, §3.4, §4, §5.3):
-//! * The scheduler ignores `spec.os.name`: a pod is *pinned* to an OS only by its nodeSelector, required node
-//!   affinity or RuntimeClass on `kubernetes.io/os` (or the deprecated `beta.kubernetes.io/os`, which the
-//!   kubelet still sets). Pinning is decided by evaluating the merged selector and affinity, restricted to
-//!   the OS labels, against a node of each OS ([`os_pin`]); builds the same way on
-//!   `node.kubernetes.io/windows-build` ([`build_pin`]).
-//! * An image positively known to be of one OS (a Windows tag, the well-known Linux list, a settings image
-//!   rule) is a signal. Multi-OS images are neutral. An unrecognized image is presumed Linux in a pod that
-//!   nothing else places, and takes the OS the other signals give otherwise, so it never contradicts them.
-//! * `windowsOptions` is a hint: it makes a pod Windows only when no other signal says anything (a Linux
-//!   pod with `windowsOptions` is an API-validation problem, not an OS contradiction).
-//! * Windows and Linux images in one pod are [`MixedOs`]: the images of the minority OS are left out of the
-//!   contradiction check (they are reported as `mixed-os-containers` instead).
-//! * A RuntimeClass found in the context is merged; one missing from the context is evaluated as if the pod
-//!   named none; with no context at all it is [`RuntimeClassUse::Unchecked`] and rules do not report what
+//! Decisions (DESIGN "Data flow", "Images"; kubernetes-windows-rules.md §1.6, §3.3, §3.4, §4, §5.3), in the
+//! order the resolver takes them, one function each:
+//! * RuntimeClass merge (`runtime_class_use`, `merge_runtime_class`): a RuntimeClass found in the context is
+//!   merged into the pod's nodeSelector and tolerations; one missing from the context is evaluated as if the
+//!   pod named none; with no context at all it is [`RuntimeClassUse::Unchecked`] and rules do not report what
 //!   the class might provide.
+//! * Images (`classify_images`): every container's image is classified, from the host's manifests when it
+//!   read them, else by the settings' image rules and the tag tables.
+//! * The windowsOptions hint (`windows_options_hints`): `windowsOptions` makes a pod Windows only when no
+//!   other signal says anything (a Linux pod with `windowsOptions` is an API-validation problem, not an OS
+//!   contradiction).
+//! * OS signals (`pod_signals`, `image_signals`): `spec.os.name`, the pod's `kubernetes.io/os` selectors and
+//!   required affinity, its RuntimeClass, then its images. An image positively known to be of one OS (a
+//!   Windows tag, the well-known Linux list, a settings image rule) is a signal; multi-OS images are neutral.
+//! * Mixed-OS minority (`mixed_os`, `strong_signals`): Windows and Linux images in one pod are [`MixedOs`]:
+//!   the images of the minority OS are left out of the contradiction check (they are reported as
+//!   `mixed-os-containers` instead).
+//! * Contradiction and the OS (`contradiction`, `decide_os`): two remaining signals that disagree are a
+//!   [`PodOs::Conflict`]; else their OS; else the windowsOptions hint; else an unrecognized image is presumed
+//!   Linux in a pod that nothing else places (it takes the OS the other signals give otherwise, so it never
+//!   contradicts them).
+//! * OS and build pins via the merged selector ([`os_pin`], [`build_pin`]): the scheduler ignores
+//!   `spec.os.name`, so a pod is *pinned* to an OS only by its nodeSelector, required node affinity or
+//!   RuntimeClass on `kubernetes.io/os` (or the deprecated `beta.kubernetes.io/os`, which the kubelet still
+//!   sets). Pinning is decided by evaluating the merged selector and affinity, restricted to the OS labels,
+//!   against a node of each OS; builds the same way on `node.kubernetes.io/windows-build`.
+//! * Images → builds (`image_hosts`, `runnable_builds`): for a pod that may run on Windows and is not
+//!   HostProcess, the candidate hosts that run every Windows image of known build, narrowed to the pinned
+//!   builds.
 //!
 //! ```
 //! use winplace_rules::{input, model, placement, Settings};
@@ -53,7 +66,7 @@ use crate::schedule::runtimeclass::{SchedulingConflict, merge_scheduling};
 use crate::settings::Settings;
 use crate::windows::builds::{BUILDS, Channel, WindowsVersion};
 use crate::windows::compat::host_runs_image_build;
-use crate::windows::images::{ImageClass, ImageOs, Os, classify_image};
+use crate::windows::{ImageClass, ImageOs, Os, classify_image};
 
 pub use fit::{
     Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit, untolerated_windows_taints,
@@ -413,7 +426,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// Classifies the images in `manifests` (image reference as written in the pod → what its manifest says,
-    /// source [`ImageSource::Manifest`](crate::windows::images::ImageSource::Manifest)) from that map
+    /// source [`ImageSource::Manifest`](crate::windows::ImageSource::Manifest)) from that map
     /// instead of the image rules and tag tables; a host that reads image manifests (the Kubewarden policy)
     /// passes them.
     pub fn with_manifests(mut self, manifests: &'a BTreeMap<String, ImageClass>) -> Self {
@@ -433,6 +446,7 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// The decisions of the module doc, in order; each is one function below.
 fn resolve_with(
     template: &PodTemplate<'_>,
     context: Option<&ClusterContext>,
@@ -443,142 +457,39 @@ fn resolve_with(
     let spec = &template.spec;
     let prefix = &template.prefix;
 
-    // RuntimeClass: merged when found, as admission does (§4); otherwise the pod's own scheduling.
-    let runtime_class = match spec.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
-        None => RuntimeClassUse::None,
-        Some(name) => match context {
-            None => RuntimeClassUse::Unchecked { name: name.into() },
-            Some(ctx) => match ctx.runtime_class(name) {
-                Some(entry) => RuntimeClassUse::Found {
-                    name: name.into(),
-                    entry: Box::new(entry.clone()),
-                },
-                None => RuntimeClassUse::NotFound { name: name.into() },
-            },
-        },
-    };
-    let pod_tolerations = spec.tolerations.clone().unwrap_or_default();
-    let (node_selector, tolerations, runtime_class_conflicts) = match &runtime_class {
-        RuntimeClassUse::Found { entry, .. } => {
-            let m = merge_scheduling(spec.node_selector.as_ref(), &pod_tolerations, &entry.object);
-            (m.node_selector, m.tolerations, m.conflicts)
-        }
-        _ => (spec.node_selector.clone(), pod_tolerations, Vec::new()),
-    };
-    let required_affinity = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .clone()
-        });
+    let runtime_class = runtime_class_use(spec, context);
+    let scheduling = merge_runtime_class(spec, &runtime_class);
+    let required_affinity = required_affinity(spec);
+    let images = classify_images(spec, prefix, settings, manifests);
+    let (hints, host_process) = windows_options_hints(spec, prefix);
 
-    // Images.
-    let images: Vec<ContainerImage> = container_images(spec, prefix)
-        .into_iter()
-        .map(|(path, image)| ContainerImage {
-            path,
-            image: image.to_string(),
-            class: manifests
-                .and_then(|m| m.get(image))
-                .cloned()
-                .unwrap_or_else(|| classify_image(image, &settings.image_rules)),
-        })
-        .collect();
-
-    let (wo, host_process) = windows_options(spec, prefix);
-    let hints: Vec<OsSignal> = wo
-        .into_iter()
-        .map(|(path, hp)| OsSignal {
-            os: Os::Windows,
-            what: if hp == Some(true) {
-                format!("{path} sets hostProcess (Windows only)")
-            } else {
-                format!("{path} is set (Windows only)")
-            },
-            path,
-        })
-        .collect();
-
-    // Signals, in order: spec.os.name, the pod's selectors, the RuntimeClass, the images.
     let os_name = spec.os.as_ref().map(|o| o.name.clone());
     let declared_os = os_name.as_deref().and_then(|n| n.parse::<Os>().ok());
-    let mut signals = Vec::new();
-    if let Some(os) = declared_os {
-        signals.push(OsSignal {
-            os,
-            path: prefix.field("os").field("name"),
-            what: format!("spec.os.name is {os}"),
-        });
-    }
-    signals.extend(pins::selector_signals(
-        spec.node_selector.as_ref(),
-        required_affinity.as_ref(),
+    let pod_signals = pod_signals(
+        spec,
         prefix,
-    ));
-    if let RuntimeClassUse::Found { name, entry } = &runtime_class {
-        signals.extend(pins::runtime_class_signals(name, &entry.object, prefix));
-    }
-    let first_image_signal = signals.len();
-    for img in &images {
-        if let Some(os) = img.class.os.os() {
-            signals.push(OsSignal {
-                os,
-                path: img.path.clone(),
-                what: format!("the image {} is {}", img.image, os_word(os)),
-            });
-        }
-    }
+        declared_os,
+        required_affinity.as_ref(),
+        &runtime_class,
+    );
+    let image_signals = image_signals(&images);
+    let mixed = mixed_os(
+        &images,
+        &pod_signals.iter().map(|s| s.os).collect::<Vec<_>>(),
+    );
+    let strong = strong_signals(&pod_signals, &image_signals, mixed.as_ref());
+    let conflict = contradiction(&strong);
+    let (os, presumed) = decide_os(&strong, conflict.is_some(), &hints, &images);
 
-    // Mixed images: the minority's signals stay out of the contradiction check.
-    let non_image: Vec<Os> = signals[..first_image_signal].iter().map(|s| s.os).collect();
-    let mixed = mixed_os(&images, &non_image);
-    let strong: Vec<&OsSignal> = signals
-        .iter()
-        .enumerate()
-        .filter(|(i, s)| {
-            *i < first_image_signal || mixed.as_ref().is_none_or(|m| s.os != m.minority)
-        })
-        .map(|(_, s)| s)
-        .collect();
-    let conflict = strong.first().and_then(|first| {
-        strong
-            .iter()
-            .find(|s| s.os != first.os)
-            .map(|other| OsConflict {
-                first: (*first).clone(),
-                other: (*other).clone(),
-            })
-    });
-    let mut presumed = None;
-    let os = if conflict.is_some() {
-        PodOs::Conflict
-    } else if let Some(first) = strong.first() {
-        first.os.into()
-    } else if let Some(hint) = hints.first() {
-        presumed = Some(format!("Windows because {}", hint.what));
-        PodOs::Windows
-    } else if let Some(img) = images.iter().find(|i| i.class.os == ImageOs::Unrecognized) {
-        presumed = Some(format!(
-            "presumed Linux: nothing recognizes the image {} and nothing else says which OS the pod needs",
-            img.image
-        ));
-        PodOs::Linux
-    } else {
-        PodOs::Any
-    };
-
-    // Pins: what the scheduler enforces (merged selector + required affinity).
     let (os_pin, os_pin_path) = os_pin(
-        node_selector.as_ref(),
+        scheduling.node_selector.as_ref(),
         required_affinity.as_ref(),
         spec.node_selector.as_ref(),
         &runtime_class,
         prefix,
     );
     let build_pin = build_pin(
-        node_selector.as_ref(),
+        scheduling.node_selector.as_ref(),
         required_affinity.as_ref(),
         spec.node_selector.as_ref(),
         &runtime_class,
@@ -586,11 +497,10 @@ fn resolve_with(
         candidates,
     );
 
-    // Builds.
     let mut placement = Placement {
         os,
         declared_os,
-        signals,
+        signals: pod_signals.into_iter().chain(image_signals).collect(),
         images,
         host_process,
         os_name,
@@ -603,41 +513,258 @@ fn resolve_with(
         build_pin,
         image_hosts: None,
         runnable_builds: None,
-        node_selector,
+        node_selector: scheduling.node_selector,
         required_affinity,
-        tolerations,
+        tolerations: scheduling.tolerations,
         runtime_class,
-        runtime_class_conflicts,
+        runtime_class_conflicts: scheduling.conflicts,
         node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
         prefix: prefix.clone(),
     };
+    // Builds matter to pods that may run on Windows, except HostProcess pods (kubernetes-windows-rules.md §2.2).
     if !placement.host_process && placement.os != PodOs::Linux {
-        let image_builds: Vec<&[u32]> = placement.windows_image_builds().map(|(_, b)| b).collect();
-        if !image_builds.is_empty() {
-            placement.image_hosts = Some(
-                candidates
-                    .iter()
-                    .copied()
-                    .filter(|&h| image_builds.iter().all(|b| host_runs_any(h, b)))
-                    .collect(),
-            );
-        }
-        let pinned: Option<Vec<u32>> = placement.build_pin.as_ref().map(|p| p.numbers());
-        placement.runnable_builds = match (&placement.image_hosts, pinned) {
-            (Some(hosts), Some(pinned)) => {
-                let both: Vec<u32> = hosts
-                    .iter()
-                    .copied()
-                    .filter(|h| pinned.contains(h))
-                    .collect();
-                Some(if both.is_empty() { hosts.clone() } else { both })
-            }
-            (Some(hosts), None) => Some(hosts.clone()),
-            (None, Some(pinned)) if !pinned.is_empty() => Some(pinned),
-            _ => None,
-        };
+        placement.image_hosts = image_hosts(&placement, candidates);
+        placement.runnable_builds = runnable_builds(
+            placement.image_hosts.as_deref(),
+            placement.build_pin.as_ref(),
+        );
     }
     placement
+}
+
+/// RuntimeClass: looked up in the context; missing from it, or no context at all (kubernetes-windows-rules.md §4).
+fn runtime_class_use(spec: &PodSpec, context: Option<&ClusterContext>) -> RuntimeClassUse {
+    match spec.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
+        None => RuntimeClassUse::None,
+        Some(name) => match context {
+            None => RuntimeClassUse::Unchecked { name: name.into() },
+            Some(ctx) => match ctx.runtime_class(name) {
+                Some(entry) => RuntimeClassUse::Found {
+                    name: name.into(),
+                    entry: Box::new(entry.clone()),
+                },
+                None => RuntimeClassUse::NotFound { name: name.into() },
+            },
+        },
+    }
+}
+
+/// The pod's scheduling after the RuntimeClass merge.
+struct MergedScheduling {
+    node_selector: Option<BTreeMap<String, String>>,
+    tolerations: Vec<Toleration>,
+    conflicts: Vec<SchedulingConflict>,
+}
+
+/// RuntimeClass merge: a found class's scheduling is merged into the pod's, as admission does
+/// (kubernetes-windows-rules.md §4); otherwise the pod's own scheduling stands.
+fn merge_runtime_class(spec: &PodSpec, runtime_class: &RuntimeClassUse) -> MergedScheduling {
+    let pod_tolerations = spec.tolerations.clone().unwrap_or_default();
+    match runtime_class {
+        RuntimeClassUse::Found { entry, .. } => {
+            let m = merge_scheduling(spec.node_selector.as_ref(), &pod_tolerations, &entry.object);
+            MergedScheduling {
+                node_selector: m.node_selector,
+                tolerations: m.tolerations,
+                conflicts: m.conflicts,
+            }
+        }
+        _ => MergedScheduling {
+            node_selector: spec.node_selector.clone(),
+            tolerations: pod_tolerations,
+            conflicts: Vec::new(),
+        },
+    }
+}
+
+/// The pod's required node affinity (RuntimeClasses do not add affinity).
+fn required_affinity(spec: &PodSpec) -> Option<NodeSelector> {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .clone()
+        })
+}
+
+/// Images: every container's image, classified from the host's manifests when given, else by the image
+/// rules and tag tables ([`classify_image`]).
+fn classify_images(
+    spec: &PodSpec,
+    prefix: &FieldPath,
+    settings: &Settings,
+    manifests: Option<&BTreeMap<String, ImageClass>>,
+) -> Vec<ContainerImage> {
+    container_images(spec, prefix)
+        .into_iter()
+        .map(|(path, image)| ContainerImage {
+            path,
+            image: image.to_string(),
+            class: manifests
+                .and_then(|m| m.get(image))
+                .cloned()
+                .unwrap_or_else(|| classify_image(image, &settings.image_rules)),
+        })
+        .collect()
+}
+
+/// The windowsOptions hint: each `windowsOptions` of the pod and its containers says Windows, but only as a
+/// hint ([`decide_os`] reads it last); and whether the pod is HostProcess.
+fn windows_options_hints(spec: &PodSpec, prefix: &FieldPath) -> (Vec<OsSignal>, bool) {
+    let (found, host_process) = windows_options(spec, prefix);
+    let hints = found
+        .into_iter()
+        .map(|(path, hp)| OsSignal {
+            os: Os::Windows,
+            what: if hp == Some(true) {
+                format!("{path} sets hostProcess (Windows only)")
+            } else {
+                format!("{path} is set (Windows only)")
+            },
+            path,
+        })
+        .collect();
+    (hints, host_process)
+}
+
+/// OS signals other than images, in order: `spec.os.name`, the pod's own selectors and required affinity on
+/// the OS labels, the RuntimeClass's nodeSelector (kubernetes-windows-rules.md §1.6, §3.3, §4).
+fn pod_signals(
+    spec: &PodSpec,
+    prefix: &FieldPath,
+    declared_os: Option<Os>,
+    required_affinity: Option<&NodeSelector>,
+    runtime_class: &RuntimeClassUse,
+) -> Vec<OsSignal> {
+    let mut signals = Vec::new();
+    if let Some(os) = declared_os {
+        signals.push(OsSignal {
+            os,
+            path: prefix.field("os").field("name"),
+            what: format!("spec.os.name is {os}"),
+        });
+    }
+    signals.extend(pins::selector_signals(
+        spec.node_selector.as_ref(),
+        required_affinity,
+        prefix,
+    ));
+    if let RuntimeClassUse::Found { name, entry } = runtime_class {
+        signals.extend(pins::runtime_class_signals(name, &entry.object, prefix));
+    }
+    signals
+}
+
+/// Images → OS: an image positively known to be of one OS is a signal; multi-OS and unrecognized images
+/// say nothing here.
+fn image_signals(images: &[ContainerImage]) -> Vec<OsSignal> {
+    images
+        .iter()
+        .filter_map(|img| {
+            let os = img.class.os.os()?;
+            Some(OsSignal {
+                os,
+                path: img.path.clone(),
+                what: format!("the image {} is {}", img.image, os_word(os)),
+            })
+        })
+        .collect()
+}
+
+/// The signals a contradiction is looked for in: every pod signal, and the image signals except those of
+/// the mixed-OS minority (reported as `mixed-os-containers` instead).
+fn strong_signals<'s>(
+    pod_signals: &'s [OsSignal],
+    image_signals: &'s [OsSignal],
+    mixed: Option<&MixedOs>,
+) -> Vec<&'s OsSignal> {
+    let images = image_signals
+        .iter()
+        .filter(|s| mixed.is_none_or(|m| s.os != m.minority));
+    pod_signals.iter().chain(images).collect()
+}
+
+/// OS contradiction: the first strong signal and the first later one that names the other OS.
+fn contradiction(strong: &[&OsSignal]) -> Option<OsConflict> {
+    let first = strong.first()?;
+    strong
+        .iter()
+        .find(|s| s.os != first.os)
+        .map(|other| OsConflict {
+            first: (*first).clone(),
+            other: (*other).clone(),
+        })
+}
+
+/// The OS the pod needs, and how it was presumed when no signal named it: a contradiction is a conflict;
+/// else the strong signals' OS; else Windows by the windowsOptions hint; else Linux when an image is
+/// unrecognized (it never contradicts the other signals); else any.
+fn decide_os(
+    strong: &[&OsSignal],
+    conflict: bool,
+    hints: &[OsSignal],
+    images: &[ContainerImage],
+) -> (PodOs, Option<String>) {
+    if conflict {
+        (PodOs::Conflict, None)
+    } else if let Some(first) = strong.first() {
+        (first.os.into(), None)
+    } else if let Some(hint) = hints.first() {
+        (
+            PodOs::Windows,
+            Some(format!("Windows because {}", hint.what)),
+        )
+    } else if let Some(img) = images.iter().find(|i| i.class.os == ImageOs::Unrecognized) {
+        (
+            PodOs::Linux,
+            Some(format!(
+                "presumed Linux: nothing recognizes the image {} and nothing else says which OS the pod needs",
+                img.image
+            )),
+        )
+    } else {
+        (PodOs::Any, None)
+    }
+}
+
+/// Images → builds: the candidate hosts that run every Windows image of known build (hcsshim's rule,
+/// kubernetes-windows-rules.md §5.3); `None` when no image build is known.
+fn image_hosts(placement: &Placement, candidates: &[u32]) -> Option<Vec<u32>> {
+    let image_builds: Vec<&[u32]> = placement.windows_image_builds().map(|(_, b)| b).collect();
+    if image_builds.is_empty() {
+        return None;
+    }
+    Some(
+        candidates
+            .iter()
+            .copied()
+            .filter(|&h| image_builds.iter().all(|b| host_runs_any(h, b)))
+            .collect(),
+    )
+}
+
+/// The runnable builds: the image hosts narrowed to the pinned builds when that leaves any; the pinned
+/// builds when no image build is known; `None` when unknown or unconstrained.
+fn runnable_builds(image_hosts: Option<&[u32]>, build_pin: Option<&BuildPin>) -> Option<Vec<u32>> {
+    let pinned: Option<Vec<u32>> = build_pin.map(|p| p.numbers());
+    match (image_hosts, pinned) {
+        (Some(hosts), Some(pinned)) => {
+            let both: Vec<u32> = hosts
+                .iter()
+                .copied()
+                .filter(|h| pinned.contains(h))
+                .collect();
+            Some(if both.is_empty() {
+                hosts.to_vec()
+            } else {
+                both
+            })
+        }
+        (Some(hosts), None) => Some(hosts.to_vec()),
+        (None, Some(pinned)) if !pinned.is_empty() => Some(pinned),
+        _ => None,
+    }
 }
 
 /// `Windows` / `Linux` for messages.
@@ -676,87 +803,13 @@ fn mixed_os(images: &[ContainerImage], non_image: &[Os]) -> Option<MixedOs> {
     })
 }
 
-/// Test helpers shared by the placement rules' tests.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::{Placement, resolve};
-    use crate::finding::{Finding, Fix};
-    use crate::input::{Limits, parse};
-    use crate::model::{self, ClusterContext, Object};
-    use crate::settings::Settings;
-
-    /// The objects of a YAML text.
-    pub(crate) fn objects(text: &str) -> Vec<Object> {
-        let parsed = parse("t.yaml", text, &Limits::default());
-        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
-        model::objects(&parsed.documents)
-    }
-
-    /// A cluster context from a YAML text of Nodes and RuntimeClasses.
-    pub(crate) fn context(text: &str) -> ClusterContext {
-        let (ctx, errors) = ClusterContext::from_objects(&objects(text));
-        assert!(errors.is_empty(), "{errors:?}");
-        ctx
-    }
-
-    /// A Pod with `spec` (YAML lines indented by two spaces).
-    pub(crate) fn pod(spec: &str) -> String {
-        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{spec}")
-    }
-
-    /// The placement of the first object of `text`.
-    pub(crate) fn placement(
-        text: &str,
-        context: Option<&ClusterContext>,
-        settings: &Settings,
-    ) -> Placement {
-        let objects = objects(text);
-        let template = match model::pod_template(&objects[0]) {
-            Some(Ok(t)) => t,
-            other => panic!("not a workload: {other:?}"),
-        };
-        resolve(&template, context, settings)
-    }
-
-    /// Findings of `rules` (error, warning and info) for `text`.
-    pub(crate) fn findings(
-        text: &str,
-        context: Option<&ClusterContext>,
-        settings: &Settings,
-        rules: &[&str],
-    ) -> Vec<Finding> {
-        crate::check_text("t.yaml", text, context, settings)
-            .findings
-            .into_iter()
-            .filter(|f| rules.contains(&f.rule.as_str()))
-            .collect()
-    }
-
-    /// `(rule, path)` of each finding, sorted.
-    pub(crate) fn rule_paths(findings: &[Finding]) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = findings
-            .iter()
-            .map(|f| (f.rule.clone(), f.path.clone()))
-            .collect();
-        out.sort();
-        out
-    }
-
-    /// Applies a fix (RFC 6902), panicking when it does not apply.
-    pub(crate) fn apply(value: &mut serde_json::Value, fix: &Fix) {
-        let patch: json_patch::Patch =
-            serde_json::from_value(serde_json::Value::Array(fix.patch.clone())).expect("a patch");
-        json_patch::patch(value, &patch).expect("the patch applies");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     // Table rows are tuples.
     #![allow(clippy::type_complexity)]
 
-    use super::testing::{context, placement, pod};
     use super::*;
+    use crate::rules::test_kit::{context, placement, pod};
 
     const WIN: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
     const WIN2019: &str = "mcr.microsoft.com/windows/servercore:ltsc2019";

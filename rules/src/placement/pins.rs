@@ -14,8 +14,8 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use super::{BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, OsSignal, RuntimeClassUse};
 use crate::path::FieldPath;
 use crate::schedule::affinity::requirement_matches;
+use crate::windows::Os;
 use crate::windows::builds::WindowsVersion;
-use crate::windows::images::Os;
 
 const OS_KEYS: [&str; 2] = [OS_LABEL, BETA_OS_LABEL];
 

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use super::{BUILD_LABEL, OS_LABEL, OsPin, Placement, PodOs};
 use crate::model::ClusterContext;
 use crate::settings::Settings;
+use crate::windows::Os;
 use crate::windows::builds::WindowsVersion;
-use crate::windows::images::Os;
 
 /// Whether a Windows pod lacks an OS pin the scheduler enforces (and nothing unchecked could provide one).
 pub fn windows_needs_os_selector(p: &Placement) -> bool {

@@ -9,12 +9,12 @@
 
 use serde_json::Value;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::path::FieldPath;
 use crate::placement::PodOs;
 use crate::schedule::go_quote;
-use crate::windows::images::Os;
+use crate::windows::Os;
 
 /// The container lists of a pod spec, in the order the API server visits them
 /// (`podshelper.VisitContainersWithPath`).
@@ -197,7 +197,7 @@ fn windows_forbidden_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             windows_hint(f.leaf)
         );
         let fix = remove_fix(&f.path, &f.name);
-        out.emit("windows-forbidden-field", &f.path, message, Some(fix));
+        out.emit(RuleId::WindowsForbiddenField, &f.path, message, Some(fix));
     }
 }
 
@@ -226,7 +226,7 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             windows_hint(f.leaf)
         );
         let fix = remove_fix(&f.path, &f.name);
-        out.emit("windows-unsupported-field", &f.path, message, Some(fix));
+        out.emit(RuleId::WindowsUnsupportedField, &f.path, message, Some(fix));
     }
 }
 
@@ -248,7 +248,12 @@ fn linux_forbidden_windows_options(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "the API server rejects this pod: `{path}: Forbidden: windows options cannot be set for a linux pod`; remove windowsOptions from this Linux pod (spec.os.name: linux)"
         );
         let fix = remove_fix(&path, "securityContext.windowsOptions");
-        out.emit("linux-forbidden-windows-options", &path, message, Some(fix));
+        out.emit(
+            RuleId::LinuxForbiddenWindowsOptions,
+            &path,
+            message,
+            Some(fix),
+        );
     }
 }
 
@@ -280,7 +285,7 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
     let prefix = &cx.template.prefix;
     let mut emit = |path: FieldPath, what: String, todo: &str| {
         let message = format!("{what}, which Windows nodes do not support; {todo}");
-        out.emit("windows-unsupported-feature", &path, message, None);
+        out.emit(RuleId::WindowsUnsupportedFeature, &path, message, None);
     };
     // Pod level, in field order.
     if present(raw, &["hostNetwork"]).and_then(Value::as_bool) == Some(true)
@@ -456,122 +461,21 @@ fn stop_signals(cx: &TemplateCx<'_>, declared: Option<Os>, out: &mut Emitter<'_>
             // Valid, or spec.os.name is invalid (os-name-invalid reports it; upstream skips OS checks).
             _ => continue,
         };
-        out.emit("stop-signal-invalid", &path, message, None);
-    }
-}
-
-/// Shared test helpers for the template and object families of this crate's API-validation rules.
-#[cfg(test)]
-pub(super) mod testkit {
-    use super::super::{Emitter, ObjectCx, TemplateCx};
-    use crate::finding::{Finding, Fix};
-    use crate::input::{Limits, parse};
-    use crate::model::{self, Object};
-    use crate::placement::PodOs;
-    use crate::settings::Settings;
-    use crate::windows::images::Os;
-
-    /// The first object of a YAML text.
-    pub(crate) fn object(text: &str) -> Object {
-        let parsed = parse("t.yaml", text, &Limits::default());
-        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
-        model::objects(&parsed.documents).remove(0)
-    }
-
-    /// A pod (kind Pod) with the given spec body (YAML, indented by two spaces under `spec:`).
-    pub(crate) fn pod(spec: &str) -> String {
-        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{spec}")
-    }
-
-    /// Runs one template family on the first object of `text` with a placement whose OS is `os`
-    /// (`None`: the OS `spec.os.name` declares, else `Any`). Inferred-Windows behaviour depends on the
-    /// placement resolver; these tests set the resolved OS directly.
-    pub(crate) fn run_template(
-        text: &str,
-        os: Option<PodOs>,
-        family: fn(&TemplateCx<'_>, &mut Emitter<'_>),
-    ) -> Vec<Finding> {
-        let obj = object(text);
-        let template = match model::pod_template(&obj) {
-            Some(Ok(t)) => t,
-            other => panic!("not a valid workload: {other:?}"),
-        };
-        let declared_os = match template.spec.os.as_ref().map(|o| o.name.as_str()) {
-            Some("windows") => Some(Os::Windows),
-            Some("linux") => Some(Os::Linux),
-            _ => None,
-        };
-        let resolved = os.unwrap_or(match declared_os {
-            Some(Os::Windows) => PodOs::Windows,
-            Some(Os::Linux) => PodOs::Linux,
-            None => PodOs::Any,
-        });
-        let settings = Settings::default();
-        // The real resolver, with the OS forced: these tests are about the family, not inference.
-        let mut placement = crate::placement::resolve(&template, None, &settings);
-        placement.os = resolved;
-        placement.declared_os = declared_os;
-        let mut findings = Vec::new();
-        let mut out = Emitter::new(&obj, &settings, &mut findings);
-        let cx = TemplateCx {
-            object: &obj,
-            template: &template,
-            placement: &placement,
-            context: None,
-            settings: &settings,
-            nodes: None,
-        };
-        family(&cx, &mut out);
-        findings
-    }
-
-    /// Runs one object family on the first object of `text`.
-    pub(crate) fn run_object(
-        text: &str,
-        settings: &Settings,
-        family: fn(&ObjectCx<'_>, &mut Emitter<'_>),
-    ) -> Vec<Finding> {
-        let obj = object(text);
-        let mut findings = Vec::new();
-        let mut out = Emitter::new(&obj, settings, &mut findings);
-        let cx = ObjectCx {
-            object: &obj,
-            settings,
-        };
-        family(&cx, &mut out);
-        findings
-    }
-
-    /// `(rule, path)` of each finding, in order.
-    pub(crate) fn rule_paths(findings: &[Finding]) -> Vec<(String, String)> {
-        findings
-            .iter()
-            .map(|f| (f.rule.clone(), f.path.clone()))
-            .collect()
-    }
-
-    /// Applies a fix to `value` (RFC 6902), panicking on a patch that does not apply.
-    pub(crate) fn apply(value: &mut serde_json::Value, fix: &Fix) {
-        let patch: json_patch::Patch =
-            serde_json::from_value(serde_json::Value::Array(fix.patch.clone())).expect("a patch");
-        json_patch::patch(value, &patch).expect("the patch applies");
+        out.emit(RuleId::StopSignalInvalid, &path, message, None);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::testkit::{apply, pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{apply, object, pod, rule_path, rule_paths, run_template};
 
     fn run(text: &str, os: Option<PodOs>) -> Vec<(String, String)> {
         rule_paths(&run_template(text, os, check))
     }
 
     fn rows(rule: &str, paths: &[&str]) -> Vec<(String, String)> {
-        paths
-            .iter()
-            .map(|p| (rule.to_string(), p.to_string()))
-            .collect()
+        paths.iter().map(|p| rule_path(rule, p)).collect()
     }
 
     /// Every §1.2 field, pod and container level, each container list.
@@ -643,7 +547,7 @@ mod tests {
                 .contains("Forbidden: may not be set for a windows pod")
         );
         // Applying every fix in order leaves nothing to report.
-        let mut value = super::testkit::object(&text).value;
+        let mut value = object(&text).value;
         for f in &findings {
             apply(&mut value, f.fix.as_ref().expect("fixable"));
         }

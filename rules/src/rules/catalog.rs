@@ -1,4 +1,5 @@
-//! The rule catalogue: one table of rule metadata (id, family, default severity, title, summary).
+//! The rule catalogue: one table of rule metadata (id, family, default severity, title, summary), one row
+//! per [`RuleId`] ([`meta`]; [`rule`] looks a row up by its string id).
 //!
 //! The CLI (`winplace rules`), the dashboard's rules page and `docs/rules/README.md` all come from, or are
 //! tested against, [`RULES`], so they cannot drift apart. Rule ids are stable; each has a page at
@@ -11,6 +12,7 @@
 //! assert!(catalog::doc_url(meta.id).ends_with("/docs/rules/windows-pod-without-os-selector.md"));
 //! ```
 
+use super::RuleId;
 use crate::Severity;
 
 /// Which part of the catalogue a rule belongs to.
@@ -77,7 +79,10 @@ impl Family {
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleMeta {
-    /// Stable kebab-case id (`windows-pod-without-os-selector`).
+    /// The rule this row describes: the row's key. Not serialized: `id` says it on the wire.
+    #[serde(skip)]
+    pub rule: RuleId,
+    /// Stable kebab-case id (`windows-pod-without-os-selector`), `rule.as_str()`.
     pub id: &'static str,
     /// The part of the catalogue the rule belongs to.
     pub family: Family,
@@ -97,7 +102,7 @@ pub struct RuleMeta {
 /// Shorthand for the table below.
 #[allow(clippy::too_many_arguments)]
 const fn r(
-    id: &'static str,
+    rule: RuleId,
     family: Family,
     severity: Severity,
     title: &'static str,
@@ -106,7 +111,8 @@ const fn r(
     needs_context: bool,
 ) -> RuleMeta {
     RuleMeta {
-        id,
+        rule,
+        id: rule.as_str(),
         family,
         severity,
         title,
@@ -119,11 +125,12 @@ const fn r(
 use Family::*;
 use Severity::{Error as E, Info as I, Warning as W};
 
-/// Every rule, grouped by family in catalogue order (DESIGN.md "Rule catalogue").
+/// Every rule, grouped by family in catalogue order (DESIGN.md "Rule catalogue"): one row per [`RuleId`], at
+/// the index of its variant.
 pub const RULES: &[RuleMeta] = &[
     // OS identity
     r(
-        "os-name-invalid",
+        RuleId::OsNameInvalid,
         OsIdentity,
         E,
         "Invalid spec.os.name",
@@ -132,7 +139,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "os-conflict",
+        RuleId::OsConflict,
         OsIdentity,
         E,
         "Contradicting OS signals",
@@ -141,7 +148,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "mixed-os-containers",
+        RuleId::MixedOsContainers,
         OsIdentity,
         E,
         "Windows and Linux containers in one pod",
@@ -151,7 +158,7 @@ pub const RULES: &[RuleMeta] = &[
     ),
     // Windows pods
     r(
-        "windows-pod-without-os-selector",
+        RuleId::WindowsPodWithoutOsSelector,
         WindowsPods,
         E,
         "Windows pod without OS selector",
@@ -160,7 +167,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-pod-without-toleration",
+        RuleId::WindowsPodWithoutToleration,
         WindowsPods,
         E,
         "Windows pod does not tolerate the Windows taint",
@@ -169,7 +176,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "toleration-case-mismatch",
+        RuleId::TolerationCaseMismatch,
         WindowsPods,
         E,
         "Toleration differs from the taint only in letter case",
@@ -178,7 +185,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-pod-without-build-selector",
+        RuleId::WindowsPodWithoutBuildSelector,
         WindowsPods,
         W,
         "Windows pod without build selector",
@@ -187,7 +194,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-build-mismatch",
+        RuleId::WindowsBuildMismatch,
         WindowsPods,
         E,
         "Selected Windows build cannot run the image",
@@ -196,7 +203,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-images-build-conflict",
+        RuleId::WindowsImagesBuildConflict,
         WindowsPods,
         E,
         "No Windows build runs all images",
@@ -205,7 +212,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-image-build-unknown",
+        RuleId::WindowsImageBuildUnknown,
         WindowsPods,
         W,
         "Windows image of unknown build",
@@ -214,7 +221,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-version-unsupported",
+        RuleId::WindowsVersionUnsupported,
         WindowsPods,
         W,
         "Windows build outside the supported list",
@@ -223,7 +230,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "deprecated-os-label",
+        RuleId::DeprecatedOsLabel,
         WindowsPods,
         W,
         "Deprecated beta OS/arch label",
@@ -233,7 +240,7 @@ pub const RULES: &[RuleMeta] = &[
     ),
     // Linux pods
     r(
-        "linux-pod-without-os-selector",
+        RuleId::LinuxPodWithoutOsSelector,
         LinuxPods,
         W,
         "Linux pod without OS selector",
@@ -242,7 +249,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "linux-pod-tolerates-windows-taint",
+        RuleId::LinuxPodToleratesWindowsTaint,
         LinuxPods,
         E,
         "Linux pod tolerates the Windows taint",
@@ -252,7 +259,7 @@ pub const RULES: &[RuleMeta] = &[
     ),
     // RuntimeClass
     r(
-        "runtimeclass-not-found",
+        RuleId::RuntimeClassNotFound,
         RuntimeClass,
         E,
         "RuntimeClass not found",
@@ -261,7 +268,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "runtimeclass-selector-conflict",
+        RuleId::RuntimeClassSelectorConflict,
         RuntimeClass,
         E,
         "Pod nodeSelector conflicts with its RuntimeClass",
@@ -270,7 +277,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "runtimeclass-overhead-mismatch",
+        RuleId::RuntimeClassOverheadMismatch,
         RuntimeClass,
         E,
         "Pod overhead does not match its RuntimeClass",
@@ -279,7 +286,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "runtimeclass-deprecated-api",
+        RuleId::RuntimeClassDeprecatedApi,
         RuntimeClass,
         E,
         "RuntimeClass uses node.k8s.io/v1beta1",
@@ -288,7 +295,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "runtimeclass-docker-handler",
+        RuleId::RuntimeClassDockerHandler,
         RuntimeClass,
         W,
         "RuntimeClass uses the docker handler",
@@ -297,7 +304,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "runtimeclass-hyperv-handler",
+        RuleId::RuntimeClassHyperVHandler,
         RuntimeClass,
         W,
         "RuntimeClass uses Hyper-V isolation",
@@ -306,7 +313,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "runtimeclass-unchecked",
+        RuleId::RuntimeClassUnchecked,
         RuntimeClass,
         I,
         "RuntimeClass not checked",
@@ -316,7 +323,7 @@ pub const RULES: &[RuleMeta] = &[
     ),
     // API validation the cluster would reject
     r(
-        "windows-forbidden-field",
+        RuleId::WindowsForbiddenField,
         ApiValidation,
         E,
         "Field forbidden on a Windows pod",
@@ -325,7 +332,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-unsupported-field",
+        RuleId::WindowsUnsupportedField,
         ApiValidation,
         W,
         "Linux-only field on an inferred Windows pod",
@@ -334,7 +341,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "linux-forbidden-windows-options",
+        RuleId::LinuxForbiddenWindowsOptions,
         ApiValidation,
         E,
         "windowsOptions on a Linux pod",
@@ -343,7 +350,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-unsupported-feature",
+        RuleId::WindowsUnsupportedFeature,
         ApiValidation,
         E,
         "Feature Windows nodes do not support",
@@ -352,7 +359,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "run-as-user-name-invalid",
+        RuleId::RunAsUserNameInvalid,
         ApiValidation,
         E,
         "Invalid runAsUserName",
@@ -361,7 +368,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "gmsa-credential-spec-invalid",
+        RuleId::GmsaCredentialSpecInvalid,
         ApiValidation,
         E,
         "Invalid gMSA credential spec",
@@ -370,7 +377,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "hostprocess-inconsistent",
+        RuleId::HostProcessInconsistent,
         ApiValidation,
         E,
         "Inconsistent HostProcess pod",
@@ -379,7 +386,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "stop-signal-invalid",
+        RuleId::StopSignalInvalid,
         ApiValidation,
         E,
         "Invalid lifecycle.stopSignal",
@@ -388,7 +395,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "toleration-invalid",
+        RuleId::TolerationInvalid,
         ApiValidation,
         E,
         "Invalid toleration",
@@ -397,7 +404,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "node-affinity-invalid",
+        RuleId::NodeAffinityInvalid,
         ApiValidation,
         E,
         "Invalid node affinity",
@@ -406,7 +413,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "unknown-field",
+        RuleId::UnknownField,
         ApiValidation,
         W,
         "Unknown field where placement is decided",
@@ -415,7 +422,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "manifest-invalid",
+        RuleId::ManifestInvalid,
         ApiValidation,
         E,
         "Field has the wrong type",
@@ -425,7 +432,7 @@ pub const RULES: &[RuleMeta] = &[
     ),
     // Cluster
     r(
-        "no-schedulable-node",
+        RuleId::NoSchedulableNode,
         Cluster,
         E,
         "No node can take the pod",
@@ -434,7 +441,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "schedulable-on-wrong-os",
+        RuleId::SchedulableOnWrongOs,
         Cluster,
         E,
         "Pod can be scheduled on a node of the wrong OS",
@@ -443,7 +450,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "schedulable-on-incompatible-build",
+        RuleId::SchedulableOnIncompatibleBuild,
         Cluster,
         E,
         "Pod can be scheduled on an incompatible Windows build",
@@ -452,7 +459,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "windows-node-untainted",
+        RuleId::WindowsNodeUntainted,
         Cluster,
         W,
         "Windows node without taint",
@@ -461,7 +468,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-node-missing-build-label",
+        RuleId::WindowsNodeMissingBuildLabel,
         Cluster,
         W,
         "Windows node without build label",
@@ -470,7 +477,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-node-build-label-mismatch",
+        RuleId::WindowsNodeBuildLabelMismatch,
         Cluster,
         E,
         "Windows node build label differs from its kernel version",
@@ -479,7 +486,7 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
-        "windows-node-unsupported-version",
+        RuleId::WindowsNodeUnsupportedVersion,
         Cluster,
         W,
         "Windows node runs an unsupported version",
@@ -489,7 +496,7 @@ pub const RULES: &[RuleMeta] = &[
     ),
     // Live state
     r(
-        "pod-on-wrong-os",
+        RuleId::PodOnWrongOs,
         LiveState,
         E,
         "Pod running on a node of the wrong OS",
@@ -498,7 +505,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "pod-on-incompatible-build",
+        RuleId::PodOnIncompatibleBuild,
         LiveState,
         E,
         "Pod on an incompatible Windows build",
@@ -507,7 +514,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "pod-pending-placement",
+        RuleId::PodPendingPlacement,
         LiveState,
         E,
         "Pod pending: no node matches taints or selectors",
@@ -516,7 +523,7 @@ pub const RULES: &[RuleMeta] = &[
         true,
     ),
     r(
-        "pod-image-os-error",
+        RuleId::PodImageOsError,
         LiveState,
         E,
         "Container waiting: image OS does not fit the node",
@@ -526,9 +533,30 @@ pub const RULES: &[RuleMeta] = &[
     ),
 ];
 
-/// The metadata of rule `id`, or `None` for an unknown id.
+// Every rule has exactly one row, at its variant's index, so that `meta` needs no search and cannot fail;
+// checked when the crate compiles.
+const _: () = {
+    assert!(RULES.len() == RuleId::ALL.len());
+    let mut i = 0;
+    while i < RULES.len() {
+        assert!(RULES[i].rule as usize == i);
+        i += 1;
+    }
+};
+
+/// The metadata of `rule`.
+///
+/// ```
+/// use winplace_rules::rules::{catalog, RuleId};
+/// assert_eq!(catalog::meta(RuleId::OsConflict).id, "os-conflict");
+/// ```
+pub fn meta(rule: RuleId) -> &'static RuleMeta {
+    &RULES[rule as usize]
+}
+
+/// The metadata of the rule whose id is `id`, or `None` for an unknown id.
 pub fn rule(id: &str) -> Option<&'static RuleMeta> {
-    RULES.iter().find(|m| m.id == id)
+    id.parse().ok().map(meta)
 }
 
 /// The documentation page of rule `id`.
@@ -591,6 +619,17 @@ mod tests {
         for m in RULES {
             assert!(seen.insert(m.id), "duplicate rule id {}", m.id);
             assert!(is_kebab(m.id), "rule id {:?} is not kebab-case", m.id);
+        }
+    }
+
+    #[test]
+    fn every_rule_id_has_exactly_one_row() {
+        assert_eq!(RULES.len(), RuleId::ALL.len());
+        for id in RuleId::ALL {
+            let rows = RULES.iter().filter(|m| m.rule == id).count();
+            assert_eq!(rows, 1, "{id} has {rows} rows");
+            assert_eq!((meta(id).rule, meta(id).id), (id, id.as_str()));
+            assert_eq!(rule(id.as_str()).map(|m| m.rule), Some(id));
         }
     }
 

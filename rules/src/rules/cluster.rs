@@ -5,7 +5,7 @@
 //! RuntimeClass merge), `NoSchedule`/`NoExecute` taints and cordons, as the scheduler filters them
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::placement::{BUILD_LABEL, OS_LABEL, PodOs, fit, host_runs_any, os_word};
 use crate::windows::builds::build_display;
 
@@ -35,7 +35,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let fit = fit(p, index);
     if fit.candidates.is_empty() {
         out.emit(
-            "no-schedulable-node",
+            RuleId::NoSchedulableNode,
             &p.prefix,
             format!(
                 "No node can take this pod, so it stays Pending: {}. Change its selectors or tolerations, or add nodes that match.",
@@ -60,7 +60,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "Linux"
         };
         out.emit(
-            "schedulable-on-wrong-os",
+            RuleId::SchedulableOnWrongOs,
             &p.prefix.field("nodeSelector").key(OS_LABEL),
             format!(
                 "This {} pod can be scheduled on {other} nodes, where it cannot run: {}. Give it the nodeSelector {OS_LABEL}: {os} (and taint the Windows nodes).",
@@ -89,7 +89,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             .and_then(|(i, _)| p.images.get(*i))
             .map_or("", |img| img.image.as_str());
         out.emit(
-            "schedulable-on-incompatible-build",
+            RuleId::SchedulableOnIncompatibleBuild,
             &p.prefix.field("nodeSelector").key(BUILD_LABEL),
             format!(
                 "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). Pin the build with the nodeSelector {BUILD_LABEL}.",
@@ -107,7 +107,7 @@ mod tests {
     #![allow(clippy::type_complexity)]
 
     use crate::model::ClusterContext;
-    use crate::placement::testing::{context, findings, pod, rule_paths};
+    use crate::rules::test_kit::{context, findings, pod, rule_path, sorted_rule_paths};
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -137,10 +137,6 @@ mod tests {
         ))
     }
 
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
-
     #[test]
     fn triggers_and_non_triggers() {
         let taint = "{key: os, value: windows, effect: NoSchedule}";
@@ -163,7 +159,7 @@ mod tests {
                 "§3.2 untainted Windows node takes a Linux pod",
                 &open,
                 image("ghcr.io/example/api:1"),
-                vec![rp(
+                vec![rule_path(
                     "schedulable-on-wrong-os",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
@@ -190,7 +186,7 @@ mod tests {
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
                     image("mcr.microsoft.com/windows/servercore:ltsc2025")
                 ),
-                vec![rp("no-schedulable-node", "spec")],
+                vec![rule_path("no-schedulable-node", "spec")],
             ),
             (
                 "§5.3 a 2019 node is feasible for a 2022 image",
@@ -199,7 +195,7 @@ mod tests {
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     image(WIN)
                 ),
-                vec![rp(
+                vec![rule_path(
                     "schedulable-on-incompatible-build",
                     "spec.nodeSelector[node.kubernetes.io/windows-build]",
                 )],
@@ -224,7 +220,7 @@ mod tests {
             ),
         ];
         for (reference, ctx, spec, want) in rows {
-            let got = rule_paths(&findings(
+            let got = sorted_rule_paths(&findings(
                 &pod(&spec),
                 Some(ctx),
                 &Settings::default(),

@@ -1,7 +1,7 @@
 //! Linux pods that could land on Windows nodes: `linux-pod-without-os-selector`,
 //! `linux-pod-tolerates-windows-taint`.
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
@@ -47,7 +47,7 @@ fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     }
     out.emit(
-        "linux-pod-without-os-selector",
+        RuleId::LinuxPodWithoutOsSelector,
         &p.prefix.field("nodeSelector").key(OS_LABEL),
         format!(
             "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, so only the Windows nodes' taint keeps it off them (spec.os.name does not: the scheduler ignores it). Add the nodeSelector kubernetes.io/os: linux.",
@@ -86,7 +86,7 @@ fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>)
         return;
     };
     out.emit(
-        "linux-pod-tolerates-windows-taint",
+        RuleId::LinuxPodToleratesWindowsTaint,
         &path,
         format!(
             "{who} tolerates the Windows taint {}, and nothing else keeps this Linux pod ({}) off Windows nodes, so it can be placed on one where it cannot run. Keep the toleration if other taints need it, and add the nodeSelector kubernetes.io/os: linux.",
@@ -102,7 +102,9 @@ mod tests {
     // Table rows are tuples.
     #![allow(clippy::type_complexity)]
 
-    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::rules::test_kit::{
+        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+    };
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -111,13 +113,9 @@ mod tests {
     ];
     const APP: &str = "  containers: [{name: c, image: ghcr.io/example/shop-api:2.3.1}]\n";
 
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
-
     #[test]
     fn triggers_and_non_triggers() {
-        let without = rp(
+        let without = rule_path(
             "linux-pod-without-os-selector",
             "spec.nodeSelector[kubernetes.io/os]",
         );
@@ -155,7 +153,7 @@ mod tests {
                     "  tolerations: [{{key: gpu, operator: Exists}}, {{operator: Exists}}]\n{APP}"
                 ),
                 vec![
-                    rp("linux-pod-tolerates-windows-taint", "spec.tolerations[1]"),
+                    rule_path("linux-pod-tolerates-windows-taint", "spec.tolerations[1]"),
                     without.clone(),
                 ],
             ),
@@ -165,7 +163,7 @@ mod tests {
                     "  tolerations: [{{key: os, operator: Exists, effect: NoSchedule}}]\n{APP}"
                 ),
                 vec![
-                    rp("linux-pod-tolerates-windows-taint", "spec.tolerations[0]"),
+                    rule_path("linux-pod-tolerates-windows-taint", "spec.tolerations[0]"),
                     without.clone(),
                 ],
             ),
@@ -186,7 +184,7 @@ mod tests {
             ),
         ];
         for (reference, spec, want) in rows {
-            let got = rule_paths(&findings(&pod(&spec), None, &Settings::default(), RULES));
+            let got = sorted_rule_paths(&findings(&pod(&spec), None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
     }
@@ -198,10 +196,10 @@ mod tests {
             "apiVersion: v1\nkind: Node\nmetadata: {name: w, labels: {kubernetes.io/os: windows}}\n",
         );
         let text = pod(&format!("  tolerations: [{{operator: Exists}}]\n{APP}"));
-        let got = rule_paths(&findings(&text, Some(&ctx), &Settings::default(), RULES));
+        let got = sorted_rule_paths(&findings(&text, Some(&ctx), &Settings::default(), RULES));
         assert_eq!(
             got,
-            [rp(
+            [rule_path(
                 "linux-pod-without-os-selector",
                 "spec.nodeSelector[kubernetes.io/os]"
             )]

@@ -19,15 +19,15 @@
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
-use super::Emitter;
+use super::{Emitter, RuleId};
 use crate::finding::Finding;
 use crate::input::LineMap;
 use crate::model::Object;
 use crate::path::{FieldPath, Segment};
 use crate::placement::{Placement, PodOs, host_runs_any, os_word};
 use crate::settings::Settings;
+use crate::windows::Os;
 use crate::windows::builds::build_display;
-use crate::windows::images::Os;
 
 /// Runtime messages that say the image's OS or build does not fit the host, lowercase.
 ///
@@ -421,7 +421,7 @@ fn wrong_os(t: &TemplateFacts, node: LiveNode<'_>, out: &mut Emitter<'_>) {
         .map(|w| format!(" ({w})"))
         .unwrap_or_default();
     out.emit(
-        "pod-on-wrong-os",
+        RuleId::PodOnWrongOs,
         &FieldPath::parse("spec.nodeName"),
         format!(
             "This {} pod{why} is bound to the {} node {}, where it cannot run. Give its workload the nodeSelector kubernetes.io/os: {}, then delete the pod so that it is re-created on a {} node.",
@@ -441,7 +441,7 @@ fn incompatible_build(t: &TemplateFacts, node: LiveNode<'_>, out: &mut Emitter<'
         return;
     };
     out.emit(
-        "pod-on-incompatible-build",
+        RuleId::PodOnIncompatibleBuild,
         &bad.path,
         format!(
             "This pod is on {} ({}), which cannot run its image {} (built for {}) with process isolation; the container fails with `The operating system of the container does not match the operating system of the host. (0xc0370101)`. Pin the build in its workload with the nodeSelector node.kubernetes.io/windows-build, then delete the pod so that it is re-created on a compatible node.",
@@ -461,7 +461,7 @@ fn pending(pod: &PodFacts, fit: Option<&str>, out: &mut Emitter<'_>) {
     };
     let winplace = fit.map(|f| format!(" {f}")).unwrap_or_default();
     out.emit(
-        "pod-pending-placement",
+        RuleId::PodPendingPlacement,
         &FieldPath::parse("status.conditions")
             .index(*index)
             .field("message"),
@@ -515,7 +515,7 @@ fn image_os_error(
             format!(" ({})", e.reason)
         };
         out.emit(
-            "pod-image-os-error",
+            RuleId::PodImageOsError,
             &FieldPath::parse("status")
                 .field(e.list.status_field())
                 .index(e.status_index)

@@ -2,8 +2,12 @@
 //!
 //! [`evaluate`] walks the objects: Nodes and RuntimeClasses get the object rules, workloads get their pod
 //! template resolved once ([`crate::placement::resolve`]) and every template family run over it.
+//!
+//! Rules name themselves by [`RuleId`] when they emit a finding, so a misspelt id does not compile; the
+//! finding carries the id's string ([`RuleId::as_str`]).
 
 pub mod catalog;
+mod id;
 
 // Template rules: fed by the effective placement.
 mod cluster;
@@ -22,14 +26,19 @@ mod nodes;
 mod runtimeclass_objects;
 // Live state (the server's audit of running pods).
 pub(crate) mod live_state;
+// The tests' kit.
+#[cfg(test)]
+pub(crate) mod test_kit;
 
 use crate::finding::{Finding, Fix, Severity};
 use crate::model::{self, ClusterContext, Object, PodTemplate};
 use crate::path::FieldPath;
 use crate::placement::{NodeIndex, Placement, Resolver};
 use crate::settings::Settings;
-use crate::windows::images::ImageClass;
+use crate::windows::ImageClass;
 use std::collections::BTreeMap;
+
+pub use id::{RuleId, UnknownRuleId};
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {
@@ -98,7 +107,7 @@ pub fn evaluate_with_manifests(
         match model::pod_template(object) {
             None => {}
             Some(Err(error)) => out.emit(
-                "manifest-invalid",
+                RuleId::ManifestInvalid,
                 &error.path,
                 format!("{}; the API server rejects this object", error.message),
                 None,
@@ -209,24 +218,26 @@ impl<'a> Emitter<'a> {
     }
 
     /// Records a finding of `rule` at `path` with the rule's default severity.
-    pub(crate) fn emit(&mut self, rule: &str, path: &FieldPath, message: String, fix: Option<Fix>) {
-        let severity = catalog::rule(rule).map_or(Severity::Error, |r| r.severity);
-        self.emit_as(rule, severity, path, message, fix);
+    pub(crate) fn emit(
+        &mut self,
+        rule: RuleId,
+        path: &FieldPath,
+        message: String,
+        fix: Option<Fix>,
+    ) {
+        self.emit_as(rule, catalog::meta(rule).severity, path, message, fix);
     }
 
     /// Records a finding of `rule` with a severity the rule chose (settings' overrides still win).
     pub(crate) fn emit_as(
         &mut self,
-        rule: &str,
+        rule: RuleId,
         severity: Severity,
         path: &FieldPath,
         message: String,
         fix: Option<Fix>,
     ) {
-        debug_assert!(
-            catalog::rule(rule).is_some(),
-            "rule {rule} is not in the catalogue"
-        );
+        let rule = rule.as_str();
         if self.settings.disabled_rules.iter().any(|r| r == rule) {
             return;
         }

@@ -1,7 +1,7 @@
 //! API validation of node affinity (`ValidateNodeSelector`, `ValidatePreferredSchedulingTerms`,
 //! kubernetes-windows-rules.md §3.4): `node-affinity-invalid`.
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::path::FieldPath;
 use crate::schedule::affinity::{
     AffinityProblem, validate_node_selector, validate_preferred_terms,
@@ -46,13 +46,13 @@ fn emit(path: &FieldPath, p: &AffinityProblem, out: &mut Emitter<'_>) {
         p.kind.as_str(),
         p.message
     );
-    out.emit("node-affinity-invalid", path, message, None);
+    out.emit(RuleId::NodeAffinityInvalid, path, message, None);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{pod, rule_paths, run_template};
 
     const REQ: &str = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
     const PREF: &str = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";

@@ -4,7 +4,7 @@
 
 use k8s_openapi::api::core::v1::{Node, Taint};
 
-use super::{Emitter, ObjectCx};
+use super::{Emitter, ObjectCx, RuleId};
 use crate::model::{decode, node_os};
 use crate::path::FieldPath;
 use crate::schedule::taints::{filters, taint_display};
@@ -27,7 +27,7 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
         Ok(node) => node,
         Err(e) => {
             let message = format!("{}; the API server rejects this object", e.message);
-            out.emit("manifest-invalid", &e.path, message, None);
+            out.emit(RuleId::ManifestInvalid, &e.path, message, None);
             return;
         }
     };
@@ -76,7 +76,7 @@ fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
         "this Windows node has no NoSchedule or NoExecute taint, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
     );
     let path = FieldPath::root().field("spec").field("taints");
-    out.emit("windows-node-untainted", &path, message, None);
+    out.emit(RuleId::WindowsNodeUntainted, &path, message, None);
 }
 
 /// The node's kernel version as a Windows version (`status.nodeInfo.kernelVersion`).
@@ -113,13 +113,13 @@ fn build_label(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
             let message = format!(
                 "this Windows node has no {BUILD_LABEL} label, so pods that select a Windows build never land on it; label it with the build of its kernel version (`kubectl label node {name} {BUILD_LABEL}={value}`)"
             );
-            out.emit("windows-node-missing-build-label", &path, message, None);
+            out.emit(RuleId::WindowsNodeMissingBuildLabel, &path, message, None);
         }
         (Some(label), Some(kernel)) if label != kernel => {
             let message = format!(
                 "this Windows node's {BUILD_LABEL} label says {label} but its kernel version is build {kernel}: pods pinned to {label} land here and fail with `The operating system of the container does not match the operating system of the host`; correct the label (`kubectl label node {name} --overwrite {BUILD_LABEL}={kernel}`)"
             );
-            out.emit("windows-node-build-label-mismatch", &path, message, None);
+            out.emit(RuleId::WindowsNodeBuildLabelMismatch, &path, message, None);
         }
         _ => {}
     }
@@ -165,13 +165,13 @@ fn unsupported_version(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
             list.join(", ")
         }
     );
-    out.emit("windows-node-unsupported-version", &path, message, None);
+    out.emit(RuleId::WindowsNodeUnsupportedVersion, &path, message, None);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{rule_paths, run_object};
     use super::*;
+    use crate::rules::test_kit::{rule_paths, run_object};
     use crate::settings::Settings;
 
     fn node(labels: &str, taints: &str, kernel: &str) -> String {

@@ -2,10 +2,10 @@
 
 use serde_json::json;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::{OsSignal, os_word};
-use crate::windows::images::Os;
+use crate::windows::Os;
 
 /// Runs the OS-identity rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
@@ -42,7 +42,7 @@ fn os_name_invalid(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         None => "use exactly `linux` or `windows`".to_string(),
     };
     out.emit(
-        "os-name-invalid",
+        RuleId::OsNameInvalid,
         &os_path,
         format!("The API server rejects this pod template ({upstream}); {advice}."),
         fix,
@@ -77,7 +77,7 @@ fn os_conflict(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     };
     let (first, other) = (&conflict.first, &conflict.other);
     out.emit(
-        "os-conflict",
+        RuleId::OsConflict,
         &other.path,
         format!(
             "This pod's OS signals disagree: {} ({}), but {} ({}); {}. Decide which OS the workload needs and make every signal say it.",
@@ -113,7 +113,7 @@ fn mixed_os_containers(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         Os::Windows => Os::Linux,
     };
     out.emit(
-        "mixed-os-containers",
+        RuleId::MixedOsContainers,
         &minority.path,
         format!(
             "This pod mixes {} images ({}) with {} images ({}); a pod runs on one node, so some of its containers can never start. Move the {} container(s) to a separate workload, or use a {} build or multi-OS tag of the image.",
@@ -133,30 +133,26 @@ mod tests {
     // Table rows are tuples.
     #![allow(clippy::type_complexity)]
 
-    use crate::placement::testing::{apply, findings, pod, rule_paths};
+    use crate::rules::test_kit::{apply, findings, object, pod, rule_path, sorted_rule_paths};
     use crate::settings::Settings;
 
     const RULES: &[&str] = &["os-name-invalid", "os-conflict", "mixed-os-containers"];
     const WIN: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
 
     fn run(spec: &str) -> Vec<(String, String)> {
-        rule_paths(&findings(&pod(spec), None, &Settings::default(), RULES))
-    }
-
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
+        sorted_rule_paths(&findings(&pod(spec), None, &Settings::default(), RULES))
     }
 
     #[test]
     fn triggers_and_non_triggers() {
         let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
-            ("§1.1 wrong case", format!("  os: {{name: Windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![rp("os-name-invalid", "spec.os")]),
-            ("§1.1 empty name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rp("os-name-invalid", "spec.os")]),
+            ("§1.1 wrong case", format!("  os: {{name: Windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![rule_path("os-name-invalid", "spec.os")]),
+            ("§1.1 empty name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-name-invalid", "spec.os")]),
             ("§1.1 valid", "  os: {name: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![]),
-            ("§1.6 declared vs selector", "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rp("os-conflict", "spec.nodeSelector[kubernetes.io/os]")]),
+            ("§1.6 declared vs selector", "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-conflict", "spec.nodeSelector[kubernetes.io/os]")]),
             ("signals agree", format!("  os: {{name: windows}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![]),
             ("unrecognized image takes the declared OS", "  os: {name: windows}\n  containers: [{name: c, image: registry.example.com/app:1}]\n".into(), vec![]),
-            ("§8 mixed", format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: nginx:1.27}}]\n"), vec![rp("mixed-os-containers", "spec.containers[1].image")]),
+            ("§8 mixed", format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: nginx:1.27}}]\n"), vec![rule_path("mixed-os-containers", "spec.containers[1].image")]),
             ("multi-OS is neutral", format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: registry.k8s.io/pause:3.10}}]\n"), vec![]),
         ];
         for (reference, spec, want) in rows {
@@ -171,8 +167,7 @@ mod tests {
         ));
         let found = findings(&text, None, &Settings::default(), RULES);
         let fix = found[0].fix.as_ref().expect("a fix");
-        let mut value: serde_json::Value =
-            crate::placement::testing::objects(&text)[0].value.clone();
+        let mut value: serde_json::Value = object(&text).value;
         apply(&mut value, fix);
         assert_eq!(value["spec"]["os"]["name"], "windows");
         let again = findings(&value.to_string(), None, &Settings::default(), RULES);

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
-use super::{Emitter, ObjectCx, tolerations, unknown_fields, windows_pods};
+use super::{Emitter, ObjectCx, RuleId, tolerations, unknown_fields, windows_pods};
 use crate::finding::Fix;
 use crate::model::{decode, get};
 use crate::path::FieldPath;
@@ -37,7 +37,7 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
     }
     if !alpha && let Err(e) = decode::<RuntimeClass>(&as_v1, &FieldPath::root()) {
         let message = format!("{}; the API server rejects this object", e.message);
-        out.emit("manifest-invalid", &e.path, message, None);
+        out.emit(RuleId::ManifestInvalid, &e.path, message, None);
         return;
     }
     deprecated_api(cx, out);
@@ -66,7 +66,7 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
             Ok(list) => tolerations::check_tolerations(&list, &tolerations_path, out),
             Err(e) => {
                 let message = format!("{}; the API server rejects this object", e.message);
-                out.emit("manifest-invalid", &e.path, message, None);
+                out.emit(RuleId::ManifestInvalid, &e.path, message, None);
             }
         }
     }
@@ -103,14 +103,14 @@ fn deprecated_api(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
     let message = format!(
         "RuntimeClass {api_version} is no longer served (node.k8s.io/v1beta1 was removed in Kubernetes 1.25; {API_VERSION_V1} exists since 1.20), so current clusters refuse this manifest; {todo}"
     );
-    out.emit("runtimeclass-deprecated-api", &path, message, fix);
+    out.emit(RuleId::RuntimeClassDeprecatedApi, &path, message, fix);
 }
 
 /// `runtimeclass-docker-handler` and `runtimeclass-hyperv-handler`.
 fn handler_rules(handler: &str, path: &FieldPath, out: &mut Emitter<'_>) {
     match handler {
         "docker" => out.emit(
-            "runtimeclass-docker-handler",
+            RuleId::RuntimeClassDockerHandler,
             path,
             format!(
                 "the handler `docker` names dockershim, which was removed in Kubernetes 1.24 and never supported runtime handlers; unless your nodes configure a runtime called docker, pods of this class get no sandbox: set handler: {HANDLER_WCOW_PROCESS} (containerd's Windows runtime) or the handler your nodes configure"
@@ -118,7 +118,7 @@ fn handler_rules(handler: &str, path: &FieldPath, out: &mut Emitter<'_>) {
             None,
         ),
         HANDLER_WCOW_HYPERVISOR => out.emit(
-            "runtimeclass-hyperv-handler",
+            RuleId::RuntimeClassHyperVHandler,
             path,
             format!(
                 "the handler {HANDLER_WCOW_HYPERVISOR} runs pods with Hyper-V isolation, which Kubernetes does not support on Windows (and HostProcess pods cannot use); use handler: {HANDLER_WCOW_PROCESS} (process isolation) with images that match the nodes' build"
@@ -131,8 +131,8 @@ fn handler_rules(handler: &str, path: &FieldPath, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{apply, object, rule_paths, run_object};
     use super::*;
+    use crate::rules::test_kit::{apply, object, rule_paths, run_object};
     use crate::settings::Settings;
 
     fn rc(api: &str, body: &str) -> String {

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::model::WorkloadKind;
 use crate::placement::RuntimeClassUse;
@@ -15,7 +15,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let path = p.prefix.field("runtimeClassName");
     match &p.runtime_class {
         RuntimeClassUse::NotFound { name } => out.emit(
-            "runtimeclass-not-found",
+            RuleId::RuntimeClassNotFound,
             &path,
             format!(
                 "RuntimeClass admission rejects every pod of this workload ({}): the cluster has no RuntimeClass {name:?}. Create the RuntimeClass or correct the name.",
@@ -24,7 +24,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             None,
         ),
         RuntimeClassUse::Unchecked { name } => out.emit(
-            "runtimeclass-unchecked",
+            RuleId::RuntimeClassUnchecked,
             &path,
             format!(
                 "The RuntimeClass {name:?} could not be checked (no cluster context), so its selectors, tolerations and overhead were not taken into account. Check it together with the workload, or give cluster context."
@@ -50,7 +50,7 @@ fn selector_conflicts(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             conflict.message()
         };
         out.emit(
-            "runtimeclass-selector-conflict",
+            RuleId::RuntimeClassSelectorConflict,
             &p.prefix.field("nodeSelector").key(&conflict.key),
             format!(
                 "{upstream} — RuntimeClass admission rejects the pod because its nodeSelector and the RuntimeClass {rc:?} set {} differently. Remove the key from the pod's nodeSelector (the RuntimeClass supplies it) or use the RuntimeClass that matches the pod.",
@@ -77,7 +77,7 @@ fn overhead_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     };
     let path = p.prefix.field("overhead");
     out.emit(
-        "runtimeclass-overhead-mismatch",
+        RuleId::RuntimeClassOverheadMismatch,
         &path,
         format!(
             "RuntimeClass admission rejects this pod ({upstream}). spec.overhead is set by admission from the RuntimeClass; remove it."
@@ -95,7 +95,9 @@ mod tests {
     #![allow(clippy::type_complexity)]
 
     use crate::finding::Severity;
-    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::rules::test_kit::{
+        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+    };
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -107,10 +109,6 @@ mod tests {
     const RC: &str = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\noverhead: {podFixed: {cpu: 100m, memory: 120Mi}}\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows}\n";
     const APP: &str =
         "  containers: [{name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]\n";
-
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
 
     #[test]
     fn triggers_and_non_triggers() {
@@ -132,13 +130,13 @@ mod tests {
                 "§4 not found",
                 format!("  runtimeClassName: other\n{APP}"),
                 Some(&nodes_only),
-                vec![rp("runtimeclass-not-found", "spec.runtimeClassName")],
+                vec![rule_path("runtimeclass-not-found", "spec.runtimeClassName")],
             ),
             (
                 "no context: unchecked",
                 format!("  runtimeClassName: win\n{APP}"),
                 None,
-                vec![rp("runtimeclass-unchecked", "spec.runtimeClassName")],
+                vec![rule_path("runtimeclass-unchecked", "spec.runtimeClassName")],
             ),
             (
                 "§4 selector conflict",
@@ -146,7 +144,7 @@ mod tests {
                     "  runtimeClassName: win\n  nodeSelector: {{kubernetes.io/os: linux}}\n{APP}"
                 ),
                 Some(&rc),
-                vec![rp(
+                vec![rule_path(
                     "runtimeclass-selector-conflict",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
@@ -163,7 +161,7 @@ mod tests {
                 "§4 overhead differs",
                 format!("  runtimeClassName: win\n  overhead: {{cpu: 250m, memory: 120Mi}}\n{APP}"),
                 Some(&rc),
-                vec![rp("runtimeclass-overhead-mismatch", "spec.overhead")],
+                vec![rule_path("runtimeclass-overhead-mismatch", "spec.overhead")],
             ),
             (
                 "§4 overhead equal by value",
@@ -177,17 +175,17 @@ mod tests {
                 "§4 overhead without RuntimeClass",
                 format!("  overhead: {{cpu: 250m}}\n{APP}"),
                 None,
-                vec![rp("runtimeclass-overhead-mismatch", "spec.overhead")],
+                vec![rule_path("runtimeclass-overhead-mismatch", "spec.overhead")],
             ),
             (
                 "overhead with an unchecked class",
                 format!("  runtimeClassName: win\n  overhead: {{cpu: 250m}}\n{APP}"),
                 None,
-                vec![rp("runtimeclass-unchecked", "spec.runtimeClassName")],
+                vec![rule_path("runtimeclass-unchecked", "spec.runtimeClassName")],
             ),
         ];
         for (reference, spec, ctx, want) in rows {
-            let got = rule_paths(&findings(&pod(&spec), ctx, &Settings::default(), RULES));
+            let got = sorted_rule_paths(&findings(&pod(&spec), ctx, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
     }

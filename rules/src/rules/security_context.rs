@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::api_validation::{present, raw_containers};
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::path::FieldPath;
 use crate::schedule::go_quote;
@@ -46,7 +46,7 @@ fn windows_options(path: &FieldPath, w: &Value, out: &mut Emitter<'_>) {
                 "the API server rejects this pod: `{p}: Invalid value: {}: {m}`; use the name of the GMSACredentialSpec resource as it is stored (lowercase letters, digits, '-' and '.')",
                 go_quote(name)
             );
-            out.emit("gmsa-credential-spec-invalid", &p, message, None);
+            out.emit(RuleId::GmsaCredentialSpecInvalid, &p, message, None);
         }
     }
     if let Some(spec) = present(w, &["gmsaCredentialSpec"]).and_then(Value::as_str) {
@@ -59,7 +59,7 @@ fn windows_options(path: &FieldPath, w: &Value, out: &mut Emitter<'_>) {
             };
             let message =
                 format!("the API server rejects this pod: `{p}: Invalid value: {m}`; {todo}");
-            out.emit("gmsa-credential-spec-invalid", &p, message, None);
+            out.emit(RuleId::GmsaCredentialSpecInvalid, &p, message, None);
         }
     }
     if let Some(user) = present(w, &["runAsUserName"]).and_then(Value::as_str) {
@@ -74,7 +74,7 @@ fn windows_options(path: &FieldPath, w: &Value, out: &mut Emitter<'_>) {
                 "the API server rejects this pod: `{p}: Invalid value: {}: {m}`; {todo}",
                 go_quote(user)
             );
-            out.emit("run-as-user-name-invalid", &p, message, None);
+            out.emit(RuleId::RunAsUserNameInvalid, &p, message, None);
         }
     }
 }
@@ -182,7 +182,7 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             let message = format!(
                 "the API server rejects this pod: `{p}: Invalid value: {own}: pod hostProcess value must be identical if both are specified, was {pod}`; make the container's hostProcess agree with the pod's, or remove one of them"
             );
-            out.emit("hostprocess-inconsistent", &p, message, None);
+            out.emit(RuleId::HostProcessInconsistent, &p, message, None);
         }
         if own.or(pod) == Some(true) {
             host_process_count += 1;
@@ -195,7 +195,7 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         let message = format!(
             "the API server rejects this pod: `{prefix}: Invalid value: \"\": If pod contains any hostProcess containers then all containers must be HostProcess containers`; set windowsOptions.hostProcess: true for every container (init and ephemeral too), or for none"
         );
-        out.emit("hostprocess-inconsistent", prefix, message, None);
+        out.emit(RuleId::HostProcessInconsistent, prefix, message, None);
     }
     if present(raw, &["hostNetwork"]).and_then(Value::as_bool) != Some(true) {
         let p = prefix.field("hostNetwork");
@@ -208,14 +208,14 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 serde_json::json!({"op": "add", "path": p.to_json_pointer(), "value": true}),
             ],
         };
-        out.emit("hostprocess-inconsistent", &p, message, Some(fix));
+        out.emit(RuleId::HostProcessInconsistent, &p, message, Some(fix));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{apply, object, pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{apply, object, pod, rule_paths, run_template};
 
     #[test]
     fn run_as_user_name_table() {

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::Toleration;
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::path::FieldPath;
 use crate::schedule::ProblemKind;
 use crate::schedule::go_quote;
@@ -49,7 +49,7 @@ pub(super) fn check_tolerations(
             let todo = advice(&problem.message);
             let message =
                 format!("the API server rejects this toleration: `{path}: {shown}`; {todo}");
-            out.emit("toleration-invalid", &path, message, None);
+            out.emit(RuleId::TolerationInvalid, &path, message, None);
         }
     }
 }
@@ -69,8 +69,8 @@ fn advice(message: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{pod, rule_paths, run_template};
     use super::*;
+    use crate::rules::test_kit::{pod, rule_paths, run_template};
 
     #[test]
     fn toleration_problems_table() {

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::api_validation::raw_containers;
-use super::{Emitter, ObjectCx, TemplateCx};
+use super::{Emitter, ObjectCx, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::path::FieldPath;
 
@@ -295,7 +295,7 @@ fn report(
             )
         }
     };
-    out.emit("unknown-field", &at, format!("{head}; {todo}"), fix);
+    out.emit(RuleId::UnknownField, &at, format!("{head}; {todo}"), fix);
 }
 
 /// Levenshtein distance over characters.
@@ -315,10 +315,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::api_validation::testkit::{
-        apply, object, pod, rule_paths, run_object, run_template,
-    };
     use super::*;
+    use crate::rules::test_kit::{apply, object, pod, rule_paths, run_object, run_template};
     use crate::settings::Settings;
     use k8s_openapi::api::core::v1 as core;
     use std::collections::BTreeSet;

@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Taint;
 use serde_json::{Value, json};
 
-use super::{Emitter, TemplateCx};
+use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
@@ -14,8 +14,8 @@ use crate::placement::{
     host_runs_any, untolerated_windows_taints,
 };
 use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
+use crate::windows::ImageOs;
 use crate::windows::builds::{WindowsVersion, build_display};
-use crate::windows::images::ImageOs;
 
 /// Runs the Windows-pod rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
@@ -88,7 +88,7 @@ fn windows_pod_without_os_selector(
         ),
     };
     out.emit(
-        "windows-pod-without-os-selector",
+        RuleId::WindowsPodWithoutOsSelector,
         &path,
         format!(
             "This pod needs Windows ({}) but has no kubernetes.io/os: windows nodeSelector or required node affinity, and spec.os.name alone does not count (the scheduler ignores it); it can be placed on a Linux node where it cannot start. Add the nodeSelector kubernetes.io/os: windows (or use a RuntimeClass that sets it).",
@@ -147,7 +147,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     });
     let taints: Vec<String> = missing.iter().map(taint_display).collect();
     out.emit(
-        "windows-pod-without-toleration",
+        RuleId::WindowsPodWithoutToleration,
         &p.prefix.field("tolerations"),
         format!(
             "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for {}.",
@@ -188,7 +188,7 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             ("value", value, taint_value)
         };
         out.emit(
-            "toleration-case-mismatch",
+            RuleId::TolerationCaseMismatch,
             &base.field(field),
             format!(
                 "This toleration's {field} `{written}` differs from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write `{wanted}`.",
@@ -248,7 +248,7 @@ fn windows_pod_without_build_selector(
         ),
     };
     out.emit_as(
-        "windows-pod-without-build-selector",
+        RuleId::WindowsPodWithoutBuildSelector,
         severity,
         &path,
         format!(
@@ -286,7 +286,7 @@ fn windows_images_build_conflict(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) -> 
         return false;
     };
     out.emit(
-        "windows-images-build-conflict",
+        RuleId::WindowsImagesBuildConflict,
         &b.path,
         format!(
             "No single Windows host build can run all of this pod's images: {} is built for {} and {} for {}; at least one container fails on any node (0xc0370101). Use images built for one common build (or a compatible pair such as 2022 and 2025).",
@@ -312,7 +312,7 @@ fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             .find(|(_, builds)| !host_runs_any(host, builds));
         if let Some((image, builds)) = bad.and_then(|(i, b)| Some((p.images.get(i)?, b))) {
             out.emit(
-                "windows-build-mismatch",
+                RuleId::WindowsBuildMismatch,
                 &pin.path,
                 format!(
                     "This pod is pinned to Windows build {} ({}), whose hosts cannot run the image {} (built for {}) with process isolation; the container fails to start there (0xc0370101). Use an image tag built for the pinned build, or pin the build the image needs.",
@@ -345,7 +345,7 @@ fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .or_else(|| p.build_pin.as_ref().map(|b| b.path.clone()))
         .unwrap_or_else(|| p.prefix.clone());
     out.emit(
-        "windows-version-unsupported",
+        RuleId::WindowsVersionUnsupported,
         &path,
         format!(
             "This pod can only run on {}, outside the supported Windows builds ({}); it cannot move to supported nodes without a new image. Rebuild it on a supported base image (ltsc2022 or ltsc2025), or add the build to supportedBuilds if you run it deliberately.",
@@ -368,7 +368,7 @@ fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             continue;
         }
         out.emit(
-            "windows-image-build-unknown",
+            RuleId::WindowsImageBuildUnknown,
             &image.path,
             format!(
                 "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
@@ -420,7 +420,7 @@ pub(crate) fn deprecated_selector_labels(
             patch,
         });
         out.emit(
-            "deprecated-os-label",
+            RuleId::DeprecatedOsLabel,
             &sel_path.key(key),
             deprecated_label_message(key, ga, place),
             fix,
@@ -484,7 +484,7 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         };
         let key_path = path.field("key");
         out.emit(
-            "deprecated-os-label",
+            RuleId::DeprecatedOsLabel,
             &key_path,
             deprecated_label_message(key, ga, place),
             Some(Fix {
@@ -504,7 +504,9 @@ mod tests {
 
     use crate::finding::Severity;
     use crate::model::ClusterContext;
-    use crate::placement::testing::{apply, context, findings, objects, pod, rule_paths};
+    use crate::rules::test_kit::{
+        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+    };
     use crate::settings::Settings;
 
     const RULES: &[&str] = &[
@@ -533,10 +535,6 @@ mod tests {
         format!("  containers: [{}]\n", list.join(", "))
     }
 
-    fn rp(rule: &str, path: &str) -> (String, String) {
-        (rule.to_string(), path.to_string())
-    }
-
     fn win_nodes(builds: &[&str], taint: &str) -> ClusterContext {
         let items: String = builds
             .iter()
@@ -555,15 +553,15 @@ mod tests {
                 "unpinned Windows image",
                 pod(&containers(&[WIN])),
                 vec![
-                    rp(
+                    rule_path(
                         "windows-pod-without-build-selector",
                         "spec.nodeSelector[node.kubernetes.io/windows-build]",
                     ),
-                    rp(
+                    rule_path(
                         "windows-pod-without-os-selector",
                         "spec.nodeSelector[kubernetes.io/os]",
                     ),
-                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                    rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
             ),
             (
@@ -577,7 +575,7 @@ mod tests {
                     "  os: {{name: windows}}\n  nodeSelector: {{node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-pod-without-os-selector",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
@@ -602,8 +600,8 @@ mod tests {
                     containers(&[WIN])
                 )),
                 vec![
-                    rp("toleration-case-mismatch", "spec.tolerations[0].value"),
-                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                    rule_path("toleration-case-mismatch", "spec.tolerations[0].value"),
+                    rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
             ),
             (
@@ -613,8 +611,8 @@ mod tests {
                     containers(&[WIN])
                 )),
                 vec![
-                    rp("toleration-case-mismatch", "spec.tolerations[0].key"),
-                    rp("windows-pod-without-toleration", "spec.tolerations"),
+                    rule_path("toleration-case-mismatch", "spec.tolerations[0].key"),
+                    rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
             ),
             (
@@ -629,11 +627,11 @@ mod tests {
                 "§5.3 2019 image on 2022",
                 pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
                 vec![
-                    rp(
+                    rule_path(
                         "windows-build-mismatch",
                         "spec.nodeSelector[node.kubernetes.io/windows-build]",
                     ),
-                    rp("windows-version-unsupported", "spec.containers[0].image"),
+                    rule_path("windows-version-unsupported", "spec.containers[0].image"),
                 ],
             ),
             (
@@ -650,7 +648,7 @@ mod tests {
                     "{PINNED}{TOLERATE}{}",
                     containers(&[WIN2019, "mcr.microsoft.com/windows/nanoserver:ltsc2022"])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
@@ -661,7 +659,7 @@ mod tests {
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     containers(&[WIN2019, WIN])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
@@ -672,7 +670,7 @@ mod tests {
                     "  os: {{name: windows}}\n{PINNED}{TOLERATE}{}",
                     containers(&["registry.example.com/billing/app:4.2"])
                 )),
-                vec![rp(
+                vec![rule_path(
                     "windows-image-build-unknown",
                     "spec.containers[0].image",
                 )],
@@ -692,15 +690,15 @@ mod tests {
                     containers(&[WIN])
                 )),
                 vec![
-                    rp(
+                    rule_path(
                         "deprecated-os-label",
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key",
                     ),
-                    rp(
+                    rule_path(
                         "deprecated-os-label",
                         "spec.nodeSelector[beta.kubernetes.io/arch]",
                     ),
-                    rp(
+                    rule_path(
                         "deprecated-os-label",
                         "spec.nodeSelector[beta.kubernetes.io/os]",
                     ),
@@ -708,7 +706,7 @@ mod tests {
             ),
         ];
         for (reference, text, want) in rows {
-            let got = rule_paths(&findings(&text, None, &Settings::default(), RULES));
+            let got = sorted_rule_paths(&findings(&text, None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
     }

@@ -2,8 +2,14 @@
 //!
 //! * [`builds`]: [`WindowsVersion`] (node labels, kernelVersion, image `os.version`) and the table of Windows
 //!   builds and their base-image tags (kubernetes-windows-rules.md §5.1, §5.4, §6).
-//! * [`images`]: what an image reference says about its OS and Windows build ([`classify_image`]), with the
-//!   settings' [`ImageRule`]s first (DESIGN "Images", kubernetes-windows-rules.md §6).
+//! * [`os`]: the two operating systems, [`Os`], spelt exactly as `spec.os.name` and `kubernetes.io/os` spell
+//!   them (kubernetes-windows-rules.md §1.1).
+//! * [`reference`](mod@reference): the image reference grammar and its normalization ([`parse_image_ref`], [`ImageRef`]).
+//! * [`image_rules`]: the settings' [`ImageRule`]s, an operator's globs for their own images (DESIGN "Images").
+//! * `known_images` (private): the built-in tables of Microsoft, multi-OS and well-known Linux-only images, and the
+//!   tag vocabulary they are read with (kubernetes-windows-rules.md §6).
+//! * [`classify`]: what an image reference says about its OS and Windows build ([`classify_image`]): the
+//!   image rules first, then the tables.
 //! * [`compat`]: which host builds run which image builds — hcsshim's `CheckHostAndContainerCompat` exactly
 //!   (kubernetes-windows-rules.md §5.3), and HostProcess containers, which need no build match (kubernetes-windows-rules.md §2.2).
 //!
@@ -14,18 +20,22 @@
 //! ```
 
 pub mod builds;
+pub mod classify;
 pub mod compat;
-pub mod images;
+pub mod image_rules;
+mod known_images;
+pub mod os;
+pub mod reference;
 
 pub use builds::{
     BUILDS, BuildInfo, Channel, InvalidWindowsVersion, LTSC_BUILDS, WindowsVersion, build_display,
     build_for_tag, build_info,
 };
+pub use classify::{ImageClass, ImageOs, ImageSource, classify_image};
 pub use compat::{
     Isolation, host_runs_container, host_runs_image, host_runs_image_build, hosts_for_images,
     runnable_image_builds,
 };
-pub use images::{
-    ImageClass, ImageOs, ImageRef, ImageRule, ImageSource, InvalidOs, Os, classify_image,
-    glob_match, parse_image_ref,
-};
+pub use image_rules::{ImageRule, glob_match};
+pub use os::{InvalidOs, Os};
+pub use reference::{ImageRef, parse_image_ref};
