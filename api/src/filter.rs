@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use winplace_rules::Severity;
-use winplace_rules::audit::{NodeReport, PlacementState, WorkloadReport};
+use winplace_rules::audit::{NodeOs, NodeReport, PlacementState, WorkloadOs, WorkloadReport};
 use winplace_rules::rules::catalog;
 
 /// A filter that cannot be applied: it names the parameter and what it accepts.
@@ -76,7 +76,7 @@ pub struct WorkloadFilter {
     pub severity: Option<Severity>,
     /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<String>,
+    pub os: Option<WorkloadOs>,
     /// Placement states to keep (all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateFilter>,
@@ -107,7 +107,7 @@ impl WorkloadFilter {
             && self
                 .severity
                 .is_none_or(|s| w.findings.iter().any(|f| f.severity == s))
-            && self.os.as_ref().is_none_or(|os| &w.os == os)
+            && self.os.is_none_or(|os| w.os == os)
     }
 
     /// The filters that are set, as query parameters in a fixed order (not yet percent-encoded).
@@ -116,7 +116,7 @@ impl WorkloadFilter {
             ("namespace", self.namespace.clone()),
             ("rule", self.rule.clone()),
             ("severity", self.severity.map(|s| s.as_str().to_string())),
-            ("os", self.os.clone()),
+            ("os", self.os.map(|os| os.as_str().to_string())),
             ("state", self.state.map(|s| s.as_str().to_string())),
         ]
         .into_iter()
@@ -131,7 +131,7 @@ impl WorkloadFilter {
 pub struct NodeFilter {
     /// `windows`, `linux` or `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<String>,
+    pub os: Option<NodeOs>,
     /// A Windows build (`10.0.20348`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
@@ -140,8 +140,7 @@ pub struct NodeFilter {
 impl NodeFilter {
     /// Whether `n` passes every filter.
     pub fn accepts(&self, n: &NodeReport) -> bool {
-        self.os.as_ref().is_none_or(|os| &n.os == os)
-            && (self.build.is_none() || n.build == self.build)
+        self.os.is_none_or(|os| n.os == os) && (self.build.is_none() || n.build == self.build)
     }
 }
 
@@ -152,7 +151,7 @@ mod tests {
 
     fn workload(
         ns: &str,
-        os: &str,
+        os: WorkloadOs,
         state: PlacementState,
         rules: &[(&str, Severity)],
     ) -> WorkloadReport {
@@ -163,7 +162,7 @@ mod tests {
                 namespace: Some(ns.into()),
                 name: format!("{ns}-{os}"),
             },
-            os: os.into(),
+            os,
             state,
             pods: vec![],
             findings: rules
@@ -192,17 +191,17 @@ mod tests {
         use PlacementState::*;
         let bad = workload(
             "shop",
-            "windows",
+            WorkloadOs::Windows,
             Misplaced,
             &[("pod-on-wrong-os", Severity::Error)],
         );
         let risky = workload(
             "ops",
-            "linux",
+            WorkloadOs::Linux,
             AtRisk,
             &[("linux-pod-without-os-selector", Severity::Warning)],
         );
-        let fine = workload("shop", "linux", Fine, &[]);
+        let fine = workload("shop", WorkloadOs::Linux, Fine, &[]);
         let query = |q: &str| -> WorkloadFilter {
             let pairs: serde_json::Map<String, serde_json::Value> = q
                 .split('&')
@@ -240,6 +239,19 @@ mod tests {
     }
 
     #[test]
+    fn node_filters_read_the_os_names() {
+        for (text, os) in [
+            ("windows", NodeOs::Windows),
+            ("linux", NodeOs::Linux),
+            ("unknown", NodeOs::Unknown),
+        ] {
+            let filter: NodeFilter =
+                serde_json::from_value(serde_json::json!({"os": text})).unwrap();
+            assert_eq!(filter.os, Some(os), "{text}");
+        }
+    }
+
+    #[test]
     fn bad_filters_are_named() {
         let unknown = WorkloadFilter {
             rule: Some("no-such-rule".into()),
@@ -253,5 +265,9 @@ mod tests {
         assert!(err.to_string().contains("fatal"), "{err}");
         let err = serde_json::from_str::<WorkloadFilter>(r#"{"colour": "red"}"#).unwrap_err();
         assert!(err.to_string().contains("colour"), "{err}");
+        let err = serde_json::from_str::<WorkloadFilter>(r#"{"os": "Windows"}"#).unwrap_err();
+        assert!(err.to_string().contains("Windows"), "{err}");
+        let err = serde_json::from_str::<NodeFilter>(r#"{"os": "macos"}"#).unwrap_err();
+        assert!(err.to_string().contains("macos"), "{err}");
     }
 }

@@ -42,7 +42,13 @@ fn synthetic_cluster_has_every_kind_of_misplacement() {
             s.findings_by_rule
         );
     }
-    assert!(s.workload_states.get("fine").copied().unwrap_or(0) > 0);
+    assert!(
+        s.workload_states
+            .get(&winplace_rules::audit::PlacementState::Fine)
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
     assert!(
         a.template_count() < s.pods / 5,
         "{} templates for {} pods",

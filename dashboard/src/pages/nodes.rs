@@ -9,7 +9,7 @@ use crate::components::live::Live;
 use crate::components::{ErrorNote, Loading, StateBadge, build_name, plural, state_str};
 use leptos::prelude::*;
 use std::sync::Arc;
-use winplace_rules::audit::{NodeReport, PlacementState};
+use winplace_rules::audit::{NodeOs, NodeReport, PlacementState};
 
 /// Tiles a group shows before "Show more".
 const FIRST_TILES: usize = 60;
@@ -21,7 +21,7 @@ const MAX_MARKS: usize = 40;
 /// Nodes of one OS and build.
 #[derive(Debug, Clone)]
 struct Group {
-    os: String,
+    os: NodeOs,
     build: Option<String>,
     title: String,
     nodes: Vec<Arc<NodeReport>>,
@@ -31,7 +31,7 @@ struct Group {
 fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for node in nodes {
-        let build = if node.os == "windows" {
+        let build = if node.os == NodeOs::Windows {
             node.build.clone()
         } else {
             None
@@ -42,18 +42,18 @@ fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
         {
             Some(g) => g.nodes.push(node.clone()),
             None => groups.push(Group {
-                os: node.os.clone(),
-                title: group_title(&node.os, build.as_deref()),
+                os: node.os,
+                title: group_title(node.os, build.as_deref()),
                 build,
                 nodes: vec![node.clone()],
             }),
         }
     }
     let order = |g: &Group| {
-        let os_rank = match g.os.as_str() {
-            "windows" => 0,
-            "linux" => 1,
-            _ => 2,
+        let os_rank = match g.os {
+            NodeOs::Windows => 0,
+            NodeOs::Linux => 1,
+            NodeOs::Unknown => 2,
         };
         let build = g
             .build
@@ -61,7 +61,7 @@ fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
             .and_then(winplace_rules::windows::builds::WindowsVersion::parse)
             .map(|v| v.build)
             .unwrap_or(u32::MAX);
-        (os_rank, build, g.os.clone())
+        (os_rank, build)
     };
     groups.sort_by_key(order);
     for g in &mut groups {
@@ -70,12 +70,12 @@ fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
     groups
 }
 
-fn group_title(os: &str, build: Option<&str>) -> String {
+fn group_title(os: NodeOs, build: Option<&str>) -> String {
     match (os, build) {
-        ("windows", Some(b)) => build_name(b),
-        ("windows", None) => "Windows (build unknown)".into(),
-        ("linux", _) => "Linux".into(),
-        (other, _) => format!("OS {other}"),
+        (NodeOs::Windows, Some(b)) => build_name(b),
+        (NodeOs::Windows, None) => "Windows (build unknown)".into(),
+        (NodeOs::Linux, _) => "Linux".into(),
+        (NodeOs::Unknown, _) => "OS unknown".into(),
     }
 }
 
@@ -207,7 +207,7 @@ fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView 
     let nodes = Arc::new(group.nodes);
     let tiles_nodes = nodes.clone();
     view! {
-        <section class="node-group" data-os=group.os.clone() data-build=group.build.clone().unwrap_or_default()
+        <section class="node-group" data-os=group.os.as_str() data-build=group.build.clone().unwrap_or_default()
             aria-labelledby=heading_id.clone()>
             <h2 id=heading_id.clone()>
                 {group.title.clone()}" "
@@ -216,7 +216,7 @@ fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView 
             <p class="group-facts">
                 {plural(pods, "pod", "pods")}
                 {(bad > 0).then(|| view! { <span class="warn">{format!(", {bad} with problems")}</span> })}
-                {(group.os == "windows" && untainted > 0).then(|| view! {
+                {(group.os == NodeOs::Windows && untainted > 0).then(|| view! {
                     <span class="warn">{format!(", {untainted} untainted")}</span>
                 })}
             </p>
@@ -280,7 +280,7 @@ fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl I
                 <span class="taints">
                     {if node.taints.is_empty() {
                         // Only a Windows node without taints is a problem: Linux pods can land on it.
-                        let class = if node.os == "windows" { "taint taint-none" } else { "taint taint-empty" };
+                        let class = if node.os == NodeOs::Windows { "taint taint-none" } else { "taint taint-empty" };
                         view! { <span class=class>"no taints"</span> }.into_any()
                     } else {
                         node.taints.iter().map(|t| view! { <span class="taint">{t.clone()}</span> }).collect_view().into_any()
@@ -327,13 +327,13 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
                 <button type="button" node_ref=close_ref aria-label="Close the node details" on:click=move |_| close()>"×"</button>
             </div>
             <p>
-                {if node.os == "windows" {
+                {if node.os == NodeOs::Windows {
                     node.build.as_deref().map(build_name).unwrap_or_else(|| "Windows (build unknown)".into())
-                } else { group_title(&node.os, None) }}
+                } else { group_title(node.os, None) }}
             </p>
             <h3>"Taints"</h3>
             {if node.taints.is_empty() {
-                let class = if node.os == "windows" { "warn" } else { "muted" };
+                let class = if node.os == NodeOs::Windows { "warn" } else { "muted" };
                 view! { <p class=class>"No taints"</p> }.into_any()
             } else {
                 view! { <ul class="taint-list">{node.taints.iter().map(|t| view! { <li><code>{t.clone()}</code></li> }).collect_view()}</ul> }.into_any()
@@ -375,13 +375,13 @@ mod tests {
 
     fn node(
         name: &str,
-        os: &str,
+        os: NodeOs,
         build: Option<&str>,
         states: &[PlacementState],
     ) -> Arc<NodeReport> {
         Arc::new(NodeReport {
             name: name.into(),
-            os: os.into(),
+            os,
             build: build.map(String::from),
             labels: BTreeMap::new(),
             taints: vec![],
@@ -404,26 +404,26 @@ mod tests {
     #[test]
     fn groups_are_windows_by_build_then_linux_then_others() {
         let nodes = [
-            node("l2", "linux", None, &[]),
-            node("w25", "windows", Some("10.0.26100"), &[]),
-            node("x", "unknown", None, &[]),
-            node("w19", "windows", Some("10.0.17763"), &[]),
-            node("l1", "linux", None, &[]),
-            node("w?", "windows", None, &[]),
+            node("l2", NodeOs::Linux, None, &[]),
+            node("w25", NodeOs::Windows, Some("10.0.26100"), &[]),
+            node("x", NodeOs::Unknown, None, &[]),
+            node("w19", NodeOs::Windows, Some("10.0.17763"), &[]),
+            node("l1", NodeOs::Linux, None, &[]),
+            node("w?", NodeOs::Windows, None, &[]),
         ];
         let groups = group_nodes(&nodes);
-        let keys: Vec<(&str, Option<&str>, usize)> = groups
+        let keys: Vec<(NodeOs, Option<&str>, usize)> = groups
             .iter()
-            .map(|g| (g.os.as_str(), g.build.as_deref(), g.nodes.len()))
+            .map(|g| (g.os, g.build.as_deref(), g.nodes.len()))
             .collect();
         assert_eq!(
             keys,
             [
-                ("windows", Some("10.0.17763"), 1),
-                ("windows", Some("10.0.26100"), 1),
-                ("windows", None, 1),
-                ("linux", None, 2),
-                ("unknown", None, 1)
+                (NodeOs::Windows, Some("10.0.17763"), 1),
+                (NodeOs::Windows, Some("10.0.26100"), 1),
+                (NodeOs::Windows, None, 1),
+                (NodeOs::Linux, None, 2),
+                (NodeOs::Unknown, None, 1)
             ]
         );
         assert_eq!(groups[3].nodes[0].name, "l1", "nodes sorted by name");
@@ -440,7 +440,7 @@ mod tests {
         ];
         for (states, want) in cases {
             assert_eq!(
-                node_state(&node("n", "linux", None, &states)),
+                node_state(&node("n", NodeOs::Linux, None, &states)),
                 want,
                 "{states:?}"
             );
@@ -450,10 +450,19 @@ mod tests {
     #[test]
     fn the_filter_matches_names_and_problems() {
         use PlacementState::*;
-        let n = node("aks-Win22-0", "windows", Some("10.0.20348"), &[AtRisk]);
+        let n = node(
+            "aks-Win22-0",
+            NodeOs::Windows,
+            Some("10.0.20348"),
+            &[AtRisk],
+        );
         assert!(matches(&n, "win22", false));
         assert!(!matches(&n, "linux", false));
         assert!(matches(&n, "", true));
-        assert!(!matches(&node("ok", "linux", None, &[Fine]), "", true));
+        assert!(!matches(
+            &node("ok", NodeOs::Linux, None, &[Fine]),
+            "",
+            true
+        ));
     }
 }

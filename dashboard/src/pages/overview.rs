@@ -5,7 +5,7 @@ use crate::components::header::SummaryData;
 use crate::components::{ErrorNote, Loading, build_name, plural};
 use leptos::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
-use winplace_rules::audit::{BuildMatrixCell, NodeGroupSummary, Summary};
+use winplace_rules::audit::{BuildMatrixCell, NodeGroupSummary, NodeOs, PlacementState, Summary};
 
 /// The overview view (uses the app-wide summary, so it updates with every change).
 #[component]
@@ -29,18 +29,21 @@ fn SummaryView(summary: Summary) -> impl IntoView {
     let windows: Vec<NodeGroupSummary> = summary
         .node_groups
         .iter()
-        .filter(|g| g.os == "windows")
+        .filter(|g| g.os == NodeOs::Windows)
         .cloned()
         .collect();
     let others: Vec<NodeGroupSummary> = summary
         .node_groups
         .iter()
-        .filter(|g| g.os != "windows")
+        .filter(|g| g.os != NodeOs::Windows)
         .cloned()
         .collect();
     let windows_total: usize = windows.iter().map(|g| g.nodes).sum();
-    let state = |name: &str| summary.workload_states.get(name).copied().unwrap_or(0);
-    let (misplaced, at_risk) = (state("misplaced"), state("at-risk"));
+    let state = |s: PlacementState| summary.workload_states.get(&s).copied().unwrap_or(0);
+    let (misplaced, at_risk) = (
+        state(PlacementState::Misplaced),
+        state(PlacementState::AtRisk),
+    );
     let f = summary.findings;
     view! {
         <div class="cards">
@@ -54,7 +57,7 @@ fn SummaryView(summary: Summary) -> impl IntoView {
             <section class="card" aria-labelledby="other-nodes">
                 <h2 id="other-nodes">"Linux nodes"</h2>
                 <p class="big" data-count="linux-nodes">
-                    {others.iter().filter(|g| g.os == "linux").map(|g| g.nodes).sum::<usize>()}
+                    {others.iter().filter(|g| g.os == NodeOs::Linux).map(|g| g.nodes).sum::<usize>()}
                 </p>
                 <ul class="group-counts">
                     {others.into_iter().map(|g| view! { <GroupLine group=g/> }).collect_view()}
@@ -96,10 +99,10 @@ fn SummaryView(summary: Summary) -> impl IntoView {
 
 #[component]
 fn GroupLine(group: NodeGroupSummary) -> impl IntoView {
-    let untainted = (group.os == "windows" && group.untainted > 0)
+    let untainted = (group.os == NodeOs::Windows && group.untainted > 0)
         .then(|| view! { <span class="warn">{format!(" ({} untainted)", group.untainted)}</span> });
     view! {
-        <li class="group-count" data-os=group.os.clone() data-build=group.build.clone().unwrap_or_default()>
+        <li class="group-count" data-os=group.os.as_str() data-build=group.build.clone().unwrap_or_default()>
             <a href="/nodes">{group.title.clone()}</a>": "
             <span class="count">{plural(group.nodes, "node", "nodes")}</span>
             {untainted}

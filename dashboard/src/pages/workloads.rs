@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use winplace_api::{StateFilter, WorkloadFilter};
 use winplace_rules::Severity;
-use winplace_rules::audit::WorkloadReport;
+use winplace_rules::audit::{WorkloadOs, WorkloadReport};
 
 /// Rows drawn before "Show more".
 const FIRST_ROWS: usize = 200;
@@ -69,7 +69,10 @@ impl Filters {
                 "" => None,
                 s => Some(s.parse::<Severity>().ok()?),
             },
-            os: some(&self.os),
+            os: match self.os.as_str() {
+                "" => None,
+                s => Some(serde_json::from_value(serde_json::Value::String(s.to_string())).ok()?),
+            },
             state: Some(state),
         })
     }
@@ -190,7 +193,15 @@ fn WorkloadTable(
             .map(|s| (s.as_str().into(), s.as_str().into())),
     );
     let mut os_options = any("any OS");
-    os_options.extend(["windows", "linux", "any", "conflict"].map(|s| (s.into(), s.into())));
+    os_options.extend(
+        [
+            WorkloadOs::Windows,
+            WorkloadOs::Linux,
+            WorkloadOs::Any,
+            WorkloadOs::Conflict,
+        ]
+        .map(|os| (os.as_str().into(), os.as_str().into())),
+    );
     let state_options = vec![
         (String::new(), "misplaced or at risk".to_string()),
         ("misplaced".into(), "misplaced".into()),
@@ -274,7 +285,7 @@ fn WorkloadRows(w: Arc<WorkloadReport>, expanded: RwSignal<BTreeSet<String>>) ->
                         " "{key.clone()}
                     </button>
                 </th>
-                <td>{w.os.clone()}</td>
+                <td>{w.os.as_str()}</td>
                 <td><StateBadge state=w.state/></td>
                 <td>{w.pods.len()}</td>
                 <td class="counts">
@@ -305,7 +316,7 @@ mod tests {
 
     fn workload(
         ns: &str,
-        os: &str,
+        os: WorkloadOs,
         state: PlacementState,
         rules: &[(&str, Severity)],
     ) -> WorkloadReport {
@@ -317,7 +328,7 @@ mod tests {
         };
         WorkloadReport {
             owner: owner.clone(),
-            os: os.into(),
+            os,
             state,
             pods: vec![],
             findings: rules
@@ -341,17 +352,17 @@ mod tests {
         use PlacementState::*;
         let bad = workload(
             "shop",
-            "windows",
+            WorkloadOs::Windows,
             Misplaced,
             &[("pod-on-wrong-os", Severity::Error)],
         );
         let risky = workload(
             "ops",
-            "linux",
+            WorkloadOs::Linux,
             AtRisk,
             &[("linux-pod-without-os-selector", Severity::Warning)],
         );
-        let fine = workload("shop", "linux", Fine, &[]);
+        let fine = workload("shop", WorkloadOs::Linux, Fine, &[]);
         let f = |pairs: &[(&str, &str)]| {
             let mut f = Filters::default();
             for (k, v) in pairs {
@@ -359,7 +370,7 @@ mod tests {
             }
             f
         };
-        let cases: [(Filters, [bool; 3]); 7] = [
+        let cases: [(Filters, [bool; 3]); 8] = [
             (f(&[]), [true, true, false]),
             (f(&[("state", "all")]), [true, true, true]),
             (f(&[("state", "fine")]), [false, false, true]),
@@ -370,6 +381,10 @@ mod tests {
                 [true, false, false],
             ),
             (f(&[("os", "linux"), ("state", "all")]), [false, true, true]),
+            (
+                f(&[("os", "macos"), ("state", "all")]),
+                [false, false, false],
+            ),
         ];
         for (filters, want) in cases {
             let got = [&bad, &risky, &fine].map(|w| filters.accepts(w));
@@ -381,9 +396,9 @@ mod tests {
     fn worst_rows_come_first() {
         use PlacementState::*;
         let mut rows = vec![
-            Arc::new(workload("b", "linux", Fine, &[])),
-            Arc::new(workload("a", "linux", AtRisk, &[])),
-            Arc::new(workload("c", "linux", Misplaced, &[])),
+            Arc::new(workload("b", WorkloadOs::Linux, Fine, &[])),
+            Arc::new(workload("a", WorkloadOs::Linux, AtRisk, &[])),
+            Arc::new(workload("c", WorkloadOs::Linux, Misplaced, &[])),
         ];
         sort_rows(&mut rows);
         let states: Vec<PlacementState> = rows.iter().map(|w| w.state).collect();

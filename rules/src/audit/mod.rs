@@ -55,7 +55,7 @@ use crate::input::LineMap;
 use crate::model::cluster_objects::trim_node;
 use crate::model::node_os;
 use crate::model::{ClusterContext, Object, PodTemplate, RuntimeClassEntry, WorkloadKind};
-use crate::placement::{NodeIndex, Placement, PodOs, Resolver, fit};
+use crate::placement::{NodeIndex, Placement, Resolver, fit};
 use crate::rules::live_state::{self, LiveNode, PodFacts, TemplateFacts};
 use crate::rules::{evaluate_object, evaluate_template};
 use crate::schedule::taints::{filters, taint_display};
@@ -279,10 +279,6 @@ fn os_of(node: &Node) -> (Option<Os>, Option<u32>) {
     crate::model::node_os_build(node)
 }
 
-fn os_name(os: Option<Os>) -> String {
-    os.map_or("unknown", Os::as_str).to_string()
-}
-
 fn node_object(node: &Node) -> Option<Object> {
     let mut value = serde_json::to_value(node).ok()?;
     if let Some(map) = value.as_object_mut() {
@@ -327,14 +323,6 @@ fn sort_findings(findings: &mut Vec<Finding>) {
         (&a.object, &a.path, &a.rule, &a.message).cmp(&(&b.object, &b.path, &b.rule, &b.message))
     });
     findings.dedup();
-}
-
-fn state_name(state: PlacementState) -> &'static str {
-    match state {
-        PlacementState::Fine => "fine",
-        PlacementState::AtRisk => "at-risk",
-        PlacementState::Misplaced => "misplaced",
-    }
 }
 
 /// The build an image of `builds` runs as on a host of `host`: the newest one the host runs, else (it cannot
@@ -633,7 +621,7 @@ impl Audit {
             findings: Vec::new(),
             report: NodeReport {
                 name: node_name(node).to_string(),
-                os: os_name(os),
+                os: NodeOs::from(os),
                 build: build.map(|b| WindowsVersion::new(b).label()),
                 labels: BTreeMap::new(),
                 taints: Vec::new(),
@@ -751,7 +739,7 @@ impl Audit {
                     key: wk,
                     report: WorkloadReport {
                         owner: owner.object.clone(),
-                        os: "any".to_string(),
+                        os: WorkloadOs::Any,
                         state: PlacementState::Fine,
                         pods: Vec::new(),
                         findings: Vec::new(),
@@ -1189,24 +1177,10 @@ impl Audit {
             }
         }
         sort_findings(&mut findings);
-        let oses: BTreeSet<&str> = workload
-            .templates
-            .values()
-            .filter_map(|t| match t.facts.os {
-                PodOs::Linux => Some("linux"),
-                PodOs::Windows => Some("windows"),
-                PodOs::Conflict => Some("conflict"),
-                PodOs::Any => None,
-            })
-            .collect();
-        let os = match oses.len() {
-            0 => "any",
-            1 => oses.first().copied().unwrap_or("any"),
-            _ => "conflict",
-        };
+        let os = WorkloadOs::of_templates(workload.templates.values().map(|t| t.facts.os));
         let report = WorkloadReport {
             owner: workload.owner.object.clone(),
-            os: os.to_string(),
+            os,
             state,
             pods,
             findings,
@@ -1266,7 +1240,7 @@ impl Audit {
         }
         let report = NodeReport {
             name: name.to_string(),
-            os: os_name(entry.os),
+            os: NodeOs::from(entry.os),
             build: entry.build.map(|b| WindowsVersion::new(b).label()),
             labels: node.metadata.labels.clone().unwrap_or_default(),
             taints,
@@ -1320,16 +1294,16 @@ impl Audit {
                     .count();
                 let (os, build, title) = match order {
                     0 if build > 0 => (
-                        "windows",
+                        NodeOs::Windows,
                         Some(WindowsVersion::new(build).label()),
                         build_display(build),
                     ),
-                    0 => ("windows", None, "Windows (build unknown)".to_string()),
-                    1 => ("linux", None, "Linux".to_string()),
-                    _ => ("unknown", None, "Unknown OS".to_string()),
+                    0 => (NodeOs::Windows, None, "Windows (build unknown)".to_string()),
+                    1 => (NodeOs::Linux, None, "Linux".to_string()),
+                    _ => (NodeOs::Unknown, None, "Unknown OS".to_string()),
                 };
                 NodeGroupSummary {
-                    os: os.to_string(),
+                    os,
                     build,
                     title,
                     nodes: nodes.len(),
@@ -1348,19 +1322,17 @@ impl Audit {
             }
             *by_rule.entry(f.rule.clone()).or_default() += 1;
         };
-        let mut states: BTreeMap<String, usize> = [
+        let mut states: BTreeMap<PlacementState, usize> = [
             PlacementState::Fine,
             PlacementState::AtRisk,
             PlacementState::Misplaced,
         ]
         .into_iter()
-        .map(|s| (state_name(s).to_string(), 0))
+        .map(|s| (s, 0))
         .collect();
         for workload in self.workloads.values() {
             workload.report.findings.iter().for_each(&mut count);
-            *states
-                .entry(state_name(workload.report.state).to_string())
-                .or_default() += 1;
+            *states.entry(workload.report.state).or_default() += 1;
         }
         for entry in self.nodes.values() {
             entry.findings.iter().for_each(&mut count);

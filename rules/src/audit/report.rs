@@ -1,8 +1,11 @@
 //! What the audit reports: the JSON the server's API returns and the dashboard renders.
 
 use crate::finding::{Finding, ObjectRef};
+use crate::placement::PodOs;
+use crate::windows::Os;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// Whether a pod (or workload) is where it should be.
 #[derive(
@@ -17,6 +20,134 @@ pub enum PlacementState {
     AtRisk,
     /// Wrong now: on the wrong OS or build, pending on placement, failing with the container-OS error.
     Misplaced,
+}
+
+impl PlacementState {
+    /// The kebab-case name the API writes (`at-risk`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlacementState::Fine => "fine",
+            PlacementState::AtRisk => "at-risk",
+            PlacementState::Misplaced => "misplaced",
+        }
+    }
+}
+
+/// A node's OS as the report names it: its `kubernetes.io/os` label, when that is one winplace knows.
+///
+/// ```
+/// use winplace_rules::audit::NodeOs;
+/// assert_eq!(serde_json::to_value(NodeOs::Unknown).unwrap(), "unknown");
+/// assert_eq!(NodeOs::from(Some(winplace_rules::windows::Os::Windows)), NodeOs::Windows);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeOs {
+    /// `linux`.
+    Linux,
+    /// `windows`.
+    Windows,
+    /// `unknown`: no `kubernetes.io/os` label, or a value that is neither `linux` nor `windows`.
+    Unknown,
+}
+
+impl NodeOs {
+    /// The lowercase name the API writes (`windows`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeOs::Linux => "linux",
+            NodeOs::Windows => "windows",
+            NodeOs::Unknown => "unknown",
+        }
+    }
+
+    /// The OS, unless it is unknown.
+    pub fn os(self) -> Option<Os> {
+        match self {
+            NodeOs::Linux => Some(Os::Linux),
+            NodeOs::Windows => Some(Os::Windows),
+            NodeOs::Unknown => None,
+        }
+    }
+}
+
+impl From<Option<Os>> for NodeOs {
+    fn from(os: Option<Os>) -> Self {
+        match os {
+            Some(Os::Linux) => NodeOs::Linux,
+            Some(Os::Windows) => NodeOs::Windows,
+            None => NodeOs::Unknown,
+        }
+    }
+}
+
+impl fmt::Display for NodeOs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The OS a workload needs, over all its pod templates: [`PodOs`] on the wire.
+///
+/// ```
+/// use winplace_rules::audit::WorkloadOs;
+/// use winplace_rules::placement::PodOs;
+/// assert_eq!(WorkloadOs::from(PodOs::Conflict), WorkloadOs::Conflict);
+/// assert_eq!(serde_json::to_value(WorkloadOs::Any).unwrap(), "any");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadOs {
+    /// `windows`.
+    Windows,
+    /// `linux`.
+    Linux,
+    /// `any`: nothing says which.
+    Any,
+    /// `conflict`: its signals, or its templates, disagree.
+    Conflict,
+}
+
+impl WorkloadOs {
+    /// The lowercase name the API writes (`windows`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadOs::Windows => "windows",
+            WorkloadOs::Linux => "linux",
+            WorkloadOs::Any => "any",
+            WorkloadOs::Conflict => "conflict",
+        }
+    }
+
+    /// The OS of a workload whose templates need `oses`: the one OS they name (templates that need
+    /// any OS say nothing), `any` when none names one, `conflict` when they name different ones.
+    pub fn of_templates(oses: impl IntoIterator<Item = PodOs>) -> Self {
+        oses.into_iter()
+            .map(WorkloadOs::from)
+            .fold(WorkloadOs::Any, |acc, os| match (acc, os) {
+                (acc, WorkloadOs::Any) => acc,
+                (WorkloadOs::Any, os) => os,
+                (acc, os) if acc == os => acc,
+                _ => WorkloadOs::Conflict,
+            })
+    }
+}
+
+impl From<PodOs> for WorkloadOs {
+    fn from(os: PodOs) -> Self {
+        match os {
+            PodOs::Windows => WorkloadOs::Windows,
+            PodOs::Linux => WorkloadOs::Linux,
+            PodOs::Any => WorkloadOs::Any,
+            PodOs::Conflict => WorkloadOs::Conflict,
+        }
+    }
+}
+
+impl fmt::Display for WorkloadOs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Counts of findings by severity.
@@ -35,7 +166,7 @@ pub struct SeverityCounts {
 #[serde(rename_all = "camelCase")]
 pub struct NodeGroupSummary {
     /// `windows`, `linux` or `unknown`.
-    pub os: String,
+    pub os: NodeOs,
     /// Windows build label (`10.0.20348`).
     pub build: Option<String>,
     /// "Windows Server 2022 (10.0.20348)", "Linux".
@@ -74,8 +205,8 @@ pub struct Summary {
     pub pods: usize,
     /// Total workloads (rows of the workload table).
     pub workloads: usize,
-    /// Workloads by state.
-    pub workload_states: BTreeMap<String, usize>,
+    /// Workloads by state (every state, zero included).
+    pub workload_states: BTreeMap<PlacementState, usize>,
     /// Findings by severity.
     pub findings: SeverityCounts,
     /// Findings by rule id.
@@ -107,7 +238,7 @@ pub struct NodeReport {
     /// Name.
     pub name: String,
     /// `windows`, `linux` or `unknown`.
-    pub os: String,
+    pub os: NodeOs,
     /// Windows build (`10.0.20348`).
     pub build: Option<String>,
     /// Labels.
@@ -129,7 +260,7 @@ pub struct WorkloadReport {
     /// The owner as far as ownerReferences tell (a ReplicaSet's Deployment through its name).
     pub owner: ObjectRef,
     /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
-    pub os: String,
+    pub os: WorkloadOs,
     /// Worst state of its pods and findings.
     pub state: PlacementState,
     /// Its pods.

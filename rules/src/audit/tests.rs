@@ -99,7 +99,7 @@ fn three_hundred_replicas_are_one_row_and_one_evaluation() {
         .expect("the Deployment row");
     assert_eq!(w.pods.len(), 300);
     assert_eq!(w.owner.kind, "Deployment");
-    assert_eq!(w.os, "linux");
+    assert_eq!(w.os, WorkloadOs::Linux);
     assert_eq!(a.template_count(), 1);
     assert_eq!(a.evaluations(), 1, "the catalogue ran once for 300 pods");
     assert_eq!(a.node("lin-1").map(|n| n.pods.len()), Some(150));
@@ -318,12 +318,12 @@ fn summary_counts_groups_and_build_matrix() {
     let a = audit_of(nodes, pods);
     let s = a.summary();
     assert_eq!((s.nodes, s.pods, s.workloads), (6, 5, 3));
-    let groups: Vec<(String, String, usize, Vec<String>, usize)> = s
+    let groups: Vec<(NodeOs, String, usize, Vec<String>, usize)> = s
         .node_groups
         .iter()
         .map(|g| {
             (
-                g.os.clone(),
+                g.os,
                 g.title.clone(),
                 g.nodes,
                 g.common_taints.clone(),
@@ -335,28 +335,43 @@ fn summary_counts_groups_and_build_matrix() {
         groups,
         [
             (
-                "windows".into(),
+                NodeOs::Windows,
                 "Windows Server 2019 (10.0.17763)".into(),
                 1,
                 vec!["os=windows:NoSchedule".to_string()],
                 0
             ),
             (
-                "windows".into(),
+                NodeOs::Windows,
                 "Windows Server 2022 (10.0.20348)".into(),
                 3,
                 vec![],
                 1
             ),
-            ("linux".into(), "Linux".into(), 2, vec![], 2),
+            (NodeOs::Linux, "Linux".into(), 2, vec![], 2),
         ]
     );
-    assert_eq!(s.workload_states.get("misplaced"), Some(&1));
+    assert_eq!(s.workload_states.get(&PlacementState::Misplaced), Some(&1));
     assert_eq!(
-        s.workload_states.get("fine").copied().unwrap_or(0)
-            + s.workload_states.get("at-risk").copied().unwrap_or(0),
+        s.workload_states
+            .get(&PlacementState::Fine)
+            .copied()
+            .unwrap_or(0)
+            + s.workload_states
+                .get(&PlacementState::AtRisk)
+                .copied()
+                .unwrap_or(0),
         2
     );
+    // Keyed by state, written with the API's names.
+    let json = serde_json::to_value(&s).unwrap();
+    let count = |state| s.workload_states[&state];
+    assert_eq!(
+        json["workloadStates"],
+        json!({"fine": count(PlacementState::Fine), "at-risk": count(PlacementState::AtRisk),
+            "misplaced": 1})
+    );
+    assert_eq!(serde_json::from_value::<Summary>(json).unwrap(), s);
     assert_eq!(
         s.findings_by_rule.get("pod-on-incompatible-build"),
         Some(&1)

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use winplace_api::SourceInfo;
 use winplace_rules::Severity;
-use winplace_rules::audit::{Audit, NodeReport, PlacementState, Summary, WorkloadReport};
+use winplace_rules::audit::{Audit, NodeOs, NodeReport, PlacementState, Summary, WorkloadReport};
 
 /// Arguments of `winplace audit`.
 #[derive(Debug, Clone, Args)]
@@ -119,7 +119,7 @@ pub fn render_text(source: &SourceInfo, s: &Summary, workloads: &[&WorkloadRepor
             "  {:<36} {:>5} nodes  {taints}{}",
             g.title,
             g.nodes,
-            if g.untainted > 0 && g.os == "windows" {
+            if g.untainted > 0 && g.os == NodeOs::Windows {
                 format!(" ({} untainted)", g.untainted)
             } else {
                 String::new()

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use winplace_rules::audit::{AuditReport, NodeReport, PlacementState, PodRef, WorkloadReport};
+use winplace_rules::audit::{
+    AuditReport, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport,
+};
 use winplace_rules::{Finding, ObjectRef, Severity};
 
 fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> Finding {
@@ -25,13 +27,13 @@ fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> 
     }
 }
 
-fn node(name: &str, os: &str, build: Option<&str>) -> NodeReport {
+fn node(name: &str, os: NodeOs, build: Option<&str>) -> NodeReport {
     NodeReport {
         name: name.into(),
-        os: os.into(),
+        os,
         build: build.map(str::to_string),
-        labels: BTreeMap::from([("kubernetes.io/os".into(), os.into())]),
-        taints: if os == "windows" {
+        labels: BTreeMap::from([("kubernetes.io/os".into(), os.as_str().into())]),
+        taints: if os == NodeOs::Windows {
             vec!["os=windows:NoSchedule".into()]
         } else {
             vec![]
@@ -46,7 +48,7 @@ fn workload(
     kind: &str,
     ns: &str,
     name: &str,
-    os: &str,
+    os: WorkloadOs,
     state: PlacementState,
     findings: Vec<Finding>,
 ) -> WorkloadReport {
@@ -57,7 +59,7 @@ fn workload(
             namespace: Some(ns.into()),
             name: name.into(),
         },
-        os: os.into(),
+        os,
         state,
         pods: vec![PodRef {
             namespace: ns.into(),
@@ -74,16 +76,16 @@ fn workload(
 pub fn report() -> AuditReport {
     let mut r = AuditReport {
         nodes: vec![
-            node("aks-win22-0", "windows", Some("10.0.20348")),
-            node("aks-win19-0", "windows", Some("10.0.17763")),
-            node("aks-linux-0", "linux", None),
+            node("aks-win22-0", NodeOs::Windows, Some("10.0.20348")),
+            node("aks-win19-0", NodeOs::Windows, Some("10.0.17763")),
+            node("aks-linux-0", NodeOs::Linux, None),
         ],
         workloads: vec![
             workload(
                 "Deployment",
                 "payments",
                 "payment-gateway",
-                "windows",
+                WorkloadOs::Windows,
                 PlacementState::Misplaced,
                 vec![finding(
                     "pod-pending-placement",
@@ -97,7 +99,7 @@ pub fn report() -> AuditReport {
                 "Deployment",
                 "shop",
                 "cart-api",
-                "any",
+                WorkloadOs::Any,
                 PlacementState::AtRisk,
                 vec![finding(
                     "linux-pod-without-os-selector",
@@ -111,7 +113,7 @@ pub fn report() -> AuditReport {
                 "DaemonSet",
                 "kube-system",
                 "kube-proxy",
-                "linux",
+                WorkloadOs::Linux,
                 PlacementState::Fine,
                 vec![],
             ),
