@@ -6,10 +6,11 @@
 
 use crate::components::finding::FindingItem;
 use crate::components::live::Live;
-use crate::components::{ErrorNote, Loading, StateBadge, build_name, plural, state_str};
+use crate::components::{ErrorNote, Loading, StateBadge, plural, state_str};
 use leptos::prelude::*;
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use winplace_rules::audit::{NodeOs, NodeReport, PlacementState};
+use winplace_rules::audit::{NodeGroupKey, NodeOs, NodeReport, PlacementState};
 
 /// Tiles a group shows before "Show more".
 const FIRST_TILES: usize = 60;
@@ -21,62 +22,27 @@ const MAX_MARKS: usize = 40;
 /// Nodes of one OS and build.
 #[derive(Debug, Clone)]
 struct Group {
-    os: NodeOs,
-    build: Option<String>,
-    title: String,
+    key: NodeGroupKey,
+    /// Sorted by name.
     nodes: Vec<Arc<NodeReport>>,
 }
 
-/// Windows groups by ascending build (unknown builds last), then Linux, then anything else.
+/// The nodes by group, in [`NodeGroupKey`] order (the summary's).
 fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
+    let mut groups: BTreeMap<NodeGroupKey, Vec<Arc<NodeReport>>> = BTreeMap::new();
     for node in nodes {
-        let build = if node.os == NodeOs::Windows {
-            node.build.clone()
-        } else {
-            None
-        };
-        match groups
-            .iter_mut()
-            .find(|g| g.os == node.os && g.build == build)
-        {
-            Some(g) => g.nodes.push(node.clone()),
-            None => groups.push(Group {
-                os: node.os,
-                title: group_title(node.os, build.as_deref()),
-                build,
-                nodes: vec![node.clone()],
-            }),
-        }
-    }
-    let order = |g: &Group| {
-        let os_rank = match g.os {
-            NodeOs::Windows => 0,
-            NodeOs::Linux => 1,
-            NodeOs::Unknown => 2,
-        };
-        let build = g
-            .build
-            .as_deref()
-            .and_then(winplace_rules::windows::builds::WindowsVersion::parse)
-            .map(|v| v.build)
-            .unwrap_or(u32::MAX);
-        (os_rank, build)
-    };
-    groups.sort_by_key(order);
-    for g in &mut groups {
-        g.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        groups
+            .entry(NodeGroupKey::of(node))
+            .or_default()
+            .push(node.clone());
     }
     groups
-}
-
-fn group_title(os: NodeOs, build: Option<&str>) -> String {
-    match (os, build) {
-        (NodeOs::Windows, Some(b)) => build_name(b),
-        (NodeOs::Windows, None) => "Windows (build unknown)".into(),
-        (NodeOs::Linux, _) => "Linux".into(),
-        (NodeOs::Unknown, _) => "OS unknown".into(),
-    }
+        .into_iter()
+        .map(|(key, mut nodes)| {
+            nodes.sort_by(|a, b| a.name.cmp(&b.name));
+            Group { key, nodes }
+        })
+        .collect()
 }
 
 /// Worst state of a node: its pods' states, and at risk when the node itself has findings.
@@ -199,24 +165,21 @@ fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView 
         .filter(|n| node_state(n) != PlacementState::Fine)
         .count();
     let untainted = group.nodes.iter().filter(|n| n.taints.is_empty()).count();
-    let heading_id = format!(
-        "group-{}-{}",
-        group.os,
-        group.build.clone().unwrap_or_default().replace('.', "-")
-    );
+    let build = group.key.build_label().unwrap_or_default();
+    let heading_id = format!("group-{}-{}", group.key.os(), build.replace('.', "-"));
     let nodes = Arc::new(group.nodes);
     let tiles_nodes = nodes.clone();
     view! {
-        <section class="node-group" data-os=group.os.as_str() data-build=group.build.clone().unwrap_or_default()
+        <section class="node-group" data-os=group.key.os().as_str() data-build=build
             aria-labelledby=heading_id.clone()>
             <h2 id=heading_id.clone()>
-                {group.title.clone()}" "
+                {group.key.title()}" "
                 <span class="count">{plural(total, "node", "nodes")}</span>
             </h2>
             <p class="group-facts">
                 {plural(pods, "pod", "pods")}
                 {(bad > 0).then(|| view! { <span class="warn">{format!(", {bad} with problems")}</span> })}
-                {(group.os == NodeOs::Windows && untainted > 0).then(|| view! {
+                {(group.key.os() == NodeOs::Windows && untainted > 0).then(|| view! {
                     <span class="warn">{format!(", {untainted} untainted")}</span>
                 })}
             </p>
@@ -327,9 +290,7 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
                 <button type="button" node_ref=close_ref aria-label="Close the node details" on:click=move |_| close()>"×"</button>
             </div>
             <p>
-                {if node.os == NodeOs::Windows {
-                    node.build.as_deref().map(build_name).unwrap_or_else(|| "Windows (build unknown)".into())
-                } else { group_title(node.os, None) }}
+                {NodeGroupKey::of(&node).title()}
             </p>
             <h3>"Taints"</h3>
             {if node.taints.is_empty() {
@@ -370,7 +331,6 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
     use winplace_rules::audit::PodRef;
 
     fn node(
@@ -412,22 +372,24 @@ mod tests {
             node("w?", NodeOs::Windows, None, &[]),
         ];
         let groups = group_nodes(&nodes);
-        let keys: Vec<(NodeOs, Option<&str>, usize)> = groups
+        let keys: Vec<(NodeOs, Option<String>, usize)> = groups
             .iter()
-            .map(|g| (g.os, g.build.as_deref(), g.nodes.len()))
+            .map(|g| (g.key.os(), g.key.build_label(), g.nodes.len()))
             .collect();
         assert_eq!(
             keys,
             [
-                (NodeOs::Windows, Some("10.0.17763"), 1),
-                (NodeOs::Windows, Some("10.0.26100"), 1),
+                (NodeOs::Windows, Some("10.0.17763".into()), 1),
+                (NodeOs::Windows, Some("10.0.26100".into()), 1),
                 (NodeOs::Windows, None, 1),
                 (NodeOs::Linux, None, 2),
                 (NodeOs::Unknown, None, 1)
             ]
         );
         assert_eq!(groups[3].nodes[0].name, "l1", "nodes sorted by name");
-        assert!(groups[0].title.contains("2019"));
+        assert_eq!(groups[0].key.title(), "Windows Server 2019 (10.0.17763)");
+        assert_eq!(groups[2].key.title(), "Windows (build unknown)");
+        assert_eq!(groups[3].key.title(), "Linux");
     }
 
     #[test]

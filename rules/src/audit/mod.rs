@@ -38,9 +38,11 @@
 //! assert_eq!(summary.workloads, 1, "replicas are grouped under their workload");
 //! ```
 
+mod node_group;
 pub mod owner;
 pub mod report;
 
+pub use node_group::NodeGroupKey;
 pub use report::*;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -61,7 +63,7 @@ use crate::rules::{evaluate_object, evaluate_template};
 use crate::schedule::taints::{filters, taint_display};
 use crate::settings::Settings;
 use crate::windows::Os;
-use crate::windows::builds::{WindowsVersion, build_display};
+use crate::windows::builds::WindowsVersion;
 use crate::windows::compat::host_runs_image_build;
 use owner::Owner;
 
@@ -1257,18 +1259,14 @@ impl Audit {
     }
 
     pub fn summary(&self) -> Summary {
-        let mut groups: BTreeMap<(u8, u32), Vec<&Node>> = BTreeMap::new();
+        let mut groups: BTreeMap<NodeGroupKey, Vec<&Node>> = BTreeMap::new();
         for (entry, node) in self.nodes.values().zip(&self.context.nodes) {
-            let key = match (entry.os, entry.build) {
-                (Some(Os::Windows), b) => (0, b.unwrap_or(0)),
-                (Some(Os::Linux), _) => (1, 0),
-                (None, _) => (2, 0),
-            };
+            let key = NodeGroupKey::new(NodeOs::from(entry.os), entry.build);
             groups.entry(key).or_default().push(node);
         }
         let node_groups = groups
             .into_iter()
-            .map(|((order, build), nodes)| {
+            .map(|(key, nodes)| {
                 let taint_sets: Vec<BTreeSet<String>> = nodes
                     .iter()
                     .map(|n| {
@@ -1292,20 +1290,10 @@ impl Audit {
                     .iter()
                     .filter(|n| !crate::model::node_taints(n).iter().any(filters))
                     .count();
-                let (os, build, title) = match order {
-                    0 if build > 0 => (
-                        NodeOs::Windows,
-                        Some(WindowsVersion::new(build).label()),
-                        build_display(build),
-                    ),
-                    0 => (NodeOs::Windows, None, "Windows (build unknown)".to_string()),
-                    1 => (NodeOs::Linux, None, "Linux".to_string()),
-                    _ => (NodeOs::Unknown, None, "Unknown OS".to_string()),
-                };
                 NodeGroupSummary {
-                    os,
-                    build,
-                    title,
+                    os: key.os(),
+                    build: key.build_label(),
+                    title: key.title(),
                     nodes: nodes.len(),
                     common_taints: common,
                     untainted,

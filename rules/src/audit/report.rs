@@ -197,7 +197,8 @@ pub struct BuildMatrixCell {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
-    /// Node groups: Windows by ascending build, then Linux, then unknown.
+    /// Node groups in [`NodeGroupKey`](super::NodeGroupKey) order: Windows by ascending build (unknown
+    /// build last), then Linux, then unknown OS.
     pub node_groups: Vec<NodeGroupSummary>,
     /// Total nodes.
     pub nodes: usize,

@@ -301,6 +301,39 @@ fn live_state_rules_mark_pods_misplaced() {
 }
 
 #[test]
+fn summary_lists_windows_of_unknown_build_after_the_known_builds() {
+    let mut nodes = cluster_nodes();
+    nodes.push(node("win-x", "windows", None, true));
+    nodes.push(node("odd-1", "plan9", None, false));
+    let s = audit_of(nodes, vec![]).summary();
+    let groups: Vec<(NodeOs, Option<&str>, &str, usize)> = s
+        .node_groups
+        .iter()
+        .map(|g| (g.os, g.build.as_deref(), g.title.as_str(), g.nodes))
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            (
+                NodeOs::Windows,
+                Some("10.0.17763"),
+                "Windows Server 2019 (10.0.17763)",
+                1
+            ),
+            (
+                NodeOs::Windows,
+                Some("10.0.20348"),
+                "Windows Server 2022 (10.0.20348)",
+                2
+            ),
+            (NodeOs::Windows, None, "Windows (build unknown)", 1),
+            (NodeOs::Linux, None, "Linux", 2),
+            (NodeOs::Unknown, None, "Unknown OS", 1),
+        ]
+    );
+}
+
+#[test]
 fn summary_counts_groups_and_build_matrix() {
     let win19 = json!({"nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"},
         "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
