@@ -39,10 +39,10 @@ use serde_json::Value;
 use winplace_rules::finding::{Finding, Fix, Severity};
 use winplace_rules::fix::{MAX_ROUNDS, apply_fixes};
 use winplace_rules::input::{Document, LineMap};
-use winplace_rules::model::cluster_objects::{self, RuntimeClassVersion};
+use winplace_rules::model::cluster_objects::{self, FieldError, RuntimeClassVersion};
 use winplace_rules::model::{self, ClusterContext};
 use winplace_rules::placement::{PodOs, Resolver};
-use winplace_rules::settings::Settings;
+use winplace_rules::settings::{InvalidSetting, Settings, SettingsError};
 use winplace_rules::windows::builds::{WindowsVersion, build_display};
 use winplace_rules::windows::{ImageClass, ImageOs, ImageSource};
 
@@ -142,23 +142,63 @@ impl Decision {
     }
 }
 
+/// What the policy could not read: the `validate` payload, the settings, or the host's lists of the cluster.
+/// The messages are what the host is told (`validate`'s call error, `validate_settings`'s message).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The `validate` payload is not a [`ValidationPayload`].
+    #[error("validate payload: {0}")]
+    Payload(serde_json::Error),
+    /// A setting of the `validate` payload has a value that cannot be used (`supportedBuilds[1]: ...`).
+    #[error(transparent)]
+    InvalidSetting(#[from] InvalidSetting),
+    /// The `validate_settings` payload is not UTF-8.
+    #[error("settings: {0}")]
+    SettingsEncoding(std::str::Utf8Error),
+    /// The settings do not parse, or a setting is wrong: `supportedBuilds[1]: ...` when one is at fault,
+    /// `settings: ...` otherwise.
+    #[error("{}", settings_message(.0))]
+    Settings(SettingsError),
+    /// The host's list of `kind` has no `items` array (it answered something else, an error object say).
+    #[error("the {kind} list has no items array")]
+    NoItems {
+        /// `Node` or `RuntimeClass`.
+        kind: &'static str,
+    },
+    /// An item of the host's list of `kind` does not decode.
+    #[error("{kind} list items[{index}]: {error}")]
+    Item {
+        /// `Node` or `RuntimeClass`.
+        kind: &'static str,
+        /// Its index in `items`.
+        index: usize,
+        /// The field that does not decode, and why.
+        error: FieldError,
+    },
+}
+
+/// A settings error as `validate_settings` words it: the setting and what is wrong, without the file
+/// position (the settings are no file).
+fn settings_message(e: &SettingsError) -> String {
+    match e.setting {
+        Some(_) => e.message.trim_start_matches("invalid setting ").to_string(),
+        None => format!("settings: {}", e.message),
+    }
+}
+
 /// Reads the `validate` payload; settings are validated too, and the error names the setting.
-pub fn parse_payload(bytes: &[u8]) -> Result<(AdmissionRequest, Settings), String> {
-    let payload: ValidationPayload =
-        serde_json::from_slice(bytes).map_err(|e| format!("validate payload: {e}"))?;
+pub fn parse_payload(bytes: &[u8]) -> Result<(AdmissionRequest, Settings), InputError> {
+    let payload: ValidationPayload = serde_json::from_slice(bytes).map_err(InputError::Payload)?;
     let settings = payload.settings.unwrap_or_default();
-    settings.validate().map_err(|e| e.to_string())?;
+    settings.validate()?;
     Ok((payload.request, settings))
 }
 
 /// Reads and validates settings JSON (the `validate_settings` payload); the error names the setting,
 /// e.g. `supportedBuilds[1]: ...` or `unknown field `windowsTaint``.
-pub fn parse_settings(bytes: &[u8]) -> Result<Settings, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("settings: {e}"))?;
-    Settings::from_text("settings", text).map_err(|e| match e.setting {
-        Some(_) => e.message.trim_start_matches("invalid setting ").to_string(),
-        None => format!("settings: {}", e.message),
-    })
+pub fn parse_settings(bytes: &[u8]) -> Result<Settings, InputError> {
+    let text = std::str::from_utf8(bytes).map_err(InputError::SettingsEncoding)?;
+    Settings::from_text("settings", text).map_err(InputError::Settings)
 }
 
 /// Whether the request is evaluated at all: `CREATE` or `UPDATE` of an [`EVALUATED_KINDS`] object, not a
@@ -350,20 +390,29 @@ pub fn class_from_manifest(
 pub fn context_from_lists(
     nodes: &Value,
     runtime_classes: &Value,
-) -> Result<ClusterContext, String> {
+) -> Result<ClusterContext, InputError> {
     let nodes = items(nodes, "Node")?
         .iter()
         .enumerate()
-        .map(|(i, item)| {
-            cluster_objects::decode_node(item).map_err(|e| format!("Node list items[{i}]: {e}"))
+        .map(|(index, item)| {
+            cluster_objects::decode_node(item).map_err(|error| InputError::Item {
+                kind: "Node",
+                index,
+                error,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let runtime_classes = items(runtime_classes, "RuntimeClass")?
         .iter()
         .enumerate()
-        .map(|(i, item)| {
-            cluster_objects::decode_runtime_class(RuntimeClassVersion::V1, item)
-                .map_err(|e| format!("RuntimeClass list items[{i}]: {e}"))
+        .map(|(index, item)| {
+            cluster_objects::decode_runtime_class(RuntimeClassVersion::V1, item).map_err(|error| {
+                InputError::Item {
+                    kind: "RuntimeClass",
+                    index,
+                    error,
+                }
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ClusterContext {
@@ -373,11 +422,11 @@ pub fn context_from_lists(
 }
 
 /// The items of a List.
-fn items<'a>(list: &'a Value, kind: &str) -> Result<&'a [Value], String> {
+fn items<'a>(list: &'a Value, kind: &'static str) -> Result<&'a [Value], InputError> {
     list.get("items")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
-        .ok_or_else(|| format!("the {kind} list has no items array"))
+        .ok_or(InputError::NoItems { kind })
 }
 
 /// One finding as a line of a message or a warning: `[rule] path: message`.
@@ -1077,15 +1126,31 @@ mod tests {
         let with_kinds = json!({"kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}]});
         let rcs = json!({"items": []});
         assert_eq!(
-            context_from_lists(&with_kinds, &rcs).map(|c| c.nodes.len()),
+            context_from_lists(&with_kinds, &rcs)
+                .map(|c| c.nodes.len())
+                .map_err(|e| e.to_string()),
             Ok(1)
         );
         let bad = json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]});
         let err = context_from_lists(&bad, &rcs).unwrap_err();
-        assert!(err.starts_with("Node list items[1]"), "{err}");
-        assert!(err.contains("metadata.name: invalid type"), "{err}");
+        assert!(
+            matches!(
+                err,
+                InputError::Item {
+                    kind: "Node",
+                    index: 1,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().starts_with("Node list items[1]"), "{err}");
+        assert!(
+            err.to_string().contains("metadata.name: invalid type"),
+            "{err}"
+        );
         let err = context_from_lists(&json!({"error": "forbidden"}), &rcs).unwrap_err();
-        assert!(err.contains("no items"), "{err}");
+        assert!(err.to_string().contains("no items"), "{err}");
     }
 
     #[test]
@@ -1104,10 +1169,17 @@ mod tests {
         for (json, want) in rows {
             match (parse_settings(json.as_bytes()), want) {
                 (Ok(_), Ok(())) => {}
-                (Err(e), Err(part)) => assert!(e.contains(part), "{json}: {e}"),
+                (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{json}: {e}"),
                 (got, want) => panic!("{json}: {got:?}, wanted {want:?}"),
             }
         }
+        // What the host is told: the setting first, or `settings:` when no one setting is at fault.
+        let err = parse_settings(b"{\"supportedBuilds\": [\"ltsc2022\"]}").unwrap_err();
+        assert!(err.to_string().starts_with("supportedBuilds[0]: "), "{err}");
+        let err = parse_settings(b"[1").unwrap_err();
+        assert!(err.to_string().starts_with("settings: "), "{err}");
+        let err = parse_settings(b"\xff").unwrap_err();
+        assert!(matches!(err, InputError::SettingsEncoding(_)), "{err:?}");
     }
 
     #[test]
@@ -1126,6 +1198,8 @@ mod tests {
             ),
             (json!({"settings": {}}), false),
         ];
+        let err = parse_payload(b"{").unwrap_err();
+        assert!(err.to_string().starts_with("validate payload: "), "{err}");
         for (payload, ok) in rows {
             let bytes = serde_json::to_vec(&payload).unwrap();
             let got = parse_payload(&bytes);

@@ -60,16 +60,16 @@ mod guest {
                 valid: true,
                 message: None,
             },
-            Err(message) => SettingsValidationResponse {
+            Err(error) => SettingsValidationResponse {
                 valid: false,
-                message: Some(message),
+                message: Some(error.to_string()),
             },
         };
         Ok(serde_json::to_vec(&answer)?)
     }
 
     fn validate(payload: &[u8]) -> guest::CallResult {
-        let (request, settings) = admission::parse_payload(payload)?;
+        let (request, settings) = admission::parse_payload(payload).map_err(|e| e.to_string())?;
         if !admission::is_evaluated(&request) || admission::is_exempt(&request, &settings) {
             return accept_request();
         }

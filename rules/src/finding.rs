@@ -25,16 +25,26 @@ impl Severity {
     }
 }
 
+/// The error of parsing a [`Severity`]: the text was not exactly `error`, `warning` or `info`.
+///
+/// ```
+/// use winplace_rules::Severity;
+/// assert_eq!("warning".parse::<Severity>(), Ok(Severity::Warning));
+/// let err = "fatal".parse::<Severity>().unwrap_err();
+/// assert_eq!(err.to_string(), r#"unknown severity "fatal" (expected error, warning or info)"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity {0:?} (expected error, warning or info)")]
+pub struct UnknownSeverity(pub String);
+
 impl std::str::FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownSeverity;
+    fn from_str(s: &str) -> Result<Self, UnknownSeverity> {
         match s {
             "info" => Ok(Severity::Info),
             "warning" => Ok(Severity::Warning),
             "error" => Ok(Severity::Error),
-            other => Err(format!(
-                "unknown severity {other:?} (expected error, warning or info)"
-            )),
+            other => Err(UnknownSeverity(other.to_string())),
         }
     }
 }

@@ -56,6 +56,83 @@ struct LabelRequirement<'r> {
     values: &'r [String],
 }
 
+/// Why a `matchExpressions` or `matchFields` entry does not parse (upstream records the error and the term it
+/// is in matches nothing). Written as apimachinery's field errors, relative to the requirement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequirementError {
+    /// The operator is not one of `supported` (operators are case-sensitive).
+    #[error(
+        "operator: {}: {}: {}",
+        ProblemKind::NotSupported.as_str(),
+        go_quote(.operator),
+        supported_values(.supported)
+    )]
+    UnsupportedOperator {
+        /// The operator given.
+        operator: String,
+        /// The operators this kind of requirement takes.
+        supported: &'static [&'static str],
+    },
+    /// The key or the values are invalid; every problem found, in upstream's order.
+    #[error("{}", join_problems(.0))]
+    Invalid(Vec<RequirementProblem>),
+}
+
+/// One invalid part of a node selector requirement whose operator is known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequirementProblem {
+    /// The key is not a qualified name (`detail` says why).
+    #[error("{}", invalid("key", .key, .detail))]
+    Key {
+        /// The key.
+        key: String,
+        /// What `IsQualifiedName` says.
+        detail: String,
+    },
+    /// `In` or `NotIn` without values.
+    #[error("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")]
+    NoValues,
+    /// `Exists` or `DoesNotExist` with values.
+    #[error("values: Invalid value: [...]: values set must be empty for exists and does not exist")]
+    ValuesNotEmpty,
+    /// `Gt` or `Lt` without exactly one value.
+    #[error(
+        "values: Invalid value: [...]: for 'Gt', 'Lt' operators, exactly one value is required"
+    )]
+    NotOneComparand,
+    /// A `Gt` or `Lt` value that is not an integer.
+    #[error(
+        "{}",
+        invalid(&format!("values[{index}]"), .value, "for 'Gt', 'Lt' operators, the value must be an integer")
+    )]
+    NotAnInteger {
+        /// Its index in `values`.
+        index: usize,
+        /// The value.
+        value: String,
+    },
+    /// A value that is not a valid label value (`detail` says why).
+    #[error("{}", invalid(&format!("values[{index}][{key}]"), .value, .detail))]
+    LabelValue {
+        /// Its index in `values`.
+        index: usize,
+        /// The requirement's key.
+        key: String,
+        /// The value.
+        value: String,
+        /// What `IsValidLabelValue` says.
+        detail: String,
+    },
+    /// A `matchFields` entry without exactly one value.
+    #[error("values: Invalid value: [...]: must have one element")]
+    NotOneField,
+}
+
+fn join_problems(problems: &[RequirementProblem]) -> String {
+    let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    texts.join("; ")
+}
+
 fn invalid(field: &str, value: &str, detail: &str) -> String {
     format!(
         "{field}: {}: {}: {detail}",
@@ -64,7 +141,9 @@ fn invalid(field: &str, value: &str, detail: &str) -> String {
     )
 }
 
-fn parse_label_requirement(req: &NodeSelectorRequirement) -> Result<LabelRequirement<'_>, String> {
+fn parse_label_requirement(
+    req: &NodeSelectorRequirement,
+) -> Result<LabelRequirement<'_>, RequirementError> {
     let values: &[String] = req.values.as_deref().unwrap_or(&[]);
     let op = match req.operator.as_str() {
         "In" => LabelOp::In,
@@ -74,47 +153,48 @@ fn parse_label_requirement(req: &NodeSelectorRequirement) -> Result<LabelRequire
         "Gt" => LabelOp::Gt,
         "Lt" => LabelOp::Lt,
         other => {
-            return Err(format!(
-                "operator: {}: {}: {}",
-                ProblemKind::NotSupported.as_str(),
-                go_quote(other),
-                supported_values(&["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
-            ));
+            return Err(RequirementError::UnsupportedOperator {
+                operator: other.to_string(),
+                supported: &["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"],
+            });
         }
     };
     let mut errs = Vec::new();
-    for m in selector::is_qualified_name(&req.key) {
-        errs.push(invalid("key", &req.key, &m));
+    for detail in selector::is_qualified_name(&req.key) {
+        errs.push(RequirementProblem::Key {
+            key: req.key.clone(),
+            detail,
+        });
     }
     let count = values.len();
     match op {
-        LabelOp::In | LabelOp::NotIn if count == 0 => errs.push(
-            "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
-                .to_string(),
-        ),
-        LabelOp::Exists | LabelOp::DoesNotExist if count != 0 => errs.push(
-            "values: Invalid value: [...]: values set must be empty for exists and does not exist"
-                .to_string(),
-        ),
+        LabelOp::In | LabelOp::NotIn if count == 0 => errs.push(RequirementProblem::NoValues),
+        LabelOp::Exists | LabelOp::DoesNotExist if count != 0 => {
+            errs.push(RequirementProblem::ValuesNotEmpty)
+        }
         LabelOp::Gt | LabelOp::Lt => {
             if count != 1 {
-                errs.push("values: Invalid value: [...]: for 'Gt', 'Lt' operators, exactly one value is required".to_string());
+                errs.push(RequirementProblem::NotOneComparand);
             }
-            for (i, v) in values.iter().enumerate() {
+            for (index, v) in values.iter().enumerate() {
                 if v.parse::<i64>().is_err() {
-                    errs.push(invalid(
-                        &format!("values[{i}]"),
-                        v,
-                        "for 'Gt', 'Lt' operators, the value must be an integer",
-                    ));
+                    errs.push(RequirementProblem::NotAnInteger {
+                        index,
+                        value: v.clone(),
+                    });
                 }
             }
         }
         _ => {}
     }
-    for (i, v) in values.iter().enumerate() {
-        for m in selector::is_valid_label_value(v) {
-            errs.push(invalid(&format!("values[{i}][{}]", req.key), v, &m));
+    for (index, v) in values.iter().enumerate() {
+        for detail in selector::is_valid_label_value(v) {
+            errs.push(RequirementProblem::LabelValue {
+                index,
+                key: req.key.clone(),
+                value: v.clone(),
+                detail,
+            });
         }
     }
     if errs.is_empty() {
@@ -124,7 +204,7 @@ fn parse_label_requirement(req: &NodeSelectorRequirement) -> Result<LabelRequire
             values,
         })
     } else {
-        Err(errs.join("; "))
+        Err(RequirementError::Invalid(errs))
     }
 }
 
@@ -172,28 +252,30 @@ impl LabelRequirement<'_> {
 pub fn requirement_matches(
     req: &NodeSelectorRequirement,
     labels: &BTreeMap<String, String>,
-) -> Result<bool, String> {
+) -> Result<bool, RequirementError> {
     parse_label_requirement(req).map(|r| r.matches(labels))
 }
 
 /// A `matchFields` entry as `nodeSelectorRequirementsAsFieldSelector` parses it.
-fn parse_field_requirement(req: &NodeSelectorRequirement) -> Result<(bool, &str, &str), String> {
+fn parse_field_requirement(
+    req: &NodeSelectorRequirement,
+) -> Result<(bool, &str, &str), RequirementError> {
     let values: &[String] = req.values.as_deref().unwrap_or(&[]);
     let in_op = match req.operator.as_str() {
         "In" => true,
         "NotIn" => false,
         other => {
-            return Err(format!(
-                "operator: {}: {}: {}",
-                ProblemKind::NotSupported.as_str(),
-                go_quote(other),
-                supported_values(&["In", "NotIn"])
-            ));
+            return Err(RequirementError::UnsupportedOperator {
+                operator: other.to_string(),
+                supported: &["In", "NotIn"],
+            });
         }
     };
     match values {
         [v] => Ok((in_op, req.key.as_str(), v.as_str())),
-        _ => Err("values: Invalid value: [...]: must have one element".to_string()),
+        _ => Err(RequirementError::Invalid(vec![
+            RequirementProblem::NotOneField,
+        ])),
     }
 }
 
@@ -547,16 +629,52 @@ mod tests {
     fn requirement_error_text() {
         let e = requirement_matches(&req("k", "Foo", &[]), &BTreeMap::new()).unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             r#"operator: Unsupported value: "Foo": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt""#
         );
         let e = requirement_matches(&req("k", "Gt", &["x"]), &BTreeMap::new()).unwrap_err();
         assert_eq!(
             e,
+            RequirementError::Invalid(vec![RequirementProblem::NotAnInteger {
+                index: 0,
+                value: "x".into()
+            }])
+        );
+        assert_eq!(
+            e.to_string(),
             r#"values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer"#
         );
         let e = requirement_matches(&req("k", "In", &[]), &BTreeMap::new()).unwrap_err();
-        assert!(e.ends_with("for 'in', 'notin' operators, values set can't be empty"));
+        assert!(
+            e.to_string()
+                .ends_with("for 'in', 'notin' operators, values set can't be empty")
+        );
+        // Every problem, joined as upstream joins them.
+        let e =
+            requirement_matches(&req("bad key", "Gt", &["x", "y"]), &BTreeMap::new()).unwrap_err();
+        let text = e.to_string();
+        assert_eq!(text.matches("; ").count(), 3, "{text}");
+        assert!(
+            text.starts_with(r#"key: Invalid value: "bad key": "#),
+            "{text}"
+        );
+        let fields = NodeSelectorRequirement {
+            key: NODE_NAME_FIELD.into(),
+            operator: "Exists".into(),
+            values: None,
+        };
+        assert_eq!(
+            parse_field_requirement(&fields).unwrap_err().to_string(),
+            r#"operator: Unsupported value: "Exists": supported values: "In", "NotIn""#
+        );
+        let fields = NodeSelectorRequirement {
+            operator: "In".into(),
+            ..fields
+        };
+        assert_eq!(
+            parse_field_requirement(&fields).unwrap_err().to_string(),
+            "values: Invalid value: [...]: must have one element"
+        );
     }
 
     #[test]

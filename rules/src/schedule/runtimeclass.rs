@@ -30,6 +30,18 @@ pub const OVERHEAD_MISMATCH: &str =
 pub const OVERHEAD_WITHOUT_RUNTIME_CLASS: &str =
     "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead";
 
+/// Why RuntimeClass admission rejects a pod's `spec.overhead` ([`check_overhead`]); the messages are
+/// upstream's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum OverheadError {
+    /// The RuntimeClass defines an overhead and the pod's differs ([`OVERHEAD_MISMATCH`]).
+    #[error("{}", OVERHEAD_MISMATCH)]
+    Mismatch,
+    /// The pod sets an overhead and no RuntimeClass defines one ([`OVERHEAD_WITHOUT_RUNTIME_CLASS`]).
+    #[error("{}", OVERHEAD_WITHOUT_RUNTIME_CLASS)]
+    WithoutRuntimeClass,
+}
+
 /// Whether the plugin acts on a request: CREATE of `pods` (core group), no subresource.
 pub fn admission_applies(operation: &str, group: &str, resource: &str, subresource: &str) -> bool {
     operation == "CREATE" && group.is_empty() && resource == "pods" && subresource.is_empty()
@@ -223,18 +235,18 @@ pub fn is_superset(ss: &Toleration, t: &Toleration) -> bool {
 pub fn check_overhead(
     pod_overhead: Option<&BTreeMap<String, Quantity>>,
     rc: Option<&RuntimeClass>,
-) -> Result<Option<BTreeMap<String, Quantity>>, String> {
+) -> Result<Option<BTreeMap<String, Quantity>>, OverheadError> {
     match rc.and_then(|r| r.overhead.as_ref()) {
         Some(overhead) => {
             let fixed = overhead.pod_fixed.as_ref();
             if let Some(pod) = pod_overhead
                 && !resource_lists_equal(Some(pod), fixed)
             {
-                return Err(OVERHEAD_MISMATCH.to_string());
+                return Err(OverheadError::Mismatch);
             }
             Ok(fixed.cloned())
         }
-        None if pod_overhead.is_some() => Err(OVERHEAD_WITHOUT_RUNTIME_CLASS.to_string()),
+        None if pod_overhead.is_some() => Err(OverheadError::WithoutRuntimeClass),
         None => Ok(None),
     }
 }
@@ -760,36 +772,40 @@ mod tests {
         let rows: Vec<(
             Option<&BTreeMap<String, Quantity>>,
             Option<&RuntimeClass>,
-            Result<Option<BTreeMap<String, Quantity>>, &str>,
+            Result<Option<BTreeMap<String, Quantity>>, OverheadError>,
         )> = vec![
             (None, Some(&with), Ok(Some(res(fixed)))),            // set
             (Some(&same_pod), Some(&with), Ok(Some(res(fixed)))), // equal (semantically): set to RC's
-            (Some(&other_pod), Some(&with), Err(OVERHEAD_MISMATCH)), // different
-            (Some(&fewer_pod), Some(&with), Err(OVERHEAD_MISMATCH)), // missing resource
-            (Some(&empty_pod), Some(&with), Err(OVERHEAD_MISMATCH)), // {} is set and differs
+            (Some(&other_pod), Some(&with), Err(OverheadError::Mismatch)), // different
+            (Some(&fewer_pod), Some(&with), Err(OverheadError::Mismatch)), // missing resource
+            (Some(&empty_pod), Some(&with), Err(OverheadError::Mismatch)), // {} is set and differs
             (None, None, Ok(None)),
             (None, Some(&without), Ok(None)),
-            (Some(&same_pod), None, Err(OVERHEAD_WITHOUT_RUNTIME_CLASS)), // no RC
+            (
+                Some(&same_pod),
+                None,
+                Err(OverheadError::WithoutRuntimeClass),
+            ), // no RC
             (
                 Some(&same_pod),
                 Some(&without),
-                Err(OVERHEAD_WITHOUT_RUNTIME_CLASS),
+                Err(OverheadError::WithoutRuntimeClass),
             ), // RC without overhead
-            (Some(&empty_pod), None, Err(OVERHEAD_WITHOUT_RUNTIME_CLASS)), // {} counts as set
+            (
+                Some(&empty_pod),
+                None,
+                Err(OverheadError::WithoutRuntimeClass),
+            ), // {} counts as set
         ];
         for (i, (pod, r, want)) in rows.into_iter().enumerate() {
-            assert_eq!(
-                check_overhead(pod, r),
-                want.map_err(String::from),
-                "row {i}"
-            );
+            assert_eq!(check_overhead(pod, r), want, "row {i}");
         }
         // RC overhead without podFixed: an empty pod overhead is semantically equal (nil == empty).
         let bare = rc_overhead(None);
         assert_eq!(check_overhead(Some(&empty_pod), Some(&bare)), Ok(None));
         assert_eq!(
             check_overhead(Some(&fewer_pod), Some(&bare)),
-            Err(OVERHEAD_MISMATCH.to_string())
+            Err(OverheadError::Mismatch)
         );
         assert_eq!(check_overhead(None, Some(&bare)), Ok(None));
         assert_eq!(
@@ -799,6 +815,11 @@ mod tests {
         assert_eq!(
             OVERHEAD_WITHOUT_RUNTIME_CLASS,
             "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+        );
+        assert_eq!(OverheadError::Mismatch.to_string(), OVERHEAD_MISMATCH);
+        assert_eq!(
+            OverheadError::WithoutRuntimeClass.to_string(),
+            OVERHEAD_WITHOUT_RUNTIME_CLASS
         );
     }
 
