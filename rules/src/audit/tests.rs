@@ -2,6 +2,9 @@
 //! updates against a full recompute.
 
 use super::*;
+use crate::model::{PodTemplate, WorkloadKind};
+use crate::placement::Resolver;
+use crate::rules::evaluate_template;
 use serde_json::json;
 
 fn node(name: &str, os: &str, build: Option<&str>, tainted: bool) -> Node {

@@ -1,0 +1,144 @@
+//! The catalogue on pod templates: each template's workload object (a representative pod's spec under its
+//! owner), evaluated against the class context unless its selectors read single nodes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::PodSpec;
+use serde_json::Value;
+
+use super::classes::reads_single_nodes;
+use super::owner::Owner;
+use super::{Audit, Dirty, sort_findings};
+use crate::finding::Severity;
+use crate::input::LineMap;
+use crate::model::{Object, PodTemplate, WorkloadKind};
+use crate::placement::Resolver;
+use crate::rules::evaluate_template;
+use crate::rules::live_state;
+
+/// The workload object that carries `spec` as its pod template (a Pod for bare pods and custom owners).
+pub(super) fn template_object(owner: &Owner, pod_name: &str, spec: &PodSpec) -> Option<Object> {
+    let spec_value = serde_json::to_value(spec).ok()?;
+    let ns = owner.object.namespace.clone().unwrap_or_default();
+    let (api_version, kind, name, prefix) = match owner.kind {
+        Some(k) if k != WorkloadKind::Pod => (
+            owner.object.api_version.as_str(),
+            owner.object.kind.as_str(),
+            owner.object.name.as_str(),
+            k.pod_spec_path(),
+        ),
+        _ => ("v1", "Pod", pod_name, WorkloadKind::Pod.pod_spec_path()),
+    };
+    let mut value = spec_value;
+    for segment in prefix.segments().iter().rev() {
+        let mut map = serde_json::Map::new();
+        map.insert(segment.as_key(), value);
+        value = Value::Object(map);
+    }
+    if let Some(map) = value.as_object_mut() {
+        map.insert("apiVersion".into(), Value::from(api_version));
+        map.insert("kind".into(), Value::from(kind));
+        map.insert(
+            "metadata".into(),
+            serde_json::json!({"name": name, "namespace": ns}),
+        );
+    }
+    Object::from_value("", 0, value, LineMap::default())
+}
+
+impl Audit {
+    /// Runs the catalogue on each template of `todo`; the pods of templates whose result changed are
+    /// re-audited.
+    pub(super) fn evaluate_templates(&mut self, todo: &[(Arc<str>, Arc<str>)], dirty: &mut Dirty) {
+        let full = Some(&self.context);
+        let classes = Some(&self.classes);
+        // Resolving reads the RuntimeClasses and the Windows builds, the same in both contexts.
+        let resolver = Resolver::new(classes, &self.settings);
+        let index = Some(&self.index).filter(|i| !i.is_empty());
+        let settings = &self.settings;
+        let per_node = &self.per_node_keys;
+        let mut changed: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+        let mut evaluations = 0u64;
+        for (wk, rev) in todo {
+            let Some(workload) = self.workloads.get_mut(wk) else {
+                continue;
+            };
+            let owner = workload.owner.object.clone();
+            let exempt = owner
+                .namespace
+                .as_ref()
+                .is_some_and(|ns| settings.exempt_namespaces.contains(ns));
+            let Some(template) = workload.templates.get_mut(rev) else {
+                continue;
+            };
+            let kind = match workload.owner.kind {
+                Some(k) if k != WorkloadKind::Pod => k,
+                _ => WorkloadKind::Pod,
+            };
+            let prefix = kind.pod_spec_path();
+            let Some(raw) = template.object.get(&prefix) else {
+                continue;
+            };
+            let pod_template = PodTemplate {
+                kind,
+                prefix,
+                raw,
+                spec: template.spec.clone(),
+                labels: BTreeMap::new(),
+            };
+            let runtime_class = template
+                .runtime_class
+                .as_deref()
+                .and_then(|rc| self.context.runtime_class(rc));
+            let context = if reads_single_nodes(&template.spec, runtime_class, per_node) {
+                full
+            } else {
+                classes
+            };
+            let mut findings = Vec::new();
+            let placement = if exempt {
+                resolver.resolve(&pod_template)
+            } else {
+                evaluations += 1;
+                evaluate_template(
+                    &template.object,
+                    &pod_template,
+                    (context, &resolver, index),
+                    settings,
+                    &mut findings,
+                )
+            };
+            for f in &mut findings {
+                f.object = owner.clone();
+            }
+            sort_findings(&mut findings);
+            let facts = live_state::template_facts(&placement);
+            let at_risk = findings.iter().any(|f| f.severity >= Severity::Warning);
+            if findings != template.findings
+                || facts != template.facts
+                || at_risk != template.at_risk
+            {
+                changed.push((wk.clone(), rev.clone()));
+                dirty.workloads.insert(wk.clone());
+            }
+            template.findings = findings;
+            template.facts = facts;
+            template.at_risk = at_risk;
+            template.placement = Some(placement);
+        }
+        self.evaluations += evaluations;
+        if dirty.all {
+            return;
+        }
+        for (wk, rev) in changed {
+            if let Some(workload) = self.workloads.get(&wk) {
+                for key in &workload.pods {
+                    if self.pods.get(key).is_some_and(|r| r.revision == rev) {
+                        dirty.pods.insert(key.clone());
+                    }
+                }
+            }
+        }
+    }
+}
