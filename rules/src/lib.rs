@@ -14,6 +14,8 @@
 //! assert!(report.findings.iter().any(|f| f.rule == "windows-pod-without-os-selector"));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod audit;
 pub mod finding;
 pub mod fix;

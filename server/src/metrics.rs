@@ -16,7 +16,7 @@ use winplace_rules::audit::AuditReport;
 use winplace_rules::rules::catalog;
 
 /// Upper bounds (seconds) of the audit duration histogram buckets.
-const BUCKETS: [f64; 12] = [
+pub const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 

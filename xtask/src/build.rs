@@ -6,21 +6,36 @@ use std::process::Command;
 
 /// Builds everything; the server in release mode when `release`, else in the dev profile tests use.
 ///
-/// The wasm tools (wasm-bindgen-cli, compiled from crates.io on a fresh machine, and npm's binaryen) are
-/// installed on a second thread while cargo compiles the two wasm modules: on two cores that overlap
-/// saves minutes on a fresh machine and nothing when the tools are there.
+/// Two cores, and long single-threaded phases (the wasm LTO links, wasm-opt): what does not need cargo
+/// runs beside it. The wasm tools (wasm-bindgen-cli, compiled from crates.io on a fresh machine, and
+/// npm's binaryen) install on a second thread while cargo compiles, and policy.wasm is shrunk there while
+/// cargo compiles the dashboard. The server comes last: it embeds static/.
 pub fn all(release: bool) -> Result<(), String> {
     crate::setup::rust_targets()?;
     let tools = std::thread::spawn(crate::setup::wasm_tools);
-    let compiled = compile_policy().and_then(|()| compile_dashboard());
-    let installed = tools
-        .join()
-        .unwrap_or_else(|_| Err("installing the wasm tools panicked".into()));
-    compiled?;
-    installed?;
-    finish_policy()?;
+    let policy = compile_policy().map(|()| {
+        std::thread::spawn(move || {
+            joined(tools, "installing the wasm tools")?;
+            finish_policy()
+        })
+    });
+    let dashboard = compile_dashboard();
+    // Both halves finish (or fail) before either result is reported.
+    let policy = match policy {
+        Ok(finishing) => joined(finishing, "shrinking policy.wasm"),
+        Err(e) => Err(e),
+    };
+    dashboard?;
+    policy?;
     finish_dashboard()?;
     server(release)
+}
+
+/// The result of a thread's work (a panic becomes an error naming the work).
+fn joined(handle: std::thread::JoinHandle<Result<(), String>>, what: &str) -> Result<(), String> {
+    handle
+        .join()
+        .unwrap_or_else(|_| Err(format!("{what} panicked")))
 }
 
 /// `policy.wasm` for wasm32-wasip1: cargo's part.

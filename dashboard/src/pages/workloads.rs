@@ -347,22 +347,10 @@ mod tests {
         }
     }
 
+    /// What the filters match is the API's business (winplace-api tests it); here: the page's selections
+    /// become that filter, an empty state meaning "misplaced or at risk".
     #[test]
-    fn filters_combine_and_default_to_problems() {
-        use PlacementState::*;
-        let bad = workload(
-            "shop",
-            WorkloadOs::Windows,
-            Misplaced,
-            &[("pod-on-wrong-os", Severity::Error)],
-        );
-        let risky = workload(
-            "ops",
-            WorkloadOs::Linux,
-            AtRisk,
-            &[("linux-pod-without-os-selector", Severity::Warning)],
-        );
-        let fine = workload("shop", WorkloadOs::Linux, Fine, &[]);
+    fn selections_become_the_api_filter() {
         let f = |pairs: &[(&str, &str)]| {
             let mut f = Filters::default();
             for (k, v) in pairs {
@@ -370,25 +358,42 @@ mod tests {
             }
             f
         };
-        let cases: [(Filters, [bool; 3]); 8] = [
-            (f(&[]), [true, true, false]),
-            (f(&[("state", "all")]), [true, true, true]),
-            (f(&[("state", "fine")]), [false, false, true]),
-            (f(&[("namespace", "shop")]), [true, false, false]),
-            (f(&[("severity", "warning")]), [false, true, false]),
-            (
-                f(&[("rule", "pod-on-wrong-os"), ("os", "windows")]),
-                [true, false, false],
-            ),
-            (f(&[("os", "linux"), ("state", "all")]), [false, true, true]),
-            (
-                f(&[("os", "macos"), ("state", "all")]),
-                [false, false, false],
-            ),
-        ];
-        for (filters, want) in cases {
-            let got = [&bad, &risky, &fine].map(|w| filters.accepts(w));
-            assert_eq!(got, want, "{filters:?}");
+        let problems = Some(StateFilter::Problems);
+        assert_eq!(
+            f(&[]).filter(),
+            Some(WorkloadFilter {
+                state: problems,
+                ..Default::default()
+            })
+        );
+        assert_eq!(
+            f(&[("state", "all")]).filter().and_then(|w| w.state),
+            Some(StateFilter::All)
+        );
+        assert_eq!(
+            f(&[
+                ("namespace", "shop"),
+                ("severity", "warning"),
+                ("os", "windows")
+            ])
+            .filter(),
+            Some(WorkloadFilter {
+                namespace: Some("shop".into()),
+                severity: Some(Severity::Warning),
+                os: Some(WorkloadOs::Windows),
+                state: problems,
+                ..Default::default()
+            })
+        );
+        // A value no filter knows matches nothing, rather than everything.
+        for bad in [
+            f(&[("os", "macos")]),
+            f(&[("severity", "fatal")]),
+            f(&[("state", "gone")]),
+        ] {
+            assert_eq!(bad.filter(), None, "{bad:?}");
+            let any = workload("shop", WorkloadOs::Linux, PlacementState::AtRisk, &[]);
+            assert!(!bad.accepts(&any));
         }
     }
 
