@@ -28,8 +28,15 @@ pub fn wasm_tools() -> Result<(), String> {
     let wanted = wasm_bindgen_version()?;
     let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
     if have.split_whitespace().nth(1) != Some(wanted.as_str()) {
-        // No --locked: wasm-bindgen-cli's lockfile pins a yanked crate.
-        run(Command::new(cargo()).args(["install", "wasm-bindgen-cli", "--version", &wanted]))?;
+        // No --locked: wasm-bindgen-cli's lockfile pins a yanked crate. --force: cargo's record of what it
+        // installed can outlive the binary, and then a plain install would do nothing.
+        run(Command::new(cargo()).args([
+            "install",
+            "wasm-bindgen-cli",
+            "--version",
+            &wanted,
+            "--force",
+        ]))?;
     }
     if !wasm_opt().exists() {
         let dir = root().join(".tools/binaryen");
