@@ -167,20 +167,8 @@ mod tests {
             pods: vec![],
             findings: rules
                 .iter()
-                .map(|(rule, severity)| Finding {
-                    rule: rule.to_string(),
-                    severity: *severity,
-                    object: ObjectRef {
-                        api_version: "v1".into(),
-                        kind: "Pod".into(),
-                        namespace: Some(ns.into()),
-                        name: "p".into(),
-                    },
-                    file: None,
-                    line: None,
-                    path: String::new(),
-                    message: String::new(),
-                    fix: None,
+                .map(|(rule, severity)| {
+                    Finding::new(rule, *severity, ObjectRef::new("v1", "Pod", Some(ns), "p"))
                 })
                 .collect(),
         }

@@ -64,6 +64,21 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// A reference to `kind` `name` (in `namespace`, for namespaced kinds) of `api_version`.
+    ///
+    /// ```
+    /// let web = winplace_rules::ObjectRef::new("apps/v1", "Deployment", Some("shop"), "web");
+    /// assert_eq!(web.display_name(), "Deployment/shop/web");
+    /// ```
+    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        ObjectRef {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        }
+    }
+
     /// `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects (the corpus notation).
     pub fn display_name(&self) -> String {
         match &self.namespace {
@@ -101,6 +116,23 @@ pub struct Finding {
     pub message: String,
     /// The repair, when one exists.
     pub fix: Option<Fix>,
+}
+
+impl Finding {
+    /// A finding of `rule` on `object` with no place, message or fix yet, for code that builds findings
+    /// outside the rules (hosts, reports, tests); the rules themselves emit through their `Emitter`.
+    pub fn new(rule: &str, severity: Severity, object: ObjectRef) -> Self {
+        Finding {
+            rule: rule.to_string(),
+            severity,
+            object,
+            file: None,
+            line: None,
+            path: String::new(),
+            message: String::new(),
+            fix: None,
+        }
+    }
 }
 
 /// Findings and parse errors of one evaluation.

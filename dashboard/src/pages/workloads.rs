@@ -333,16 +333,7 @@ mod tests {
             pods: vec![],
             findings: rules
                 .iter()
-                .map(|(rule, severity)| Finding {
-                    rule: rule.to_string(),
-                    severity: *severity,
-                    object: owner.clone(),
-                    file: None,
-                    line: None,
-                    path: String::new(),
-                    message: String::new(),
-                    fix: None,
-                })
+                .map(|(rule, severity)| Finding::new(rule, *severity, owner.clone()))
                 .collect(),
         }
     }

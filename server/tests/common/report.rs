@@ -11,19 +11,13 @@ use winplace_rules::{Finding, ObjectRef, Severity};
 
 fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> Finding {
     Finding {
-        rule: rule.into(),
-        severity,
-        object: ObjectRef {
-            api_version: "apps/v1".into(),
-            kind: kind.into(),
-            namespace: Some(ns.into()),
-            name: name.into(),
-        },
-        file: None,
-        line: None,
         path: "spec.template.spec".into(),
         message: format!("{rule} on {name}"),
-        fix: None,
+        ..Finding::new(
+            rule,
+            severity,
+            ObjectRef::new("apps/v1", kind, Some(ns), name),
+        )
     }
 }
 

@@ -317,20 +317,12 @@ mod tests {
 
     #[test]
     fn exit_codes() {
-        let finding = |severity| Finding {
-            rule: "r".into(),
-            severity,
-            object: winplace_rules::ObjectRef {
-                api_version: "v1".into(),
-                kind: "Pod".into(),
-                namespace: None,
-                name: "p".into(),
-            },
-            file: None,
-            line: None,
-            path: String::new(),
-            message: String::new(),
-            fix: None,
+        let finding = |severity| {
+            Finding::new(
+                "r",
+                severity,
+                winplace_rules::ObjectRef::new("v1", "Pod", None, "p"),
+            )
         };
         let outcome = |severities: &[Severity], errors: usize| Outcome {
             findings: severities.iter().map(|s| finding(*s)).collect(),
