@@ -197,8 +197,8 @@ pub fn parse_payload(bytes: &[u8]) -> Result<(AdmissionRequest, Settings), Input
 /// Reads and validates settings JSON (the `validate_settings` payload); the error names the setting,
 /// e.g. `supportedBuilds[1]: ...` or `unknown field `windowsTaint``.
 pub fn parse_settings(bytes: &[u8]) -> Result<Settings, InputError> {
-    let text = std::str::from_utf8(bytes).map_err(InputError::SettingsEncoding)?;
-    Settings::from_text("settings", text).map_err(InputError::Settings)
+    std::str::from_utf8(bytes).map_err(InputError::SettingsEncoding)?;
+    Settings::from_json("settings", bytes).map_err(InputError::Settings)
 }
 
 /// Whether the request is evaluated at all: `CREATE` or `UPDATE` of an [`EVALUATED_KINDS`] object, not a

@@ -1,5 +1,7 @@
-//! Settings shared by the policy, the CLI, the server and the playground: one schema and one reader,
-//! [`Settings::from_text`], everywhere.
+//! Settings shared by the policy, the CLI, the server and the playground: one schema and one reader.
+//! [`Settings::from_text`] reads YAML or JSON text (CLI, server, playground); [`Settings::from_json`] is the
+//! same decoding and validation for the JSON an admission host hands over, without linking the YAML
+//! parser into `policy.wasm`.
 
 use crate::finding::Severity;
 use crate::input::{Limits, ParseError, parse};
@@ -151,28 +153,62 @@ impl Settings {
                 message: "settings are one document; remove the `---`".into(),
             });
         }
-        if doc.value.is_null() {
+        Self::from_value(file, &doc.value, |setting| {
+            doc.lines.line_of(setting).unwrap_or(doc.line)
+        })
+    }
+
+    /// Reads settings given as JSON (empty or `null` is the defaults), as an admission host hands them
+    /// over: the same decoding and validation as [`Settings::from_text`], without the YAML parser, so that
+    /// `policy.wasm` does not carry it. Errors name the setting; their line is the JSON text's.
+    ///
+    /// ```
+    /// use winplace_rules::Settings;
+    /// let err = Settings::from_json("settings", br#"{"supportedBuilds": ["ltsc2022"]}"#).unwrap_err();
+    /// assert_eq!(err.setting.as_deref(), Some("supportedBuilds[0]"));
+    /// assert_eq!(Settings::from_json("settings", b"null"), Ok(Settings::default()));
+    /// ```
+    pub fn from_json(file: &str, json: &[u8]) -> Result<Settings, SettingsError> {
+        if json.trim_ascii().is_empty() {
             return Ok(Settings::default());
         }
-        let at = |setting: &FieldPath| doc.lines.line_of(setting).unwrap_or(doc.line);
-        let settings: Settings =
-            crate::model::decode(&doc.value, &FieldPath::root()).map_err(|e| {
-                let root = e.path.segments().is_empty();
-                SettingsError {
-                    file: file.to_string(),
-                    line: at(&e.path),
-                    column: 1,
-                    setting: (!root).then(|| e.path.to_string()),
-                    message: if root {
-                        format!("invalid settings: {}", e.message)
-                    } else {
-                        format!("invalid setting {}: {}", e.path, e.message)
-                    },
-                }
-            })?;
+        let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| SettingsError {
+            file: file.to_string(),
+            line: u32::try_from(e.line()).unwrap_or(u32::MAX),
+            column: u32::try_from(e.column()).unwrap_or(u32::MAX),
+            setting: None,
+            message: e.to_string(),
+        })?;
+        Self::from_value(file, &value, |_| 1)
+    }
+
+    /// Decodes and validates a settings object (`null` is the defaults); `line_of` places a setting in
+    /// the text the value came from. The one path both readers share.
+    fn from_value(
+        file: &str,
+        value: &serde_json::Value,
+        line_of: impl Fn(&FieldPath) -> u32,
+    ) -> Result<Settings, SettingsError> {
+        if value.is_null() {
+            return Ok(Settings::default());
+        }
+        let settings: Settings = crate::model::decode(value, &FieldPath::root()).map_err(|e| {
+            let root = e.path.segments().is_empty();
+            SettingsError {
+                file: file.to_string(),
+                line: line_of(&e.path),
+                column: 1,
+                setting: (!root).then(|| e.path.to_string()),
+                message: if root {
+                    format!("invalid settings: {}", e.message)
+                } else {
+                    format!("invalid setting {}: {}", e.path, e.message)
+                },
+            }
+        })?;
         settings.validate().map_err(|e| SettingsError {
             file: file.to_string(),
-            line: at(&FieldPath::parse(&e.setting)),
+            line: line_of(&FieldPath::parse(&e.setting)),
             column: 1,
             message: format!("invalid setting {e}"),
             setting: Some(e.setting),
