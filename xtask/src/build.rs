@@ -6,42 +6,31 @@ use std::process::Command;
 
 /// Builds everything; the server in release mode when `release`, else in the dev profile tests use.
 ///
-/// The server's dependencies compile beside the wasm modules; the server embeds static/, so once the
-/// wasm is there its own crate is compiled again (only it: the build script watches static/).
+/// Two cores, and long single-threaded phases (the wasm LTO links, wasm-opt): what does not need cargo
+/// runs beside it. The wasm tools (wasm-bindgen-cli, compiled from crates.io on a fresh machine, and
+/// npm's binaryen) install on a second thread while cargo compiles, and policy.wasm is shrunk there while
+/// cargo compiles the dashboard. The server comes last: it embeds static/. (Building the wasm in a target
+/// directory of its own, beside clippy and the server's dependencies, was measured and was no faster on
+/// two cores: see the README's numbers.)
 pub fn all(release: bool) -> Result<(), String> {
-    wasm_beside(|| server(release))?;
-    server(release)
-}
-
-/// Builds policy.wasm and the dashboard into static/ on other threads while `beside` runs on this one;
-/// `beside` must not need static/.
-///
-/// Two cores, and long single-threaded phases (the wasm LTO links, wasm-opt, big single crates such as
-/// k8s-openapi): work that does not wait for the wasm fills them. The wasm modules build in a target
-/// directory of their own (`wasm/` inside the target directory), so that cargo's lock on the main one
-/// does not make the two builds take turns. The wasm tools (wasm-bindgen-cli, compiled from crates.io on
-/// a fresh machine, and npm's binaryen) install on a third thread, and policy.wasm is shrunk while cargo
-/// compiles the dashboard.
-pub fn wasm_beside(beside: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
     crate::setup::rust_targets()?;
     let tools = std::thread::spawn(crate::setup::wasm_tools);
-    let wasm = std::thread::spawn(move || {
-        compile_policy()?;
-        let policy = std::thread::spawn(move || {
+    let policy = compile_policy().map(|()| {
+        std::thread::spawn(move || {
             joined(tools, "installing the wasm tools")?;
             finish_policy()
-        });
-        let dashboard = compile_dashboard();
-        let policy = joined(policy, "shrinking policy.wasm");
-        dashboard?;
-        policy?;
-        finish_dashboard()
+        })
     });
-    // Both sides finish (or fail) before either result is reported.
-    let beside = beside();
-    let wasm = joined(wasm, "building the wasm modules");
-    beside?;
-    wasm
+    let dashboard = compile_dashboard();
+    // Both halves finish (or fail) before either result is reported.
+    let policy = match policy {
+        Ok(finishing) => joined(finishing, "shrinking policy.wasm"),
+        Err(e) => Err(e),
+    };
+    dashboard?;
+    policy?;
+    finish_dashboard()?;
+    server(release)
 }
 
 /// The result of a thread's work (a panic becomes an error naming the work).
@@ -62,30 +51,22 @@ fn cargo_build() -> Command {
     cmd
 }
 
-/// Where the wasm modules are built: a target directory of their own (see [`wasm_beside`]).
-fn wasm_target_dir() -> Result<std::path::PathBuf, String> {
-    Ok(target_dir()?.join("wasm"))
-}
-
 /// `policy.wasm` for wasm32-wasip1: cargo's part.
 fn compile_policy() -> Result<(), String> {
-    run(cargo_build()
-        .arg("--target-dir")
-        .arg(wasm_target_dir()?)
-        .args([
-            "-p",
-            "winplace-kubewarden",
-            "--lib",
-            "--target",
-            "wasm32-wasip1",
-            "--profile",
-            "wasm-release",
-        ]))
+    run(cargo_build().args([
+        "-p",
+        "winplace-kubewarden",
+        "--lib",
+        "--target",
+        "wasm32-wasip1",
+        "--profile",
+        "wasm-release",
+    ]))
 }
 
 /// `policy.wasm` shrunk with wasm-opt into static/ (the server embeds it), with its metadata.
 fn finish_policy() -> Result<(), String> {
-    let raw = wasm_target_dir()?.join("wasm32-wasip1/wasm-release/winplace_kubewarden.wasm");
+    let raw = target_dir()?.join("wasm32-wasip1/wasm-release/winplace_kubewarden.wasm");
     let out = root().join("static/policy.wasm");
     optimize(&raw, &out)?;
     copy(
@@ -96,23 +77,19 @@ fn finish_policy() -> Result<(), String> {
 
 /// The Leptos app: cargo's part.
 fn compile_dashboard() -> Result<(), String> {
-    run(cargo_build()
-        .arg("--target-dir")
-        .arg(wasm_target_dir()?)
-        .args([
-            "-p",
-            "winplace-dashboard",
-            "--target",
-            "wasm32-unknown-unknown",
-            "--profile",
-            "wasm-release",
-        ]))
+    run(cargo_build().args([
+        "-p",
+        "winplace-dashboard",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--profile",
+        "wasm-release",
+    ]))
 }
 
 /// The Leptos app: wasm-bindgen (web target) → wasm-opt, into static/pkg.
 fn finish_dashboard() -> Result<(), String> {
-    let raw =
-        wasm_target_dir()?.join("wasm32-unknown-unknown/wasm-release/winplace-dashboard.wasm");
+    let raw = target_dir()?.join("wasm32-unknown-unknown/wasm-release/winplace-dashboard.wasm");
     let pkg = root().join("static/pkg");
     run(Command::new("wasm-bindgen")
         .arg("--target")

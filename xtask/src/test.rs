@@ -19,32 +19,28 @@ pub fn all() -> Result<(), String> {
     playwright()
 }
 
-/// Everything but the browser tests. Clippy and the dev-profile server compile beside the wasm modules
-/// ([`crate::build::wasm_beside`]); the server is compiled again once static/ holds them.
+/// Everything but the browser tests.
 fn checks() -> Result<(), String> {
     run(Command::new(cargo()).args(["fmt", "--all", "--check"]))?;
-    crate::build::wasm_beside(|| {
-        run(Command::new(cargo()).args([
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ]))?;
-        run(Command::new(cargo()).args([
-            "clippy",
-            "-p",
-            "winplace-kubewarden",
-            "--target",
-            "wasm32-wasip1",
-            "--",
-            "-D",
-            "warnings",
-        ]))?;
-        crate::build::server(false)
-    })?;
-    crate::build::server(false)?;
+    run(Command::new(cargo()).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(Command::new(cargo()).args([
+        "clippy",
+        "-p",
+        "winplace-kubewarden",
+        "--target",
+        "wasm32-wasip1",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    crate::build::all(false)?;
     let mut test = Command::new(cargo());
     test.args(["test", "--workspace"]);
     with_extra_corpus(&mut test);
