@@ -19,24 +19,6 @@ pub fn build_name(label: &str) -> String {
     }
 }
 
-/// The kebab-case name of a placement state (`at-risk`), as the API writes it.
-pub fn state_str(state: PlacementState) -> &'static str {
-    match state {
-        PlacementState::Fine => "fine",
-        PlacementState::AtRisk => "at-risk",
-        PlacementState::Misplaced => "misplaced",
-    }
-}
-
-/// A placement state for people (`at risk`).
-pub fn state_label(state: PlacementState) -> &'static str {
-    match state {
-        PlacementState::Fine => "fine",
-        PlacementState::AtRisk => "at risk",
-        PlacementState::Misplaced => "misplaced",
-    }
-}
-
 /// `1 node`, `3 nodes`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -51,7 +33,7 @@ pub fn SeverityBadge(severity: Severity) -> impl IntoView {
 /// A colored placement-state tag.
 #[component]
 pub fn StateBadge(state: PlacementState) -> impl IntoView {
-    view! { <span class=format!("state state-{}", state_str(state))>{state_label(state)}</span> }
+    view! { <span class=format!("state state-{}", state.as_str())>{state.label()}</span> }
 }
 
 /// An error answer from the server, announced to assistive technology.
@@ -96,7 +78,7 @@ mod tests {
             (PlacementState::Misplaced, "\"misplaced\""),
         ] {
             assert_eq!(serde_json::to_string(&state).ok().as_deref(), Some(want));
-            assert_eq!(format!("\"{}\"", state_str(state)), want);
+            assert_eq!(format!("\"{}\"", state.as_str()), want);
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::components::finding::FindingItem;
 use crate::components::live::Live;
-use crate::components::{ErrorNote, Loading, StateBadge, plural, state_str};
+use crate::components::{ErrorNote, Loading, StateBadge, plural};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -236,7 +236,7 @@ fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl I
     let pressed_name = name.clone();
     view! {
         <li>
-            <button type="button" class=format!("node tile-{}", state_str(state)) data-node=name.clone()
+            <button type="button" class=format!("node tile-{}", state.as_str()) data-node=name.clone()
                 aria-label=label aria-expanded=move || (selected.get().as_deref() == Some(pressed_name.as_str())).to_string()
                 on:click=move |_| selected.set(Some(name.clone()))>
                 <span class="node-name">{node.name.clone()}</span>
@@ -251,7 +251,7 @@ fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl I
                 </span>
                 <span class="marks" aria-hidden="true">
                     {node.pods.iter().take(MAX_MARKS).map(|p| view! {
-                        <span class=format!("mark mark-{}", state_str(p.state))></span>
+                        <span class=format!("mark mark-{}", p.state.as_str())></span>
                     }).collect_view()}
                     {(extra > 0).then(|| view! { <span class="more-marks">{format!("+{extra}")}</span> })}
                 </span>
@@ -313,7 +313,7 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
                 <thead><tr><th scope="col">"Namespace"</th><th scope="col">"Pod"</th><th scope="col">"Phase"</th><th scope="col">"State"</th></tr></thead>
                 <tbody>
                     {node.pods.iter().map(|p| view! {
-                        <tr data-pod=p.name.clone() data-state=state_str(p.state)>
+                        <tr data-pod=p.name.clone() data-state=p.state.as_str()>
                             <td>{p.namespace.clone()}</td><td>{p.name.clone()}</td><td>{p.phase.clone()}</td>
                             <td><StateBadge state=p.state/></td>
                         </tr>

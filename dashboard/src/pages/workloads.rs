@@ -3,7 +3,7 @@
 
 use crate::components::finding::FindingItem;
 use crate::components::live::Live;
-use crate::components::{ErrorNote, Loading, StateBadge, plural, state_str};
+use crate::components::{ErrorNote, Loading, StateBadge, plural};
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 use leptos_router::hooks::{use_navigate, use_query_map};
@@ -276,7 +276,7 @@ fn WorkloadRows(w: Arc<WorkloadReport>, expanded: RwSignal<BTreeSet<String>>) ->
     let findings = w.findings.clone();
     let controls = id.clone();
     view! {
-        <tbody class="workload" data-workload=key.clone() data-state=state_str(w.state)>
+        <tbody class="workload" data-workload=key.clone() data-state=w.state.as_str()>
             <tr>
                 <th scope="row">
                     <button type="button" class="expand" aria-expanded=move || open.get().to_string()

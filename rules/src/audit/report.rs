@@ -31,6 +31,15 @@ impl PlacementState {
             PlacementState::Misplaced => "misplaced",
         }
     }
+
+    /// The name for people (`at risk`), in the dashboard and the text reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            PlacementState::Fine => "fine",
+            PlacementState::AtRisk => "at risk",
+            PlacementState::Misplaced => "misplaced",
+        }
+    }
 }
 
 /// A node's OS as the report names it: its `kubernetes.io/os` label, when that is one winplace knows.

@@ -87,14 +87,6 @@ pub fn has_errors(summary: &Summary, nodes: &[&NodeReport], workloads: &[&Worklo
             .any(|f| f.severity == Severity::Error)
 }
 
-fn state_name(state: PlacementState) -> &'static str {
-    match state {
-        PlacementState::Fine => "fine",
-        PlacementState::AtRisk => "at risk",
-        PlacementState::Misplaced => "misplaced",
-    }
-}
-
 /// The text report: the summary, then misplaced and at-risk workloads with their findings.
 pub fn render_text(source: &SourceInfo, s: &Summary, workloads: &[&WorkloadReport]) -> String {
     let mut out = String::new();
@@ -150,7 +142,7 @@ pub fn render_text(source: &SourceInfo, s: &Summary, workloads: &[&WorkloadRepor
             let _ = writeln!(
                 out,
                 "\n{}: {} (needs {}, {} pods)",
-                state_name(state).to_uppercase(),
+                state.label().to_uppercase(),
                 w.owner.display_name(),
                 w.os,
                 w.pods.len()
