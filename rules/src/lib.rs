@@ -19,6 +19,7 @@
 pub mod audit;
 pub mod finding;
 pub mod fix;
+pub mod infra;
 pub mod input;
 pub mod model;
 pub mod path;
@@ -46,8 +47,11 @@ pub fn check_text(
 ) -> Report {
     let parsed = input::parse(file, text, &input::Limits::default());
     let objects = model::objects(&parsed.documents);
+    let mut findings = rules::evaluate(&objects, context, settings);
+    // Infrastructure files (eksctl, Karpenter, MachineSets) are checked as the nodes they would make.
+    findings.extend(infra::pool_findings_of(&parsed.documents, settings));
     let mut report = Report {
-        findings: rules::evaluate(&objects, context, settings),
+        findings,
         parse_errors: parsed.errors,
     };
     report.sort();

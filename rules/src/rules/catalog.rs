@@ -494,6 +494,15 @@ pub const RULES: &[RuleMeta] = &[
         false,
         false,
     ),
+    r(
+        RuleId::NodePoolBuildUnknown,
+        Cluster,
+        I,
+        "Node pool whose Windows build cannot be told",
+        "An infrastructure file defines a Windows node pool (or a pool of unknown OS) without naming the Windows Server release, so its nodes are assumed without a build label instead of guessed.",
+        false,
+        false,
+    ),
     // Live state
     r(
         RuleId::PodOnWrongOs,

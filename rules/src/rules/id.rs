@@ -92,6 +92,7 @@ rule_ids! {
     WindowsNodeMissingBuildLabel = "windows-node-missing-build-label",
     WindowsNodeBuildLabelMismatch = "windows-node-build-label-mismatch",
     WindowsNodeUnsupportedVersion = "windows-node-unsupported-version",
+    NodePoolBuildUnknown = "node-pool-build-unknown",
     // Live state
     PodOnWrongOs = "pod-on-wrong-os",
     PodOnIncompatibleBuild = "pod-on-incompatible-build",

@@ -209,7 +209,11 @@ pub(crate) struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
-    fn new(object: &'a Object, settings: &'a Settings, findings: &'a mut Vec<Finding>) -> Self {
+    pub(crate) fn new(
+        object: &'a Object,
+        settings: &'a Settings,
+        findings: &'a mut Vec<Finding>,
+    ) -> Self {
         Emitter {
             object,
             settings,
