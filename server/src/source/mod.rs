@@ -3,6 +3,7 @@
 //! stream of [`SourceEvent`]s, starting with one [`Change::Reset`] holding the initial state.
 
 pub mod demo;
+pub mod extra_nodes;
 pub mod live;
 pub mod objects;
 pub mod snapshot;
@@ -52,6 +53,10 @@ pub struct SourceArgs {
     /// Use the embedded demo cluster even if a cluster is reachable.
     #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
     pub demo: bool,
+    /// Nodes to add to the source's: Node files or infrastructure files whose node pools become the
+    /// Nodes the platform would create (eksctl, Karpenter, AKS, GKE, OpenShift MachineSet); repeatable.
+    #[arg(long = "cluster", value_name = "FILE")]
+    pub cluster: Vec<PathBuf>,
 }
 
 /// Which source the arguments and the environment select.
@@ -61,6 +66,17 @@ pub struct SourceArgs {
 /// otherwise the default kubeconfig, if its cluster answers; otherwise the demo cluster (with a warning
 /// saying why), so that `winplace serve` always shows something.
 pub async fn select(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSource>> {
+    let extra = extra_nodes::load(&args.cluster, &winplace_rules::Settings::default())?;
+    let source = select_source(args).await?;
+    Ok(if extra.is_empty() {
+        source
+    } else {
+        Box::new(extra_nodes::WithNodes::new(source, extra))
+    })
+}
+
+/// The source itself, without `--cluster` files.
+async fn select_source(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSource>> {
     if let Some(path) = &args.snapshot {
         return Ok(Box::new(
             snapshot::SnapshotSource::load(path)?.watching(args.watch_snapshot),

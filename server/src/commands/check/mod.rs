@@ -12,8 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use winplace_rules::input::{Limits, parse};
-use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity, model};
+use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity};
 
 pub use output::{CheckReport, CheckSummary, Format};
 
@@ -27,8 +26,11 @@ pub struct CheckArgs {
     /// standard input.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
-    /// Nodes and RuntimeClasses of the cluster (`kubectl get nodes,runtimeclasses -o yaml`); repeatable.
-    /// Their Nodes are checked too.
+    /// Nodes and RuntimeClasses of the cluster (`kubectl get nodes,runtimeclasses -o yaml`), or
+    /// infrastructure files whose node pools become the Nodes the platform would create (eksctl
+    /// ClusterConfig, Karpenter NodePool + EC2NodeClass, `az aks nodepool list -o json`,
+    /// `gcloud container node-pools list --format=json`, OpenShift MachineSet); repeatable. Their Nodes
+    /// are checked too; a file with none of these is a usage error.
     #[arg(long, value_name = "FILE")]
     pub cluster: Vec<PathBuf>,
     /// Settings (YAML or JSON, the policy's settings schema).
@@ -103,46 +105,31 @@ pub fn settings_or_default(path: Option<&std::path::Path>) -> anyhow::Result<Set
     }
 }
 
-/// Reads the `--cluster` files into one context; also returns their texts (their Nodes are checked).
-fn load_cluster(
+/// Reads the `--cluster` files (Nodes, RuntimeClasses, infrastructure files) into one context; also
+/// returns the findings about the files themselves (node rules on their Nodes and pools).
+pub fn load_cluster(
     paths: &[PathBuf],
+    settings: &Settings,
     errors: &mut Vec<ParseError>,
-) -> (Option<ClusterContext>, Vec<(String, String)>) {
+) -> (Option<ClusterContext>, Vec<Finding>) {
     if paths.is_empty() {
         return (None, Vec::new());
     }
-    let mut ctx = ClusterContext::default();
     let mut texts = Vec::new();
     for path in paths {
         let name = path.display().to_string();
-        let text = match inputs::read_text(path) {
-            Ok(t) => t,
-            Err(e) => {
-                errors.push(file_error(&name, e));
-                continue;
-            }
-        };
-        let parsed = parse(&name, &text, &Limits::default());
-        errors.extend(parsed.errors);
-        let (part, bad) = ClusterContext::from_objects(&model::objects(&parsed.documents));
-        for e in bad {
-            errors.push(ParseError {
-                file: e.file.clone(),
-                line: e.line.unwrap_or(1),
-                column: 1,
-                message: format!(
-                    "{} cannot be used as cluster context: {}: {}",
-                    e.object.display_name(),
-                    e.error.path,
-                    e.error.message
-                ),
-            });
+        match inputs::read_text(path) {
+            Ok(t) => texts.push((name, t)),
+            Err(e) => errors.push(file_error(&name, e)),
         }
-        ctx.nodes.extend(part.nodes);
-        ctx.runtime_classes.extend(part.runtime_classes);
-        texts.push((name, text));
     }
-    (Some(ctx), texts)
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let read = winplace_rules::infra::read_context(&files, settings);
+    errors.extend(read.errors);
+    (Some(read.context), read.findings)
 }
 
 /// Checks (and with `fix`, repairs) everything `args` names; pure of output, for tests and `run`.
@@ -165,11 +152,8 @@ pub fn check(
             }
         },
     };
-    let (context, cluster_texts) = load_cluster(&args.cluster, &mut out.errors);
-    for (name, text) in &cluster_texts {
-        let report = winplace_rules::check_text(name, text, None, &settings);
-        out.findings.extend(report.findings);
-    }
+    let (context, cluster_findings) = load_cluster(&args.cluster, &settings, &mut out.errors);
+    out.findings.extend(cluster_findings);
     let (files, walk_errors) = inputs::expand(&args.paths);
     out.errors.extend(walk_errors);
     let mut stdin_used = false;

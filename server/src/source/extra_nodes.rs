@@ -1,0 +1,68 @@
+//! `--cluster FILE` beside any source: the Nodes of infrastructure files (or Node files) added to the
+//! cluster the source reports, so `serve` and `audit` show a snapshot together with the pools about to
+//! be created.
+
+use std::path::PathBuf;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use k8s_openapi::api::core::v1::Node;
+use winplace_api::SourceInfo;
+use winplace_rules::Settings;
+use winplace_rules::audit::Change;
+
+use super::{ClusterSource, SourceEvent};
+
+/// Reads `paths` as cluster context (see [`winplace_rules::infra::read_context`]); any error (a file
+/// that cannot be read or holds no Nodes or pools) fails with every error named.
+pub fn load(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<Vec<Node>> {
+    let mut errors = Vec::new();
+    let (context, _findings) = crate::commands::check::load_cluster(paths, settings, &mut errors);
+    if !errors.is_empty() {
+        let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
+    }
+    Ok(context.map(|c| c.nodes).unwrap_or_default())
+}
+
+/// A source whose every [`Change::Reset`] is followed by the extra nodes.
+pub struct WithNodes {
+    inner: Box<dyn ClusterSource>,
+    nodes: Vec<Node>,
+}
+
+impl WithNodes {
+    /// `inner`, with `nodes` added.
+    pub fn new(inner: Box<dyn ClusterSource>, nodes: Vec<Node>) -> Self {
+        WithNodes { inner, nodes }
+    }
+}
+
+impl ClusterSource for WithNodes {
+    fn info(&self) -> SourceInfo {
+        let mut info = self.inner.info();
+        info.description = format!(
+            "{} (with {} node(s) from --cluster files)",
+            info.description,
+            self.nodes.len()
+        );
+        info
+    }
+
+    fn events(self: Box<Self>) -> BoxStream<'static, SourceEvent> {
+        let nodes = self.nodes;
+        self.inner
+            .events()
+            .flat_map(move |event| {
+                let extra: Vec<SourceEvent> = match &event {
+                    SourceEvent::Change(Change::Reset { .. }) => nodes
+                        .iter()
+                        .map(|n| SourceEvent::Change(Change::Node(Box::new(n.clone()))))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                futures::stream::iter(std::iter::once(event).chain(extra))
+            })
+            .boxed()
+    }
+}

@@ -1,0 +1,172 @@
+//! Infrastructure files as cluster context through the built binary: `check --cluster` with each
+//! format gives the findings the equivalent Node objects give (fixtures and their sources in
+//! `tests/infra/`), a pool whose build cannot be told is an info finding, and a file with no cluster
+//! context is a usage error naming what it held.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/infra")
+}
+
+fn winplace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .args(args)
+        .current_dir(dir())
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the winplace binary runs")
+}
+
+fn check(cluster: &str) -> (i32, Value) {
+    let out = winplace(&["check", "manifests.yaml", "--cluster", cluster, "--format", "json"]);
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), json)
+}
+
+/// The findings as comparable rows: rule, severity, object, path and message, plus the file for
+/// findings about the manifests (the cluster's own findings point into different files).
+fn rows(report: &Value) -> Vec<String> {
+    let mut rows: Vec<String> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let object = &f["object"];
+            let file = f["file"].as_str().unwrap_or("");
+            format!(
+                "{} {} {}/{}/{} {} {}: {}",
+                if file == "manifests.yaml" { file } else { "<cluster>" },
+                f["severity"].as_str().unwrap_or(""),
+                object["kind"].as_str().unwrap_or(""),
+                object["namespace"].as_str().unwrap_or("-"),
+                object["name"].as_str().unwrap_or(""),
+                f["rule"].as_str().unwrap_or(""),
+                f["path"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn each_format_gives_the_findings_of_its_nodes() {
+    let pairs = [
+        ("eksctl-windows-2022.yaml", "eksctl-windows-2022.nodes.yaml"),
+        ("karpenter-v1-windows-2022.yaml", "karpenter-v1-windows-2022.nodes.yaml"),
+        ("karpenter-v1beta1-windows2022.yaml", "karpenter-v1-windows-2022.nodes.yaml"),
+        ("aks-nodepool-list.json", "aks-nodepool-list.nodes.yaml"),
+        ("gke-node-pools.json", "gke-node-pools.nodes.yaml"),
+        (
+            "openshift-machineset-azure-windows.yaml",
+            "openshift-machineset-azure-windows.nodes.yaml",
+        ),
+    ];
+    for (infra, nodes) in pairs {
+        let (code_infra, from_infra) = check(infra);
+        let (code_nodes, from_nodes) = check(nodes);
+        assert!(
+            from_infra["parse_errors"].as_array().is_some_and(Vec::is_empty),
+            "{infra}: {}",
+            from_infra["parse_errors"]
+        );
+        assert_eq!(code_infra, code_nodes, "{infra}");
+        let (a, b) = (rows(&from_infra), rows(&from_nodes));
+        assert_eq!(a, b, "{infra} against {nodes}");
+        // The fixtures are chosen so that the cluster decides something: every one places the 2019 app
+        // wrongly or nowhere.
+        assert!(
+            a.iter().any(|r| r.contains("Deployment/default/legacy-2019")),
+            "{infra}: {a:#?}"
+        );
+    }
+}
+
+#[test]
+fn eks_windows_nodes_are_untainted_so_linux_pods_need_a_selector() {
+    let (_, report) = check("eksctl-windows-2022.yaml");
+    let rows = rows(&report);
+    // EKS adds no taint to Windows nodes (platforms.md §1.3): the unpinned Linux app could land there.
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("Deployment/default/web linux-pod-without-os-selector")),
+        "{rows:#?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("Node/-/windows-ng-1 windows-node-untainted")),
+        "{rows:#?}"
+    );
+}
+
+#[test]
+fn a_pool_whose_build_cannot_be_told_is_an_info_finding() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("aws-machineset.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: machine.openshift.io/v1beta1\nkind: MachineSet\nmetadata: {name: win-aws, namespace: openshift-machine-api}\nspec:\n  replicas: 1\n  template:\n    metadata:\n      labels: {machine.openshift.io/os-id: Windows}\n    spec:\n      providerSpec:\n        value:\n          ami: {id: ami-0123456789abcdef0}\n          instanceType: m5a.large\n",
+    )
+    .expect("write");
+    let (code, report) = check(&file.display().to_string());
+    assert_ne!(code, 2, "{report}");
+    let info: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "node-pool-build-unknown")
+        .collect();
+    assert_eq!(info.len(), 1, "{report}");
+    assert_eq!(info[0]["severity"], "info");
+    assert_eq!(info[0]["object"]["name"], "win-aws");
+    assert!(info[0]["message"].as_str().is_some_and(|m| m.contains("ami-0123456789abcdef0")));
+}
+
+#[test]
+fn a_cluster_file_without_context_is_a_usage_error() {
+    let out = winplace(&["check", "manifests.yaml", "--cluster", "manifests.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("no Nodes, RuntimeClasses or node pools") && text.contains("apps/v1 Deployment"),
+        "{text}"
+    );
+}
+
+#[test]
+fn audit_adds_the_pools_of_cluster_files_to_a_snapshot() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let snapshot = tmp.path().join("empty.json");
+    std::fs::write(&snapshot, r#"{"apiVersion": "v1", "kind": "List", "items": []}"#).expect("write");
+    let out = winplace(&[
+        "audit",
+        "--snapshot",
+        &snapshot.display().to_string(),
+        "--cluster",
+        "gke-node-pools.json",
+        "--format",
+        "json",
+    ]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))
+    });
+    let names: Vec<&str> = report["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter_map(|n| n["name"].as_str())
+        .collect();
+    assert!(names.contains(&"win-pool") && names.contains(&"default-pool-1"), "{names:?}");
+}
