@@ -740,6 +740,8 @@ mod tests {
                     "windows-node-missing-build-label",
                     "windows-node-build-label-mismatch",
                     "windows-node-unsupported-version",
+                    // issue 15: infrastructure files as cluster context.
+                    "node-pool-build-unknown",
                 ],
             ),
             (
@@ -784,7 +786,8 @@ mod tests {
             "windows-node-missing-build-label",
             "windows-node-unsupported-version",
         ];
-        let infos = ["runtimeclass-unchecked"];
+        // issue 15: a pool whose build cannot be told is reported as such (info), never guessed.
+        let infos = ["runtimeclass-unchecked", "node-pool-build-unknown"];
         for m in RULES {
             let want = if warnings.contains(&m.id) {
                 Severity::Warning
