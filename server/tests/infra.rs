@@ -23,7 +23,14 @@ fn winplace(args: &[&str]) -> Output {
 }
 
 fn check(cluster: &str) -> (i32, Value) {
-    let out = winplace(&["check", "manifests.yaml", "--cluster", cluster, "--format", "json"]);
+    let out = winplace(&[
+        "check",
+        "manifests.yaml",
+        "--cluster",
+        cluster,
+        "--format",
+        "json",
+    ]);
     let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}): {}\n{}",
@@ -46,7 +53,11 @@ fn rows(report: &Value) -> Vec<String> {
             let file = f["file"].as_str().unwrap_or("");
             format!(
                 "{} {} {}/{}/{} {} {}: {}",
-                if file == "manifests.yaml" { file } else { "<cluster>" },
+                if file == "manifests.yaml" {
+                    file
+                } else {
+                    "<cluster>"
+                },
                 f["severity"].as_str().unwrap_or(""),
                 object["kind"].as_str().unwrap_or(""),
                 object["namespace"].as_str().unwrap_or("-"),
@@ -65,8 +76,14 @@ fn rows(report: &Value) -> Vec<String> {
 fn each_format_gives_the_findings_of_its_nodes() {
     let pairs = [
         ("eksctl-windows-2022.yaml", "eksctl-windows-2022.nodes.yaml"),
-        ("karpenter-v1-windows-2022.yaml", "karpenter-v1-windows-2022.nodes.yaml"),
-        ("karpenter-v1beta1-windows2022.yaml", "karpenter-v1-windows-2022.nodes.yaml"),
+        (
+            "karpenter-v1-windows-2022.yaml",
+            "karpenter-v1-windows-2022.nodes.yaml",
+        ),
+        (
+            "karpenter-v1beta1-windows2022.yaml",
+            "karpenter-v1-windows-2022.nodes.yaml",
+        ),
         ("aks-nodepool-list.json", "aks-nodepool-list.nodes.yaml"),
         ("gke-node-pools.json", "gke-node-pools.nodes.yaml"),
         (
@@ -78,7 +95,9 @@ fn each_format_gives_the_findings_of_its_nodes() {
         let (code_infra, from_infra) = check(infra);
         let (code_nodes, from_nodes) = check(nodes);
         assert!(
-            from_infra["parse_errors"].as_array().is_some_and(Vec::is_empty),
+            from_infra["parse_errors"]
+                .as_array()
+                .is_some_and(Vec::is_empty),
             "{infra}: {}",
             from_infra["parse_errors"]
         );
@@ -88,7 +107,8 @@ fn each_format_gives_the_findings_of_its_nodes() {
         // The fixtures are chosen so that the cluster decides something: every one places the 2019 app
         // wrongly or nowhere.
         assert!(
-            a.iter().any(|r| r.contains("Deployment/default/legacy-2019")),
+            a.iter()
+                .any(|r| r.contains("Deployment/default/legacy-2019")),
             "{infra}: {a:#?}"
         );
     }
@@ -131,7 +151,11 @@ fn a_pool_whose_build_cannot_be_told_is_an_info_finding() {
     assert_eq!(info.len(), 1, "{report}");
     assert_eq!(info[0]["severity"], "info");
     assert_eq!(info[0]["object"]["name"], "win-aws");
-    assert!(info[0]["message"].as_str().is_some_and(|m| m.contains("ami-0123456789abcdef0")));
+    assert!(
+        info[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ami-0123456789abcdef0"))
+    );
 }
 
 #[test]
@@ -140,7 +164,8 @@ fn a_cluster_file_without_context_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("no Nodes, RuntimeClasses or node pools") && text.contains("apps/v1 Deployment"),
+        text.contains("no Nodes, RuntimeClasses or node pools")
+            && text.contains("apps/v1 Deployment"),
         "{text}"
     );
 }
@@ -149,7 +174,11 @@ fn a_cluster_file_without_context_is_a_usage_error() {
 fn audit_adds_the_pools_of_cluster_files_to_a_snapshot() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let snapshot = tmp.path().join("empty.json");
-    std::fs::write(&snapshot, r#"{"apiVersion": "v1", "kind": "List", "items": []}"#).expect("write");
+    std::fs::write(
+        &snapshot,
+        r#"{"apiVersion": "v1", "kind": "List", "items": []}"#,
+    )
+    .expect("write");
     let out = winplace(&[
         "audit",
         "--snapshot",
@@ -159,14 +188,16 @@ fn audit_adds_the_pools_of_cluster_files_to_a_snapshot() {
         "--format",
         "json",
     ]);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     let names: Vec<&str> = report["nodes"]
         .as_array()
         .expect("nodes")
         .iter()
         .filter_map(|n| n["name"].as_str())
         .collect();
-    assert!(names.contains(&"win-pool") && names.contains(&"default-pool-1"), "{names:?}");
+    assert!(
+        names.contains(&"win-pool") && names.contains(&"default-pool-1"),
+        "{names:?}"
+    );
 }

@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use winplace_rules::fix::{self, is_fixable_error};
-use winplace_rules::input::{Limits, parse};
-use winplace_rules::{ClusterContext, Finding, Settings, Severity, check_text, model};
+use winplace_rules::{ClusterContext, Finding, Settings, Severity};
 
 use super::diff::{self, Row};
 
@@ -64,37 +63,35 @@ pub struct PastedContext {
     pub problems: Vec<Problem>,
 }
 
-/// Reads pasted Nodes and RuntimeClasses (other kinds are ignored).
+/// Reads pasted Nodes and RuntimeClasses, or infrastructure files (eksctl, Karpenter, `az aks nodepool
+/// list -o json`, `gcloud container node-pools list --format=json`, OpenShift MachineSets) whose node pools
+/// become the Nodes the platform would create; text holding none of these is a problem that names what
+/// it held.
 pub fn parse_context(text: &str) -> PastedContext {
     if text.trim().is_empty() {
         return PastedContext::default();
     }
-    let parsed = parse(CONTEXT_FILE, text, &Limits::default());
-    let mut problems: Vec<Problem> = parsed
-        .errors
-        .iter()
-        .map(|e| Problem {
-            line: Some(e.line),
-            message: e.message.clone(),
-        })
-        .collect();
-    let (context, errors) = ClusterContext::from_objects(&model::objects(&parsed.documents));
-    problems.extend(errors.iter().map(|e| Problem {
-        line: e.line,
-        message: e.to_string(),
-    }));
+    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)], &Settings::default());
     PastedContext {
-        context: Some(context),
-        problems,
+        context: Some(read.context),
+        problems: read
+            .errors
+            .into_iter()
+            .map(|e| Problem {
+                line: Some(e.line),
+                message: e.message,
+            })
+            .collect(),
     }
 }
 
-/// Findings of the pasted context's own objects (node rules), shown beside the manifests' findings.
+/// Findings of the pasted context's own objects (node rules, on its Nodes and its pools' Nodes; pools
+/// whose build cannot be told), shown beside the manifests' findings.
 pub fn context_findings(text: &str, settings: &Settings) -> Vec<Finding> {
     if text.trim().is_empty() {
         return Vec::new();
     }
-    check_text(CONTEXT_FILE, text, None, settings).findings
+    winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)], settings).findings
 }
 
 /// Whether two findings are the same problem (rule, object and field), whatever their line.
@@ -164,6 +161,7 @@ pub fn repair(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use winplace_rules::check_text;
 
     const UNPINNED: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
 
@@ -256,5 +254,20 @@ mod tests {
             "{findings:?}"
         );
         assert!(context_findings(" ", &Settings::default()).is_empty());
+    }
+
+    #[test]
+    fn pasted_infrastructure_files_are_context() {
+        let aks = r#"[{"name": "win", "osType": "Windows", "osSku": "Windows2019", "count": 1, "vmSize": "Standard_D2s_v3"}]"#;
+        let pasted = parse_context(aks);
+        assert!(pasted.problems.is_empty(), "{:?}", pasted.problems);
+        let ctx = pasted.context.expect("context");
+        assert_eq!(ctx.windows_builds(), ["10.0.17763"]);
+        let wrong = parse_context("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n");
+        assert!(
+            wrong.problems[0].message.contains("apps/v1 Deployment"),
+            "{:?}",
+            wrong.problems
+        );
     }
 }
