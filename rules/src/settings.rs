@@ -39,6 +39,9 @@ pub struct Settings {
     pub disabled_rules: Vec<String>,
     /// Severity overrides by rule id.
     pub severity: BTreeMap<String, Severity>,
+    /// The platform whose conventions (Windows taints, supported builds) fill `windowsTaints` and
+    /// `supportedBuilds` when those are not given (see [`crate::platform`]); default `generic`.
+    pub platform: crate::platform::Platform,
 }
 
 impl Default for Settings {
@@ -58,6 +61,7 @@ impl Default for Settings {
             exempt_namespaces: Vec::new(),
             disabled_rules: Vec::new(),
             severity: BTreeMap::new(),
+            platform: crate::platform::Platform::Generic,
         }
     }
 }
@@ -206,6 +210,15 @@ impl Settings {
                 },
             }
         })?;
+        let mut settings = settings;
+        let given = |key: &str| value.get(key).is_some_and(|v| !v.is_null());
+        let platform = settings.platform;
+        if !given("windowsTaints") {
+            settings.windows_taints = platform.windows_taints();
+        }
+        if !given("supportedBuilds") {
+            settings.supported_builds = platform.supported_builds();
+        }
         settings.validate().map_err(|e| SettingsError {
             file: file.to_string(),
             line: line_of(&FieldPath::parse(&e.setting)),
@@ -276,6 +289,19 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    /// Sets `platform` and takes its Windows taints and supported builds where these are still the
+    /// defaults (what `--platform` does on the command line; explicit settings win).
+    pub fn apply_platform(&mut self, platform: crate::platform::Platform) {
+        let generic = crate::platform::Platform::Generic;
+        if self.windows_taints == generic.windows_taints() {
+            self.windows_taints = platform.windows_taints();
+        }
+        if self.supported_builds == generic.supported_builds() {
+            self.supported_builds = platform.supported_builds();
+        }
+        self.platform = platform;
     }
 
     /// Supported builds as numbers (`10.0.20348` → 20348); bad entries are skipped (validate reports them).

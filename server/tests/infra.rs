@@ -201,3 +201,52 @@ fn audit_adds_the_pools_of_cluster_files_to_a_snapshot() {
         "{names:?}"
     );
 }
+
+#[test]
+fn platform_presets_set_the_windows_taint_assumed_without_context() {
+    let rules_of = |platform: &str| -> Vec<String> {
+        let out = winplace(&[
+            "check",
+            "manifests.yaml",
+            "--platform",
+            platform,
+            "--format",
+            "json",
+        ]);
+        let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["object"]["name"] == "iis-2022")
+            .filter_map(|f| f["rule"].as_str().map(str::to_string))
+            .collect()
+    };
+    // iis-2022 tolerates nothing: generic and GKE assume a Windows taint, EKS and AKS none.
+    assert!(rules_of("generic").contains(&"windows-pod-without-toleration".to_string()));
+    assert!(rules_of("gke").contains(&"windows-pod-without-toleration".to_string()));
+    assert!(!rules_of("eks").contains(&"windows-pod-without-toleration".to_string()));
+    assert!(!rules_of("aks").contains(&"windows-pod-without-toleration".to_string()));
+    let legacy = winplace(&[
+        "check",
+        "manifests.yaml",
+        "--platform",
+        "openshift",
+        "--format",
+        "json",
+    ]);
+    let report: Value = serde_json::from_slice(&legacy.stdout).expect("json");
+    // WMCO's taint is os=Windows: the 2019 app's `windows` toleration differs in case only.
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(
+                |f| f["rule"] == "toleration-case-mismatch" && f["object"]["name"] == "legacy-2019"
+            ),
+        "{report}"
+    );
+    let bad = winplace(&["check", "manifests.yaml", "--platform", "k3s"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity};
 
 pub use output::{CheckReport, CheckSummary, Format};
@@ -46,6 +47,10 @@ pub struct CheckArgs {
     /// Lowest severity that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// The platform whose Windows taints and supported builds are assumed where the settings leave
+    /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<Platform>,
 }
 
 /// The lowest severity that fails a check.
@@ -152,6 +157,10 @@ pub fn check(
             }
         },
     };
+    let mut settings = settings;
+    if let Some(platform) = args.platform {
+        settings.apply_platform(platform);
+    }
     let (context, cluster_findings) = load_cluster(&args.cluster, &settings, &mut out.errors);
     out.findings.extend(cluster_findings);
     let (files, walk_errors) = inputs::expand(&args.paths);
@@ -267,6 +276,7 @@ mod tests {
             format: Format::Json,
             fix: false,
             fail_on: FailOn::Error,
+            platform: None,
         }
     }
 
