@@ -24,6 +24,7 @@ pub mod input;
 pub mod model;
 pub mod path;
 pub mod placement;
+pub mod plan;
 pub mod platform;
 pub mod rules;
 pub mod schedule;

@@ -25,6 +25,9 @@ enum Command {
     Check(crate::commands::check::CheckArgs),
     /// List the rules.
     Rules(crate::commands::rules::RulesArgs),
+    /// Plan a change to the cluster (remove Windows builds or pools, add pools) and report which
+    /// workloads break or get fixed, and what makes them fit (exit 1 when something breaks).
+    WhatIf(crate::commands::what_if::WhatIfArgs),
     /// Write a synthetic cluster as `kubectl get -o json` would (for demos and scale tests).
     DemoSnapshot(crate::commands::demo_snapshot::DemoSnapshotArgs),
 }
@@ -37,6 +40,7 @@ impl Cli {
             Command::Audit(args) => crate::commands::audit::run(args).await,
             Command::Check(args) => crate::commands::check::run(args),
             Command::Rules(args) => crate::commands::rules::run(args),
+            Command::WhatIf(args) => crate::commands::what_if::run(args).await,
             Command::DemoSnapshot(args) => crate::commands::demo_snapshot::run(args),
         }
     }

@@ -5,3 +5,4 @@ pub mod check;
 pub mod demo_snapshot;
 pub mod rules;
 pub mod serve;
+pub mod what_if;

@@ -137,6 +137,20 @@ pub fn load_cluster(
     (Some(read.context), read.findings)
 }
 
+/// The files `paths` name (directories walked for `.yaml`, `.yml`, `.json`; `-` is skipped), and the
+/// paths that could not be read.
+pub fn expand_inputs(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
+    let (inputs, errors) = inputs::expand(paths);
+    let files = inputs
+        .into_iter()
+        .filter_map(|i| match i {
+            inputs::Input::File(p) => Some(p),
+            inputs::Input::Stdin => None,
+        })
+        .collect();
+    (files, errors)
+}
+
 /// Checks (and with `fix`, repairs) everything `args` names; pure of output, for tests and `run`.
 ///
 /// `stdin` is read when `-` is among the paths; `repaired_stdin` receives the repaired manifests of

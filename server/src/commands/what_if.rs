@@ -1,0 +1,298 @@
+//! `winplace what-if`: apply a plan (remove Windows builds or node pools, add pools) to a cluster and
+//! report, per workload, its errors before and after, with what makes a newly failing workload fit.
+//!
+//! Exit codes: 0 when the plan breaks nothing, 1 when some workload gains an error, 2 on usage errors and
+//! unreadable input.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use futures::StreamExt;
+use serde::Serialize;
+use winplace_rules::audit::{Audit, Change};
+use winplace_rules::input::{Limits, parse};
+use winplace_rules::plan::{self, Plan, PlanReport};
+use winplace_rules::platform::Platform;
+use winplace_rules::{ClusterContext, Settings, model};
+
+use crate::source::{SourceArgs, SourceEvent};
+
+/// Arguments of `winplace what-if`.
+#[derive(Debug, Clone, Args)]
+pub struct WhatIfArgs {
+    /// Manifests to plan for (files, directories); without any, the workloads running in the cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Where the cluster comes from (with manifests and only --cluster files, those files are the
+    /// whole cluster).
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// A Windows build whose nodes go away (`10.0.17763`, `17763`, `2019`, `ltsc2019`); repeatable.
+    #[arg(long, value_name = "BUILD")]
+    pub remove_build: Vec<String>,
+    /// A node pool that goes away (its pool label: AKS agentpool, EKS node group, Karpenter NodePool,
+    /// GKE node pool; or the pool of a file given with --cluster); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub remove_pool: Vec<String>,
+    /// Nodes that come: a Node file or an infrastructure file (anything --cluster accepts); repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub add: Vec<PathBuf>,
+    /// Settings (YAML or JSON, the policy's settings schema).
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Platform preset (generic, eks, aks, gke, openshift), as for `check`.
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<Platform>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = WhatIfFormat::Text)]
+    pub format: WhatIfFormat,
+}
+
+/// How `what-if` prints its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WhatIfFormat {
+    /// One block per workload that changes.
+    Text,
+    /// `{"changes": [{"object", "before", "after", "fixes"}], "buildsBefore", "buildsAfter", "summary"}`.
+    Json,
+}
+
+/// The JSON answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Answer<'a> {
+    #[serde(flatten)]
+    report: &'a PlanReport,
+    summary: Summary,
+}
+
+#[derive(Debug, Serialize)]
+struct Summary {
+    broken: usize,
+    fixed: usize,
+    changed: usize,
+}
+
+/// Runs `winplace what-if`.
+pub async fn run(args: WhatIfArgs) -> anyhow::Result<ExitCode> {
+    let mut settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    if let Some(p) = args.platform {
+        settings.apply_platform(p);
+    }
+    let mut the_plan = Plan::default();
+    for b in &args.remove_build {
+        match plan::parse_build(b) {
+            Some(build) => the_plan.remove_builds.push(build),
+            None => anyhow::bail!(
+                "--remove-build {b}: not a Windows build (10.0.17763, 17763, 2019 or ltsc2019)"
+            ),
+        }
+    }
+    the_plan.remove_pools = args.remove_pool.clone();
+    if !args.add.is_empty() {
+        the_plan.add = crate::source::extra_nodes::load(&args.add, &settings)
+            .map_err(|e| anyhow::anyhow!("--add: {e:#}"))?;
+    }
+    let report = if args.paths.is_empty() {
+        plan_live(&args, &settings, &the_plan).await?
+    } else {
+        plan_manifests(&args, &settings, &the_plan).await?
+    };
+    let summary = Summary {
+        broken: report.broken().count(),
+        fixed: report.fixed().count(),
+        changed: report.changes.len(),
+    };
+    let out = match args.format {
+        WhatIfFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&Answer {
+                report: &report,
+                summary,
+            })?;
+            s.push('\n');
+            s
+        }
+        WhatIfFormat::Text => render_text(&args, &the_plan, &report, &summary),
+    };
+    print!("{out}");
+    Ok(ExitCode::from(if report.breaks() { 1 } else { 0 }))
+}
+
+/// Manifests against the cluster: the --cluster files alone, or the source with them.
+async fn plan_manifests(
+    args: &WhatIfArgs,
+    settings: &Settings,
+    the_plan: &Plan,
+) -> anyhow::Result<PlanReport> {
+    let s = &args.source;
+    let files_only = !s.cluster.is_empty()
+        && s.snapshot.is_none()
+        && !s.demo
+        && s.kubeconfig.is_none()
+        && s.context.is_none();
+    let context: ClusterContext = if files_only {
+        let mut errors = Vec::new();
+        let (ctx, _) = crate::commands::check::load_cluster(&s.cluster, settings, &mut errors);
+        if !errors.is_empty() {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
+        }
+        ctx.unwrap_or_default()
+    } else {
+        let source = crate::source::select(s).await?;
+        let audit = crate::state::audit_once(Audit::new(settings.clone()), source.events()).await?;
+        audit.context().clone()
+    };
+    let (files, walk_errors) = crate::commands::check::expand_inputs(&args.paths);
+    if let Some(e) = walk_errors.first() {
+        anyhow::bail!("{e}");
+    }
+    let mut objects = Vec::new();
+    for path in files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+        let parsed = parse(&name, &text, &Limits::default());
+        if let Some(e) = parsed.errors.first() {
+            anyhow::bail!("{e}");
+        }
+        objects.extend(model::objects(&parsed.documents));
+    }
+    Ok(plan::plan_objects(&objects, &context, the_plan, settings))
+}
+
+/// The cluster's own workloads: the audit before, then the same audit after the plan's node changes.
+async fn plan_live(
+    args: &WhatIfArgs,
+    settings: &Settings,
+    the_plan: &Plan,
+) -> anyhow::Result<PlanReport> {
+    let source = crate::source::select(&args.source).await?;
+    let mut images_by_pod: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut audit = Audit::new(settings.clone());
+    let mut events = source.events();
+    while let Some(event) = events.next().await {
+        match event {
+            SourceEvent::Change(change) => {
+                if let Change::Reset { pods, .. } = &change {
+                    for pod in pods {
+                        let images = pod
+                            .spec
+                            .iter()
+                            .flat_map(|s| s.containers.iter())
+                            .filter_map(|c| c.image.clone())
+                            .collect();
+                        images_by_pod.insert(winplace_rules::audit::pod_key_of(pod), images);
+                    }
+                }
+                audit.apply(change);
+            }
+            SourceEvent::Synced => break,
+            SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
+        }
+    }
+    let before_ctx = audit.context().clone();
+    let workload_errors = |audit: &Audit| {
+        plan::planned_errors(audit.workloads().flat_map(|w| w.findings.iter().cloned()))
+    };
+    let before = workload_errors(&audit);
+    let mut images: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for w in audit.workloads() {
+        let list = images.entry(w.owner.display_name()).or_default();
+        for p in &w.pods {
+            let key = winplace_rules::audit::pod_key(&p.namespace, &p.name);
+            for i in images_by_pod.get(&key).into_iter().flatten() {
+                if !list.contains(i) {
+                    list.push(i.clone());
+                }
+            }
+        }
+    }
+    for node in &before_ctx.nodes {
+        if the_plan.removes(node) {
+            audit.apply(Change::NodeDeleted(
+                node.metadata.name.clone().unwrap_or_default(),
+            ));
+        }
+    }
+    for node in &the_plan.add {
+        audit.apply(Change::Node(Box::new(node.clone())));
+    }
+    let after = workload_errors(&audit);
+    Ok(plan::compare(
+        &before,
+        &after,
+        &images,
+        (&before_ctx, audit.context()),
+    ))
+}
+
+fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summary) -> String {
+    let mut out = String::new();
+    let mut steps = Vec::new();
+    for b in &the_plan.remove_builds {
+        steps.push(format!("remove Windows build {b}"));
+    }
+    for p in &the_plan.remove_pools {
+        steps.push(format!("remove pool {p}"));
+    }
+    if !args.add.is_empty() {
+        steps.push(format!(
+            "add {} node(s) from {}",
+            the_plan.add.len(),
+            args.add
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let _ = writeln!(out, "what-if: {}", steps.join("; "));
+    let matrix = |m: &BTreeMap<String, usize>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.iter()
+                .map(|(b, n)| format!("{b} ×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Windows builds: {} → {}; Linux nodes: {} → {}\n",
+        matrix(&report.builds_before),
+        matrix(&report.builds_after),
+        report.linux_nodes.0,
+        report.linux_nodes.1
+    );
+    for c in &report.changes {
+        let new = c.new_errors();
+        let label = if !new.is_empty() {
+            "BREAKS"
+        } else if c.after.is_empty() {
+            "FIXED "
+        } else {
+            "CHANGES"
+        };
+        let _ = writeln!(
+            out,
+            "{label} {}: errors [{}] → [{}]",
+            c.object,
+            c.before.join(", "),
+            c.after.join(", ")
+        );
+        for f in &c.fixes {
+            let _ = writeln!(out, "    {f}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} workload(s) break, {} fixed, {} changed",
+        s.broken, s.fixed, s.changed
+    );
+    out
+}
