@@ -37,6 +37,7 @@ fn App() -> impl IntoView {
                     <A href="/">"Overview"</A>
                     <A href="/nodes">"Nodes"</A>
                     <A href="/workloads">"Workloads"</A>
+                    <A href="/planner">"Planner"</A>
                     <A href="/playground">"Playground"</A>
                     <A href="/rules">"Rules"</A>
                     <A href="/policy">"Policy"</A>
@@ -49,6 +50,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::overview::OverviewPage/>
                     <Route path=path!("/nodes") view=pages::nodes::NodesPage/>
                     <Route path=path!("/workloads") view=pages::workloads::WorkloadsPage/>
+                    <Route path=path!("/planner") view=pages::planner::PlannerPage/>
                     <Route path=path!("/playground") view=pages::playground::PlaygroundPage/>
                     <Route path=path!("/rules") view=pages::rules::RulesPage/>
                     <Route path=path!("/policy") view=pages::policy::PolicyPage/>

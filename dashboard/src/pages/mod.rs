@@ -2,6 +2,7 @@
 
 pub mod nodes;
 pub mod overview;
+pub mod planner;
 pub mod playground;
 pub mod policy;
 pub mod rules;

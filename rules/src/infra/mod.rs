@@ -226,6 +226,12 @@ pub(crate) fn taint(key: &str, value: &str, effect: &str) -> Taint {
 /// The taint effects Kubernetes accepts (`kubernetes-windows-rules.md §3.2`).
 pub(crate) const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
+/// Parses `key=value:Effect` or `key:Effect` (the form of `--node-taints`, AKS's `nodeTaints` and
+/// `kubectl taint`).
+pub fn parse_taint(text: &str) -> Result<Taint, String> {
+    parse_taint_text(text)
+}
+
 /// Parses `key=value:Effect` or `key:Effect` (the form of `--node-taints` and AKS's `nodeTaints`).
 pub(crate) fn parse_taint_text(text: &str) -> Result<Taint, String> {
     let (kv, effect) = text

@@ -48,6 +48,21 @@ pub fn node_pool(node: &Node) -> Option<&str> {
         .map(String::as_str)
 }
 
+/// The pool a node belongs to: [`node_pool`], else the `<pool>` of a `<pool>-<n>` name (the names
+/// [`crate::infra::NodePool::nodes`] gives), else the node's name.
+pub fn pool_name(node: &Node) -> String {
+    if let Some(pool) = node_pool(node) {
+        return pool.to_string();
+    }
+    let name = node.metadata.name.as_deref().unwrap_or("");
+    match name.rsplit_once('-') {
+        Some((pool, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            pool.to_string()
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// A Windows build as `10.0.17763`, from `10.0.17763`, `17763`, `2019` or `ltsc2019`.
 pub fn parse_build(text: &str) -> Option<String> {
     let t = text.trim().to_ascii_lowercase();
@@ -80,15 +95,7 @@ impl Plan {
     pub fn removes(&self, node: &Node) -> bool {
         let build_gone = node_os(node) == Some("windows")
             && node_windows_build(node).is_some_and(|b| self.remove_builds.contains(&b));
-        let name = node.metadata.name.as_deref().unwrap_or("");
-        let pool = node_pool(node).map(str::to_string).unwrap_or_else(|| {
-            // Nodes made from pools are `<pool>-<n>` or `<pool>`.
-            match name.rsplit_once('-') {
-                Some((pool, n)) if n.bytes().all(|b| b.is_ascii_digit()) => pool.to_string(),
-                _ => name.to_string(),
-            }
-        });
-        build_gone || self.remove_pools.contains(&pool)
+        build_gone || self.remove_pools.contains(&pool_name(node))
     }
 
     /// The planned cluster: `context` without the removed nodes, with the added ones.

@@ -6,13 +6,13 @@
 
 mod context;
 mod diff;
-mod dom;
+pub(crate) mod dom;
 mod editor;
 mod eval;
 mod examples;
 mod findings;
 mod repair;
-mod share;
+pub(crate) mod share;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -37,6 +37,20 @@ pub struct Shared {
 /// The current format version.
 pub const VERSION: u32 = 1;
 
+/// `json` deflated and base64url-encoded (what follows `s=` in a link); the planner's links use it too.
+pub fn pack(json: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(json, 9))
+}
+
+/// The JSON [`pack`] packed, refusing more than 16 MiB once expanded.
+pub fn unpack(payload: &str) -> Result<Vec<u8>, String> {
+    let packed = URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .map_err(|e| format!("the shared link is damaged (base64: {e})"))?;
+    miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_EXPANDED)
+        .map_err(|e| format!("the shared link is damaged (deflate: {e})"))
+}
+
 /// The fragment (with its `#`) that reproduces `state`.
 pub fn encode(state: &Shared) -> String {
     let json = serde_json::to_vec(state).unwrap_or_default();
