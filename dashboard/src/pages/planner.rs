@@ -260,12 +260,12 @@ pub fn PlannerPage() -> impl IntoView {
                 <label>"Cluster"
                     <textarea class="planner-cluster" rows="12" spellcheck="false"
                         prop:value=move || state.read().cluster.clone()
-                        on:change=move |ev| { let v = event_target_value(&ev); state.update(|s| { s.cluster = v; s.off.clear(); }); }/>
+                        on:input=move |ev| { let v = event_target_value(&ev); state.update(|s| { s.cluster = v; s.off.clear(); }); }/>
                 </label>
                 <label>"Workloads"
                     <textarea class="planner-manifests" rows="12" spellcheck="false"
                         prop:value=move || state.read().manifests.clone()
-                        on:change=move |ev| { let v = event_target_value(&ev); state.update(|s| s.manifests = v); }/>
+                        on:input=move |ev| { let v = event_target_value(&ev); state.update(|s| s.manifests = v); }/>
                 </label>
             </div>
             <ul class="planner-problems">
