@@ -382,7 +382,7 @@ mod tests {
         let broken: Vec<&str> = o.report.broken().map(|c| c.object.as_str()).collect();
         assert_eq!(broken, ["Deployment/billing/invoice-api"]);
         assert_eq!(o.report.builds_after.get("10.0.26100"), Some(&2));
-        assert!(o.report.builds_after.get("10.0.17763").is_none());
+        assert!(!o.report.builds_after.contains_key("10.0.17763"));
         let back = PlannerState::decode(&state.encode()).expect("round trip");
         assert_eq!(back, state);
     }
