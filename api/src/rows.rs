@@ -193,12 +193,13 @@ mod tests {
     fn a_node_row_counts_its_pods_and_is_as_bad_as_its_worst() {
         use PlacementState::*;
         // (pod states, node findings, counts (fine, at risk, misplaced), state)
-        let rows: [(
-            &[PlacementState],
+        type Row = (
+            &'static [PlacementState],
             usize,
             (usize, usize, usize),
             PlacementState,
-        ); 5] = [
+        );
+        let rows: [Row; 5] = [
             (&[], 0, (0, 0, 0), Fine),
             (&[Fine, Fine], 0, (2, 0, 0), Fine),
             (&[Fine, AtRisk], 0, (1, 1, 0), AtRisk),
