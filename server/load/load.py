@@ -2,10 +2,11 @@
 """Load on the heavy answers, with the probes timed beside it (a benchmark, not a test).
 
 Writes a synthetic cluster (`winplace demo-snapshot`), serves it on 127.0.0.1 with `winplace serve --snapshot`,
-then for a bounded time keeps CONNECTIONS keep-alive connections busy on the heavy routes while a probe
-asks /healthz and /readyz every 100 ms on fresh connections, and samples the server's memory. Prints
-requests/s and latencies per route, the probes' latencies, and the server's resident memory before, during
-and after. Python 3 standard library only; nothing is installed; nothing leaves 127.0.0.1.
+then for a bounded time keeps CONNECTIONS keep-alive connections busy on the heavy routes (wrk, one process
+per route, the connections shared among them) while this script asks /healthz and /readyz every 100 ms on
+fresh connections, as the kubelet does, and samples the server's memory. Prints requests/s and latencies
+per route, the probes' latencies, and the server's resident memory before, during and after. wrk comes
+from Debian (installed with apt-get when missing); nothing leaves 127.0.0.1.
 
     python3 server/load/load.py                                   # 1,000 nodes / 30,000 pods, 200 connections, 30 s
     python3 server/load/load.py --bin target/release/winplace --seconds 10 --connections 50
@@ -14,6 +15,8 @@ and after. Python 3 standard library only; nothing is installed; nothing leaves 
 import argparse
 import asyncio
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -39,13 +42,13 @@ def parse_args():
     p.add_argument("--pods", type=int, default=30000)
     p.add_argument("--snapshot", help="serve this snapshot instead of writing one")
     p.add_argument("--connections", type=int, default=200)
-    p.add_argument("--seconds", type=float, default=30.0, help="how long the load lasts (at most 600)")
+    p.add_argument("--seconds", type=int, default=30, help="how long the load lasts (at most 600)")
     p.add_argument(
         "--routes",
         default="/api/nodes,/api/workloads,/api/workloads?state=all&limit=1000,/api/context",
         help="comma-separated paths the connections cycle through",
     )
-    p.add_argument("--accept-encoding", default="gzip", help="the clients' Accept-Encoding ('' for none)")
+    p.add_argument("--accept-encoding", default="gzip", help="the load's Accept-Encoding ('' for none)")
     args = p.parse_args()
     if not 0 < args.seconds <= 600:
         p.error("--seconds must be in (0, 600]")
@@ -101,24 +104,6 @@ def request_bytes(path, accept):
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-async def client(port, routes, accept, deadline, results, offset):
-    reader, writer = await asyncio.open_connection(HOST, port)
-    i = offset
-    try:
-        while time.monotonic() < deadline:
-            path = routes[i % len(routes)]
-            i += 1
-            t0 = time.monotonic()
-            writer.write(request_bytes(path, accept))
-            await writer.drain()
-            status, size = await asyncio.wait_for(read_response(reader), REQUEST_TIMEOUT_S)
-            results.setdefault(path, []).append((time.monotonic() - t0, status, size))
-    except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError) as e:
-        results.setdefault("errors", []).append(repr(e))
-    finally:
-        writer.close()
-
-
 async def probe(port, path, deadline, out):
     """Asks `path` every 100 ms on a fresh connection (as the kubelet does)."""
     while time.monotonic() < deadline:
@@ -152,28 +137,64 @@ def ms(seconds):
     return f"{seconds * 1000:.1f} ms"
 
 
+def ensure_wrk():
+    """The path of wrk, installed from Debian when missing (as `cargo xtask test` installs chromium)."""
+    wrk = shutil.which("wrk")
+    if wrk:
+        return wrk
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    print("wrk is missing: apt-get install wrk", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(sudo + ["apt-get", "install", "-y", "wrk"], check=True, env=env, timeout=STARTUP_TIMEOUT_S)
+    wrk = shutil.which("wrk")
+    if not wrk:
+        sys.exit("wrk is still missing after apt-get install wrk")
+    return wrk
+
+
+def parse_wrk(text):
+    """(requests/s, {percentile: seconds}, non-2xx, socket errors) from wrk's --latency report."""
+    def seconds(value, unit):
+        return float(value) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[unit]
+
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    pct = {int(p): seconds(v, u) for p, v, u in re.findall(r"^\s+(\d+)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M)}
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    errors = re.search(r"Socket errors:(.*)", text)
+    return rps, pct, int(non2xx.group(1)) if non2xx else 0, errors.group(1).strip() if errors else "none"
+
+
 async def run_load(args, port, pid):
     routes = args.routes.split(",")
+    wrk = ensure_wrk()
+    per_route = max(1, args.connections // len(routes))
+    headers = ["-H", f"Accept-Encoding: {args.accept_encoding}"] if args.accept_encoding else []
+    loads = [
+        subprocess.Popen(
+            [wrk, "-t1", f"-c{per_route}", f"-d{int(args.seconds)}s", f"--timeout={REQUEST_TIMEOUT_S}s", "--latency",
+             *headers, f"http://{HOST}:{port}{path}"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        for path in routes
+    ]
     deadline = time.monotonic() + args.seconds
-    results, health, ready, memory = {}, [], [], []
-    started = time.monotonic()
+    health, ready, memory = [], [], []
     await asyncio.gather(
-        *(client(port, routes, args.accept_encoding, deadline, results, i) for i in range(args.connections)),
         probe(port, "/healthz", deadline, health),
         probe(port, "/readyz", deadline, ready),
         sample_memory(pid, deadline, memory),
     )
-    elapsed = time.monotonic() - started
-    print(f"load: {args.connections} connections for {elapsed:.1f} s, Accept-Encoding: {args.accept_encoding or '(none)'}")
-    for path in routes:
-        rows = results.get(path, [])
-        times = [t for t, _, _ in rows]
-        bad = sum(1 for _, s, _ in rows if s != 200)
-        size = rows[-1][2] if rows else 0
-        print(
-            f"  {path}: {len(rows) / elapsed:.0f} requests/s, p50 {ms(percentile(times, 0.5))}, "
-            f"p99 {ms(percentile(times, 0.99))}, max {ms(max(times, default=0))}, {size} B, non-200: {bad}"
-        )
+    print(f"load: {per_route * len(routes)} connections (wrk, {per_route} per route) for {args.seconds:.0f} s, "
+          f"Accept-Encoding: {args.accept_encoding or '(none)'}")
+    for path, load in zip(routes, loads):
+        out, _ = load.communicate(timeout=args.seconds + REQUEST_TIMEOUT_S + 30)
+        try:
+            rps, pct, non2xx, errors = parse_wrk(out)
+        except AttributeError:
+            print(f"  {path}: wrk said:\n{out}")
+            continue
+        print(f"  {path}: {rps:.0f} requests/s, p50 {ms(pct.get(50, float('nan')))}, p99 {ms(pct.get(99, float('nan')))}, "
+              f"non-2xx: {non2xx}, socket errors: {errors}")
     for name, rows in (("/healthz", health), ("/readyz", ready)):
         times = [t for t, s in rows if s == 200]
         failed = [s for _, s in rows if s != 200]
@@ -181,8 +202,6 @@ async def run_load(args, port, pid):
             f"  probe {name}: {len(rows)} asked, p50 {ms(percentile(times, 0.5))}, p99 {ms(percentile(times, 0.99))}, "
             f"max {ms(max(times, default=0))}, failed: {len(failed)}"
         )
-    if results.get("errors"):
-        print(f"  connection errors: {len(results['errors'])} (first: {results['errors'][0]})")
     rss = [r for r, _ in memory]
     print(f"  memory during the load: RSS {min(rss, default=0) // 1024}–{max(rss, default=0) // 1024} MiB")
 

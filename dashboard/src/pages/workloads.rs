@@ -254,6 +254,7 @@ fn WorkloadTable(
         None => (0, 0, Vec::new()),
     };
     let shown = rows.len();
+    let (first_page, last_page) = (offset == 0, offset + shown >= total);
     let go = move |offset: usize| page.set((filters.get_untracked(), offset));
     // Effects run after the DOM is updated: the mark times the table's render.
     Effect::new(move |_| mark_rendered());
@@ -275,10 +276,10 @@ fn WorkloadTable(
         {(total > shown || offset > 0).then(|| view! {
             <nav class="more pager" aria-label="Pages of workloads">
                 {format!("Showing {}–{} of {total}. ", (offset + 1).min(total), offset + shown)}
-                <button type="button" disabled=offset == 0
+                <button type="button" disabled=first_page
                     on:click=move |_| go(offset.saturating_sub(PAGE))>"Previous page"</button>
                 " "
-                <button type="button" disabled=offset + shown >= total
+                <button type="button" disabled=last_page
                     on:click=move |_| go(offset + PAGE)>"Next page"</button>
             </nav>
         })}
