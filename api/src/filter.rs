@@ -12,7 +12,16 @@ pub enum FilterError {
     /// `rule=` names no rule of the catalogue.
     #[error("unknown rule {0:?} (GET /api/rules lists them)")]
     UnknownRule(String),
+    /// `limit=` is 0 or above [`MAX_PAGE`].
+    #[error("limit: {0} is outside 1..={max}", max = MAX_PAGE)]
+    Limit(usize),
 }
+
+/// Workloads answered when the query sets no `limit`.
+pub const DEFAULT_PAGE: usize = 200;
+
+/// Most workloads one answer carries (`limit` above it is a 400).
+pub const MAX_PAGE: usize = 1000;
 
 /// Which placement states a workload filter keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +63,8 @@ impl StateFilter {
     }
 }
 
-/// Filters of `GET /api/workloads`; every filter given must match.
+/// Filters of `GET /api/workloads`, every filter given must match, and the page of the matching rows
+/// (in [`worst_first`](crate::worst_first) order) to answer.
 ///
 /// ```
 /// use winplace_api::{StateFilter, WorkloadFilter};
@@ -80,16 +90,44 @@ pub struct WorkloadFilter {
     /// Placement states to keep (all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateFilter>,
+    /// Matching rows to skip (0 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+    /// Matching rows to answer at most, 1 to [`MAX_PAGE`] ([`DEFAULT_PAGE`] when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
 }
 
 impl WorkloadFilter {
-    /// Checks what serde cannot: that `rule` names a rule of the catalogue.
+    /// Checks what serde cannot: that `rule` names a rule of the catalogue and `limit` is in range.
     pub fn validate(&self) -> Result<(), FilterError> {
-        match &self.rule {
-            Some(rule) if catalog::rule(rule).is_none() => {
+        match (&self.rule, self.limit) {
+            (Some(rule), _) if catalog::rule(rule).is_none() => {
                 Err(FilterError::UnknownRule(rule.clone()))
             }
+            (_, Some(limit)) if limit == 0 || limit > MAX_PAGE => Err(FilterError::Limit(limit)),
             _ => Ok(()),
+        }
+    }
+
+    /// The page asked for: (offset, limit), defaults filled in.
+    ///
+    /// ```
+    /// use winplace_api::{DEFAULT_PAGE, WorkloadFilter};
+    /// assert_eq!(WorkloadFilter::default().page(), (0, DEFAULT_PAGE));
+    /// let second = WorkloadFilter { offset: Some(50), limit: Some(50), ..Default::default() };
+    /// assert_eq!(second.page(), (50, 50));
+    /// ```
+    pub fn page(&self) -> (usize, usize) {
+        (self.offset.unwrap_or(0), self.limit.unwrap_or(DEFAULT_PAGE))
+    }
+
+    /// The same filter without its page: what decides which rows match.
+    pub fn without_page(&self) -> WorkloadFilter {
+        WorkloadFilter {
+            offset: None,
+            limit: None,
+            ..self.clone()
         }
     }
 
@@ -118,6 +156,8 @@ impl WorkloadFilter {
             ("severity", self.severity.map(|s| s.as_str().to_string())),
             ("os", self.os.map(|os| os.as_str().to_string())),
             ("state", self.state.map(|s| s.as_str().to_string())),
+            ("offset", self.offset.map(|n| n.to_string())),
+            ("limit", self.limit.map(|n| n.to_string())),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k, v)))
@@ -249,6 +289,14 @@ mod tests {
             unknown.validate(),
             Err(FilterError::UnknownRule("no-such-rule".into()))
         );
+        for limit in [0, MAX_PAGE + 1] {
+            let page = WorkloadFilter {
+                limit: Some(limit),
+                ..Default::default()
+            };
+            assert_eq!(page.validate(), Err(FilterError::Limit(limit)));
+            assert!(page.validate().unwrap_err().to_string().contains("limit"));
+        }
         let err = serde_json::from_str::<WorkloadFilter>(r#"{"severity": "fatal"}"#).unwrap_err();
         assert!(err.to_string().contains("fatal"), "{err}");
         let err = serde_json::from_str::<WorkloadFilter>(r#"{"colour": "red"}"#).unwrap_err();

@@ -13,11 +13,13 @@
 #![warn(missing_docs)]
 
 mod filter;
+mod rows;
 
-pub use filter::{FilterError, NodeFilter, StateFilter, WorkloadFilter};
+pub use filter::{DEFAULT_PAGE, FilterError, MAX_PAGE, NodeFilter, StateFilter, WorkloadFilter};
+pub use rows::{NodeRow, StateCounts, WorkloadRow, worst_first};
 
 use serde::{Deserialize, Serialize};
-use winplace_rules::audit::{NodeReport, Summary, Touched, WorkloadReport};
+use winplace_rules::audit::{NodeReport, Summary, Touched};
 use winplace_rules::model::ClusterContext;
 
 /// Where the cluster data comes from.
@@ -93,24 +95,42 @@ pub struct SummaryResponse {
     pub summary: Summary,
 }
 
-/// `GET /api/nodes`.
+/// `GET /api/nodes`: the node map, one light row per node (pods counted, not listed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodesResponse {
     /// Source and freshness.
     pub meta: Meta,
-    /// Every node with its pods and findings.
-    pub nodes: Vec<NodeReport>,
+    /// Every node (filtered as the query asked), by name.
+    pub nodes: Vec<NodeRow>,
 }
 
-/// `GET /api/workloads`.
+/// `GET /api/nodes/{name}`: one node in full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// The node with its labels, nodeInfo, pods and findings.
+    pub node: NodeReport,
+}
+
+/// `GET /api/workloads`: one page of the workloads that match the query, worst first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadsResponse {
     /// Source and freshness.
     pub meta: Meta,
-    /// Workloads (filtered as the query asked).
-    pub workloads: Vec<WorkloadReport>,
+    /// How many workloads match the filters (all pages).
+    pub total: usize,
+    /// Matching workloads skipped before this page.
+    pub offset: usize,
+    /// This page: at most `limit` workloads, in [`worst_first`] order.
+    pub workloads: Vec<WorkloadRow>,
+    /// The namespaces of all workloads, filtered or not (the filter's choices).
+    pub namespaces: Vec<String>,
+    /// The rules some workload has a finding of, filtered or not (the filter's choices).
+    pub rules: Vec<String>,
 }
 
 /// `GET /api/context`: what the playground needs to evaluate pasted manifests against this cluster.

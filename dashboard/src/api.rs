@@ -1,7 +1,9 @@
 //! Calls to the server's JSON API (types from `winplace_rules::api`, shared with the server).
 
 use serde::de::DeserializeOwned;
-use winplace_api::{NodesResponse, SummaryResponse, WorkloadsResponse};
+use winplace_api::{
+    NodeResponse, NodesResponse, SummaryResponse, WorkloadFilter, WorkloadsResponse,
+};
 
 /// What a failed call says to the user.
 pub type ApiResult<T> = Result<T, String>;
@@ -29,14 +31,24 @@ pub async fn summary() -> ApiResult<SummaryResponse> {
     get_json("/api/summary").await
 }
 
-/// `GET /api/nodes`.
+/// `GET /api/nodes`: every node as a light row (its pods counted by state).
 pub async fn nodes() -> ApiResult<NodesResponse> {
     get_json("/api/nodes").await
 }
 
-/// `GET /api/workloads` (every workload; the page filters locally so that filters answer instantly).
-pub async fn workloads() -> ApiResult<WorkloadsResponse> {
-    get_json("/api/workloads").await
+/// `GET /api/nodes/{name}`: one node with its labels, nodeInfo, pods and findings.
+pub async fn node(name: String) -> ApiResult<NodeResponse> {
+    get_json(&format!("/api/nodes/{}", encode(&name))).await
+}
+
+/// `GET /api/workloads?…`: the page of workloads the filter asks for, filtered and ordered by the server.
+pub async fn workloads(filter: WorkloadFilter) -> ApiResult<WorkloadsResponse> {
+    let query: Vec<String> = filter
+        .query_pairs()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={}", encode(&v)))
+        .collect();
+    get_json(&format!("/api/workloads?{}", query.join("&"))).await
 }
 
 /// Percent-encodes a path segment or query value.

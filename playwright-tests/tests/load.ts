@@ -1,5 +1,6 @@
 // The heavy flows shared by the tests (which assert behaviour) and the benchmarks in ../bench (which
-// report the figures): 1,000 documents pasted into the playground, the node map at thousands of nodes.
+// report the figures): 1,000 documents pasted into the playground, the node map and the workloads page at
+// thousands of nodes.
 import { Page, TestInfo, expect } from '@playwright/test';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -71,19 +72,33 @@ export interface NodeMapFigures { mark: number; wall: number; more: number; filt
  * Serves a synthetic cluster of `nodes` nodes and `pods` pods and drives the node map: every node counted,
  * only a bounded number of tiles drawn, "Show more", the name filter and a node's panel work.
  */
-export async function nodeMapAtScale(page: Page, testInfo: TestInfo, NODES: number, PODS: number): Promise<NodeMapFigures> {
-  const problems = watchConsole(page);
+/** Writes a synthetic cluster of `nodes` nodes and `pods` pods to a temporary file (about 50 MB at 5,000 / 150,000). */
+function scaleSnapshot(nodes: number, pods: number): string {
   const file = tempFile('scale.json');
   // Prefer the binary's own generator when it has one; otherwise write the snapshot here.
   if (binSupports(['demo-snapshot'], '--nodes')) {
     const withOutput = binSupports(['demo-snapshot'], '--output');
-    const args = ['demo-snapshot', '--nodes', String(NODES), '--pods', String(PODS), ...(withOutput ? ['--output', file] : [])];
+    const args = ['demo-snapshot', '--nodes', String(nodes), '--pods', String(pods), ...(withOutput ? ['--output', file] : [])];
     const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 1 << 30 });
     if (r.status !== 0) throw new Error(`demo-snapshot failed: ${r.stderr}`);
     if (!withOutput) fs.writeFileSync(file, r.stdout);
   } else {
-    writeJson(file, bigCluster(NODES, PODS));
+    writeJson(file, bigCluster(nodes, pods));
   }
+  return file;
+}
+
+/** The timing of the last request of `page` whose URL ends with `suffix`. */
+async function apiTiming(page: Page, suffix: string) {
+  return page.evaluate((suffix) => {
+    const e = performance.getEntriesByType('resource').filter((r) => r.name.endsWith(suffix)).at(-1) as PerformanceResourceTiming | undefined;
+    return e ? { start: e.requestStart, end: e.responseEnd, bytes: e.transferSize, raw: e.decodedBodySize } : undefined;
+  }, suffix);
+}
+
+export async function nodeMapAtScale(page: Page, testInfo: TestInfo, NODES: number, PODS: number): Promise<NodeMapFigures> {
+  const problems = watchConsole(page);
+  const file = scaleSnapshot(NODES, PODS);
   const server = await startServer(undefined, ['--snapshot', file], 240_000);
   try {
     // Measure the page, not the server's first audit of 150,000 pods.
@@ -96,10 +111,7 @@ export async function nodeMapAtScale(page: Page, testInfo: TestInfo, NODES: numb
     // The app marks the moment the map is in the DOM (ms since navigation start).
     const mark = await page.evaluate(() => performance.getEntriesByName('winplace:node-map-rendered').at(-1)?.startTime ?? -1);
     // Split the figure: the server's answer (audit JSON, compression) and the browser's share (decode, render).
-    const api = await page.evaluate(() => {
-      const e = performance.getEntriesByType('resource').filter((r) => r.name.endsWith('/api/nodes')).at(-1) as PerformanceResourceTiming | undefined;
-      return e ? { start: e.requestStart, end: e.responseEnd, bytes: e.transferSize, raw: e.decodedBodySize } : undefined;
-    });
+    const api = await apiTiming(page, '/api/nodes');
     testInfo.annotations.push({ type: 'render-ms', description: String(Math.round(mark)) });
 
     const total = await page.locator('.node-group .count').allTextContents();
@@ -141,6 +153,59 @@ export function describeNodeMap(f: NodeMapFigures, nodes: number, pods: number):
   if (f.api) {
     out += `\n  of which /api/nodes: ${Math.round(f.api.end - f.api.start)} ms (${f.api.raw} B, ${f.api.bytes} B on the wire); ` +
       `decode and render in the browser: ${Math.round(f.mark - f.api.end)} ms`;
+  }
+  return out;
+}
+
+/** What the workloads page measured at scale. */
+export interface WorkloadsFigures { mark: number; wall: number; next: number; filter: number; total: number;
+  api?: { start: number; end: number; bytes: number; raw: number } }
+
+/**
+ * Serves a synthetic cluster of `nodes` nodes and `pods` pods and drives the workloads page: one page of
+ * rows drawn whatever the count, the next page and a filter answered by the server.
+ */
+export async function workloadsAtScale(page: Page, testInfo: TestInfo, NODES: number, PODS: number): Promise<WorkloadsFigures> {
+  const problems = watchConsole(page);
+  const file = scaleSnapshot(NODES, PODS);
+  const server = await startServer(undefined, ['--snapshot', file], 240_000);
+  try {
+    await waitSynced(server.url, NODES);
+    const start = Date.now();
+    await page.goto(`${server.url}/workloads?state=all`, { timeout: 120_000 });
+    await expect(page.locator('tbody.workload').first()).toBeVisible({ timeout: 120_000 });
+    const wall = Date.now() - start;
+    const mark = await page.evaluate(() => performance.getEntriesByName('winplace:workloads-rendered').at(-1)?.startTime ?? -1);
+    const api = await apiTiming(page, '/api/workloads?state=all&limit=200');
+    const total = Number((await page.getByRole('status').textContent())?.replace(/\D/g, ''));
+    // One page is drawn, not every workload.
+    expect(await page.locator('tbody.workload').count()).toBeLessThanOrEqual(200);
+    const pager = page.getByRole('navigation', { name: 'Pages of workloads' });
+    let t = Date.now();
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await expect(pager).toContainText('Showing 201–');
+    const next = Date.now() - t;
+    t = Date.now();
+    await page.getByLabel('State').selectOption('misplaced');
+    await expect(page).toHaveURL(/state=misplaced/);
+    await expect(page.locator('tbody.workload[data-state="fine"]')).toHaveCount(0);
+    const filter = Date.now() - t;
+    await shot(page, testInfo, `workloads-${NODES}`);
+    expect(mark).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+    return { mark, wall, next, filter, total, api };
+  } finally {
+    await server.stop();
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/** The lines a benchmark prints for [`workloadsAtScale`]. */
+export function describeWorkloads(f: WorkloadsFigures, nodes: number, pods: number): string {
+  let out = `workloads page at ${nodes} nodes (${pods} pods, ${f.total} workloads): ${Math.round(f.mark)} ms from navigation to table in the DOM, ` +
+    `${f.wall} ms until visible in the test; next page ${f.next} ms, a filter ${f.filter} ms`;
+  if (f.api) {
+    out += `\n  of which /api/workloads: ${Math.round(f.api.end - f.api.start)} ms (${f.api.raw} B, ${f.api.bytes} B on the wire)`;
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { watchConsole, shot, Server, smallCluster, snapshotServer } from './helpers';
+import { watchConsole, shot, Server, smallCluster, bigCluster, snapshotServer } from './helpers';
 
 test('the workloads table lists misplaced and at-risk workloads of the demo', async ({ page }, testInfo) => {
   const problems = watchConsole(page);
@@ -71,6 +71,52 @@ test.describe('on a snapshot', () => {
     await page.goto(`${server.url}/workloads?rule=windows-pod-without-os-selector`);
     await expect(page.locator('tbody.workload[data-workload="Pod/shop/report"]')).toHaveCount(1);
     await expect(page.locator('tbody.workload[data-workload="Pod/web/nginx"]')).toHaveCount(0);
+    expect(problems).toEqual([]);
+  });
+});
+
+test.describe('on a snapshot of 450 workloads', () => {
+  let server: Server;
+  // 450 bare pods (each its own workload) on 20 nodes.
+  test.beforeAll(async () => { server = await snapshotServer(bigCluster(20, 450)); });
+  test.afterAll(async () => { await server?.stop(); });
+
+  test('the server pages the table: one page of rows at a time, filters start again at the first', async ({ page }) => {
+    const problems = watchConsole(page);
+    await page.goto(`${server.url}/workloads?state=all`);
+    const status = page.getByRole('status');
+    await expect(status).toHaveText('450 workloads');
+    const pager = page.getByRole('navigation', { name: 'Pages of workloads' });
+    await expect(pager).toContainText('Showing 1–200 of 450');
+    await expect(page.locator('tbody.workload')).toHaveCount(200);
+    const first = await page.locator('tbody.workload').first().getAttribute('data-workload');
+    await expect(pager.getByRole('button', { name: 'Previous page' })).toBeDisabled();
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await expect(pager).toContainText('Showing 201–400 of 450');
+    await expect(page.locator(`tbody.workload[data-workload="${first}"]`)).toHaveCount(0);
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await expect(pager).toContainText('Showing 401–450 of 450');
+    await expect(page.locator('tbody.workload')).toHaveCount(50);
+    await expect(pager.getByRole('button', { name: 'Next page' })).toBeDisabled();
+    // Worst first across pages: the last page holds no workload worse than the first page's last.
+    const order = ['fine', 'at-risk', 'misplaced'];
+    const lastStates = await page.locator('tbody.workload').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+    await pager.getByRole('button', { name: 'Previous page' }).click();
+    await expect(pager).toContainText('Showing 201–400 of 450');
+    const middleStates = await page.locator('tbody.workload').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+    expect(Math.max(...lastStates.map((s) => order.indexOf(s!)))).toBeLessThanOrEqual(Math.min(...middleStates.map((s) => order.indexOf(s!))));
+    // A filter starts again at the first page, and its choices come from the server.
+    const namespaces = await page.getByLabel('Namespace').locator('option').allTextContents();
+    expect(namespaces).toContain('team-0');
+    await page.getByLabel('Namespace').selectOption('team-3');
+    await expect(page).toHaveURL(/namespace=team-3/);
+    await expect(status).toHaveText(/^\d+ workloads?$/);
+    const shown = await page.locator('tbody.workload').count();
+    expect(shown).toBeGreaterThan(0);
+    expect(shown).toBeLessThanOrEqual(200);
+    for (const ns of await page.locator('tbody.workload').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-workload')))) {
+      expect(ns).toMatch(/^Pod\/team-3\//);
+    }
     expect(problems).toEqual([]);
   });
 });

@@ -1,12 +1,14 @@
 //! The HTTP application: routes composed from small handlers, with security headers, compression,
 //! request timeouts (not on the event stream), a body limit and tracing.
 
+use crate::answers::Precompressed;
 use crate::state::AppState;
 use axum::Router;
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode, Version, header};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -41,7 +43,14 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::routes::events::router())
         .merge(timed)
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
-        .layer(CompressionLayer::new())
+        // The heavy API answers come compressed from their cache (`answers::Precompressed`).
+        .layer(
+            CompressionLayer::new().compress_when(DefaultPredicate::new().and(
+                |_: StatusCode, _: Version, _: &HeaderMap, extensions: &Extensions| {
+                    extensions.get::<Precompressed>().is_none()
+                },
+            )),
+        )
         .layer(header(
             header::CONTENT_SECURITY_POLICY,
             CONTENT_SECURITY_POLICY,

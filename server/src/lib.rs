@@ -3,6 +3,7 @@
 //! only parses the command line and sets up logging.
 //!
 //! * [`commands`]: one module per subcommand (`serve`, `check`, `audit`, `rules`, `demo-snapshot`);
+//! * [`answers`]: the heavy JSON answers, serialized and compressed once per published state;
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`state`]: the audit thread and the published report every handler reads;
@@ -10,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+pub mod answers;
 pub mod app;
 pub mod assets;
 pub mod cli;

@@ -5,6 +5,7 @@
 //! publishes a new [`Published`] (handlers clone an `Arc`, they never wait for the audit) and announces
 //! the revision on the broadcast channel that feeds `GET /api/events`.
 
+use crate::answers::Answers;
 use crate::metrics::Metrics;
 use crate::source::SourceEvent;
 use futures::StreamExt;
@@ -81,6 +82,7 @@ struct Shared {
     shutdown: watch::Sender<bool>,
     metrics: Metrics,
     timing: Timing,
+    answers: Answers,
 }
 
 /// What every handler can read; cheap to clone.
@@ -112,6 +114,7 @@ impl AppState {
                 shutdown,
                 metrics: Metrics::default(),
                 timing,
+                answers: Answers::default(),
             }),
         }
     }
@@ -184,6 +187,11 @@ impl AppState {
     /// A receiver of change events.
     pub fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// The heavy answers, serialized once per published state (see [`Answers`]).
+    pub fn answers(&self) -> &Answers {
+        &self.inner.answers
     }
 
     /// The metrics registry.

@@ -152,6 +152,15 @@ fn the_deployment_runs_locked_down_with_probes() {
     };
     assert_eq!(path(&c.liveness_probe).as_deref(), Some("/healthz"));
     assert_eq!(path(&c.readiness_probe).as_deref(), Some("/readyz"));
+    // Every probe says how long it waits: the default (1 s) failed under load (issue 17).
+    for (name, probe) in [
+        ("liveness", &c.liveness_probe),
+        ("readiness", &c.readiness_probe),
+        ("startup", &c.startup_probe),
+    ] {
+        let timeout = probe.as_ref().and_then(|p| p.timeout_seconds);
+        assert!(timeout.is_some_and(|t| t >= 2), "{name}: timeoutSeconds {timeout:?}");
+    }
     let port = c
         .ports
         .iter()

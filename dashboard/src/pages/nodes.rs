@@ -1,8 +1,10 @@
 //! The node map: nodes grouped by OS and Windows build, each with its taints and its pods as colored
 //! marks; a node opens its labels, taints, nodeInfo, pods and findings.
 //!
-//! At 5,000 nodes the page draws only the first tiles of each group and grows a group on request
-//! ("Show more"), with a name filter to jump to a node: the DOM stays small whatever the cluster size.
+//! The map reads `/api/nodes`, one light row per node (its pods counted by state, not listed); an opened
+//! node reads `/api/nodes/{name}`. At 5,000 nodes the page draws only the first tiles of each group and
+//! grows a group on request ("Show more"), with a name filter to jump to a node: the DOM stays small
+//! whatever the cluster size.
 
 use crate::components::finding::FindingItem;
 use crate::components::live::Live;
@@ -10,6 +12,7 @@ use crate::components::{ErrorNote, Loading, StateBadge, plural};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use winplace_api::NodeRow;
 use winplace_rules::audit::{NodeGroupKey, NodeOs, NodeReport, PlacementState};
 
 /// Tiles a group shows before "Show more".
@@ -24,17 +27,14 @@ const MAX_MARKS: usize = 40;
 struct Group {
     key: NodeGroupKey,
     /// Sorted by name.
-    nodes: Vec<Arc<NodeReport>>,
+    nodes: Vec<Arc<NodeRow>>,
 }
 
 /// The nodes by group, in [`NodeGroupKey`] order (the summary's).
-fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
-    let mut groups: BTreeMap<NodeGroupKey, Vec<Arc<NodeReport>>> = BTreeMap::new();
+fn group_nodes(nodes: &[Arc<NodeRow>]) -> Vec<Group> {
+    let mut groups: BTreeMap<NodeGroupKey, Vec<Arc<NodeRow>>> = BTreeMap::new();
     for node in nodes {
-        groups
-            .entry(NodeGroupKey::of(node))
-            .or_default()
-            .push(node.clone());
+        groups.entry(node.group()).or_default().push(node.clone());
     }
     groups
         .into_iter()
@@ -45,19 +45,19 @@ fn group_nodes(nodes: &[Arc<NodeReport>]) -> Vec<Group> {
         .collect()
 }
 
-/// Worst state of a node: its pods' states, and at risk when the node itself has findings.
-fn node_state(node: &NodeReport) -> PlacementState {
-    let pods = node.pods.iter().map(|p| p.state).max().unwrap_or_default();
-    if node.findings.is_empty() {
-        pods
-    } else {
-        pods.max(PlacementState::AtRisk)
-    }
+fn matches(node: &NodeRow, needle: &str, problems_only: bool) -> bool {
+    (needle.is_empty() || node.name.to_lowercase().contains(needle))
+        && (!problems_only || node.state != PlacementState::Fine)
 }
 
-fn matches(node: &NodeReport, needle: &str, problems_only: bool) -> bool {
-    (needle.is_empty() || node.name.to_lowercase().contains(needle))
-        && (!problems_only || node_state(node) != PlacementState::Fine)
+/// The marks of a tile: one per pod, worst first, at most [`MAX_MARKS`].
+fn marks(node: &NodeRow) -> Vec<PlacementState> {
+    let c = node.pods;
+    std::iter::repeat_n(PlacementState::Misplaced, c.misplaced)
+        .chain(std::iter::repeat_n(PlacementState::AtRisk, c.at_risk))
+        .chain(std::iter::repeat_n(PlacementState::Fine, c.fine))
+        .take(MAX_MARKS)
+        .collect()
 }
 
 /// The node map view.
@@ -93,28 +93,38 @@ pub fn NodesPage() -> impl IntoView {
             <Transition fallback=|| view! { <Loading what="the nodes"/> }>
                 {move || nodes.get().map(|result| match result {
                     Ok(answer) => {
-                        let all: Vec<Arc<NodeReport>> = answer.nodes.into_iter().map(Arc::new).collect();
-                        let all = Arc::new(all);
-                        let detail_nodes = all.clone();
-                        view! {
-                            <NodeMap nodes=all filter problems_only selected/>
-                            {move || {
-                                let name = selected.get()?;
-                                let node = detail_nodes.iter().find(|n| n.name == name)?.clone();
-                                Some(view! { <NodeDetail node selected/> })
-                            }}
-                        }.into_any()
+                        let all: Vec<Arc<NodeRow>> = answer.nodes.into_iter().map(Arc::new).collect();
+                        view! { <NodeMap nodes=Arc::new(all) filter problems_only selected/> }.into_any()
                     }
                     Err(e) => view! { <ErrorNote message=e/> }.into_any(),
                 })}
             </Transition>
+            {move || selected.get().map(|name| view! { <NodePanel name selected/> })}
         </section>
+    }
+}
+
+/// The opened node, fetched on its own (and again when a change touches nodes).
+#[component]
+fn NodePanel(name: String, selected: RwSignal<Option<String>>) -> impl IntoView {
+    let live = Live::get();
+    let node = LocalResource::new(move || {
+        live.nodes_rev.track();
+        crate::api::node(name.clone())
+    });
+    view! {
+        <Transition fallback=|| view! { <Loading what="the node"/> }>
+            {move || node.get().map(|result| match result {
+                Ok(answer) => view! { <NodeDetail node=Arc::new(answer.node) selected/> }.into_any(),
+                Err(e) => view! { <ErrorNote message=e/> }.into_any(),
+            })}
+        </Transition>
     }
 }
 
 #[component]
 fn NodeMap(
-    nodes: Arc<Vec<Arc<NodeReport>>>,
+    nodes: Arc<Vec<Arc<NodeRow>>>,
     filter: RwSignal<String>,
     problems_only: RwSignal<bool>,
     selected: RwSignal<Option<String>>,
@@ -122,7 +132,7 @@ fn NodeMap(
     let map = move || {
         let needle = filter.get().trim().to_lowercase();
         let problems = problems_only.get();
-        let visible: Vec<Arc<NodeReport>> = nodes
+        let visible: Vec<Arc<NodeRow>> = nodes
             .iter()
             .filter(|n| matches(n, &needle, problems))
             .cloned()
@@ -158,11 +168,11 @@ fn mark_rendered() {
 fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView {
     let total = group.nodes.len();
     let shown = RwSignal::new(FIRST_TILES.min(total));
-    let pods: usize = group.nodes.iter().map(|n| n.pods.len()).sum();
+    let pods: usize = group.nodes.iter().map(|n| n.pods.total()).sum();
     let bad = group
         .nodes
         .iter()
-        .filter(|n| node_state(n) != PlacementState::Fine)
+        .filter(|n| n.state != PlacementState::Fine)
         .count();
     let untainted = group.nodes.iter().filter(|n| n.taints.is_empty()).count();
     let build = group.key.build_label().unwrap_or_default();
@@ -204,17 +214,13 @@ fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView 
 }
 
 #[component]
-fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl IntoView {
-    let state = node_state(&node);
-    let count = |s: PlacementState| node.pods.iter().filter(|p| p.state == s).count();
-    let (misplaced, at_risk) = (
-        count(PlacementState::Misplaced),
-        count(PlacementState::AtRisk),
-    );
+fn NodeTile(node: Arc<NodeRow>, selected: RwSignal<Option<String>>) -> impl IntoView {
+    let state = node.state;
+    let (total, misplaced, at_risk) = (node.pods.total(), node.pods.misplaced, node.pods.at_risk);
     let label = format!(
         "{}: {}{}{}; taints: {}",
         node.name,
-        plural(node.pods.len(), "pod", "pods"),
+        plural(total, "pod", "pods"),
         if misplaced > 0 {
             format!(", {misplaced} misplaced")
         } else {
@@ -231,7 +237,7 @@ fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl I
             node.taints.join(", ")
         },
     );
-    let extra = node.pods.len().saturating_sub(MAX_MARKS);
+    let extra = total.saturating_sub(MAX_MARKS);
     let name = node.name.clone();
     let pressed_name = name.clone();
     view! {
@@ -250,8 +256,8 @@ fn NodeTile(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl I
                     }}
                 </span>
                 <span class="marks" aria-hidden="true">
-                    {node.pods.iter().take(MAX_MARKS).map(|p| view! {
-                        <span class=format!("mark mark-{}", p.state.as_str())></span>
+                    {marks(&node).into_iter().map(|s| view! {
+                        <span class=format!("mark mark-{}", s.as_str())></span>
                     }).collect_view()}
                     {(extra > 0).then(|| view! { <span class="more-marks">{format!("+{extra}")}</span> })}
                 </span>
@@ -331,33 +337,23 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_rules::audit::PodRef;
+    use winplace_api::StateCounts;
 
     fn node(
         name: &str,
         os: NodeOs,
         build: Option<&str>,
         states: &[PlacementState],
-    ) -> Arc<NodeReport> {
-        Arc::new(NodeReport {
+    ) -> Arc<NodeRow> {
+        let pods = StateCounts::of(states.iter().copied());
+        Arc::new(NodeRow {
             name: name.into(),
             os,
             build: build.map(String::from),
-            labels: BTreeMap::new(),
             taints: vec![],
-            node_info: BTreeMap::new(),
-            pods: states
-                .iter()
-                .enumerate()
-                .map(|(i, s)| PodRef {
-                    namespace: "ns".into(),
-                    name: format!("p{i}"),
-                    node: Some(name.into()),
-                    phase: "Running".into(),
-                    state: *s,
-                })
-                .collect(),
-            findings: vec![],
+            pods,
+            findings: 0,
+            state: pods.worst().unwrap_or_default(),
         })
     }
 
@@ -393,20 +389,12 @@ mod tests {
     }
 
     #[test]
-    fn a_node_is_as_bad_as_its_worst_pod() {
+    fn marks_are_worst_first_and_bounded() {
         use PlacementState::*;
-        let cases = [
-            (vec![], Fine),
-            (vec![Fine, AtRisk], AtRisk),
-            (vec![AtRisk, Misplaced, Fine], Misplaced),
-        ];
-        for (states, want) in cases {
-            assert_eq!(
-                node_state(&node("n", NodeOs::Linux, None, &states)),
-                want,
-                "{states:?}"
-            );
-        }
+        let n = node("n", NodeOs::Linux, None, &[Fine, AtRisk, Misplaced, Fine]);
+        assert_eq!(marks(&n), [Misplaced, AtRisk, Fine, Fine]);
+        let crowded = node("n", NodeOs::Linux, None, &[Fine; 100]);
+        assert_eq!(marks(&crowded).len(), MAX_MARKS);
     }
 
     #[test]

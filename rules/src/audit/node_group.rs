@@ -49,12 +49,14 @@ impl NodeGroupKey {
 
     /// The group of a node row (its build label read back as a build number).
     pub fn of(node: &NodeReport) -> Self {
-        let build = node
-            .build
-            .as_deref()
-            .and_then(WindowsVersion::parse)
-            .map(|v| v.build);
-        Self::new(node.os, build)
+        Self::of_build_label(node.os, node.build.as_deref())
+    }
+
+    /// The group of a node of `os` whose build is written as the API writes it (`10.0.20348`): what the
+    /// API's light node rows, which carry no [`NodeReport`], are grouped by.
+    pub fn of_build_label(os: NodeOs, build: Option<&str>) -> Self {
+        let build = build.and_then(WindowsVersion::parse).map(|v| v.build);
+        Self::new(os, build)
     }
 
     /// The OS of the group's nodes.

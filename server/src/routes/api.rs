@@ -1,19 +1,18 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
-use crate::state::AppState;
+use crate::answers::Views;
+use crate::state::{AppState, Published};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Serialize;
 use serde_json::json;
 use winplace_api::{
-    ContextResponse, Meta, NodeFilter, NodesResponse, SummaryResponse, WorkloadFilter,
-    WorkloadsResponse,
+    ContextResponse, Meta, NodeFilter, NodeResponse, NodeRow, NodesResponse, SummaryResponse,
+    WorkloadFilter, WorkloadRow, WorkloadsResponse,
 };
-use winplace_rules::audit::NodeReport;
 use winplace_rules::rules::catalog::{self, RULES};
 
 /// `/api/...` (except the event stream, which has no request timeout).
@@ -47,43 +46,56 @@ fn filter<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         .map_err(|rejection| bad_request(rejection.body_text()))
 }
 
-async fn summary(State(state): State<AppState>) -> Json<SummaryResponse> {
-    let p = state.published();
-    Json(SummaryResponse {
-        meta: state.meta(&p),
-        summary: p.report.summary.clone(),
+/// The shared answer to `key`, built by `build` when this state has not answered it yet.
+async fn answer<F>(
+    state: &AppState,
+    headers: &HeaderMap,
+    key: String,
+    build: F,
+) -> Result<Response, ApiError>
+where
+    F: FnOnce(&Published, Meta, &Views) -> serde_json::Result<Vec<u8>> + Send + 'static,
+{
+    let answer = state
+        .answers()
+        .get(state, key, build)
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(answer.respond(headers))
+}
+
+async fn summary(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    answer(&state, &headers, "summary".into(), |p, meta, _| {
+        serde_json::to_vec(&SummaryResponse {
+            meta,
+            summary: p.report.summary.clone(),
+        })
     })
+    .await
 }
 
 async fn nodes(
     State(state): State<AppState>,
+    headers: HeaderMap,
     query: Result<Query<NodeFilter>, QueryRejection>,
-) -> Result<Json<NodesResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let filter = filter(query)?;
-    let p = state.published();
-    let nodes = p
-        .report
-        .nodes
-        .iter()
-        .filter(|n| filter.accepts(n))
-        .cloned()
-        .collect();
-    Ok(Json(NodesResponse {
-        meta: state.meta(&p),
-        nodes,
-    }))
+    let key = format!("nodes {filter:?}");
+    answer(&state, &headers, key, move |p, meta, _| {
+        let mut nodes: Vec<NodeRow> = p
+            .report
+            .nodes
+            .iter()
+            .filter(|n| filter.accepts(n))
+            .map(NodeRow::of)
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        serde_json::to_vec(&NodesResponse { meta, nodes })
+    })
+    .await
 }
 
-/// `GET /api/nodes/{name}`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeResponse {
-    /// Source and freshness.
-    pub meta: Meta,
-    /// The node with its pods and findings.
-    pub node: NodeReport,
-}
-
+/// One node in full: small, so built per request.
 async fn node(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -104,30 +116,46 @@ async fn node(
 
 async fn workloads(
     State(state): State<AppState>,
+    headers: HeaderMap,
     query: Result<Query<WorkloadFilter>, QueryRejection>,
-) -> Result<Json<WorkloadsResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let filter = filter(query)?;
     filter.validate().map_err(|e| bad_request(e.to_string()))?;
-    let p = state.published();
-    let workloads = p
-        .report
-        .workloads
-        .iter()
-        .filter(|w| filter.accepts(w))
-        .cloned()
-        .collect();
-    Ok(Json(WorkloadsResponse {
-        meta: state.meta(&p),
-        workloads,
-    }))
+    let key = format!("workloads {filter:?}");
+    answer(&state, &headers, key, move |p, meta, views| {
+        let index = views.workloads(p);
+        let (offset, limit) = filter.page();
+        let mut total = 0;
+        let mut page = Vec::new();
+        for w in index.order.iter().map(|&i| &p.report.workloads[i]) {
+            if !filter.accepts(w) {
+                continue;
+            }
+            if total >= offset && page.len() < limit {
+                page.push(WorkloadRow::of(w));
+            }
+            total += 1;
+        }
+        serde_json::to_vec(&WorkloadsResponse {
+            meta,
+            total,
+            offset,
+            workloads: page,
+            namespaces: index.namespaces.clone(),
+            rules: index.rules.clone(),
+        })
+    })
+    .await
 }
 
-async fn context(State(state): State<AppState>) -> Json<ContextResponse> {
-    let p = state.published();
-    Json(ContextResponse {
-        meta: state.meta(&p),
-        context: p.context.clone(),
+async fn context(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    answer(&state, &headers, "context".into(), |p, meta, _| {
+        serde_json::to_vec(&ContextResponse {
+            meta,
+            context: p.context.clone(),
+        })
     })
+    .await
 }
 
 /// The catalogue, as `winplace rules --format json` prints it.

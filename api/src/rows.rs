@@ -1,0 +1,239 @@
+//! The light rows of the list answers: a node or a workload with its pods counted by state, not listed.
+//!
+//! At 5,000 nodes and 150,000 pods, listing every pod under its node and its workload made `/api/nodes`
+//! 25 MB; the map needs only how many pods of each state a node holds. The pods of one node come from
+//! `GET /api/nodes/{name}` when it is opened.
+
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use winplace_rules::Finding;
+use winplace_rules::ObjectRef;
+use winplace_rules::audit::{
+    NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport,
+};
+
+/// Pods counted by placement state.
+///
+/// ```
+/// use winplace_api::StateCounts;
+/// use winplace_rules::audit::PlacementState::*;
+/// let counts = StateCounts::of([Fine, Misplaced, Fine]);
+/// assert_eq!((counts.fine, counts.at_risk, counts.misplaced, counts.total()), (2, 0, 1, 3));
+/// assert_eq!(counts.worst(), Some(Misplaced));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateCounts {
+    /// Pods where they should be.
+    pub fine: usize,
+    /// Pods that could go wrong.
+    pub at_risk: usize,
+    /// Pods that are wrong now.
+    pub misplaced: usize,
+}
+
+impl StateCounts {
+    /// Counts `states`.
+    pub fn of(states: impl IntoIterator<Item = PlacementState>) -> Self {
+        let mut counts = StateCounts::default();
+        for state in states {
+            match state {
+                PlacementState::Fine => counts.fine += 1,
+                PlacementState::AtRisk => counts.at_risk += 1,
+                PlacementState::Misplaced => counts.misplaced += 1,
+            }
+        }
+        counts
+    }
+
+    /// Counts the states of `pods`.
+    pub fn of_pods(pods: &[PodRef]) -> Self {
+        Self::of(pods.iter().map(|p| p.state))
+    }
+
+    /// All pods counted.
+    pub fn total(&self) -> usize {
+        self.fine + self.at_risk + self.misplaced
+    }
+
+    /// The worst state counted, `None` when nothing was.
+    pub fn worst(&self) -> Option<PlacementState> {
+        if self.misplaced > 0 {
+            Some(PlacementState::Misplaced)
+        } else if self.at_risk > 0 {
+            Some(PlacementState::AtRisk)
+        } else if self.fine > 0 {
+            Some(PlacementState::Fine)
+        } else {
+            None
+        }
+    }
+}
+
+/// One node of `GET /api/nodes`: what the node map draws.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeRow {
+    /// Name.
+    pub name: String,
+    /// `windows`, `linux` or `unknown`.
+    pub os: NodeOs,
+    /// Windows build (`10.0.20348`).
+    pub build: Option<String>,
+    /// Taints as `key=value:Effect`.
+    pub taints: Vec<String>,
+    /// Its pods by state.
+    pub pods: StateCounts,
+    /// How many findings the node has (node rules and live-state findings of its pods).
+    pub findings: usize,
+    /// Worst state of its pods, and at least at risk when the node has findings.
+    pub state: PlacementState,
+}
+
+impl NodeRow {
+    /// The row of a node of the report.
+    pub fn of(node: &NodeReport) -> Self {
+        let pods = StateCounts::of_pods(&node.pods);
+        let worst = pods.worst().unwrap_or_default();
+        let state = if node.findings.is_empty() {
+            worst
+        } else {
+            worst.max(PlacementState::AtRisk)
+        };
+        NodeRow {
+            name: node.name.clone(),
+            os: node.os,
+            build: node.build.clone(),
+            taints: node.taints.clone(),
+            pods,
+            findings: node.findings.len(),
+            state,
+        }
+    }
+
+    /// The node map's group of this node (the summary's grouping).
+    pub fn group(&self) -> NodeGroupKey {
+        NodeGroupKey::of_build_label(self.os, self.build.as_deref())
+    }
+}
+
+/// One workload of `GET /api/workloads`: its pods counted by state, its findings in full (a row opens
+/// them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadRow {
+    /// The owner (Deployment, DaemonSet, …, or a bare Pod).
+    pub owner: ObjectRef,
+    /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
+    pub os: WorkloadOs,
+    /// Worst state of its pods and findings.
+    pub state: PlacementState,
+    /// Its pods by state.
+    pub pods: StateCounts,
+    /// Catalogue findings (once per distinct pod template) and live-state findings.
+    pub findings: Vec<Finding>,
+}
+
+impl WorkloadRow {
+    /// The row of a workload of the report.
+    pub fn of(w: &WorkloadReport) -> Self {
+        WorkloadRow {
+            owner: w.owner.clone(),
+            os: w.os,
+            state: w.state,
+            pods: StateCounts::of_pods(&w.pods),
+            findings: w.findings.clone(),
+        }
+    }
+}
+
+/// The order of `GET /api/workloads`: worst state first, then by owner (kind, namespace, name).
+pub fn worst_first(a: &WorkloadReport, b: &WorkloadReport) -> Ordering {
+    b.state.cmp(&a.state).then_with(|| a.owner.cmp(&b.owner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use winplace_rules::Severity;
+
+    fn pod(state: PlacementState) -> PodRef {
+        PodRef {
+            namespace: "ns".into(),
+            name: "p".into(),
+            node: Some("n".into()),
+            phase: "Running".into(),
+            state,
+        }
+    }
+
+    fn node(states: &[PlacementState], findings: usize) -> NodeReport {
+        NodeReport {
+            name: "n".into(),
+            os: NodeOs::Windows,
+            build: Some("10.0.20348".into()),
+            labels: BTreeMap::from([("kubernetes.io/os".into(), "windows".into())]),
+            taints: vec!["os=windows:NoSchedule".into()],
+            node_info: BTreeMap::new(),
+            pods: states.iter().map(|s| pod(*s)).collect(),
+            findings: (0..findings)
+                .map(|_| {
+                    Finding::new(
+                        "windows-node-untainted",
+                        Severity::Warning,
+                        ObjectRef::new("v1", "Node", None, "n"),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_node_row_counts_its_pods_and_is_as_bad_as_its_worst() {
+        use PlacementState::*;
+        // (pod states, node findings, counts (fine, at risk, misplaced), state)
+        type Row = (
+            &'static [PlacementState],
+            usize,
+            (usize, usize, usize),
+            PlacementState,
+        );
+        let rows: [Row; 5] = [
+            (&[], 0, (0, 0, 0), Fine),
+            (&[Fine, Fine], 0, (2, 0, 0), Fine),
+            (&[Fine, AtRisk], 0, (1, 1, 0), AtRisk),
+            (&[AtRisk, Misplaced, Fine], 0, (1, 1, 1), Misplaced),
+            // A node finding makes a node of fine pods at risk.
+            (&[Fine], 1, (1, 0, 0), AtRisk),
+        ];
+        for (states, findings, (fine, at_risk, misplaced), state) in rows {
+            let row = NodeRow::of(&node(states, findings));
+            assert_eq!(
+                row.pods,
+                StateCounts {
+                    fine,
+                    at_risk,
+                    misplaced
+                },
+                "{states:?}"
+            );
+            assert_eq!(row.state, state, "{states:?} {findings}");
+            assert_eq!(row.findings, findings);
+            assert_eq!(row.group(), NodeGroupKey::Windows(20348));
+        }
+    }
+
+    #[test]
+    fn a_node_row_leaves_the_pods_and_labels_out_of_its_json() {
+        let row = NodeRow::of(&node(&[PlacementState::Fine; 3], 0));
+        let json = serde_json::to_value(&row).unwrap();
+        assert_eq!(
+            json["pods"],
+            serde_json::json!({"fine": 3, "atRisk": 0, "misplaced": 0})
+        );
+        assert!(json.get("labels").is_none());
+        let back: NodeRow = serde_json::from_value(json).unwrap();
+        assert_eq!(back, row);
+    }
+}
