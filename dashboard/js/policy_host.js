@@ -91,8 +91,9 @@ async function describe(module, bytes, source) {
   let metadata = null;
   const sections = WebAssembly.Module.customSections(module, METADATA_SECTION);
   if (sections.length > 0) {
+    // A module annotated again carries several; the last one written is the one that counts.
     try {
-      metadata = JSON.parse(decoder.decode(sections[0]));
+      metadata = JSON.parse(decoder.decode(sections[sections.length - 1]));
     } catch (e) {
       throw new Error(`${source}: its ${METADATA_SECTION} section is not JSON (${e.message})`);
     }
