@@ -5,6 +5,7 @@
 mod api;
 mod components;
 mod pages;
+mod policy_host;
 
 use components::header::{ConnectionBanner, DataStatus, SummaryData};
 use components::live::{self, Live};

@@ -3,8 +3,8 @@
 //! Shaped like Kubewarden's Rust policy template: this file registers the waPC functions and talks to
 //! the host; [`admission`] decides (pure functions over the rules crate, tested natively); the settings
 //! are the rules crate's [`winplace_rules::Settings`]; `metadata.yml` and `artifacthub-pkg.yml` describe
-//! the policy; `test_data/` holds real AdmissionReview requests. The host glue only exists on wasm32:
-//! natively this crate is the admission logic alone (tests, benchmarks).
+//! the policy; `test_data/` holds real AdmissionReview requests. The host glue only exists on WASI:
+//! elsewhere (natively, and in the dashboard's wasm) this crate is the admission logic alone.
 //!
 //! `validate` receives `{"request": AdmissionRequest, "settings": Settings}` and answers a
 //! ValidationResponse (accepted, rejected with every error finding listed, or mutated with `mutate: true`;
@@ -29,9 +29,11 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod request;
 
-/// The waPC guest: registrations and host calls (wasm32 only: the host's imports exist nowhere else).
-#[cfg(target_arch = "wasm32")]
+/// The waPC guest: registrations and host calls (wasm32-wasip1 only: the host's imports exist nowhere else;
+/// the dashboard links this crate for wasm32-unknown-unknown without them).
+#[cfg(target_os = "wasi")]
 mod guest {
     use std::collections::BTreeMap;
 

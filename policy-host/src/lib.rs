@@ -146,6 +146,14 @@ impl PolicyHost {
         Ok(PolicyHost { host, calls })
     }
 
+    /// Calls a guest function with `payload` as it is and returns the guest's answer as it is (the bytes
+    /// compared with the browser host's), or the guest's error.
+    pub fn call_raw(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        self.host
+            .call(operation, payload)
+            .map_err(|e| format!("{operation}: {e}"))
+    }
+
     /// Calls a guest function with a JSON payload and parses its JSON answer.
     pub fn call(
         &self,
@@ -201,30 +209,11 @@ impl PolicyHost {
     }
 }
 
-/// An AdmissionRequest for `object`, shaped as the API server sends it (every field policy-server reads).
+/// An AdmissionRequest for `object`, shaped as the API server sends it (every field policy-server reads);
+/// the namespace is the object's, else `default`. Built by [`winplace_kubewarden::request`], as the
+/// dashboard's browser host builds its requests.
 pub fn admission_request(operation: &str, object: &serde_json::Value) -> serde_json::Value {
-    let api_version = object["apiVersion"].as_str().unwrap_or("v1");
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let kind = object["kind"].as_str().unwrap_or("");
-    let resource = format!("{}s", kind.to_lowercase());
-    let namespace = object["metadata"]["namespace"]
-        .as_str()
-        .unwrap_or("default");
-    serde_json::json!({
-        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
-        "kind": {"group": group, "version": version, "kind": kind},
-        "resource": {"group": group, "version": version, "resource": resource},
-        "requestKind": {"group": group, "version": version, "kind": kind},
-        "requestResource": {"group": group, "version": version, "resource": resource},
-        "name": object["metadata"]["name"],
-        "namespace": namespace,
-        "operation": operation,
-        "userInfo": {"username": "admin", "groups": ["system:authenticated"]},
-        "object": object,
-        "oldObject": null,
-        "dryRun": false,
-        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
-    })
+    winplace_kubewarden::request::request(operation, object, "default")
 }
 
 /// The directory of the policy's AdmissionReview fixtures (`kubewarden/test_data`).

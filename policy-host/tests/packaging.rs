@@ -220,3 +220,23 @@ fn cluster_admission_policies_are_consistent_with_the_metadata() {
             .unwrap_or_else(|e| panic!("{file}: settings: {e}"));
     }
 }
+
+/// The built policy.wasm carries metadata.yml as `kwctl annotate` writes it: JSON in the
+/// `io.kubewarden.metadata` custom section, with `protocolVersion` (docs/reference/kubewarden-hosting.md §3).
+#[test]
+fn the_built_module_is_annotated_with_its_metadata() {
+    let module = winplace_policy_host::built_policy().expect("policy.wasm");
+    let mut sections = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(&module) {
+        if let Ok(wasmparser::Payload::CustomSection(reader)) = payload
+            && reader.name() == "io.kubewarden.metadata"
+        {
+            sections.push(reader.data().to_vec());
+        }
+    }
+    assert_eq!(sections.len(), 1, "one metadata section");
+    let embedded: Value = serde_json::from_slice(&sections[0]).expect("the section is JSON");
+    let mut expected = metadata();
+    expected["protocolVersion"] = json!("v1");
+    assert_eq!(embedded, expected);
+}

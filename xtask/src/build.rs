@@ -64,11 +64,14 @@ fn compile_policy() -> Result<(), String> {
     ]))
 }
 
-/// `policy.wasm` shrunk with wasm-opt into static/ (the server embeds it), with its metadata.
+/// `policy.wasm` shrunk with wasm-opt into static/ (the server embeds it), annotated with its metadata as
+/// `kwctl annotate` does, and the metadata beside it.
 fn finish_policy() -> Result<(), String> {
     let raw = target_dir()?.join("wasm32-wasip1/wasm-release/winplace_kubewarden.wasm");
     let out = root().join("static/policy.wasm");
     optimize(&raw, &out)?;
+    // After wasm-opt, which would drop an unknown custom section.
+    crate::annotate::annotate(&out, &root().join("kubewarden/metadata.yml"))?;
     copy(
         &root().join("kubewarden/metadata.yml"),
         &root().join("static/policy-metadata.yml"),

@@ -8,6 +8,7 @@
 //!
 //! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm or Debian.
 
+mod annotate;
 mod build;
 mod setup;
 mod test;

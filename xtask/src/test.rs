@@ -58,10 +58,13 @@ fn with_extra_corpus(cmd: &mut Command) {
 /// Playwright in Debian's Chromium against the dev-profile server the checks built.
 fn playwright() -> Result<(), String> {
     let bin = target_dir()?.join("debug/winplace");
+    // policy.wasm in wasmtime, for the Admission view's parity test (built by `cargo test`: an example).
+    let replay = target_dir()?.join("debug/examples/replay");
     let mut browser = Command::new("npx");
     browser
         .args(["playwright", "test"])
         .env("WINPLACE_BIN", bin)
+        .env("WINPLACE_REPLAY_BIN", replay)
         .current_dir(root().join("playwright-tests"));
     with_extra_corpus(&mut browser);
     run(&mut browser)

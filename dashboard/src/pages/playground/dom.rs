@@ -97,3 +97,20 @@ pub fn download_text(name: &str, text: &str) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// The file chosen in the `<input type="file">` that fired `ev`.
+pub fn chosen_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
+    ev.target()?
+        .dyn_into::<web_sys::HtmlInputElement>()
+        .ok()?
+        .files()?
+        .get(0)
+}
+
+/// The bytes of a file the user chose.
+pub async fn file_bytes(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| format!("{}: cannot read the file: {e:?}", file.name()))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}

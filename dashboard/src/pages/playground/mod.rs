@@ -4,6 +4,7 @@
 //! Data flow: each editor reports every edit; a 150 ms debounce commits the text to a signal; memos
 //! derive settings, the pasted context and the evaluation from the committed signals.
 
+mod admission;
 mod context;
 mod diff;
 pub(crate) mod dom;
@@ -21,6 +22,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, check_text};
 
+use admission::AdmissionPanel;
 use context::{ContextPanel, ServerContext, SettingsPanel, load_server_context};
 use editor::{Editor, Jump, Mark, MarkKind};
 use eval::{ContextChoice, INPUT_FILE};
@@ -60,6 +62,15 @@ fn with_context<R>(
         ContextChoice::Pasted => f(pasted),
         ContextChoice::Server => f(server.context()),
     }
+}
+
+/// What the results column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResultsView {
+    /// The findings of the rules linked into this page.
+    Findings,
+    /// What policy.wasm answers (the Admission view).
+    Admission,
 }
 
 /// A committed text and the text shown in its editor when set from outside.
@@ -161,6 +172,18 @@ pub fn PlaygroundPage() -> impl IntoView {
             Vec::new()
         })
     });
+    // The cluster the Admission view grants the module (list_resources_all), as the findings use it.
+    let chosen_context = Memo::new(move |_| {
+        pasted.with(|p| {
+            server.with(|sv| {
+                with_context(choice.get(), p.context.as_ref(), sv, |ctx| {
+                    ctx.cloned().map(Arc::new)
+                })
+            })
+        })
+    });
+    let results_view = RwSignal::new(ResultsView::Findings);
+
     // Only the Arcs are cloned: a thousand-document paste has thousands of findings.
     let findings = Signal::derive(move || evaluation.read().findings.clone());
     let parse_errors = Signal::derive(move || evaluation.read().parse_errors.clone());
@@ -324,8 +347,23 @@ pub fn PlaygroundPage() -> impl IntoView {
                     </p>
                 </div>
                 <div class="pg-results">
-                    <FindingsList findings parse_errors context_findings selected on_show
-                        on_fix=move |f| propose(Some(f)) on_fix_all=move || propose(None)/>
+                    <div class="results-tabs" role="tablist" aria-label="Results">
+                        <button role="tab" id="tab-findings"
+                            aria-selected=move || (results_view.get() == ResultsView::Findings).to_string()
+                            on:click=move |_| results_view.set(ResultsView::Findings)>"Findings"</button>
+                        <button role="tab" id="tab-admission"
+                            aria-selected=move || (results_view.get() == ResultsView::Admission).to_string()
+                            on:click=move |_| results_view.set(ResultsView::Admission)>"Admission (policy.wasm)"</button>
+                    </div>
+                    <div hidden=move || results_view.get() != ResultsView::Findings>
+                        <FindingsList findings parse_errors context_findings selected on_show
+                            on_fix=move |f| propose(Some(f)) on_fix_all=move || propose(None)/>
+                    </div>
+                    <Show when=move || results_view.get() == ResultsView::Admission>
+                        <AdmissionPanel input=Signal::derive(move || input.committed.get())
+                            settings=Signal::derive(move || settings_text.committed.get())
+                            context=Signal::derive(move || chosen_context.get())/>
+                    </Show>
                 </div>
             </div>
             <RepairPanel repair on_use=move |text| input.load(text)/>

@@ -1,0 +1,215 @@
+import { test, expect, Page } from '@playwright/test';
+import { execFileSync } from 'child_process';
+import { createHash } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { parse } from 'yaml';
+import { watchConsole } from './helpers';
+
+// The playground's Admission view runs the very policy.wasm the cluster runs, in Chromium, through the
+// page's waPC host. For every corpus case: the module's decisions name the same rules as the rules crate
+// linked into the page, and its answers are byte-identical to policy.wasm's in wasmtime (policy-host's
+// `replay` example) for the same payloads and host answers.
+
+const root = path.resolve(__dirname, '../..');
+const corpora: [string, string][] = [
+  ['', path.join(root, 'corpus')],
+  ...(process.env.WINPLACE_EXTRA_CORPUS ?? '').split(':').filter((d) => d && fs.existsSync(d)).map((d): [string, string] => ['extra:', d]),
+];
+const cases: [string, string][] = corpora.flatMap(([prefix, dir]) =>
+  fs.readdirSync(dir).filter((n) => fs.existsSync(path.join(dir, n, 'expect.yaml'))).sort()
+    .map((n): [string, string] => [`${prefix}${n}`, path.join(dir, n)]));
+const replayBin = process.env.WINPLACE_REPLAY_BIN ?? path.join(root, 'target/debug/examples/replay');
+const modulePath = path.join(root, 'static/policy.wasm');
+
+type Exchange = { object: string; verdict: string; payload: string; answer: string };
+type Linked = { rule: string; object: string; severity: string; source: string };
+
+function read(dir: string, f: string): string | undefined {
+  const p = path.join(dir, f);
+  return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : undefined;
+}
+
+async function enter(page: Page, c: { input: string; cluster?: string; settings?: string }) {
+  if (c.cluster !== undefined) {
+    await page.locator('input[name=context][value=pasted]').check();
+    await page.locator('#context').fill(c.cluster);
+  }
+  if (c.settings !== undefined) await page.locator('#settings').fill(c.settings);
+  await page.locator('#manifest').fill(c.input);
+}
+
+async function linked(page: Page): Promise<Linked[]> {
+  return page.locator('.finding').evaluateAll((els) => els.map((e) => {
+    const d = (e as HTMLElement).dataset;
+    return { rule: d.rule ?? '', object: d.object ?? '', severity: d.severity ?? '', source: d.source ?? '' };
+  }));
+}
+
+async function exchanges(page: Page): Promise<Exchange[]> {
+  return page.locator('.admission-result').evaluateAll((els) => els.map((e) => ({
+    object: (e as HTMLElement).dataset.object ?? '',
+    verdict: e.querySelector('.verdict')?.getAttribute('data-verdict') ?? '',
+    payload: e.querySelector('[data-raw=payload]')?.textContent ?? '',
+    answer: e.querySelector('[data-raw=answer]')?.textContent ?? '',
+  })));
+}
+
+async function hostLists(page: Page): Promise<Record<string, string>> {
+  const pairs = await page.locator('.host-list').evaluateAll((els) =>
+    els.map((e) => [(e as HTMLElement).dataset.list ?? '', e.textContent ?? '']));
+  return Object.fromEntries(pairs);
+}
+
+/** The rule ids a module's answer names: `[rule] path: message` in the message and the warnings. */
+function ruleIds(answer: string): { errors: string[]; warnings: string[] } {
+  const v = JSON.parse(answer);
+  const ids = (s: string) => [...s.matchAll(/\[([a-z0-9-]+)\] /g)].map((m) => m[1]);
+  return {
+    errors: v.accepted ? [] : ids(v.message ?? ''),
+    warnings: (v.warnings ?? []).flatMap((w: string) => ids(w)),
+  };
+}
+
+/** policy.wasm in wasmtime: the same calls with the same host answers. */
+function replay(lists: Record<string, string>, payloads: string[]): { ok: boolean; answer?: string; error?: string }[] {
+  const input = JSON.stringify({ module: modulePath, lists, calls: payloads.map((payload) => ({ operation: 'validate', payload })) });
+  return JSON.parse(execFileSync(replayBin, { input, encoding: 'utf8', maxBuffer: 64 << 20 }));
+}
+
+async function evalSeq(page: Page): Promise<number> {
+  return Number(await page.locator('.playground').getAttribute('data-eval-seq'));
+}
+
+/** Waits until the playground has evaluated after `before` and no further evaluation follows. */
+async function settled(page: Page, before: number) {
+  let last = -1;
+  await expect.poll(async () => {
+    const now = await evalSeq(page);
+    const quiet = now > before && now === last;
+    last = now;
+    return quiet;
+  }, { timeout: 10_000, intervals: [400] }).toBe(true);
+}
+
+async function openAdmission(page: Page) {
+  await page.locator('#tab-admission').click();
+  await expect(page.locator('.module-identity[data-sha256]')).toBeVisible({ timeout: 20_000 });
+}
+
+test('the module the server serves is the built policy.wasm, annotated as kwctl does', async ({ page }) => {
+  const problems = watchConsole(page);
+  await page.goto('/playground');
+  await openAdmission(page);
+  const identity = page.locator('.module-identity');
+  const bytes = fs.readFileSync(modulePath);
+  await expect(identity).toHaveAttribute('data-sha256', createHash('sha256').update(bytes).digest('hex'));
+  await expect(identity).toHaveAttribute('data-size', String(bytes.length));
+  const metadata = parse(fs.readFileSync(path.join(root, 'kubewarden/metadata.yml'), 'utf8'));
+  await expect(identity).toHaveAttribute('data-version', metadata.annotations['io.kubewarden.policy.version']);
+  await expect(identity.locator('.protocol')).toHaveText('v1');
+  expect(problems).toEqual([]);
+});
+
+for (const [name, dir] of cases) {
+  test(`corpus ${name}: policy.wasm in the browser agrees with the linked rules and with wasmtime`, async ({ page }) => {
+    const problems = watchConsole(page);
+    const input = read(dir, 'input.yaml') ?? '';
+    const expectation = parse(read(dir, 'expect.yaml') ?? '{}') ?? {};
+    // The API server sends objects one at a time: a RuntimeClass the case applies beside its pods is known
+    // to the policy only as cluster context (it exists once applied), so it is granted as such.
+    const runtimeClasses = input.split(/^---$/m).filter((d) => /^kind: RuntimeClass$/m.test(d)).join('---\n');
+    const cluster = read(dir, 'cluster.yaml') ?? (runtimeClasses ? runtimeClasses : undefined);
+    await page.goto('/playground');
+    const seq = await evalSeq(page);
+    await enter(page, { input, cluster, settings: read(dir, 'settings.yaml') });
+    // The linked rules' findings, once the evaluation has settled on the case's text.
+    const wanted = ((expectation.findings ?? []) as unknown[]).length;
+    if (cluster === read(dir, 'cluster.yaml')) {
+      await expect.poll(async () => (await linked(page)).filter((f) => f.severity !== 'info').length, { timeout: 10_000 }).toBe(wanted);
+    } else {
+      await settled(page, seq);
+    }
+    const findings = (await linked(page)).filter((f) => f.source === 'input');
+    await openAdmission(page);
+    await expect(page.locator('.settings-check')).toHaveAttribute('data-valid', 'true');
+    const sent = await exchanges(page);
+    const objects = new Set(findings.map((f) => f.object));
+    for (const o of objects) expect(sent.map((x) => x.object), `${o} was not sent to the module`).toContain(o);
+
+    for (const x of sent) {
+      expect(x.verdict, `${x.object}: ${x.answer}`).not.toBe('error');
+      const mine = findings.filter((f) => f.object === x.object);
+      const ids = ruleIds(x.answer);
+      const sorted = (a: string[]) => [...a].sort();
+      if (x.verdict !== 'mutated') {
+        expect(sorted(ids.errors), `${x.object}: errors`).toEqual(sorted(mine.filter((f) => f.severity === 'error').map((f) => f.rule)));
+        expect(x.verdict, x.object).toBe(mine.some((f) => f.severity === 'error') ? 'denied' : 'allowed');
+      }
+      expect(sorted(ids.warnings.filter((w) => !mine.some((f) => f.severity === 'error' && f.rule === w))), `${x.object}: warnings`)
+        .toEqual(sorted(mine.filter((f) => f.severity === 'warning').map((f) => f.rule)));
+    }
+
+    // Byte for byte, the wasmtime host answers the same payloads the same way.
+    const wasmtime = replay(await hostLists(page), sent.map((x) => x.payload));
+    expect(wasmtime.map((w) => w.answer ?? w.error)).toEqual(sent.map((x) => x.answer));
+    expect(problems).toEqual([]);
+  });
+}
+
+test('a dropped-in policy.wasm shows its own identity and answers; a file that is no module is refused', async ({ page }, testInfo) => {
+  const problems = watchConsole(page);
+  await page.goto('/playground');
+  await page.locator('#manifest').fill('apiVersion: v1\nkind: Pod\nmetadata:\n  name: iis\nspec:\n  containers:\n  - name: iis\n    image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\n');
+  await openAdmission(page);
+  await expect(page.locator('.admission-result .verdict')).toHaveAttribute('data-verdict', 'denied');
+
+  // The same module re-annotated with another version: kwctl's newest metadata section is the one read.
+  const metadata = JSON.stringify({ protocolVersion: 'v1', mutating: true, rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }], annotations: { 'io.kubewarden.policy.title': 'winplace', 'io.kubewarden.policy.version': '9.9.9' } });
+  const bytes = Buffer.concat([fs.readFileSync(modulePath), customSection('io.kubewarden.metadata', Buffer.from(metadata))]);
+  const other = testInfo.outputPath('other-policy.wasm');
+  fs.writeFileSync(other, bytes);
+  await page.locator('#policy-file').setInputFiles(other);
+  const identity = page.locator('.module-identity');
+  await expect(identity).toHaveAttribute('data-sha256', createHash('sha256').update(bytes).digest('hex'));
+  await expect(identity).toHaveAttribute('data-version', '9.9.9');
+  await expect(identity.locator('dd').first()).toHaveText('other-policy.wasm');
+  await expect(page.locator('.admission-result .verdict')).toHaveAttribute('data-verdict', 'denied');
+
+  const junk = testInfo.outputPath('junk.wasm');
+  fs.writeFileSync(junk, 'not wasm');
+  await page.locator('#policy-file').setInputFiles(junk);
+  await expect(page.locator('.module-identity.error')).toContainText('junk.wasm: not a WebAssembly module');
+  await page.locator('.module-server').click();
+  await expect(identity).toHaveAttribute('data-version', /\d+\.\d+\.\d+/);
+  expect(problems).toEqual([]);
+});
+
+test('offline after load: settings are checked by the module, mutations show their patch or are refused', async ({ page, context }) => {
+  const problems = watchConsole(page);
+  await page.goto('/playground');
+  await openAdmission(page);
+  await context.setOffline(true);
+  await page.locator('#settings').fill('mutate: 3\n');
+  await expect(page.locator('.settings-check')).toHaveAttribute('data-valid', 'false');
+  await expect(page.locator('.settings-check')).toContainText('mutate');
+  await page.locator('#settings').fill('mutate: true\n');
+  await page.locator('#manifest').fill('apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: iis\n        image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\n');
+  const result = page.locator('.admission-result');
+  await expect(result.locator('.verdict')).toHaveAttribute('data-verdict', 'mutated');
+  await expect(result.locator('.patch')).toContainText('nodeSelector');
+  await expect(result.locator('.patched')).toContainText('kubernetes.io/os: windows');
+  // A validating ClusterAdmissionPolicy (mutating: false): policy-server refuses the mutation.
+  await page.locator('#admission-mutating').uncheck();
+  await expect(result.locator('.verdict')).toHaveAttribute('data-verdict', 'denied');
+  await expect(result.locator('.admission-message')).toContainText('currently configured to not allow mutations');
+  await context.setOffline(false);
+  expect(problems).toEqual([]);
+});
+
+/** A WebAssembly custom section: id 0, size, name, data. */
+function customSection(name: string, data: Buffer): Buffer {
+  const leb = (n: number) => { const out: number[] = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return Buffer.from(out); };
+  const body = Buffer.concat([leb(Buffer.byteLength(name)), Buffer.from(name), data]);
+  return Buffer.concat([Buffer.from([0]), leb(body.length), body]);
+}
