@@ -1,5 +1,5 @@
 //! The HTTP application: routes composed from small handlers, with security headers, compression,
-//! request timeouts (not on the event stream), a body limit and tracing.
+//! request timeouts (not on the event stream), a body limit, JSON errors under `/api/` and tracing.
 
 use crate::state::AppState;
 use axum::Router;
@@ -41,6 +41,9 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::routes::events::router())
         .merge(timed)
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        // Around every error producer (router, timeout, body limit), inside compression so that
+        // error bodies are read before they are compressed.
+        .layer(axum::middleware::from_fn(crate::error::json_errors))
         .layer(CompressionLayer::new())
         .layer(header(
             header::CONTENT_SECURITY_POLICY,

@@ -1,14 +1,12 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
+pub use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::{Json, Router};
 use serde::Serialize;
-use serde_json::json;
 use winplace_api::{
     ContextResponse, Meta, NodeFilter, NodesResponse, SummaryResponse, WorkloadFilter,
     WorkloadsResponse,
@@ -16,28 +14,26 @@ use winplace_api::{
 use winplace_rules::audit::NodeReport;
 use winplace_rules::rules::catalog::{self, RULES};
 
-/// `/api/...` (except the event stream, which has no request timeout).
+/// `/api/...` (except the event stream, which has no request timeout); any other `/api/` path is a
+/// JSON 404.
 pub fn router() -> Router<AppState> {
-    Router::new()
+    // Endpoints without parameters refuse a query string; the filtered ones refuse unknown
+    // parameters through their filter types.
+    let without_parameters = Router::new()
         .route("/api/summary", get(summary))
-        .route("/api/nodes", get(nodes))
         .route("/api/nodes/{name}", get(node))
-        .route("/api/workloads", get(workloads))
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
-}
-
-/// An API error: a status and `{"error": "..."}`.
-pub struct ApiError(StatusCode, String);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
-    }
+        .route_layer(axum::middleware::from_fn(crate::error::no_query));
+    Router::new()
+        .route("/api/nodes", get(nodes))
+        .route("/api/workloads", get(workloads))
+        .merge(without_parameters)
+        .route("/api/{*rest}", any(crate::error::unknown_endpoint))
 }
 
 fn bad_request(message: String) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, message)
+    ApiError::bad_request(message)
 }
 
 /// The query's filters, or a JSON 400 that names the bad parameter.
@@ -95,7 +91,7 @@ async fn node(
         .iter()
         .find(|n| n.name == name)
         .cloned()
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no node named {name:?}")))?;
+        .ok_or_else(|| ApiError::not_found(format!("no node named {name:?}")))?;
     Ok(Json(NodeResponse {
         meta: state.meta(&p),
         node,
