@@ -60,19 +60,37 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Listens on `addr` until Ctrl-C or SIGTERM.
-pub async fn serve(addr: SocketAddr, state: AppState) -> anyhow::Result<()> {
+/// The router a server listening with `allowed` host names answers with: [`router`] behind the
+/// `Host` check.
+pub fn router_for(state: AppState, allowed: crate::hosts::AllowedHosts) -> Router {
+    router(state).layer(axum::middleware::from_fn_with_state(
+        allowed,
+        crate::hosts::check_host,
+    ))
+}
+
+/// Listens on `addr` until Ctrl-C or SIGTERM, answering the host names `allowed` accepts.
+pub async fn serve(
+    addr: SocketAddr,
+    state: AppState,
+    allowed: crate::hosts::AllowedHosts,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     tracing::info!("winplace serving on http://{}", listener.local_addr()?);
     let on_shutdown = state.clone();
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
+    crate::conn::serve_listener(
+        listener,
+        router_for(state, allowed),
+        crate::conn::ConnectionLimits::default(),
+        async move {
             shutdown_signal().await;
+            // Ends the event streams, so that the graceful shutdown does not wait for them.
             on_shutdown.shut_down();
-        })
-        .await?;
+        },
+    )
+    .await;
     Ok(())
 }
 
