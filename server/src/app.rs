@@ -6,6 +6,7 @@ use axum::Router;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use std::net::SocketAddr;
 use std::time::Duration;
+use tower_http::classify::ServerErrorsFailureClass;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -56,8 +57,20 @@ pub fn router(state: AppState) -> Router {
             HeaderName::from_static("cross-origin-opener-policy"),
             "same-origin",
         ))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().on_failure(log_failure))
         .with_state(state)
+}
+
+/// Logs a failed answer: 503 (not ready, or shedding load) at DEBUG, because a probe or a client
+/// meets it many times a second and the state change itself is logged once where it happens; other
+/// server errors at ERROR.
+fn log_failure(class: ServerErrorsFailureClass, latency: Duration, _span: &tracing::Span) {
+    match class {
+        ServerErrorsFailureClass::StatusCode(StatusCode::SERVICE_UNAVAILABLE) => {
+            tracing::debug!(?latency, "answered 503 Service Unavailable")
+        }
+        other => tracing::error!(?latency, "answer failed: {other}"),
+    }
 }
 
 /// The router a server listening with `allowed` host names answers with: [`router`] behind the

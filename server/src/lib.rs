@@ -7,6 +7,7 @@
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
 //!   answered;
+//! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
 //! * [`state`]: the audit thread and the published report every handler reads;
 //! * [`metrics`]: `/metrics` in the Prometheus text format.
@@ -20,6 +21,7 @@ pub mod commands;
 pub mod conn;
 pub mod error;
 pub mod hosts;
+pub mod logging;
 pub mod metrics;
 pub mod routes;
 pub mod source;
