@@ -11,10 +11,12 @@ use crate::util;
 /// Seconds per target when none are given: the goal issue 17 sets.
 pub const DEFAULT_SECONDS: u64 = 600;
 
-/// Each target and the files (relative to the root; `*` matches one path segment) it starts from.
-const TARGETS: &[(&str, &[&str])] = &[
+/// Each target, the cargo feature it needs (the snapshot reader links the whole server) and the files
+/// (relative to the root; `*` matches one path segment) it starts from.
+const TARGETS: &[(&str, Option<&str>, &[&str])] = &[
     (
         "check_text",
+        None,
         &[
             "corpus/*/input.yaml",
             "corpus/*/cluster.yaml",
@@ -24,6 +26,7 @@ const TARGETS: &[(&str, &[&str])] = &[
     ),
     (
         "admission",
+        None,
         &[
             "kubewarden/test_data/*.json",
             "kubewarden/test_data/*/*.json",
@@ -31,9 +34,14 @@ const TARGETS: &[(&str, &[&str])] = &[
     ),
     (
         "settings",
+        None,
         &["corpus/*/settings.yaml", "kubewarden/test_data/*.json"],
     ),
-    ("snapshot", &["server/demo/*.yaml", "corpus/*/cluster.yaml"]),
+    (
+        "snapshot",
+        Some("snapshot"),
+        &["server/demo/*.yaml", "corpus/*/cluster.yaml"],
+    ),
 ];
 
 /// Files matching `pattern` (segments of `*` or literal names) under `root`, sorted.
@@ -101,20 +109,22 @@ pub fn all(seconds: u64) -> Result<(), String> {
     ensure_cargo_fuzz()?;
     let root = util::root();
     let mut crashed = Vec::new();
-    for (target, patterns) in TARGETS {
+    for (target, feature, patterns) in TARGETS {
         let corpus = seed(&root, target, patterns)?;
         let mut cmd = Command::new(util::cargo());
         cmd.env("RUSTC_BOOTSTRAP", "1")
-            .args(["fuzz", "run", target])
-            .arg(&corpus)
-            .args([
-                "--".to_string(),
-                format!("-max_total_time={seconds}"),
-                "-max_len=65536".into(),
-                "-rss_limit_mb=2048".into(),
-                "-timeout=10".into(),
-                "-print_final_stats=1".into(),
-            ]);
+            .args(["fuzz", "run", target]);
+        if let Some(feature) = feature {
+            cmd.args(["--features", feature]);
+        }
+        cmd.arg(&corpus).args([
+            "--".to_string(),
+            format!("-max_total_time={seconds}"),
+            "-max_len=65536".into(),
+            "-rss_limit_mb=2048".into(),
+            "-timeout=10".into(),
+            "-print_final_stats=1".into(),
+        ]);
         if let Err(e) = util::run(&mut cmd) {
             eprintln!("{target}: {e}; the input is in fuzz/artifacts/{target}/");
             crashed.push(*target);
