@@ -1,5 +1,5 @@
 //! The HTTP application: routes composed from small handlers, with security headers, compression,
-//! request timeouts (not on the event stream), a body limit and tracing.
+//! request timeouts (not on the event stream), a body limit, JSON errors under `/api/` and tracing.
 
 use crate::answers::Precompressed;
 use crate::state::AppState;
@@ -7,6 +7,7 @@ use axum::Router;
 use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode, Version, header};
 use std::net::SocketAddr;
 use std::time::Duration;
+use tower_http::classify::ServerErrorsFailureClass;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -43,6 +44,9 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::routes::events::router())
         .merge(timed)
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        // Around every error producer (router, timeout, body limit), inside compression so that
+        // error bodies are read before they are compressed.
+        .layer(axum::middleware::from_fn(crate::error::json_errors))
         // The heavy API answers come compressed from their cache (`answers::Precompressed`).
         .layer(
             CompressionLayer::new().compress_when(DefaultPredicate::new().and(
@@ -62,23 +66,53 @@ pub fn router(state: AppState) -> Router {
             HeaderName::from_static("cross-origin-opener-policy"),
             "same-origin",
         ))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().on_failure(log_failure))
         .with_state(state)
 }
 
-/// Listens on `addr` until Ctrl-C or SIGTERM.
-pub async fn serve(addr: SocketAddr, state: AppState) -> anyhow::Result<()> {
+/// Logs a failed answer: 503 (not ready, or shedding load) at DEBUG, because a probe or a client
+/// meets it many times a second and the state change itself is logged once where it happens; other
+/// server errors at ERROR.
+fn log_failure(class: ServerErrorsFailureClass, latency: Duration, _span: &tracing::Span) {
+    match class {
+        ServerErrorsFailureClass::StatusCode(StatusCode::SERVICE_UNAVAILABLE) => {
+            tracing::debug!(?latency, "answered 503 Service Unavailable")
+        }
+        other => tracing::error!(?latency, "answer failed: {other}"),
+    }
+}
+
+/// The router a server listening with `allowed` host names answers with: [`router`] behind the
+/// `Host` check.
+pub fn router_for(state: AppState, allowed: crate::hosts::AllowedHosts) -> Router {
+    router(state).layer(axum::middleware::from_fn_with_state(
+        allowed,
+        crate::hosts::check_host,
+    ))
+}
+
+/// Listens on `addr` until Ctrl-C or SIGTERM, answering the host names `allowed` accepts.
+pub async fn serve(
+    addr: SocketAddr,
+    state: AppState,
+    allowed: crate::hosts::AllowedHosts,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     tracing::info!("winplace serving on http://{}", listener.local_addr()?);
     let on_shutdown = state.clone();
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
+    crate::conn::serve_listener(
+        listener,
+        router_for(state, allowed),
+        crate::conn::ConnectionLimits::default(),
+        async move {
             shutdown_signal().await;
+            // Ends the event streams, so that the graceful shutdown does not wait for them.
             on_shutdown.shut_down();
-        })
-        .await?;
+        },
+    )
+    .await;
     Ok(())
 }
 

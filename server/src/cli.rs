@@ -9,6 +9,16 @@ use std::process::ExitCode;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log format on standard error: `text` (coloured only on a terminal) or `json` (one object per
+    /// line, for log collectors).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        env = "WINPLACE_LOG_FORMAT"
+    )]
+    pub log_format: crate::logging::LogFormat,
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,6 +6,10 @@
 //! * [`answers`]: the heavy JSON answers, serialized and compressed once per published state;
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
+//! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
+//!   answered;
+//! * [`logging`]: text or JSON logs on standard error (`--log-format`);
+//! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
 //! * [`state`]: the audit thread and the published report every handler reads;
 //! * [`metrics`]: `/metrics` in the Prometheus text format.
 
@@ -16,6 +20,10 @@ pub mod app;
 pub mod assets;
 pub mod cli;
 pub mod commands;
+pub mod conn;
+pub mod error;
+pub mod hosts;
+pub mod logging;
 pub mod metrics;
 pub mod routes;
 pub mod source;

@@ -5,13 +5,7 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = winplace::cli::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "winplace=info,tower_http=info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    winplace::logging::init(cli.log_format);
     match cli.run().await {
         Ok(code) => code,
         Err(error) => {

@@ -178,6 +178,86 @@ async fn bad_filters_are_400_with_a_reason() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// Each error docs/api.md documents, through the router: status, a JSON body and a message naming the
+/// cause.
+#[tokio::test]
+async fn every_documented_error_is_json_with_a_message() {
+    let s = state();
+    let rows: [(&str, StatusCode, &str); 16] = [
+        (
+            "/api/workloads?severity=fatal",
+            StatusCode::BAD_REQUEST,
+            "severity",
+        ),
+        (
+            "/api/workloads?state=broken",
+            StatusCode::BAD_REQUEST,
+            "state",
+        ),
+        (
+            "/api/workloads?rule=no-such-rule",
+            StatusCode::BAD_REQUEST,
+            "no-such-rule",
+        ),
+        ("/api/workloads?os=bogus", StatusCode::BAD_REQUEST, "os"),
+        (
+            "/api/workloads?namespce=shop",
+            StatusCode::BAD_REQUEST,
+            "namespce",
+        ),
+        ("/api/nodes?os=bogus", StatusCode::BAD_REQUEST, "bogus"),
+        (
+            "/api/nodes?bild=10.0.20348",
+            StatusCode::BAD_REQUEST,
+            "bild",
+        ),
+        ("/api/summary?verbose=1", StatusCode::BAD_REQUEST, "verbose"),
+        ("/api/context?x", StatusCode::BAD_REQUEST, "x"),
+        ("/api/rules?family=os", StatusCode::BAD_REQUEST, "family"),
+        (
+            "/api/nodes/aks-win22-0?pods=1",
+            StatusCode::BAD_REQUEST,
+            "pods",
+        ),
+        ("/api/nodes/nope", StatusCode::NOT_FOUND, "nope"),
+        ("/api/nope", StatusCode::NOT_FOUND, "/api/nope"),
+        ("/api/nodes/a/b", StatusCode::NOT_FOUND, "/api/nodes/a/b"),
+        ("/api/", StatusCode::NOT_FOUND, "/api/"),
+        ("/api/cluster", StatusCode::NOT_FOUND, "/api/cluster"),
+    ];
+    for (uri, want, needle) in rows {
+        let (status, body) = get_json(&s, uri).await;
+        assert_eq!(status, want, "{uri}: {body}");
+        let message = body["error"].as_str().unwrap_or_default();
+        assert!(message.contains(needle), "{uri}: {body}");
+    }
+    // A method the endpoint does not have: 405, JSON, with Allow.
+    let response = winplace::app::router(s.clone())
+        .oneshot(
+            Request::post("/api/summary")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert!(response.headers().contains_key(header::ALLOW));
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    assert!(
+        body["error"].as_str().is_some_and(|e| e.contains("POST")),
+        "{body}"
+    );
+    // Outside /api/, the dashboard's client-side routes still get index.html.
+    let (status, _, _) = get(&s, "/nodes").await;
+    assert_ne!(status, StatusCode::NOT_FOUND);
+}
+
 #[tokio::test]
 async fn rules_are_the_catalogue() {
     let s = state();
@@ -330,6 +410,17 @@ async fn request_bodies_over_the_limit_are_refused() {
         .await
         .expect("response");
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&body).expect("a JSON error");
+    assert!(
+        body["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{body}"
+    );
 }
 
 #[tokio::test]

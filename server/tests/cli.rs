@@ -332,6 +332,62 @@ fn fix_rewrites_only_what_it_must() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("in 1 file"));
 }
 
+/// `--fix` through a symbolic link, on a read-only file, and on a directory with nothing to check: the
+/// link's target is fixed and the link kept, the read-only file is left alone and the summary and exit
+/// code say so, and an empty directory is an error rather than a clean "0 files".
+#[cfg(unix)]
+#[test]
+fn fix_follows_links_refuses_read_only_files_and_tells_the_truth() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("real")).expect("mkdir");
+    std::fs::create_dir_all(root.join("checked")).expect("mkdir");
+    std::fs::create_dir_all(root.join("empty")).expect("mkdir");
+    std::fs::write(root.join("real/web.yaml"), FIXABLE).expect("write");
+    std::os::unix::fs::symlink("../real/web.yaml", root.join("checked/web.yaml")).expect("link");
+
+    let out = winplace(root, &["check", "--fix", "checked"], None);
+    let text = stdout(&out);
+    assert!(
+        text.contains("in 1 file"),
+        "the linked file is checked:\n{text}"
+    );
+    assert!(
+        std::fs::symlink_metadata(root.join("checked/web.yaml"))
+            .expect("meta")
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+    let fixed = std::fs::read_to_string(root.join("real/web.yaml")).expect("read");
+    assert_ne!(fixed, FIXABLE, "the link's target is fixed");
+    assert_eq!(code(&out), 0, "{text}");
+
+    std::fs::write(root.join("ro.yaml"), FIXABLE).expect("write");
+    std::fs::set_permissions(root.join("ro.yaml"), std::fs::Permissions::from_mode(0o444))
+        .expect("chmod");
+    let out = winplace(root, &["check", "--fix", "ro.yaml"], None);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 2, "{text}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("ro.yaml")).expect("read"),
+        FIXABLE
+    );
+    assert!(text.contains("read-only"), "{text}");
+    assert!(text.contains("1 repaired file not written"), "{text}");
+    // The errors the file still holds are counted, not those of the unwritten repair.
+    assert!(!text.contains("\n0 errors"), "{text}");
+
+    let out = winplace(root, &["check", "empty"], None);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("no manifest to check"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn sarif_has_the_shape_code_scanning_needs() {
     let case = case("windows-deployment-unpinned");

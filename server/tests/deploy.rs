@@ -3,7 +3,9 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -172,6 +174,71 @@ fn the_deployment_runs_locked_down_with_probes() {
     let selector = service.spec.and_then(|s| s.selector).unwrap_or_default();
     let labels = d.metadata.labels.unwrap_or_default();
     assert!(selector.iter().all(|(k, v)| labels.get(k) == Some(v)));
+}
+
+/// The NetworkPolicy selects the server's pods, isolates them both ways, lets in only the server's
+/// port from named peers, and lets out only DNS and the API server's ports.
+#[test]
+fn the_network_policy_isolates_the_server() {
+    let policy: NetworkPolicy = one("NetworkPolicy");
+    let d: Deployment = one("Deployment");
+    let spec = policy.spec.expect("spec");
+    let pod_labels = d
+        .spec
+        .and_then(|s| s.template.metadata)
+        .and_then(|m| m.labels)
+        .unwrap_or_default();
+    let selector = spec
+        .pod_selector
+        .and_then(|s| s.match_labels)
+        .unwrap_or_default();
+    assert!(!selector.is_empty(), "the policy selects pods by label");
+    assert!(
+        selector.iter().all(|(k, v)| pod_labels.get(k) == Some(v)),
+        "the policy selects the Deployment's pods"
+    );
+    assert_eq!(
+        spec.policy_types.unwrap_or_default(),
+        ["Ingress", "Egress"].map(String::from)
+    );
+    let ports = |ports: &Option<Vec<k8s_openapi::api::networking::v1::NetworkPolicyPort>>| {
+        let mut out: Vec<(String, i32)> = ports
+            .iter()
+            .flatten()
+            .map(|p| {
+                let port = match &p.port {
+                    Some(IntOrString::Int(n)) => *n,
+                    other => panic!("ports are numbers: {other:?}"),
+                };
+                (p.protocol.clone().unwrap_or_else(|| "TCP".into()), port)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let ingress = spec.ingress.unwrap_or_default();
+    assert!(!ingress.is_empty());
+    for rule in &ingress {
+        assert!(
+            rule.from.as_ref().is_some_and(|f| !f.is_empty()),
+            "every ingress rule names its peers (an empty `from` admits everyone)"
+        );
+        assert_eq!(ports(&rule.ports), [("TCP".to_string(), 8080)]);
+    }
+    let mut egress: Vec<(String, i32)> = spec
+        .egress
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|r| ports(&r.ports))
+        .collect();
+    egress.sort();
+    assert_eq!(
+        egress,
+        [("TCP", 53), ("TCP", 443), ("TCP", 6443), ("UDP", 53)].map(|(p, n)| (p.to_string(), n))
+    );
+    let kustomization =
+        std::fs::read_to_string(dir().join("kustomization.yaml")).expect("kustomization");
+    assert!(kustomization.contains("- networkpolicy.yaml"));
 }
 
 #[test]

@@ -5,11 +5,13 @@
 //! - `build [--release]`  policy.wasm, the dashboard (static/pkg) and the `winplace` binary that embeds both.
 //! - `run`  setup, release build, then `winplace serve` on the embedded demo cluster at http://127.0.0.1:8080.
 //! - `test`  every check CI runs: fmt, clippy, cargo test, the waPC host test, Playwright in Chromium.
+//! - `fuzz [SECONDS]`  every cargo-fuzz target in `fuzz/` for SECONDS each (default 600); not part of `test`.
 //!
 //! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm or Debian.
 
 mod annotate;
 mod build;
+mod fuzz;
 mod setup;
 mod test;
 mod util;
@@ -24,9 +26,17 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test::all(),
         Some("bench") => test::benches(),
+        Some("fuzz") => match args.get(1).map(|s| s.parse::<u64>()) {
+            None => fuzz::all(fuzz::DEFAULT_SECONDS),
+            Some(Ok(seconds)) => fuzz::all(seconds),
+            Some(Err(_)) => Err(format!(
+                "fuzz: SECONDS must be a whole number, not {:?}",
+                args[1]
+            )),
+        },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|run [-- serve args]|test|bench>"
+                "usage: cargo xtask <setup|build [--release]|run [-- serve args]|test|bench|fuzz [SECONDS]>"
             );
             return ExitCode::from(2);
         }

@@ -10,6 +10,7 @@
 //! ```
 
 mod emit;
+mod flow;
 mod text;
 
 use serde_json::Value;
@@ -79,8 +80,10 @@ pub struct Skipped {
 /// The result of [`repair_text`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Repair {
-    /// The repaired text: untouched documents byte for byte as given, changed ones edited in place
-    /// (or rewritten as block YAML, JSON as pretty JSON, when an in-place edit is not possible).
+    /// The repaired text: untouched documents byte for byte as given, changed ones edited in place,
+    /// flow style in flow style, each line keeping its line end (a document without anchors is
+    /// rewritten as block YAML, JSON as pretty JSON, when an in-place edit is not possible; one with
+    /// anchors, aliases or merge keys is left as it was and its fixes are [`Repair::skipped`]).
     pub text: String,
     /// The findings whose fixes were applied, in the order they were applied.
     pub applied: Vec<Finding>,
@@ -126,14 +129,21 @@ pub fn repair_text_with(
 ) -> Repair {
     let limits = Limits::default();
     let bom = text.starts_with('\u{feff}');
-    let crlf = text.contains("\r\n");
-    let mut current = text
-        .strip_prefix('\u{feff}')
-        .unwrap_or(text)
-        .replace("\r\n", "\n")
-        .replace('\r', "\n");
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // Lines keep their own `\r\n` or `\n` (the edits keep them); only lone CRs (old Mac line ends,
+    // line breaks to YAML too) are normalized, and then every line end comes out as the file's
+    // first one.
+    let lone_cr = body.replace("\r\n", "").contains('\r');
+    let crlf = body.contains("\r\n");
+    let mut current = if lone_cr {
+        body.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        body.to_string()
+    };
     let mut applied = Vec::new();
     let mut skipped = Vec::new();
+    // Documents whose fixes could not be written in place (anchors): not tried again.
+    let mut refused_docs: Vec<usize> = Vec::new();
     for _ in 0..MAX_ROUNDS {
         let parsed = input::parse(file, &current, &limits);
         if !parsed.errors.is_empty() {
@@ -166,6 +176,8 @@ pub fn repair_text_with(
             break;
         }
         let mut new: Vec<Option<Value>> = vec![None; parsed.documents.len()];
+        // This round's applied fixes, with the position of their document.
+        let mut round: Vec<(usize, Finding)> = Vec::new();
         for (object, found) in objects.iter().zip(by_object) {
             if found.is_empty() {
                 continue;
@@ -177,6 +189,9 @@ pub fn repair_text_with(
             else {
                 continue;
             };
+            if refused_docs.contains(&d) {
+                continue;
+            }
             let Some(slot) = new.get_mut(d) else { continue };
             let doc_value = slot.get_or_insert_with(|| parsed.documents[d].value.clone());
             let target = match object.item {
@@ -201,15 +216,27 @@ pub fn repair_text_with(
                     });
                 }
             }
-            applied.extend(
+            round.extend(
                 found
                     .into_iter()
                     .enumerate()
                     .filter(|(i, _)| !failed_at.contains(i))
-                    .map(|(_, f)| f),
+                    .map(|(_, f)| (d, f)),
             );
         }
-        let next = text::render(&current, &parsed.documents, &new);
+        let rendered = text::render(&current, &parsed.documents, &new);
+        for (d, finding) in round {
+            if rendered.refused.contains(&d) {
+                skipped.push(Skipped {
+                    finding,
+                    reason: REFUSED_ANCHORS.to_string(),
+                });
+            } else {
+                applied.push(finding);
+            }
+        }
+        refused_docs.extend(rendered.refused);
+        let next = rendered.text;
         if next == current {
             break;
         }
@@ -220,7 +247,7 @@ pub fn repair_text_with(
         // Nothing changed: the input exactly as given.
         text.to_string()
     } else {
-        let mut out = if crlf {
+        let mut out = if lone_cr && crlf {
             current.replace('\n', "\r\n")
         } else {
             current
@@ -237,6 +264,9 @@ pub fn repair_text_with(
         remaining,
     }
 }
+
+/// Why the fixes of a document with anchors, aliases or merge keys were not applied.
+pub const REFUSED_ANCHORS: &str = "not applied: the fix touches a part of the document that uses YAML anchors, aliases or merge keys (`<<:`), which cannot be edited in place without expanding them and losing comments; apply it by hand";
 
 /// Whether `value` is the object `object` was read from (same kind, apiVersion and name).
 fn same_object(value: &Value, object: &model::Object) -> bool {
@@ -333,6 +363,91 @@ mod tests {
         let repair = repair_text("f.yaml", text, None, &Settings::default());
         assert_eq!(repair.text, text);
         assert!(repair.applied.is_empty());
+    }
+
+    #[test]
+    fn each_line_keeps_its_own_line_end() {
+        // Half CRLF, half LF (a file edited on both systems); the fixes add lines inside both halves.
+        let text = "apiVersion: apps/v1\r\nkind: Deployment\r\nmetadata:\r\n  name: w\r\nspec:\n  template:\n    spec:\n      containers:\r\n      - name: c\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert!(!repair.applied.is_empty());
+        let out = &repair.text;
+        for line in text.split_inclusive('\n') {
+            assert!(out.contains(line), "{line:?} lost its line end:\n{out:?}");
+        }
+        // New lines take the line end of the line they follow (here LF: the last line).
+        assert!(out.contains("ltsc2022\n      nodeSelector:\n"), "{out:?}");
+        assert!(repair.remaining.parse_errors.is_empty());
+    }
+
+    #[test]
+    fn crlf_files_stay_crlf() {
+        let text = "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p\r\nspec:\r\n  containers:\r\n  - name: c\r\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\r\n";
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert!(!repair.applied.is_empty());
+        assert!(repair.text.len() > text.len());
+        assert_eq!(
+            repair.text.matches('\n').count(),
+            repair.text.matches("\r\n").count()
+        );
+    }
+
+    #[test]
+    fn flow_style_manifests_are_edited_in_flow_style() {
+        // The Kubernetes docs write small examples in flow style.
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: iis, labels: {app: iis}}\nspec: {containers: [{name: iis, image: \"mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\"}]}\n";
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert!(!repair.applied.is_empty());
+        let lines: Vec<&str> = repair.text.lines().collect();
+        assert_eq!(lines.len(), 4, "{}", repair.text);
+        assert_eq!(lines[..3], text.lines().collect::<Vec<_>>()[..3]);
+        assert!(
+            lines[3].starts_with("spec: {containers: [{name: iis, image: \"mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\"}], nodeSelector: {"),
+            "{}",
+            repair.text
+        );
+        assert!(
+            repair
+                .remaining
+                .findings
+                .iter()
+                .all(|f| !is_fixable_error(f))
+        );
+    }
+
+    #[test]
+    fn fixes_that_touch_anchored_parts_are_refused_with_a_reason() {
+        let text = "# shared OS\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec:\n    os: &os {name: Windows}\n    nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n    tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n    containers: [{name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n  spec:\n    os: *os\n    nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n    tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n    containers: [{name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]\n";
+        let before = crate::check_text("f.yaml", text, None, &Settings::default());
+        assert!(
+            before.findings.iter().any(|f| f.rule == "os-name-invalid"),
+            "{before:?}"
+        );
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert_eq!(repair.text, text, "the document is left as it was");
+        assert!(repair.applied.is_empty(), "{:?}", repair.applied);
+        assert!(!repair.skipped.is_empty());
+        assert!(repair.skipped.iter().all(|s| s.reason == REFUSED_ANCHORS));
+        assert!(
+            repair
+                .remaining
+                .findings
+                .iter()
+                .any(|f| f.rule == "os-name-invalid")
+        );
+    }
+
+    #[test]
+    fn anchors_elsewhere_do_not_stop_a_minimal_edit() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web # keep\n  labels: &labels {app: web}\n  annotations: *labels\nspec:\n  containers:\n  - name: app\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+        let repair = repair_text("f.yaml", text, None, &Settings::default());
+        assert!(!repair.applied.is_empty());
+        assert!(repair.skipped.is_empty(), "{:?}", repair.skipped);
+        assert!(
+            repair.text.starts_with("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web # keep\n  labels: &labels {app: web}\n  annotations: *labels\n"),
+            "{}",
+            repair.text
+        );
     }
 
     #[test]

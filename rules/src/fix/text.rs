@@ -3,14 +3,19 @@
 //! Untouched documents keep every byte. A changed YAML document is edited line by line where it can be
 //! (a changed entry's lines are rewritten, new keys go after the last entry of their block mapping at its
 //! indentation, new items after the last item of their block list, removed entries and items lose their
-//! lines), so comments and layout elsewhere in the document stay. When an edit is not possible (flow
-//! style, a removed first key of a list item, anchors) or its result does not read back as the repaired
-//! value, the document is written anew as block YAML. JSON documents are written as pretty JSON.
+//! lines), so comments and layout elsewhere in the document stay. Flow collections (`{a: b}`, JSON) are
+//! edited inside their brackets, in flow style ([`super::flow`]). Every line keeps its own line end;
+//! new lines take the line end of the line they replace or follow.
+//!
+//! When an edit is not possible or its result does not read back as the repaired value, a document
+//! that uses anchors, aliases or merge keys (`<<:`) is refused (left as it was: rewriting it would
+//! expand them and drop its comments); any other document is written anew as block YAML (JSON as
+//! pretty JSON).
 
 use serde_json::Value;
 
-use super::emit;
-use crate::input::{Document, Limits, LineMap, parse};
+use super::{emit, flow};
+use crate::input::{Document, Limits, LineMap, parse, prescan};
 use crate::path::{FieldPath, Segment};
 
 /// `---` or `...` at the start of a line, followed by a blank or the end of the line.
@@ -45,6 +50,10 @@ struct Doc<'a> {
     map: &'a LineMap,
     /// 0-based line after the document's last content line.
     end: usize,
+    /// The document's region (`start..end`) as saphyr reads it, for flow-style edits.
+    tree: Option<flow::Tree>,
+    /// 0-based first line of the region.
+    start: usize,
 }
 
 /// Where a block mapping entry or block list item is written.
@@ -96,8 +105,25 @@ fn line_index(line: u32) -> usize {
 }
 
 impl Doc<'_> {
+    /// Line `i` without its line end.
     fn line(&self, i: usize) -> &str {
-        self.lines.get(i).copied().unwrap_or("")
+        self.lines
+            .get(i)
+            .copied()
+            .unwrap_or("")
+            .trim_end_matches('\r')
+    }
+
+    /// The edit of the flow collection at `path`: `None` when it is not written in flow style,
+    /// `Some(None)` when it is but the edit failed.
+    fn flow_edit(&self, path: &FieldPath, old_v: &Value, new_v: &Value) -> Option<Option<Edit>> {
+        let tree = self.tree.as_ref()?;
+        let replaces = tree.edit(path, old_v, new_v)?;
+        Some(tree.to_lines(replaces).map(|(l0, l1, lines)| Edit {
+            start: self.start + l0,
+            end: self.start + l1,
+            lines,
+        }))
     }
 
     /// The line after the last content line of the node at `path` that starts at `start`: the first line
@@ -208,6 +234,10 @@ impl Doc<'_> {
         edits: &mut Vec<Edit>,
     ) -> Option<()> {
         if old_v == new_v {
+            return Some(());
+        }
+        if let Some(edit) = self.flow_edit(path, old_v, new_v) {
+            edits.push(edit?);
             return Some(());
         }
         let mut local = Vec::new();
@@ -329,8 +359,26 @@ impl Doc<'_> {
     }
 }
 
-/// Applies non-overlapping `edits` to `lines`; `None` when two edits overlap.
-fn apply(lines: &[&str], mut edits: Vec<Edit>) -> Option<Vec<String>> {
+/// Whether the line an edit at `start..end` of `lines` writes over (or, inserting, follows) ends in
+/// CRLF: new lines take that line end.
+fn crlf_at(lines: &[&str], start: usize, end: usize) -> bool {
+    let at = if end > start {
+        start
+    } else {
+        start.saturating_sub(1)
+    };
+    // The last line has no line end of its own: look at the one before it.
+    let at = if at + 1 >= lines.len() {
+        at.saturating_sub(1)
+    } else {
+        at
+    };
+    lines.get(at).is_some_and(|l| l.ends_with('\r'))
+}
+
+/// Applies non-overlapping `edits` to `lines`; `None` when two edits overlap. With `line_ends`, the
+/// edits' lines are bare and get a `\r` where [`crlf_at`] says so.
+fn apply(lines: &[&str], mut edits: Vec<Edit>, line_ends: bool) -> Option<Vec<String>> {
     // Bottom up, a deletion before an insertion at the same line.
     edits.sort_by_key(|e| std::cmp::Reverse((e.start, e.end)));
     for pair in edits.windows(2) {
@@ -346,7 +394,13 @@ fn apply(lines: &[&str], mut edits: Vec<Edit>) -> Option<Vec<String>> {
         if e.end > out.len() || e.start > e.end {
             return None;
         }
-        out.splice(e.start..e.end, e.lines);
+        let mut new = e.lines;
+        if line_ends && crlf_at(lines, e.start, e.end) {
+            for l in &mut new {
+                l.push('\r');
+            }
+        }
+        out.splice(e.start..e.end, new);
     }
     Some(out)
 }
@@ -359,12 +413,53 @@ fn reads_back(text: &str, value: &Value) -> bool {
         && parsed.documents.first().map(|d| &d.value) == Some(value)
 }
 
-/// `text` (normalized: `\n` line ends, no byte order mark) with each changed document (`new[i]` is the
+/// Whether a document's text uses anchors, aliases or merge keys.
+fn uses_anchors(region: &str) -> bool {
+    prescan(region, &Limits::default()).map_or(true, |p| p.anchors > 0)
+        || region.split('\n').any(|l| {
+            let (col, _) = content_col(l);
+            let rest = &l[col..];
+            ["<<", "\"<<\"", "'<<'"].iter().any(|k| {
+                rest.strip_prefix(k)
+                    .is_some_and(|r| r.trim_start().starts_with(':'))
+            })
+        })
+        || region.contains("<<:")
+}
+
+/// Whether `line` holds an anchor (`&name`) or alias (`*name`) token (or, conservatively, text that
+/// looks like one inside a string).
+fn has_anchor_or_alias(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    bytes.iter().enumerate().any(|(i, b)| {
+        matches!(b, b'&' | b'*')
+            && (i == 0
+                || matches!(
+                    bytes[i - 1],
+                    b' ' | b'\t' | b'[' | b'{' | b',' | b'-' | b':'
+                ))
+            && bytes
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+    })
+}
+
+/// The result of [`render`].
+pub(crate) struct Rendered {
+    /// The text with the changed documents written back.
+    pub text: String,
+    /// Positions (in `documents`) of the documents left unchanged because they use anchors, aliases
+    /// or merge keys and could not be edited in place.
+    pub refused: Vec<usize>,
+}
+
+/// `text` (no byte order mark; `\n` or `\r\n` line ends) with each changed document (`new[i]` is the
 /// repaired value of `documents[i]`, `None` when unchanged) written back; see the module docs.
-pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) -> String {
+pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) -> Rendered {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut edits: Vec<Edit> = Vec::new();
-    for (doc, value) in documents.iter().zip(new) {
+    let mut refused = Vec::new();
+    for (position, (doc, value)) in documents.iter().zip(new).enumerate() {
         let Some(value) = value else { continue };
         if value == &doc.value {
             continue;
@@ -376,15 +471,27 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
         while end > start + 1 && lines.get(end - 1).is_some_and(|l| is_blank_or_comment(l)) {
             end -= 1;
         }
+        let region_text = lines
+            .get(start..end)
+            .unwrap_or_default()
+            .iter()
+            .map(|l| l.trim_end_matches('\r'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let first = lines.get(start).copied().unwrap_or("");
+        let json = first.trim_start().starts_with('{');
+        let on_marker = is_marker(first);
+        let anchored = uses_anchors(&region_text);
         let region = Doc {
             lines: &lines,
             map: &doc.lines,
             end,
+            tree: (!on_marker && !anchored)
+                .then(|| flow::Tree::parse(&region_text))
+                .flatten(),
+            start,
         };
-        let first = lines.get(start).copied().unwrap_or("");
-        let json = first.trim_start().starts_with('{');
-        let on_marker = is_marker(first);
-        let edited = (!json && !on_marker)
+        let edited = (!on_marker)
             .then(|| {
                 let mut doc_edits = Vec::new();
                 region.diff(
@@ -394,6 +501,18 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
                     value,
                     &mut doc_edits,
                 )?;
+                // Rewriting a line that holds an anchor or alias would drop or expand it.
+                if anchored
+                    && doc_edits.iter().any(|e| {
+                        lines
+                            .get(e.start..e.end)
+                            .unwrap_or_default()
+                            .iter()
+                            .any(|l| has_anchor_or_alias(l))
+                    })
+                {
+                    return None;
+                }
                 let slice = lines.get(start..end)?;
                 let shifted = doc_edits
                     .into_iter()
@@ -405,7 +524,7 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
                         })
                     })
                     .collect::<Option<Vec<_>>>()?;
-                let out = apply(slice, shifted)?;
+                let out = apply(slice, shifted, true)?;
                 let mut joined = out.join("\n");
                 joined.push('\n');
                 reads_back(&joined, value).then_some(out)
@@ -413,6 +532,10 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
             .flatten();
         let replacement = match edited {
             Some(out) => out,
+            None if anchored => {
+                refused.push(position);
+                continue;
+            }
             None => {
                 let body = if json {
                     serde_json::to_string_pretty(value).unwrap_or_default()
@@ -424,6 +547,11 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
                     out.push("---".into());
                 }
                 out.extend(body.split('\n').map(str::to_string));
+                if first.ends_with('\r') {
+                    for l in &mut out {
+                        l.push('\r');
+                    }
+                }
                 out
             }
         };
@@ -433,10 +561,11 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
             lines: replacement,
         });
     }
-    match apply(&lines, edits) {
+    let text = match apply(&lines, edits, false) {
         Some(out) => out.join("\n"),
         None => text.to_string(),
-    }
+    };
+    Rendered { text, refused }
 }
 
 #[cfg(test)]
@@ -457,7 +586,7 @@ mod tests {
         change(&mut value);
         let mut new = vec![None; documents.len()];
         new[0] = Some(value.clone());
-        let out = render(text, &documents, &new);
+        let out = render(text, &documents, &new).text;
         let back = docs(&out);
         assert_eq!(back[0].value, value, "{out}");
         out
@@ -529,13 +658,15 @@ mod tests {
     }
 
     #[test]
-    fn flow_style_is_rewritten_as_block() {
+    fn flow_style_stays_flow_style() {
         let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}  # keep?\nspec:\n  nodeSelector: {beta.kubernetes.io/os: windows}\n  containers: [{name: c, image: i}]\n";
         let out = edit(text, |v| {
             v["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
         });
         assert!(
-            out.contains("  nodeSelector:\n    kubernetes.io/os: windows\n  containers: [{name: c, image: i}]"),
+            out.contains(
+                "  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: c, image: i}]"
+            ),
             "{out}"
         );
         assert!(out.contains("metadata: {name: p}  # keep?"), "{out}");
@@ -582,9 +713,9 @@ mod tests {
             end,
             lines: vec![],
         };
-        assert!(apply(&["a", "b", "c"], vec![e(0, 2), e(1, 3)]).is_none());
+        assert!(apply(&["a", "b", "c"], vec![e(0, 2), e(1, 3)], false).is_none());
         assert_eq!(
-            apply(&["a", "b", "c"], vec![e(0, 1), e(1, 1), e(1, 2)]),
+            apply(&["a", "b", "c"], vec![e(0, 1), e(1, 1), e(1, 2)], false),
             Some(vec!["c".to_string()])
         );
     }

@@ -14,6 +14,16 @@ pub struct ServeArgs {
     /// Where the cluster comes from.
     #[command(flatten)]
     pub source: crate::source::SourceArgs,
+    /// Another `Host` name to answer (repeatable; comma-separated in the environment variable). On
+    /// a loopback address only loopback names (`localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`)
+    /// are answered by default, which stops DNS-rebinding pages; other requests get 421.
+    #[arg(
+        long = "allowed-host",
+        value_name = "NAME",
+        env = "WINPLACE_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
     /// Settings (YAML or JSON, the policy's settings schema).
     #[arg(long, value_name = "FILE", env = "WINPLACE_SETTINGS")]
     pub settings: Option<PathBuf>,
@@ -31,6 +41,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         winplace_rules::audit::Audit::new(settings),
         source.events(),
     );
-    crate::app::serve(args.listen, state).await?;
+    let allowed = crate::hosts::AllowedHosts::for_listen(&args.listen, &args.allowed_hosts);
+    crate::app::serve(args.listen, state, allowed).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,42 +1,40 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
+pub use crate::error::ApiError;
 use crate::answers::Views;
 use crate::state::{AppState, Published};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::response::Response;
+use axum::routing::{any, get};
 use axum::{Json, Router};
-use serde_json::json;
 use winplace_api::{
     ContextResponse, Meta, NodeFilter, NodeResponse, NodeRow, NodesResponse, SummaryResponse,
     WorkloadFilter, WorkloadRow, WorkloadsResponse,
 };
 use winplace_rules::rules::catalog::{self, RULES};
 
-/// `/api/...` (except the event stream, which has no request timeout).
+/// `/api/...` (except the event stream, which has no request timeout); any other `/api/` path is a
+/// JSON 404.
 pub fn router() -> Router<AppState> {
-    Router::new()
+    // Endpoints without parameters refuse a query string; the filtered ones refuse unknown
+    // parameters through their filter types.
+    let without_parameters = Router::new()
         .route("/api/summary", get(summary))
-        .route("/api/nodes", get(nodes))
         .route("/api/nodes/{name}", get(node))
-        .route("/api/workloads", get(workloads))
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
-}
-
-/// An API error: a status and `{"error": "..."}`.
-pub struct ApiError(StatusCode, String);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
-    }
+        .route_layer(axum::middleware::from_fn(crate::error::no_query));
+    Router::new()
+        .route("/api/nodes", get(nodes))
+        .route("/api/workloads", get(workloads))
+        .merge(without_parameters)
+        .route("/api/{*rest}", any(crate::error::unknown_endpoint))
 }
 
 fn bad_request(message: String) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, message)
+    ApiError::bad_request(message)
 }
 
 /// The query's filters, or a JSON 400 that names the bad parameter.
@@ -60,7 +58,7 @@ where
         .answers()
         .get(state, key, build)
         .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(answer.respond(headers))
 }
 
@@ -107,7 +105,7 @@ async fn node(
         .iter()
         .find(|n| n.name == name)
         .cloned()
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no node named {name:?}")))?;
+        .ok_or_else(|| ApiError::not_found(format!("no node named {name:?}")))?;
     Ok(Json(NodeResponse {
         meta: state.meta(&p),
         node,

@@ -23,7 +23,9 @@ fn is_manifest(path: &Path) -> bool {
 }
 
 /// Expands `paths`: `-` is standard input, a file is itself (whatever its extension), a directory is
-/// every `.yaml`, `.yml` and `.json` file under it, sorted by path. Paths that cannot be read are errors.
+/// every `.yaml`, `.yml` and `.json` file under it, sorted by path, symbolic links followed (to files
+/// and to directories; a link loop is an error). Paths that cannot be read are errors, and so is a
+/// directory holding no such file: checking nothing must not pass as a clean check.
 pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<ParseError>) {
     let mut inputs = Vec::new();
     let mut errors = Vec::new();
@@ -41,7 +43,11 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<ParseError>) {
         match std::fs::metadata(path) {
             Err(e) => errors.push(error(path, format!("cannot read: {e}"))),
             Ok(meta) if meta.is_dir() => {
-                for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+                let before = inputs.len();
+                let walk = walkdir::WalkDir::new(path)
+                    .follow_links(true)
+                    .sort_by_file_name();
+                for entry in walk {
                     match entry {
                         Ok(entry) if entry.file_type().is_file() && is_manifest(entry.path()) => {
                             inputs.push(Input::File(entry.into_path()));
@@ -52,6 +58,19 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<ParseError>) {
                             errors.push(error(&at, format!("cannot read: {e}")));
                         }
                     }
+                }
+                if inputs.len() == before {
+                    errors.push(error(
+                        path,
+                        format!(
+                            "no manifest to check: the directory holds no {} file",
+                            EXTENSIONS
+                                .iter()
+                                .map(|e| format!(".{e}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
                 }
             }
             Ok(_) => inputs.push(Input::File(path.clone())),
@@ -116,6 +135,44 @@ mod tests {
                 "-",
                 "d.txt"
             ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_files_and_directories_are_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("sub")).expect("mkdir");
+        std::fs::write(real.join("a.yaml"), "").expect("write");
+        std::fs::write(real.join("sub/b.yaml"), "").expect("write");
+        let checked = dir.path().join("checked");
+        std::fs::create_dir(&checked).expect("mkdir");
+        std::os::unix::fs::symlink(real.join("a.yaml"), checked.join("a.yaml")).expect("link");
+        std::os::unix::fs::symlink(real.join("sub"), checked.join("sub")).expect("link");
+        let (inputs, errors) = expand(std::slice::from_ref(&checked));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            inputs,
+            [
+                Input::File(checked.join("a.yaml")),
+                Input::File(checked.join("sub/b.yaml"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_directory_without_manifests_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("notes.txt"), "").expect("write");
+        let (inputs, errors) = expand(&[dir.path().to_path_buf()]);
+        assert!(inputs.is_empty());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].file, dir.path().display().to_string());
+        assert!(
+            errors[0].message.contains("no manifest"),
+            "{}",
+            errors[0].message
         );
     }
 

@@ -40,7 +40,10 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Rewrite files with every fix applied (comments and layout kept); with `-`, print the repaired
+    /// Rewrite files with every fix applied: only what a fix touches is edited, in the document's own
+    /// style (comments, layout, flow style, key order and each line's line end kept); symbolic links
+    /// are followed, mode and owner kept, read-only files refused; a fix that would have to expand a
+    /// YAML anchor or alias is not applied (the report says so). With `-`, print the repaired
     /// manifests to standard output and the report to standard error.
     #[arg(long)]
     pub fix: bool,
@@ -80,6 +83,10 @@ pub struct Outcome {
     pub errors: Vec<ParseError>,
     /// Files rewritten by `--fix`, with the number of fixes applied.
     pub fixed: Vec<(String, usize)>,
+    /// Fixes `--fix` did not apply: file, number of fixes, why.
+    pub not_fixed: Vec<(String, usize, String)>,
+    /// Repaired files that could not be written (each is also in `errors`).
+    pub unwritten: usize,
     /// Number of inputs checked.
     pub files: usize,
 }
@@ -218,6 +225,18 @@ pub fn check(
             continue;
         }
         let repair = winplace_rules::fix::repair_text(&name, &text, context.as_ref(), &settings);
+        let refused = repair
+            .skipped
+            .iter()
+            .filter(|s| s.reason == winplace_rules::fix::REFUSED_ANCHORS)
+            .count();
+        if refused > 0 {
+            out.not_fixed.push((
+                name.clone(),
+                refused,
+                winplace_rules::fix::REFUSED_ANCHORS.to_string(),
+            ));
+        }
         match &input {
             inputs::Input::Stdin => {
                 repaired_stdin.extend_from_slice(repair.text.as_bytes());
@@ -227,13 +246,17 @@ pub fn check(
             }
             inputs::Input::File(path) if repair.text != text => {
                 if let Err(e) = write::atomic(path, &repair.text) {
-                    out.errors.push(file_error(
-                        &name,
-                        format!("cannot write the repaired file: {e}"),
-                    ));
-                } else {
-                    out.fixed.push((name.clone(), repair.applied.len()));
+                    // The file still holds what was read: report that, not the repair.
+                    tracing::debug!(file = %name, error = %e, "repaired file not written");
+                    out.errors.push(file_error(&name, e.to_string()));
+                    out.unwritten += 1;
+                    out.not_fixed
+                        .push((name.clone(), repair.applied.len(), e.to_string()));
+                    out.findings.extend(report.findings);
+                    out.errors.extend(report.parse_errors);
+                    continue;
                 }
+                out.fixed.push((name.clone(), repair.applied.len()));
             }
             inputs::Input::File(_) => {}
         }

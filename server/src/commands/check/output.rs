@@ -136,7 +136,10 @@ fn text(outcome: &Outcome, color: bool) -> String {
     for (file, n) in &outcome.fixed {
         let _ = writeln!(out, "{file}: {} applied", plural(*n, "fix", "fixes"));
     }
-    if !rows.is_empty() || !outcome.fixed.is_empty() {
+    for (file, n, why) in &outcome.not_fixed {
+        let _ = writeln!(out, "{file}: {} {why}", plural(*n, "fix", "fixes"));
+    }
+    if !rows.is_empty() || !outcome.fixed.is_empty() || !outcome.not_fixed.is_empty() {
         out.push('\n');
     }
     let s = summary(outcome);
@@ -147,11 +150,20 @@ fn text(outcome: &Outcome, color: bool) -> String {
         plural(s.2, "info", "infos"),
         plural(outcome.files, "file", "files")
     );
-    if !outcome.errors.is_empty() {
+    let unwritten = outcome.unwritten;
+    let reading = outcome.errors.len().saturating_sub(unwritten);
+    if reading > 0 {
         let _ = write!(
             line,
             "; {} reading input",
-            plural(outcome.errors.len(), "error", "errors")
+            plural(reading, "error", "errors")
+        );
+    }
+    if unwritten > 0 {
+        let _ = write!(
+            line,
+            "; {} not written",
+            plural(unwritten, "repaired file", "repaired files")
         );
     }
     out.push_str(&paint(color, Style::new().bold(), &line));
@@ -389,6 +401,7 @@ mod tests {
             }],
             fixed: Vec::new(),
             files: 2,
+            ..Outcome::default()
         }
     }
 

@@ -1,0 +1,139 @@
+//! Connections through a real socket: slow and idle clients are closed by the header-read timeout,
+//! normal keep-alive still works, and a loopback server answers loopback host names only.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use winplace::conn::{ConnectionLimits, serve_listener};
+use winplace::hosts::AllowedHosts;
+use winplace::state::{AppState, Timing};
+
+/// Short, so that the tests run quickly; what is tested is that the connection is closed at all.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_millis(300);
+/// Guard against a hang: far longer than the timeout above.
+const GUARD: Duration = Duration::from_secs(20);
+
+/// Starts a server on 127.0.0.1:0 that stops when the returned sender is dropped.
+async fn start() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = AppState::new(winplace::source::demo::info(), Timing::default());
+    let app = winplace::app::router_for(state, AllowedHosts::for_listen(&addr, &[]));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve_listener(
+        listener,
+        app,
+        ConnectionLimits {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+        },
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    (addr, stop)
+}
+
+/// Reads until the server closes the connection; what was read.
+async fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(GUARD, stream.read_to_end(&mut out)).await;
+    assert!(read.is_ok(), "the server did not close the connection");
+    String::from_utf8_lossy(&out).to_string()
+}
+
+/// Reads one response with a `Content-Length` body (the connection stays open).
+async fn read_response(stream: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(GUARD, stream.read(&mut chunk))
+            .await
+            .expect("an answer")
+            .expect("read");
+        assert!(n > 0, "closed before the answer was complete");
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_sends_its_headers_too_slowly_is_closed() {
+    let (addr, _stop) = start().await;
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .expect("write");
+    // The blank line that ends the head never comes.
+    let got = read_to_close(&mut stream).await;
+    assert!(!got.contains("200 OK"), "{got}");
+}
+
+#[tokio::test]
+async fn a_client_that_connects_and_sends_nothing_is_closed() {
+    let (addr, _stop) = start().await;
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    read_to_close(&mut stream).await;
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_its_answers() {
+    let (addr, _stop) = start().await;
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    // Two requests on one connection: keep-alive works while the client is active.
+    for _ in 0..2 {
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .expect("write");
+        let answer = read_response(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    // Then it goes quiet.
+    let rest = read_to_close(&mut stream).await;
+    assert!(
+        rest.is_empty() || rest.starts_with("HTTP/1.1 408"),
+        "{rest:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_loopback_server_refuses_other_host_names() {
+    let (addr, _stop) = start().await;
+    for (host, status) in [
+        ("localhost:1234", "200"),
+        ("127.0.0.1", "200"),
+        ("[::1]:8080", "200"),
+        ("rebind.attacker.example:8080", "421"),
+    ] {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let request =
+            format!("GET /api/rules HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let answer = read_to_close(&mut stream).await;
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{host}: {answer}"
+        );
+        if status == "421" {
+            assert!(answer.contains("\"error\""), "{answer}");
+            assert!(answer.contains("--allowed-host"), "{answer}");
+        }
+    }
+}
