@@ -15,11 +15,19 @@ pub fn router() -> Router<AppState> {
         .route("/metrics", get(metrics))
 }
 
-/// 200 once the first full list is audited; 503 before, and while the watch has been failing past the
-/// grace period.
+/// 200 once the first full list is audited (saying so when a later list was refused); 503 before (with
+/// the reason when the first list was refused), and while the watch has been failing past the grace
+/// period.
 async fn readyz(State(state): State<AppState>) -> Response {
     match state.readiness() {
-        Ok(()) => "ready".into_response(),
+        Ok(()) => match state.rejected() {
+            // Still serving the last good state: ready, but say what was refused.
+            Some(why) => format!("ready (showing the last complete state; {why})").into_response(),
+            None => "ready".into_response(),
+        },
+        Err(NotReady::Rejected(why)) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}")).into_response()
+        }
         Err(NotReady::NotSynced) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "not ready: the first list of the cluster has not completed",
