@@ -48,8 +48,8 @@ pub enum SnapshotError {
         line: usize,
         /// `items[3]`, or `document 2` for a YAML document that is not a list.
         item: String,
-        /// What is wrong with it, naming the field.
-        error: DecodeError,
+        /// What is wrong with it, naming the field (boxed: errors stay small on the happy path).
+        error: Box<DecodeError>,
     },
     /// An object that decodes but lacks what every object of its kind has in a real cluster: a name, a
     /// Pod's spec. Seen when a file is cut short between two lines.
@@ -198,7 +198,7 @@ impl Reader<'_, '_> {
             file: self.file.to_string(),
             line: line_of(text, raw),
             item: label(index),
-            error,
+            error: Box::new(error),
         })?;
         self.emit(index, &|| line_of(text, raw), object)
     }
@@ -284,7 +284,7 @@ impl Reader<'_, '_> {
             file: self.file.to_string(),
             line,
             item: index.map_or_else(|| format!("document {}", doc + 1), |i| label(Some(i))),
-            error,
+            error: Box::new(error),
         };
         let Some(object) = Object::from_value(self.file, doc, value, lines) else {
             return Err(item_error(DecodeError::NoKind));
