@@ -73,6 +73,10 @@ pub struct Freshness {
     pub stale: bool,
     /// Increases with every change; the live stream announces it.
     pub revision: u64,
+    /// The source's last list was not published, and why (a snapshot cut short, or without nodes): what
+    /// is shown is the last complete state (or nothing, before the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
 }
 
 /// What every answer carries.

@@ -47,17 +47,70 @@ pub fn check_text(
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Report {
-    let parsed = input::parse(file, text, &input::Limits::default());
-    let objects = model::objects(&parsed.documents);
-    let mut findings = rules::evaluate(&objects, context, settings);
-    // Infrastructure files (eksctl, Karpenter, MachineSets) are checked as the nodes they would make.
-    findings.extend(infra::pool_findings_of(&parsed.documents, settings));
-    let mut report = Report {
-        findings,
-        parse_errors: parsed.errors,
-    };
+    let limits = input::Limits::default();
+    // Nodes and RuntimeClasses anywhere in the text are context for every object in it: a first pass
+    // keeps only those, so that the second can evaluate and drop one document at a time.
+    // Infrastructure files (eksctl, Karpenter, AKS/GKE pool lists, MachineSets) are kept too: they are
+    // checked as the nodes they would make, and a Karpenter NodePool needs its EC2NodeClass.
+    let mut own = Vec::new();
+    let mut pools = Vec::new();
+    if may_hold_context(text) {
+        input::parse_each(file, text, &limits, &mut |read| {
+            if let Ok(doc) = read {
+                own.extend(
+                    model::objects(std::slice::from_ref(&doc))
+                        .into_iter()
+                        .filter(|o| matches!(o.kind.as_str(), "Node" | "RuntimeClass")),
+                );
+                if may_describe_pools(&doc) {
+                    pools.push(doc);
+                }
+            }
+        });
+    }
+    let pool_findings = infra::pool_findings_of(&pools, settings);
+    drop(pools);
+    let merged = rules::merged_context(&own, context);
+    drop(own);
+    let context = merged.as_ref();
+    let resolver = placement::Resolver::new(context, settings);
+    let index = context
+        .filter(|c| !c.nodes.is_empty())
+        .map(placement::NodeIndex::from_context);
+    let mut report = Report::default();
+    input::parse_each(file, text, &limits, &mut |read| match read {
+        Ok(doc) => rules::evaluate_prepared(
+            &model::objects(std::slice::from_ref(&doc)),
+            (context, &resolver, index.as_ref()),
+            settings,
+            &mut report.findings,
+        ),
+        Err(e) => report.parse_errors.push(e),
+    });
+    report.findings.extend(pool_findings);
     report.sort();
     report
+}
+
+/// Whether `text` may hold a Node or a RuntimeClass: a `kind` is written `Node` or `RuntimeClass` in
+/// YAML and JSON, unless escaped (`\u004e`, YAML's `"\x4e"`), hence the backslash.
+fn may_hold_context(text: &str) -> bool {
+    text.contains("Node")
+        || text.contains("RuntimeClass")
+        || text.contains('\\')
+        || text.contains("ClusterConfig")
+        || text.contains("MachineSet")
+        // `az aks nodepool list` and `gcloud container node-pools list` print JSON arrays.
+        || text.trim_start().starts_with('[')
+}
+
+/// Whether a document may be an infrastructure file's (see [`infra::read`]): the kinds it reads, or
+/// no kind at all (AKS and GKE pool lists).
+fn may_describe_pools(doc: &input::Document) -> bool {
+    matches!(
+        doc.value.get("kind").and_then(|k| k.as_str()),
+        None | Some("ClusterConfig" | "NodePool" | "EC2NodeClass" | "MachineSet")
+    )
 }
 
 /// Evaluates one object given as JSON (an admission request's object, a live cluster object).
@@ -77,4 +130,70 @@ pub fn check_value(
     };
     let objects = model::objects(std::slice::from_ref(&document));
     rules::evaluate(&objects, context, settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `check_text` did before it streamed: every document and object held at once.
+    fn all_at_once(file: &str, text: &str, context: Option<&ClusterContext>) -> Report {
+        let settings = Settings::default();
+        let parsed = input::parse(file, text, &input::Limits::default());
+        let objects = model::objects(&parsed.documents);
+        let mut report = Report {
+            findings: rules::evaluate(&objects, context, &settings),
+            parse_errors: parsed.errors,
+        };
+        report.sort();
+        report
+    }
+
+    #[test]
+    fn streaming_check_equals_the_whole_text_at_once_with_context_anywhere_in_it() {
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  runtimeClassName: win\n  containers:\n  - name: app\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
+        // The Node and the RuntimeClass come after the pod and in a List: still its context.
+        let later = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: w1\n    labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763}\n- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: win}\n  handler: runhcs-wcow-process\n";
+        let broken = "kind: [\n";
+        let text = format!("{pod}---\n{broken}---\n{later}");
+        let streamed = check_text("t.yaml", &text, None, &Settings::default());
+        assert_eq!(streamed, all_at_once("t.yaml", &text, None));
+        assert_eq!(streamed.parse_errors.len(), 1);
+        let without_context = check_text("p.yaml", pod, None, &Settings::default());
+        assert_ne!(
+            streamed
+                .findings
+                .iter()
+                .map(|f| &f.rule)
+                .collect::<Vec<_>>(),
+            without_context
+                .findings
+                .iter()
+                .map(|f| &f.rule)
+                .collect::<Vec<_>>(),
+            "the later Node and RuntimeClass change the findings"
+        );
+        // With context given too, over every corpus input.
+        let corpus = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus"));
+        let mut inputs = 0;
+        for entry in std::fs::read_dir(corpus).expect("corpus").flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path().join("input.yaml")) else {
+                continue;
+            };
+            let context = std::fs::read_to_string(entry.path().join("cluster.yaml"))
+                .ok()
+                .map(|c| {
+                    let parsed = input::parse("c", &c, &input::Limits::default());
+                    ClusterContext::from_objects(&model::objects(&parsed.documents)).0
+                });
+            assert_eq!(
+                check_text("i.yaml", &text, context.as_ref(), &Settings::default()),
+                all_at_once("i.yaml", &text, context.as_ref()),
+                "{}",
+                entry.path().display()
+            );
+            inputs += 1;
+        }
+        assert!(inputs > 10, "{inputs} corpus inputs");
+    }
 }

@@ -10,15 +10,15 @@ use crate::metrics::Metrics;
 use crate::source::SourceEvent;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use k8s_openapi::api::core::v1::Node;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{broadcast, mpsc, watch};
 use winplace_api::SourceInfo;
 use winplace_api::{ChangeEvent, Freshness, Meta};
-use winplace_rules::audit::{Audit, AuditReport, Change, Touched, pod_key, pod_key_of};
-use winplace_rules::model::{ClusterContext, RuntimeClassEntry};
+use winplace_rules::audit::{Audit, AuditReport, Touched};
+use winplace_rules::model::ClusterContext;
+use winplace_rules::model::cluster_objects::ClusterObject;
 
 /// How long a broken watch is tolerated before the data is called stale and `/readyz` fails.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(60);
@@ -54,6 +54,8 @@ struct Health {
     last_update: Option<SystemTime>,
     broken_since: Option<Instant>,
     last_error: Option<(Instant, String)>,
+    /// The source's last list was not published, and why (cleared by the next published state).
+    rejected: Option<String>,
 }
 
 /// Freshness settings (shortened in tests).
@@ -96,6 +98,8 @@ pub struct AppState {
 pub enum NotReady {
     /// The first full list has not completed.
     NotSynced,
+    /// The first full list was not published (a snapshot cut short, or not a cluster): why.
+    Rejected(String),
     /// The watch has been failing for longer than the grace period.
     Stale(String),
 }
@@ -147,6 +151,7 @@ impl AppState {
                 }),
                 stale: self.stale_reason(&health, now).is_some(),
                 revision: published.revision,
+                rejected: health.rejected.clone(),
             },
         }
     }
@@ -155,12 +160,20 @@ impl AppState {
     pub fn readiness(&self) -> Result<(), NotReady> {
         let health = self.health();
         if !health.synced {
-            return Err(NotReady::NotSynced);
+            return Err(match &health.rejected {
+                Some(why) => NotReady::Rejected(why.clone()),
+                None => NotReady::NotSynced,
+            });
         }
         match self.stale_reason(&health, Instant::now()) {
             Some(reason) => Err(NotReady::Stale(reason)),
             None => Ok(()),
         }
+    }
+
+    /// Why the source's last list was not published, while the state before it is still shown.
+    pub fn rejected(&self) -> Option<String> {
+        self.health().rejected.clone()
     }
 
     fn health(&self) -> std::sync::MutexGuard<'_, Health> {
@@ -235,9 +248,15 @@ impl AppState {
         self.inner.metrics.watch_error();
     }
 
+    /// A list the source read and did not publish: shown until the next published state.
+    fn note_rejected(&self, why: String) {
+        self.health().rejected = Some(why);
+    }
+
     fn note_update(&self, synced: bool) {
         let mut health = self.health();
         health.synced |= synced;
+        health.rejected = None;
         health.last_update = Some(SystemTime::now());
         health.broken_since = None;
         health.last_error = None;
@@ -318,14 +337,29 @@ pub fn spawn_applier(
         .unwrap_or_else(|e| panic!("cannot start the audit thread: {e}"))
 }
 
-/// The audit and what the server keeps beside it (nodes and RuntimeClasses for the playground, the keys
-/// of the pods for the object counts).
+/// The audit, and the list under way that will replace it. Nothing of the cluster is kept beside the
+/// audit: the playground's context and the object counts are read from it.
 pub struct Applier {
     audit: Audit,
-    nodes: BTreeMap<String, Node>,
-    runtime_classes: BTreeMap<String, RuntimeClassEntry>,
-    pods: HashSet<String>,
+    /// A full list being fed object by object into an audit of its own, swapped in whole when complete
+    /// (until then, and for good if it fails, the last complete state stays published).
+    listing: Option<Audit>,
     revision: u64,
+}
+
+/// What one source event did to the [`Applier`].
+#[derive(Debug)]
+enum Step {
+    /// Nothing to publish (yet).
+    Nothing,
+    /// The audit changed.
+    Changed(Touched),
+    /// Everything is listed.
+    Synced,
+    /// The watch failed (retried by the source).
+    WatchError(String),
+    /// A list was abandoned: not published.
+    Rejected(String),
 }
 
 impl Applier {
@@ -333,10 +367,65 @@ impl Applier {
     pub fn new(audit: Audit) -> Self {
         Applier {
             audit,
-            nodes: BTreeMap::new(),
-            runtime_classes: BTreeMap::new(),
-            pods: HashSet::new(),
+            listing: None,
             revision: 0,
+        }
+    }
+
+    /// The audit of the last complete state.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    fn step(&mut self, event: SourceEvent) -> Step {
+        match event {
+            SourceEvent::Change(change) => Step::Changed(self.audit.apply(change)),
+            SourceEvent::ListBegin => {
+                let mut next = Audit::new(self.audit.settings().clone());
+                next.begin_reset();
+                self.listing = Some(next);
+                Step::Nothing
+            }
+            SourceEvent::Listed(object) => {
+                let next = self.listing.get_or_insert_with(|| {
+                    let mut next = Audit::new(self.audit.settings().clone());
+                    next.begin_reset();
+                    next
+                });
+                match object {
+                    ClusterObject::Node(node) => next.reset_node(&node),
+                    ClusterObject::Pod(pod) => next.reset_pod(&pod),
+                    ClusterObject::RuntimeClass(entry) => next.reset_runtime_class(&entry),
+                }
+                Step::Nothing
+            }
+            SourceEvent::ListDone => {
+                let Some(mut next) = self.listing.take() else {
+                    return Step::Nothing;
+                };
+                let mut touched = next.finish_reset();
+                // Rows that were and are no more are touched too.
+                let old = std::mem::replace(&mut self.audit, next);
+                let union = |a: Vec<String>, b: Vec<String>| -> Vec<String> {
+                    a.into_iter()
+                        .chain(b)
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect()
+                };
+                touched.nodes = union(touched.nodes, old.nodes().map(|n| n.name.clone()).collect());
+                touched.workloads = union(
+                    touched.workloads,
+                    old.workload_keys().map(str::to_string).collect(),
+                );
+                Step::Changed(touched)
+            }
+            SourceEvent::ListFailed(why) => {
+                self.listing = None;
+                Step::Rejected(why)
+            }
+            SourceEvent::Synced => Step::Synced,
+            SourceEvent::WatchError(message) => Step::WatchError(message),
         }
     }
 
@@ -347,20 +436,26 @@ impl Applier {
         let mut workloads = BTreeSet::new();
         let mut changed = false;
         let mut synced = false;
+        // A list rejected after the batch's last change (publishing clears the previous reason).
+        let mut rejected = None;
         for event in batch {
-            match event {
-                SourceEvent::Change(change) => {
-                    self.track(&change);
-                    let touched = self.audit.apply(change);
+            match self.step(event) {
+                Step::Nothing => {}
+                Step::Changed(touched) => {
                     nodes.extend(touched.nodes);
                     workloads.extend(touched.workloads);
                     changed = true;
+                    rejected = None;
                     state.inner.metrics.change();
                 }
-                SourceEvent::Synced => synced = true,
-                SourceEvent::WatchError(message) => {
+                Step::Synced => synced = true,
+                Step::WatchError(message) => {
                     tracing::warn!("{message} (retrying with backoff)");
                     state.note_error(message);
+                }
+                Step::Rejected(why) => {
+                    tracing::error!("{why}");
+                    rejected = Some(why);
                 }
             }
         }
@@ -368,22 +463,23 @@ impl Applier {
             if synced {
                 state.note_update(true);
             }
+            if let Some(why) = rejected {
+                state.note_rejected(why);
+            }
             return false;
         }
         let report = self.audit.report();
         self.revision += 1;
+        let context = self.audit.context().clone();
         let published = Published {
             revision: self.revision,
-            report,
-            context: ClusterContext {
-                nodes: self.nodes.values().cloned().collect(),
-                runtime_classes: self.runtime_classes.values().cloned().collect(),
-            },
             objects: BTreeMap::from([
-                ("node", self.nodes.len()),
-                ("pod", self.pods.len()),
-                ("runtimeclass", self.runtime_classes.len()),
+                ("node", report.summary.nodes),
+                ("pod", report.summary.pods),
+                ("runtimeclass", context.runtime_classes.len()),
             ]),
+            report,
+            context,
         };
         state.inner.metrics.observe_audit(started.elapsed());
         state.publish(
@@ -394,65 +490,27 @@ impl Applier {
                 workloads: workloads.into_iter().collect(),
             },
         );
-        true
-    }
-
-    fn track(&mut self, change: &Change) {
-        let rc_name = |e: &RuntimeClassEntry| e.object.metadata.name.clone().unwrap_or_default();
-        match change {
-            Change::Reset {
-                nodes,
-                pods,
-                runtime_classes,
-            } => {
-                self.nodes = nodes
-                    .iter()
-                    .map(|n| (n.metadata.name.clone().unwrap_or_default(), n.clone()))
-                    .collect();
-                self.pods = pods.iter().map(pod_key_of).collect();
-                self.runtime_classes = runtime_classes
-                    .iter()
-                    .map(|e| (rc_name(e), e.clone()))
-                    .collect();
-            }
-            Change::Node(node) => {
-                let name = node.metadata.name.clone().unwrap_or_default();
-                self.nodes.insert(name, (**node).clone());
-            }
-            Change::NodeDeleted(name) => {
-                self.nodes.remove(name);
-            }
-            Change::Pod(pod) => {
-                self.pods.insert(pod_key_of(pod));
-            }
-            Change::PodDeleted(ns, name) => {
-                self.pods.remove(&pod_key(ns, name));
-            }
-            Change::RuntimeClass(entry) => {
-                self.runtime_classes
-                    .insert(rc_name(entry), (**entry).clone());
-            }
-            Change::RuntimeClassDeleted(name) => {
-                self.runtime_classes.remove(name);
-            }
+        if let Some(why) = rejected {
+            state.note_rejected(why);
         }
+        true
     }
 }
 
 /// Runs `events` until the first sync and returns the audit: what `winplace audit` prints.
 ///
-/// A watch error before the first sync is fatal here (a one-shot command should not retry forever).
+/// A watch error or a rejected list before the first sync is fatal here (a one-shot command should not
+/// retry forever).
 pub async fn audit_once(
-    mut audit: Audit,
+    audit: Audit,
     mut events: BoxStream<'static, SourceEvent>,
 ) -> anyhow::Result<Audit> {
+    let mut applier = Applier::new(audit);
     while let Some(event) = events.next().await {
-        match event {
-            SourceEvent::Change(change) => {
-                audit.apply(change);
-            }
-            SourceEvent::Synced => return Ok(audit),
-            SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
+        match applier.step(event) {
+            Step::Nothing | Step::Changed(_) => {}
+            Step::Synced => return Ok(applier.audit),
+            Step::WatchError(message) | Step::Rejected(message) => anyhow::bail!("{message}"),
         }
     }
     anyhow::bail!("the source ended before listing the cluster")
@@ -461,6 +519,7 @@ pub async fn audit_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use winplace_rules::audit::Change;
 
     fn state(grace: u64, recovery: u64) -> AppState {
         AppState::new(
@@ -543,5 +602,56 @@ mod tests {
         let p = s.published();
         assert_eq!((p.revision, p.objects["node"]), (2, 9));
         assert_eq!(s.metrics().watch_errors(), 1);
+    }
+
+    /// The demo's objects as a streamed list, cut after `take` objects, ended by `last`.
+    fn listed(take: usize, last: SourceEvent) -> Vec<SourceEvent> {
+        let demo = crate::source::demo::DemoSource::load().expect("demo");
+        let o = demo.objects().clone();
+        let objects = o
+            .nodes
+            .into_iter()
+            .map(|n| ClusterObject::Node(Box::new(n)))
+            .chain(o.pods.into_iter().map(|p| ClusterObject::Pod(Box::new(p))))
+            .chain(
+                o.runtime_classes
+                    .into_iter()
+                    .map(|r| ClusterObject::RuntimeClass(Box::new(r))),
+            );
+        std::iter::once(SourceEvent::ListBegin)
+            .chain(objects.take(take).map(SourceEvent::Listed))
+            .chain([last])
+            .collect()
+    }
+
+    #[test]
+    fn a_streamed_list_is_published_when_done_and_a_failed_one_never() {
+        let s = state(60_000, 45_000);
+        let mut applier = Applier::new(Audit::default());
+        // A first list that fails: nothing published, not ready, and the reason is shown.
+        assert!(!applier.apply_batch(&s, listed(5, SourceEvent::ListFailed("cut short".into()))));
+        assert_eq!(s.published().revision, 0);
+        assert_eq!(s.readiness(), Err(NotReady::Rejected("cut short".into())));
+        // A complete list, split over batches: published once, at its end.
+        let mut events = listed(usize::MAX, SourceEvent::ListDone);
+        let rest = events.split_off(20);
+        assert!(!applier.apply_batch(&s, events), "nothing before the end");
+        assert!(applier.apply_batch(&s, rest.into_iter().chain([SourceEvent::Synced]).collect()));
+        let good = s.published();
+        assert_eq!((good.revision, good.objects["node"]), (1, 10));
+        assert_eq!(good.context.nodes.len(), 10);
+        assert_eq!(s.readiness(), Ok(()));
+        assert_eq!(s.meta(&good).freshness.rejected, None);
+        // A reload cut after 3 nodes: the last good state stays; ready, with the reason in the freshness.
+        assert!(!applier.apply_batch(&s, listed(3, SourceEvent::ListFailed("no nodes".into()))));
+        let p = s.published();
+        assert_eq!((p.revision, p.objects["node"]), (1, 10));
+        assert_eq!(s.readiness(), Ok(()));
+        assert_eq!(s.meta(&p).freshness.rejected.as_deref(), Some("no nodes"));
+        // The applier's audit is the good one, and a good reload clears the reason.
+        assert_eq!(applier.audit().summary().nodes, 10);
+        assert!(applier.apply_batch(&s, listed(usize::MAX, SourceEvent::ListDone)));
+        assert_eq!(s.rejected(), None);
+        assert_eq!(s.published().revision, 2);
     }
 }

@@ -161,7 +161,10 @@ fn the_deployment_runs_locked_down_with_probes() {
         ("startup", &c.startup_probe),
     ] {
         let timeout = probe.as_ref().and_then(|p| p.timeout_seconds);
-        assert!(timeout.is_some_and(|t| t >= 2), "{name}: timeoutSeconds {timeout:?}");
+        assert!(
+            timeout.is_some_and(|t| t >= 2),
+            "{name}: timeoutSeconds {timeout:?}"
+        );
     }
     let port = c
         .ports

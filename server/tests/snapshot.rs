@@ -2,10 +2,10 @@
 //! (and `-o yaml`) output: `List` envelopes, managedFields, status, v1beta1 RuntimeClasses, other kinds.
 
 use futures::StreamExt;
-use winplace::source::ClusterSource;
 use winplace::source::objects::ClusterObjects;
 use winplace::source::snapshot::SnapshotSource;
-use winplace_rules::audit::Change;
+use winplace::source::{ClusterSource, SourceEvent};
+use winplace_rules::model::cluster_objects::ClusterObject;
 
 /// Abridged from `kubectl get nodes,pods,runtimeclasses -A -o json` on AKS 1.33.
 const KUBECTL_JSON: &str = r#"{
@@ -140,7 +140,7 @@ fn kubectl_yaml_reads_the_same_objects_as_json() {
     assert_eq!(json.pods, yaml.pods);
     assert_eq!(json.runtime_classes, yaml.runtime_classes);
     // And the demo cluster (real YAML, multi-document) reads too.
-    let demo = ClusterObjects::from_yaml("demo.yaml", winplace::source::demo::DEMO).expect("demo");
+    let demo = ClusterObjects::parse("demo.yaml", winplace::source::demo::DEMO).expect("demo");
     assert_eq!(demo.nodes.len(), 10);
 }
 
@@ -161,7 +161,7 @@ fn errors_name_the_file_the_line_and_the_item() {
         ),
         (
             "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: 3\n",
-            "bad.json:1: Pod/default/p",
+            "bad.json:1: document 1: Pod/default/p: spec.containers: invalid type",
         ),
         ("a: [", "bad.json:"),
     ];
@@ -171,8 +171,37 @@ fn errors_name_the_file_the_line_and_the_item() {
     }
 }
 
+/// One list of the source: the objects by kind (nodes, pods, runtime classes) and how it ended.
+#[derive(Debug, PartialEq)]
+enum Listed {
+    Done(usize, usize, usize),
+    Failed(String),
+}
+
+/// Reads the next list from `events` (`ListBegin`, objects, then `ListDone` or `ListFailed`).
+async fn next_list(events: &mut futures::stream::BoxStream<'static, SourceEvent>) -> Listed {
+    let mut next = async || {
+        tokio::time::timeout(std::time::Duration::from_secs(10), events.next())
+            .await
+            .expect("an event in time")
+            .expect("the stream goes on")
+    };
+    assert!(matches!(next().await, SourceEvent::ListBegin));
+    let (mut nodes, mut pods, mut rcs) = (0, 0, 0);
+    loop {
+        match next().await {
+            SourceEvent::Listed(ClusterObject::Node(_)) => nodes += 1,
+            SourceEvent::Listed(ClusterObject::Pod(_)) => pods += 1,
+            SourceEvent::Listed(ClusterObject::RuntimeClass(_)) => rcs += 1,
+            SourceEvent::ListDone => return Listed::Done(nodes, pods, rcs),
+            SourceEvent::ListFailed(why) => return Listed::Failed(why),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
 #[tokio::test]
-async fn the_snapshot_source_resets_then_syncs() {
+async fn the_snapshot_source_streams_its_objects_then_syncs() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cluster.json");
     std::fs::write(&path, KUBECTL_JSON).expect("write");
@@ -180,14 +209,10 @@ async fn the_snapshot_source_resets_then_syncs() {
     let info = source.info();
     assert_eq!(info.kind, winplace_api::SourceKind::Snapshot);
     assert!(info.description.contains("cluster.json"));
-    let events: Vec<_> = Box::new(source).events().collect().await;
-    assert_eq!(events.len(), 2);
-    assert!(matches!(
-        &events[0],
-        winplace::source::SourceEvent::Change(Change::Reset { nodes, pods, runtime_classes })
-            if nodes.len() == 1 && pods.len() == 1 && runtime_classes.len() == 2
-    ));
-    assert!(matches!(events[1], winplace::source::SourceEvent::Synced));
+    let mut events = Box::new(source).events();
+    assert_eq!(next_list(&mut events).await, Listed::Done(1, 1, 2));
+    assert!(matches!(events.next().await, Some(SourceEvent::Synced)));
+    assert!(events.next().await.is_none());
     let missing = SnapshotSource::load(&dir.path().join("nope.json"))
         .err()
         .map(|e| format!("{e:#}"));
@@ -195,38 +220,89 @@ async fn the_snapshot_source_resets_then_syncs() {
 }
 
 #[tokio::test]
-async fn a_watched_snapshot_reloads_when_the_file_changes() {
+async fn a_watched_snapshot_reloads_when_the_file_changes_and_keeps_the_last_good_one() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cluster.json");
     std::fs::write(&path, KUBECTL_JSON).expect("write");
     let source = SnapshotSource::load(&path).expect("loads").watching(true);
     let mut events = Box::new(source).events();
-    let mut next = async || {
-        tokio::time::timeout(std::time::Duration::from_secs(10), events.next())
-            .await
-            .expect("an event in time")
-            .expect("the stream goes on")
-    };
-    assert!(matches!(
-        next().await,
-        winplace::source::SourceEvent::Change(Change::Reset { .. })
-    ));
-    assert!(matches!(
-        next().await,
-        winplace::source::SourceEvent::Synced
-    ));
-    // Drop the pod: the reload is a reset without it.
+    assert_eq!(next_list(&mut events).await, Listed::Done(1, 1, 2));
+    assert!(matches!(events.next().await, Some(SourceEvent::Synced)));
+    // Drop the pod: the reload is a list without it.
     let mut value: serde_json::Value = serde_json::from_str(KUBECTL_JSON).expect("json");
     value["items"].as_array_mut().expect("items").remove(1);
     std::fs::write(&path, value.to_string()).expect("rewrite");
-    assert!(matches!(
-        next().await,
-        winplace::source::SourceEvent::Change(Change::Reset { nodes, pods, .. }) if nodes.len() == 1 && pods.is_empty()
-    ));
-    // A broken file is a watch error naming it; the last good state stays.
-    std::fs::write(&path, "{\"items\": [").expect("break");
-    assert!(matches!(
-        next().await,
-        winplace::source::SourceEvent::WatchError(e) if e.contains("cluster.json")
-    ));
+    assert_eq!(next_list(&mut events).await, Listed::Done(1, 0, 2));
+    // Truncated (what `kubectl get … > cluster.json` does first): refused, naming the file.
+    std::fs::write(&path, "").expect("truncate");
+    let Listed::Failed(why) = next_list(&mut events).await else {
+        panic!("an empty file is not published")
+    };
+    assert!(
+        why.contains("cluster.json") && why.contains("empty"),
+        "{why}"
+    );
+    // Cut short while being written: refused too.
+    std::fs::write(&path, &KUBECTL_JSON[..KUBECTL_JSON.len() / 2]).expect("cut");
+    let Listed::Failed(why) = next_list(&mut events).await else {
+        panic!("a cut file is not published")
+    };
+    assert!(
+        why.contains("cluster.json") && why.contains("not valid JSON"),
+        "{why}"
+    );
+}
+
+#[test]
+fn files_that_are_not_clusters_are_refused_with_the_reason() {
+    let value: serde_json::Value = serde_json::from_str(KUBECTL_JSON).expect("json");
+    let as_yaml = serde_json::to_string_pretty(&value).expect("pretty");
+    // `kubectl get -o yaml` writes the items before `kind: List`.
+    let kubectl_yaml = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p1\n    namespace: x\n  spec:\n    containers:\n    - name: c\n      image: nginx\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
+    let pods_only: serde_json::Value = serde_json::json!({"apiVersion": "v1", "kind": "List",
+        "items": value["items"].as_array().expect("items").iter()
+            .filter(|i| i["kind"] == "Pod").cloned().collect::<Vec<_>>()});
+    let cut_at = kubectl_yaml.find("kind: List").expect("kind");
+    let cut_in_pod = kubectl_yaml.find("  spec:").expect("spec");
+    let rows: Vec<(&str, String, &str)> = vec![
+        ("empty.json", "\n  \n".into(), "empty.json: the file is empty"),
+        ("pods.json", pods_only.to_string(), "pods.json: 1 pods but no nodes"),
+        // Cut at a line break between two items: the list's kind (written last) is missing.
+        ("cut.yaml", kubectl_yaml[..cut_at].to_string(), "cut.yaml: the list has items but no kind"),
+        // Cut inside the pod: a pod without spec.
+        ("cut2.yaml", format!("{}kind: List\n", &kubectl_yaml[..cut_in_pod]),
+            "cut2.yaml:7: items[1]: Pod/p1 has no spec"),
+        // An item without kind is an error in YAML as in JSON.
+        ("nokind.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  metadata: {name: n}\n".into(),
+            "nokind.yaml:4: items[0]: an object without kind"),
+        ("nokind.json", r#"{"kind": "List", "items": [{"apiVersion": "v1", "metadata": {"name": "n"}}]}"#.into(),
+            "nokind.json:1: items[0]: an object without kind"),
+        // A type error names the field.
+        ("types.json", "{\"kind\": \"List\", \"items\": [\n{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n\", \"labels\": {\"a\": 1}}}]}".into(),
+            "types.json:2: items[0]: Node/n: metadata.labels[a]: invalid type"),
+    ];
+    for (file, text, want) in rows {
+        let got = ClusterObjects::parse(file, &text)
+            .and_then(|o| {
+                let tally = winplace::source::objects::Tally {
+                    nodes: o.nodes.len(),
+                    pods: o.pods.len(),
+                    runtime_classes: o.runtime_classes.len(),
+                    skipped: o.skipped,
+                };
+                tally.plausible(file)
+            })
+            .expect_err(file)
+            .to_string();
+        assert!(got.starts_with(want), "{file}: {got}");
+    }
+    // The complete files are clusters.
+    for (file, text) in [
+        ("ok.yaml", kubectl_yaml.to_string()),
+        ("ok.json", KUBECTL_JSON.to_string()),
+        ("pretty.yaml", as_yaml),
+    ] {
+        let o = ClusterObjects::parse(file, &text).expect(file);
+        assert!(!o.nodes.is_empty(), "{file}");
+    }
 }

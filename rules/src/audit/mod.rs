@@ -318,6 +318,12 @@ impl Audit {
         self.workloads.values().map(|w| &w.report)
     }
 
+    /// The keys of every workload row (`Kind/namespace/name`, as [`Touched::workloads`] names them), in
+    /// order.
+    pub fn workload_keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.workloads.keys().map(|k| &**k)
+    }
+
     /// The workload row `Kind/namespace/name` (as [`Touched::workloads`] names it).
     pub fn workload(&self, key: &str) -> Option<&WorkloadReport> {
         self.workloads.get(key).map(|w| &w.report)

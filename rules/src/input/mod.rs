@@ -190,6 +190,31 @@ fn normalize(text: &str) -> Cow<'_, str> {
 /// limit was crossed (for `max_bytes` and `max_documents`, the rest of the input is not read).
 pub fn parse(file: &str, text: &str, limits: &Limits) -> ParsedInput {
     let mut out = ParsedInput::default();
+    parse_each(file, text, limits, &mut |read| match read {
+        Ok(doc) => out.documents.push(doc),
+        Err(e) => out.errors.push(e),
+    });
+    out
+}
+
+/// [`parse`], handing each document (or its error) to `on` in file order as soon as it is read, so that
+/// a caller that is done with a document can drop it: memory is bounded by the largest document, not
+/// by the input. Same limits, same errors as [`parse`].
+///
+/// ```
+/// use winplace_rules::input::{Limits, parse_each};
+/// let mut kinds = Vec::new();
+/// parse_each("a.yaml", "kind: Pod\n---\nkind: Node\n---\n[1]\n", &Limits::default(), &mut |read| {
+///     kinds.push(read.map(|doc| doc.value["kind"].to_string()).map_err(|e| e.line));
+/// });
+/// assert_eq!(kinds, [Ok("\"Pod\"".into()), Ok("\"Node\"".into()), Err(5)]);
+/// ```
+pub fn parse_each(
+    file: &str,
+    text: &str,
+    limits: &Limits,
+    on: &mut dyn FnMut(Result<Document, ParseError>),
+) {
     let error = |line: u32, column: u32, message: String| ParseError {
         file: file.to_string(),
         line: line.max(1),
@@ -199,7 +224,7 @@ pub fn parse(file: &str, text: &str, limits: &Limits) -> ParsedInput {
     if text.len() > limits.max_bytes {
         let head = text.as_bytes().get(..limits.max_bytes).unwrap_or_default();
         let line = head.iter().filter(|b| **b == b'\n').count() + 1;
-        out.errors.push(error(
+        on(Err(error(
             to_u32(line),
             1,
             format!(
@@ -207,21 +232,21 @@ pub fn parse(file: &str, text: &str, limits: &Limits) -> ParsedInput {
                 text.len(),
                 limits.max_bytes
             ),
-        ));
-        return out;
+        )));
+        return;
     }
     let text = normalize(text);
     let mut index = 0usize;
     for chunk in split(&text) {
         if index >= limits.max_documents {
-            out.errors.push(error(
+            on(Err(error(
                 chunk.content_line + 1,
                 1,
                 format!(
                     "more than {} documents; this one and the rest were not read",
                     limits.max_documents
                 ),
-            ));
+            )));
             break;
         }
         for result in yaml::parse_chunk(chunk.text, limits) {
@@ -229,28 +254,25 @@ pub fn parse(file: &str, text: &str, limits: &Limits) -> ParsedInput {
                 Ok(doc) if doc.value.is_object() => {
                     let mut lines = doc.lines;
                     lines.shift(chunk.first_line);
-                    out.documents.push(Document {
+                    on(Ok(Document {
                         file: file.to_string(),
                         index,
                         line: doc.line + chunk.first_line,
                         value: doc.value,
                         lines,
-                    });
+                    }));
                 }
-                Ok(doc) => out.errors.push(error(
+                Ok(doc) => on(Err(error(
                     doc.line + chunk.first_line,
                     1,
                     "a Kubernetes object must be a mapping (`apiVersion: ...`, `kind: ...`)"
                         .to_string(),
-                )),
-                Err(e) => out
-                    .errors
-                    .push(error(e.line + chunk.first_line, e.column, e.message)),
+                ))),
+                Err(e) => on(Err(error(e.line + chunk.first_line, e.column, e.message))),
             }
             index += 1;
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@
 use std::borrow::Cow;
 
 use k8s_openapi::Resource;
-use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod};
+use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod, PodStatus};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
@@ -315,11 +315,49 @@ pub fn trim_node(node: &Node) -> Node {
     }
 }
 
-/// The pod without its managed fields. The audit reads the rest: metadata (owners, labels) to group pods
-/// into workloads, the spec for the catalogue, the status for the live-state rules.
-pub fn trim_pod(mut pod: Pod) -> Pod {
-    pod.metadata.managed_fields = None;
-    pod
+/// The pod as the audit reads it: its name, namespace, labels and owners (to group pods into workloads),
+/// the spec (for the catalogue), and of the status the phase, the conditions and the container statuses
+/// (for the live-state rules). The rest goes (annotations, managed fields, IPs, times), as kube-rs's
+/// `pod_reflector` example trims pods on the watch stream, so that 150,000 pods stay small.
+///
+/// ```
+/// use winplace_rules::model::cluster_objects::trim_pod;
+/// let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "web-1", "namespace": "shop", "annotations": {"a": "b"},
+///         "labels": {"app": "web"}, "managedFields": [{"manager": "kubelet"}]},
+///     "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+///     "status": {"phase": "Running", "podIP": "10.0.0.1"}})).unwrap();
+/// let trimmed = trim_pod(pod);
+/// assert!(trimmed.metadata.annotations.is_none() && trimmed.metadata.managed_fields.is_none());
+/// assert!(trimmed.metadata.labels.is_some());
+/// let status = trimmed.status.unwrap();
+/// assert_eq!((status.phase.as_deref(), status.pod_ip), (Some("Running"), None));
+/// ```
+pub fn trim_pod(pod: Pod) -> Pod {
+    let Pod {
+        metadata,
+        spec,
+        status,
+    } = pod;
+    Pod {
+        metadata: ObjectMeta {
+            name: metadata.name,
+            generate_name: metadata.generate_name,
+            namespace: metadata.namespace,
+            labels: metadata.labels,
+            owner_references: metadata.owner_references,
+            ..ObjectMeta::default()
+        },
+        spec,
+        status: status.map(|s| PodStatus {
+            phase: s.phase,
+            conditions: s.conditions,
+            container_statuses: s.container_statuses,
+            init_container_statuses: s.init_container_statuses,
+            ephemeral_container_statuses: s.ephemeral_container_statuses,
+            ..PodStatus::default()
+        }),
+    }
 }
 
 /// The RuntimeClass without its managed fields (the rules read its name, handler, overhead and
@@ -518,7 +556,20 @@ mod tests {
         let pod: Pod = serde_json::from_value(pod()).expect("pod");
         let trimmed = trim_pod(pod.clone());
         assert!(trimmed.metadata.managed_fields.is_none());
-        assert_eq!((trimmed.spec, trimmed.status), (pod.spec, pod.status));
+        assert_eq!(trim_pod(trimmed.clone()), trimmed, "idempotent");
+        assert_eq!(trimmed.spec, pod.spec);
+        assert_eq!(
+            (trimmed.metadata.labels, trimmed.metadata.owner_references),
+            (pod.metadata.labels, pod.metadata.owner_references)
+        );
+        let (want, got) = (
+            pod.status.unwrap_or_default(),
+            trimmed.status.unwrap_or_default(),
+        );
+        assert_eq!(
+            (got.phase, got.conditions, got.container_statuses),
+            (want.phase, want.conditions, want.container_statuses)
+        );
     }
 
     #[test]

@@ -92,6 +92,25 @@ pub fn evaluate_with_manifests(
         .filter(|c| !c.nodes.is_empty())
         .map(NodeIndex::from_context);
     let mut findings = Vec::new();
+    evaluate_prepared(
+        objects,
+        (context, &resolver, index.as_ref()),
+        settings,
+        &mut findings,
+    );
+    findings
+}
+
+/// [`evaluate`] against a cluster prepared once (the context as merged with the input's own Nodes and
+/// RuntimeClasses, its resolver and node index), for callers that evaluate a text document by document
+/// ([`crate::check_text`]).
+pub(crate) fn evaluate_prepared(
+    objects: &[Object],
+    cluster: (Option<&ClusterContext>, &Resolver<'_>, Option<&NodeIndex>),
+    settings: &Settings,
+    findings: &mut Vec<Finding>,
+) {
+    let (context, resolver, index) = cluster;
     for object in objects {
         if object
             .namespace
@@ -100,7 +119,7 @@ pub fn evaluate_with_manifests(
         {
             continue;
         }
-        let mut out = Emitter::new(object, settings, &mut findings);
+        let mut out = Emitter::new(object, settings, findings);
         let object_cx = ObjectCx { object, settings };
         nodes::check(&object_cx, &mut out);
         runtimeclass_objects::check(&object_cx, &mut out);
@@ -120,7 +139,7 @@ pub fn evaluate_with_manifests(
                     placement: &placement,
                     context,
                     settings,
-                    nodes: index.as_ref(),
+                    nodes: index,
                 };
                 for family in TEMPLATE_FAMILIES {
                     family(&cx, &mut out);
@@ -128,7 +147,6 @@ pub fn evaluate_with_manifests(
             }
         }
     }
-    findings
 }
 
 /// Runs every template family on one workload's pod template against a prepared cluster, and returns the
@@ -186,7 +204,10 @@ const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
 ];
 
 /// The given context plus the Nodes and RuntimeClasses of the input; `None` when there are none.
-fn merged_context(objects: &[Object], given: Option<&ClusterContext>) -> Option<ClusterContext> {
+pub(crate) fn merged_context(
+    objects: &[Object],
+    given: Option<&ClusterContext>,
+) -> Option<ClusterContext> {
     let (from_input, _errors) = ClusterContext::from_objects(objects);
     match given {
         None if from_input.nodes.is_empty() && from_input.runtime_classes.is_empty() => None,

@@ -93,7 +93,7 @@ mod tests {
         write_list(&mut buf, &o.nodes, &o.pods, &o.runtime_classes).expect("write");
         let text = String::from_utf8(buf).expect("utf-8");
         assert!(text.contains("\"kind\":\"Node\"") && text.contains("\"kind\":\"Pod\""));
-        let back = ClusterObjects::from_json("list.json", &text).expect("reads back");
+        let back = ClusterObjects::parse("list.json", &text).expect("reads back");
         assert_eq!(back.nodes, o.nodes);
         assert_eq!(back.pods, o.pods);
         assert_eq!(back.runtime_classes, o.runtime_classes);
@@ -104,7 +104,7 @@ mod tests {
         let (nodes, pods, rcs) = winplace_synthetic::synthetic_cluster(20, 300, 7);
         let mut buf = Vec::new();
         write_list(&mut buf, &nodes, &pods, &rcs).expect("write");
-        let back = ClusterObjects::from_json("s.json", std::str::from_utf8(&buf).expect("utf-8"))
+        let back = ClusterObjects::parse("s.json", std::str::from_utf8(&buf).expect("utf-8"))
             .expect("reads back");
         assert_eq!((back.nodes.len(), back.pods.len()), (20, 300));
     }

@@ -14,6 +14,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use winplace_rules::audit::{Audit, Change};
 use winplace_rules::input::{Limits, parse};
+use winplace_rules::model::cluster_objects::ClusterObject;
 use winplace_rules::plan::{self, Plan, PlanReport};
 use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Settings, model};
@@ -174,22 +175,38 @@ async fn plan_live(
     let mut images_by_pod: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut audit = Audit::new(settings.clone());
     let mut events = source.events();
+    let pod_images = |pod: &k8s_openapi::api::core::v1::Pod| -> Vec<String> {
+        pod.spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .filter_map(|c| c.image.clone())
+            .collect()
+    };
     while let Some(event) = events.next().await {
         match event {
             SourceEvent::Change(change) => {
                 if let Change::Reset { pods, .. } = &change {
                     for pod in pods {
-                        let images = pod
-                            .spec
-                            .iter()
-                            .flat_map(|s| s.containers.iter())
-                            .filter_map(|c| c.image.clone())
-                            .collect();
-                        images_by_pod.insert(winplace_rules::audit::pod_key_of(pod), images);
+                        images_by_pod
+                            .insert(winplace_rules::audit::pod_key_of(pod), pod_images(pod));
                     }
                 }
                 audit.apply(change);
             }
+            // A streamed list: object by object into the audit, as the server's applier does.
+            SourceEvent::ListBegin => audit.begin_reset(),
+            SourceEvent::Listed(object) => match object {
+                ClusterObject::Node(node) => audit.reset_node(&node),
+                ClusterObject::Pod(pod) => {
+                    images_by_pod.insert(winplace_rules::audit::pod_key_of(&pod), pod_images(&pod));
+                    audit.reset_pod(&pod);
+                }
+                ClusterObject::RuntimeClass(entry) => audit.reset_runtime_class(&entry),
+            },
+            SourceEvent::ListDone => {
+                audit.finish_reset();
+            }
+            SourceEvent::ListFailed(why) => anyhow::bail!("{why}"),
             SourceEvent::Synced => break,
             SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
         }

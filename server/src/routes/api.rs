@@ -1,7 +1,7 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
-pub use crate::error::ApiError;
 use crate::answers::Views;
+pub use crate::error::ApiError;
 use crate::state::{AppState, Published};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};

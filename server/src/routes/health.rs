@@ -36,6 +36,8 @@ pub enum Readiness {
     NotSynced,
     /// The watch has been failing past the grace period.
     Stale,
+    /// The first list was refused (not a cluster).
+    Rejected,
 }
 
 impl ReadinessLog {
@@ -46,14 +48,16 @@ impl ReadinessLog {
             Ok(()) => Readiness::Ready,
             Err(NotReady::NotSynced) => Readiness::NotSynced,
             Err(NotReady::Stale(_)) => Readiness::Stale,
+            Err(NotReady::Rejected(_)) => Readiness::Rejected,
         };
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         (last.replace(kind) != Some(kind)).then_some(kind)
     }
 }
 
-/// 200 once the first full list is audited; 503 before, and while the watch has been failing past the
-/// grace period. Changes are logged once (ready at INFO, stale at WARN).
+/// 200 once the first full list is audited (saying so when a later list was refused); 503 before (with
+/// the reason when the first list was refused), and while the watch has been failing past the grace
+/// period. Changes are logged once (ready at INFO, stale and refused at WARN).
 async fn readyz(State(state): State<AppState>, log: Arc<ReadinessLog>) -> Response {
     let readiness = state.readiness();
     match (log.observe(&readiness), &readiness) {
@@ -61,13 +65,21 @@ async fn readyz(State(state): State<AppState>, log: Arc<ReadinessLog>) -> Respon
         (Some(Readiness::NotSynced), _) => {
             tracing::info!("not ready: the first list of the cluster has not completed")
         }
-        (Some(Readiness::Stale), Err(NotReady::Stale(why))) => {
+        (Some(Readiness::Stale), Err(NotReady::Stale(why)))
+        | (Some(Readiness::Rejected), Err(NotReady::Rejected(why))) => {
             tracing::warn!("not ready: {why}")
         }
         _ => {}
     }
     match readiness {
-        Ok(()) => "ready".into_response(),
+        Ok(()) => match state.rejected() {
+            // Still serving the last good state: ready, but say what was refused.
+            Some(why) => format!("ready (showing the last complete state; {why})").into_response(),
+            None => "ready".into_response(),
+        },
+        Err(NotReady::Rejected(why)) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}")).into_response()
+        }
         Err(NotReady::NotSynced) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "not ready: the first list of the cluster has not completed",

@@ -17,7 +17,7 @@ pub struct DemoSource {
 impl DemoSource {
     /// Parses the embedded demo cluster.
     pub fn load() -> anyhow::Result<Self> {
-        let objects = ClusterObjects::from_yaml("demo/cluster.yaml", DEMO)
+        let objects = ClusterObjects::parse("demo/cluster.yaml", DEMO)
             .map_err(|e| anyhow::anyhow!("embedded demo cluster: {e:#}"))?;
         Ok(DemoSource { objects })
     }

@@ -1,10 +1,12 @@
 //! A live cluster: kube-rs watchers on Nodes, Pods (all namespaces) and RuntimeClasses, resumed after
 //! disconnects with backoff and relisted after `410 Gone`.
 //!
-//! The first [`Change::Reset`] waits until all three kinds are listed; afterwards every watch event
-//! becomes one change, and a relist of a kind (the watcher's `Init` … `InitDone`) upserts what it lists
-//! and deletes what it no longer lists. The source keeps only the keys of what it has seen: the audit
-//! holds the objects.
+//! Objects are trimmed on the watch stream (`.modify()`, as kube-rs's `pod_reflector` example does) to
+//! what the audit reads. The initial lists of the three kinds (the watchers' `Init`, `InitApply`…,
+//! `InitDone`) stream into the audit as one list ([`SourceEvent::ListBegin`], [`SourceEvent::Listed`]…,
+//! [`SourceEvent::ListDone`] once every kind is listed); afterwards every watch event becomes one change,
+//! and a relist of a kind upserts what it lists and deletes what it no longer lists. The source keeps
+//! only the keys of what it has seen: the audit holds the objects.
 
 use super::{ClusterSource, SourceEvent};
 use anyhow::Context;
@@ -14,14 +16,14 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Config};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 use winplace_api::{SourceInfo, SourceKind};
 use winplace_rules::audit::Change;
 use winplace_rules::model::RuntimeClassEntry;
 use winplace_rules::model::cluster_objects::{
-    RuntimeClassVersion, trim_node, trim_pod, trim_runtime_class,
+    ClusterObject, RuntimeClassVersion, trim_node, trim_pod, trim_runtime_class,
 };
 
 /// How long the start-up probe waits for the API server.
@@ -110,18 +112,21 @@ impl ClusterSource for LiveSource {
         let config = watcher::Config::default();
         let nodes = watcher(Api::<Node>::all(self.client.clone()), config.clone())
             .default_backoff()
+            .modify(|n| *n = trim_node(n))
             .map(|r| {
                 r.map(Watched::Node)
                     .map_err(|e| format!("watching nodes: {e}"))
             });
         let pods = watcher(Api::<Pod>::all(self.client.clone()), config.clone())
             .default_backoff()
+            .modify(|p| *p = trim_pod(std::mem::take(p)))
             .map(|r| {
                 r.map(Watched::Pod)
                     .map_err(|e| format!("watching pods: {e}"))
             });
         let rcs = watcher(Api::<RuntimeClass>::all(self.client), config)
             .default_backoff()
+            .modify(|rc| *rc = trim_runtime_class(std::mem::take(rc)))
             .map(|r| {
                 r.map(Watched::RuntimeClass)
                     .map_err(|e| format!("watching runtimeclasses: {e}"))
@@ -144,10 +149,12 @@ pub enum Watched {
     RuntimeClass(watcher::Event<RuntimeClass>),
 }
 
-/// A kind the source watches: its key and how it becomes a change.
+/// A kind the source watches (trimmed on the stream): its key and how it becomes a change or an object of
+/// a list.
 trait Kind: Sized {
     fn key(&self) -> String;
     fn upsert(self) -> Change;
+    fn listed(self) -> ClusterObject;
     fn deleted(key: &str) -> Change;
 }
 
@@ -156,7 +163,10 @@ impl Kind for Node {
         self.metadata.name.clone().unwrap_or_default()
     }
     fn upsert(self) -> Change {
-        Change::Node(Box::new(trim_node(&self)))
+        Change::Node(Box::new(self))
+    }
+    fn listed(self) -> ClusterObject {
+        ClusterObject::Node(Box::new(self))
     }
     fn deleted(key: &str) -> Change {
         Change::NodeDeleted(key.to_string())
@@ -169,7 +179,10 @@ impl Kind for Pod {
         format!("{ns}/{}", self.metadata.name.as_deref().unwrap_or(""))
     }
     fn upsert(self) -> Change {
-        Change::Pod(Box::new(trim_pod(self)))
+        Change::Pod(Box::new(self))
+    }
+    fn listed(self) -> ClusterObject {
+        ClusterObject::Pod(Box::new(self))
     }
     fn deleted(key: &str) -> Change {
         let (ns, name) = key.split_once('/').unwrap_or(("default", key));
@@ -184,65 +197,83 @@ impl Kind for RuntimeClass {
     fn upsert(self) -> Change {
         Change::RuntimeClass(Box::new(entry(self)))
     }
+    fn listed(self) -> ClusterObject {
+        ClusterObject::RuntimeClass(Box::new(entry(self)))
+    }
     fn deleted(key: &str) -> Change {
         Change::RuntimeClassDeleted(key.to_string())
     }
 }
 
-/// The watched RuntimeClass (`node.k8s.io/v1`), trimmed.
+/// The watched RuntimeClass (`node.k8s.io/v1`).
 fn entry(object: RuntimeClass) -> RuntimeClassEntry {
     RuntimeClassEntry {
         api_version: RuntimeClassVersion::V1.api_version().into(),
-        object: trim_runtime_class(object),
+        object,
     }
 }
 
-/// The watch state of one kind.
+/// The watch state of one kind: keys only (the audit holds the objects).
 struct Tracker<K> {
-    /// Before the first sync: what has been listed so far.
-    initial: HashMap<String, K>,
-    /// Before the first sync: the list is complete.
+    /// The initial list is complete.
     listed: bool,
-    /// After the first sync: the keys the audit holds.
+    /// The keys the audit holds (or will hold once the initial list is done).
     known: HashSet<String>,
-    /// During a relist: the keys listed so far.
+    /// During a list: the keys listed so far.
     relist: Option<HashSet<String>>,
+    _kind: std::marker::PhantomData<K>,
 }
 
 impl<K> Default for Tracker<K> {
     fn default() -> Self {
         Tracker {
-            initial: HashMap::new(),
             listed: false,
             known: HashSet::new(),
             relist: None,
+            _kind: std::marker::PhantomData,
         }
     }
 }
 
 impl<K: Kind> Tracker<K> {
-    /// Before the first sync: collects; nothing is emitted.
-    fn collect(&mut self, event: watcher::Event<K>) {
+    /// Before the first sync: objects of the initial list go into the list under way (`out`); changes
+    /// after this kind's list are held until every kind is listed (`held`).
+    fn initial(
+        &mut self,
+        event: watcher::Event<K>,
+        out: &mut Vec<SourceEvent>,
+        held: &mut Vec<Change>,
+    ) {
         match event {
-            watcher::Event::Init => {
-                self.initial.clear();
-                self.listed = false;
+            watcher::Event::Init => self.relist = Some(HashSet::new()),
+            watcher::Event::InitApply(k) => {
+                let key = k.key();
+                if let Some(seen) = self.relist.as_mut() {
+                    seen.insert(key.clone());
+                }
+                self.known.insert(key);
+                out.push(SourceEvent::Listed(k.listed()));
             }
-            watcher::Event::InitApply(k) | watcher::Event::Apply(k) => {
-                self.initial.insert(k.key(), k);
+            watcher::Event::InitDone => {
+                self.listed = true;
+                held.extend(self.finish_relist());
             }
-            watcher::Event::Delete(k) => {
-                self.initial.remove(&k.key());
-            }
-            watcher::Event::InitDone => self.listed = true,
+            event => held.extend(self.changes(event)),
         }
     }
 
-    /// The initial objects, once every kind is listed.
-    fn take_initial(&mut self) -> Vec<K> {
-        let initial = std::mem::take(&mut self.initial);
-        self.known = initial.keys().cloned().collect();
-        initial.into_values().collect()
+    /// The end of a list: deletes what it did not list.
+    fn finish_relist(&mut self) -> Vec<Change> {
+        let Some(seen) = self.relist.take() else {
+            return Vec::new();
+        };
+        let gone: Vec<Change> = self
+            .known
+            .difference(&seen)
+            .map(|key| K::deleted(key))
+            .collect();
+        self.known = seen;
+        gone
     }
 
     /// After the first sync: one change per event; a finished relist deletes what it did not list.
@@ -268,18 +299,7 @@ impl<K: Kind> Tracker<K> {
                 self.known.remove(&key);
                 vec![K::deleted(&key)]
             }
-            watcher::Event::InitDone => {
-                let Some(seen) = self.relist.take() else {
-                    return Vec::new();
-                };
-                let gone: Vec<Change> = self
-                    .known
-                    .difference(&seen)
-                    .map(|key| K::deleted(key))
-                    .collect();
-                self.known = seen;
-                gone
-            }
+            watcher::Event::InitDone => self.finish_relist(),
         }
     }
 }
@@ -290,6 +310,10 @@ pub struct Merger {
     nodes: Tracker<Node>,
     pods: Tracker<Pod>,
     runtime_classes: Tracker<RuntimeClass>,
+    /// The initial list has begun.
+    begun: bool,
+    /// Changes of kinds already listed, held until every kind is.
+    held: Vec<Change>,
     synced: bool,
 }
 
@@ -308,26 +332,24 @@ impl Merger {
             };
             return changes.into_iter().map(SourceEvent::Change).collect();
         }
+        let mut out = Vec::new();
+        if !self.begun {
+            self.begun = true;
+            out.push(SourceEvent::ListBegin);
+        }
+        let held = &mut self.held;
         match watched {
-            Watched::Node(e) => self.nodes.collect(e),
-            Watched::Pod(e) => self.pods.collect(e),
-            Watched::RuntimeClass(e) => self.runtime_classes.collect(e),
+            Watched::Node(e) => self.nodes.initial(e, &mut out, held),
+            Watched::Pod(e) => self.pods.initial(e, &mut out, held),
+            Watched::RuntimeClass(e) => self.runtime_classes.initial(e, &mut out, held),
         }
-        if !(self.nodes.listed && self.pods.listed && self.runtime_classes.listed) {
-            return Vec::new();
+        if self.nodes.listed && self.pods.listed && self.runtime_classes.listed {
+            self.synced = true;
+            out.push(SourceEvent::ListDone);
+            out.extend(self.held.drain(..).map(SourceEvent::Change));
+            out.push(SourceEvent::Synced);
         }
-        self.synced = true;
-        let reset = Change::Reset {
-            nodes: self.nodes.take_initial().iter().map(trim_node).collect(),
-            pods: self.pods.take_initial().into_iter().map(trim_pod).collect(),
-            runtime_classes: self
-                .runtime_classes
-                .take_initial()
-                .into_iter()
-                .map(entry)
-                .collect(),
-        };
-        vec![SourceEvent::Change(reset), SourceEvent::Synced]
+        out
     }
 }
 
@@ -354,16 +376,15 @@ mod tests {
         events
             .iter()
             .map(|e| match e {
-                SourceEvent::Change(Change::Reset {
-                    nodes,
-                    pods,
-                    runtime_classes,
-                }) => format!(
-                    "reset {}/{}/{}",
-                    nodes.len(),
-                    pods.len(),
-                    runtime_classes.len()
-                ),
+                SourceEvent::Change(Change::Reset { .. }) => "reset".into(),
+                SourceEvent::ListBegin => "list".into(),
+                SourceEvent::Listed(ClusterObject::Node(n)) => {
+                    format!("+node {}", n.metadata.name.as_deref().unwrap_or(""))
+                }
+                SourceEvent::Listed(ClusterObject::Pod(p)) => format!("+pod {}", p.key()),
+                SourceEvent::Listed(ClusterObject::RuntimeClass(_)) => "+rc".into(),
+                SourceEvent::ListDone => "listed".into(),
+                SourceEvent::ListFailed(e) => format!("list failed {e}"),
                 SourceEvent::Change(Change::Node(n)) => {
                     format!("node {}", n.metadata.name.as_deref().unwrap_or(""))
                 }
@@ -379,17 +400,33 @@ mod tests {
     }
 
     #[test]
-    fn first_reset_waits_for_every_kind_then_relists_delete_what_is_gone() {
+    fn the_first_list_streams_and_completes_with_every_kind_then_relists_delete_what_is_gone() {
         let mut m = Merger::default();
         let steps: Vec<(Result<Watched, String>, Vec<&str>)> = vec![
-            (Ok(Watched::Node(Event::Init)), vec![]),
-            (Ok(Watched::Node(Event::InitApply(node("a")))), vec![]),
-            (Ok(Watched::Node(Event::InitApply(node("b")))), vec![]),
+            // The initial lists stream object by object, as they come.
+            (Ok(Watched::Node(Event::Init)), vec!["list"]),
+            (
+                Ok(Watched::Node(Event::InitApply(node("a")))),
+                vec!["+node a"],
+            ),
+            (
+                Ok(Watched::Node(Event::InitApply(node("b")))),
+                vec!["+node b"],
+            ),
             (Ok(Watched::Node(Event::InitDone)), vec![]),
             (Ok(Watched::Pod(Event::Init)), vec![]),
-            (Ok(Watched::Pod(Event::InitApply(pod("x", "p1")))), vec![]),
+            (
+                Ok(Watched::Pod(Event::InitApply(pod("x", "p1")))),
+                vec!["+pod x/p1"],
+            ),
+            // The pod list restarts (a watch error mid-list): p1 is not listed again.
+            (Ok(Watched::Pod(Event::Init)), vec![]),
+            (
+                Ok(Watched::Pod(Event::InitApply(pod("x", "p0")))),
+                vec!["+pod x/p0"],
+            ),
             (Ok(Watched::Pod(Event::InitDone)), vec![]),
-            // A node event before RuntimeClasses are listed is folded into the reset.
+            // A node event before RuntimeClasses are listed is held until the list is done.
             (Ok(Watched::Node(Event::Delete(node("b")))), vec![]),
             (
                 Err("watching runtimeclasses: boom".into()),
@@ -398,7 +435,7 @@ mod tests {
             (Ok(Watched::RuntimeClass(Event::Init)), vec![]),
             (
                 Ok(Watched::RuntimeClass(Event::InitDone)),
-                vec!["reset 1/1/0", "synced"],
+                vec!["listed", "-pod x/p1", "-node b", "synced"],
             ),
             (
                 Ok(Watched::Pod(Event::Apply(pod("x", "p2")))),
@@ -408,13 +445,13 @@ mod tests {
                 Ok(Watched::Pod(Event::Delete(pod("x", "p2")))),
                 vec!["-pod x/p2"],
             ),
-            // A relist after 410 Gone: p1 is gone, p3 is new.
+            // A relist after 410 Gone: p0 is gone, p3 is new.
             (Ok(Watched::Pod(Event::Init)), vec![]),
             (
                 Ok(Watched::Pod(Event::InitApply(pod("x", "p3")))),
                 vec!["pod x/p3"],
             ),
-            (Ok(Watched::Pod(Event::InitDone)), vec!["-pod x/p1"]),
+            (Ok(Watched::Pod(Event::InitDone)), vec!["-pod x/p0"]),
             (Ok(Watched::Node(Event::Apply(node("c")))), vec!["node c"]),
         ];
         for (i, (item, want)) in steps.into_iter().enumerate() {

@@ -1,6 +1,8 @@
 //! Where cluster data comes from: a live cluster (kube-rs watchers), a `kubectl get -o json|yaml` snapshot,
 //! or the embedded demo cluster. Every source is a [`ClusterSource`]: it says what it is and produces a
-//! stream of [`SourceEvent`]s, starting with one [`Change::Reset`] holding the initial state.
+//! stream of [`SourceEvent`]s, starting with the initial state: a [`Change::Reset`] (small, fixed
+//! clusters) or a list streamed object by object ([`SourceEvent::ListBegin`], [`SourceEvent::Listed`]…,
+//! [`SourceEvent::ListDone`]), so that a cluster at the Kubernetes envelope is never held as typed lists.
 
 pub mod demo;
 pub mod extra_nodes;
@@ -12,12 +14,23 @@ use futures::stream::BoxStream;
 use std::path::PathBuf;
 use winplace_api::SourceInfo;
 use winplace_rules::audit::Change;
+use winplace_rules::model::cluster_objects::ClusterObject;
 
 /// What a source reports.
 #[derive(Debug)]
 pub enum SourceEvent {
-    /// The cluster changed (the first change of every source is a [`Change::Reset`]).
+    /// The cluster changed.
     Change(Change),
+    /// A full list of the cluster begins (replacing everything once it is done): its objects follow one
+    /// by one. What was published before stays published until [`SourceEvent::ListDone`].
+    ListBegin,
+    /// One object of the list under way.
+    Listed(ClusterObject),
+    /// The list under way is complete: it replaces the cluster.
+    ListDone,
+    /// The list under way is abandoned (a snapshot cut short or not a cluster): the last complete state
+    /// stays, and the reason is shown (`/readyz`, every answer's freshness).
+    ListFailed(String),
     /// Every kind has been listed: the audit now covers the whole cluster.
     Synced,
     /// The watch failed; the source retries with backoff (live sources only).
@@ -29,8 +42,9 @@ pub trait ClusterSource: Send {
     /// Demo, snapshot or live, with a sentence for the user.
     fn info(&self) -> SourceInfo;
 
-    /// The events: a [`Change::Reset`], [`SourceEvent::Synced`], then changes until the stream ends
-    /// (static sources end right after `Synced`; live sources run until dropped).
+    /// The events: the initial state (a [`Change::Reset`], or a streamed list), [`SourceEvent::Synced`],
+    /// then changes until the stream ends (static sources end right after `Synced`, or watch their file;
+    /// live sources run until dropped).
     fn events(self: Box<Self>) -> BoxStream<'static, SourceEvent>;
 }
 

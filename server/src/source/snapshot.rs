@@ -1,6 +1,11 @@
-//! `--snapshot FILE`: the output of `kubectl get nodes,pods,runtimeclasses -A -o json` (or `-o yaml`).
+//! `--snapshot FILE`: the output of `kubectl get nodes,pods,runtimeclasses -A -o json` (or `-o yaml`),
+//! streamed into the audit object by object ([`objects::read`]) on a blocking thread, in chunks.
+//!
+//! A file is published only when it is complete and plausible ([`objects::Tally::plausible`]): a file
+//! cut short, empty, or without nodes ends its list with [`SourceEvent::ListFailed`], and the last good
+//! state stays.
 
-use super::objects::ClusterObjects;
+use super::objects::{self, SnapshotError};
 use super::{ClusterSource, SourceEvent};
 use anyhow::Context;
 use futures::StreamExt;
@@ -12,11 +17,15 @@ use winplace_api::{SourceInfo, SourceKind};
 /// How often `--watch-snapshot` looks at the file.
 const POLL: Duration = Duration::from_millis(500);
 
+/// Objects handed over per message: the audit thread wakes once per chunk, not once per object.
+const CHUNK: usize = 512;
+
 /// A cluster read from a file: once, or again whenever the file changes (`--watch-snapshot`).
 pub struct SnapshotSource {
     name: String,
     path: PathBuf,
-    objects: ClusterObjects,
+    /// Standard input, read at [`SnapshotSource::load`] (it cannot be read twice).
+    stdin: Option<String>,
     watch: bool,
     stamp: Option<Stamp>,
 }
@@ -30,38 +39,92 @@ fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 impl SnapshotSource {
-    /// Reads and parses `path` (JSON or YAML; `-` reads standard input).
+    /// Checks that `path` can be read (`-` reads standard input now); the objects are read by
+    /// [`ClusterSource::events`], one at a time.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let name = path.display().to_string();
-        let text = if name == "-" {
-            std::io::read_to_string(std::io::stdin()).context("cannot read standard input")?
+        let stdin = if name == "-" {
+            Some(std::io::read_to_string(std::io::stdin()).context("cannot read standard input")?)
         } else {
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?
+            std::fs::File::open(path).with_context(|| format!("cannot read {name}"))?;
+            None
         };
-        let stamp = stamp(path);
-        let objects = ClusterObjects::parse(&name, &text)?;
-        if objects.skipped > 0 {
-            tracing::info!(
-                "{name}: skipped {} objects that are not Nodes, Pods or RuntimeClasses",
-                objects.skipped
-            );
-        }
         Ok(SnapshotSource {
+            stamp: stamp(path),
             name,
             path: path.to_path_buf(),
-            objects,
+            stdin,
             watch: false,
-            stamp,
         })
     }
 
-    /// Reloads the file whenever it changes (polled every 500 ms): each reload is a
-    /// [`Change::Reset`](winplace_rules::audit::Change::Reset) announced like a watch event; a file
-    /// that does not parse is a watch error and the last good state stays.
+    /// Reloads the file whenever it changes (polled every 500 ms): each reload is a list announced like
+    /// a watch event; a file that does not parse, or is not a cluster, ends its list with
+    /// [`SourceEvent::ListFailed`] and the last good state stays.
     pub fn watching(mut self, watch: bool) -> Self {
         self.watch = watch && self.name != "-";
         self
     }
+}
+
+/// The events of one reading of the file: `ListBegin`, the objects, then `ListDone` (and `Synced` when
+/// `first`) or `ListFailed`.
+fn read_file(
+    name: String,
+    path: PathBuf,
+    text: Option<String>,
+    first: bool,
+) -> BoxStream<'static, SourceEvent> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<SourceEvent>>(4);
+    tokio::task::spawn_blocking(move || {
+        let text = match text {
+            Some(text) => Ok(text),
+            None => std::fs::read_to_string(&path).map_err(|e| format!("cannot read {name}: {e}")),
+        };
+        let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
+        let text = match text {
+            Ok(text) => text,
+            Err(e) => {
+                let _ = tx.blocking_send(vec![SourceEvent::ListFailed(e)]);
+                return;
+            }
+        };
+        let mut chunk = Vec::with_capacity(CHUNK);
+        let read = objects::read(&name, &text, &mut |object| {
+            chunk.push(SourceEvent::Listed(object));
+            if chunk.len() == CHUNK {
+                let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                let _ = tx.blocking_send(full);
+            }
+        });
+        drop(text);
+        let last = match read.and_then(|tally| tally.plausible(&name).map(|()| tally)) {
+            Ok(tally) => {
+                if tally.skipped > 0 {
+                    tracing::info!(
+                        "{name}: skipped {} objects that are not Nodes, Pods or RuntimeClasses",
+                        tally.skipped
+                    );
+                }
+                SourceEvent::ListDone
+            }
+            Err(e) => SourceEvent::ListFailed(not_published(&e)),
+        };
+        let done = matches!(last, SourceEvent::ListDone);
+        chunk.push(last);
+        if first && done {
+            chunk.push(SourceEvent::Synced);
+        }
+        let _ = tx.blocking_send(chunk);
+    });
+    stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) })
+        .flat_map(stream::iter)
+        .boxed()
+}
+
+/// The reason shown for a file that was not published.
+fn not_published(e: &SnapshotError) -> String {
+    format!("{e} (not published)")
 }
 
 impl ClusterSource for SnapshotSource {
@@ -76,7 +139,7 @@ impl ClusterSource for SnapshotSource {
     }
 
     fn events(self: Box<Self>) -> BoxStream<'static, SourceEvent> {
-        let first = super::once(self.objects.into_reset());
+        let first = read_file(self.name.clone(), self.path.clone(), self.stdin, true);
         if !self.watch {
             return first;
         }
@@ -91,21 +154,13 @@ impl ClusterSource for SnapshotSource {
                         continue;
                     }
                     last = now;
-                    let read = tokio::fs::read_to_string(&path)
-                        .await
-                        .with_context(|| format!("cannot read {name}"))
-                        .and_then(|text| ClusterObjects::parse(&name, &text));
-                    let event = match read {
-                        Ok(objects) => {
-                            tracing::info!("{name} changed: reloaded");
-                            SourceEvent::Change(objects.into_reset())
-                        }
-                        Err(e) => SourceEvent::WatchError(format!("{e:#}")),
-                    };
-                    return Some((event, (name, path, last)));
+                    tracing::info!("{name} changed: reloading");
+                    let reading = read_file(name.clone(), path.clone(), None, false);
+                    return Some((reading, (name, path, last)));
                 }
             },
-        );
+        )
+        .flatten();
         first.chain(reloads).boxed()
     }
 }
