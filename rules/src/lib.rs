@@ -54,6 +54,25 @@ pub fn check_text(
     report
 }
 
+/// [`check_text`] with what a registry client learnt about the images ([`rules::ImageFacts`]; see
+/// [`rules::evaluate_with_image_facts`]): `winplace check --resolve-images`.
+pub fn check_text_with_images(
+    file: &str,
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    facts: &rules::ImageFacts,
+) -> Report {
+    let parsed = input::parse(file, text, &input::Limits::default());
+    let objects = model::objects(&parsed.documents);
+    let mut report = Report {
+        findings: rules::evaluate_with_image_facts(&objects, context, settings, facts),
+        parse_errors: parsed.errors,
+    };
+    report.sort();
+    report
+}
+
 /// Evaluates one object given as JSON (an admission request's object, a live cluster object).
 ///
 /// Findings carry no file or line: the object did not come from text.

@@ -15,6 +15,7 @@ pub mod assets;
 pub mod cli;
 pub mod commands;
 pub mod metrics;
+pub mod registry;
 pub mod routes;
 pub mod source;
 pub mod state;

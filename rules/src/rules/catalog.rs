@@ -221,6 +221,15 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
+        RuleId::ImageManifestUnresolved,
+        WindowsPods,
+        I,
+        "Image manifest could not be read",
+        "With registry resolution on (`winplace check --resolve-images`, the server), an image whose manifest could not be read (unauthorized, not found, timeout) keeps the classification its name gives.",
+        false,
+        false,
+    ),
+    r(
         RuleId::WindowsVersionUnsupported,
         WindowsPods,
         W,
@@ -681,6 +690,7 @@ mod tests {
                     "windows-build-mismatch",
                     "windows-images-build-conflict",
                     "windows-image-build-unknown",
+                    "image-manifest-unresolved",
                     "windows-version-unsupported",
                     "deprecated-os-label",
                 ],
@@ -775,7 +785,7 @@ mod tests {
             "windows-node-missing-build-label",
             "windows-node-unsupported-version",
         ];
-        let infos = ["runtimeclass-unchecked"];
+        let infos = ["runtimeclass-unchecked", "image-manifest-unresolved"];
         for m in RULES {
             let want = if warnings.contains(&m.id) {
                 Severity::Warning
