@@ -12,7 +12,7 @@ use crate::finding::Finding;
 use crate::model::{self, Object};
 use crate::placement::container_images;
 use crate::settings::Settings;
-use crate::windows::{ImageClass, classify_image};
+use crate::windows::{ImageClass, ImageOs, ImageSource, classify_image};
 
 /// What a registry client found out about the images of the input.
 ///
@@ -31,6 +31,48 @@ pub struct ImageFacts {
     /// Images whose manifest could not be read, with why (a clause: `the registry answered 401
     /// Unauthorized`); they keep the classification their name gives, and get an info finding.
     pub unresolved: BTreeMap<String, String>,
+}
+
+/// The images of `objects` worth asking a registry about, distinct, in input order: those whose name
+/// tells neither their OS nor their Windows build ([`ImageOs::Unrecognized`], and Windows images of
+/// unknown build). Images the settings' image rules describe are not asked about: the operator's rule
+/// wins; nor are images of exempt namespaces.
+///
+/// ```
+/// use winplace_rules::input::{parse, Limits};
+/// use winplace_rules::{model, Settings};
+/// use winplace_rules::rules::images_to_resolve;
+/// let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: a, image: contoso.azurecr.io/billing:4.2}\n  - {name: b, image: nginx:1.27}\n";
+/// let objects = model::objects(&parse("p.yaml", text, &Limits::default()).documents);
+/// assert_eq!(images_to_resolve(&objects, &Settings::default()), vec!["contoso.azurecr.io/billing:4.2"]);
+/// ```
+pub fn images_to_resolve(objects: &[Object], settings: &Settings) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for object in objects {
+        if object
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
+        {
+            continue;
+        }
+        let Some(Ok(template)) = model::pod_template(object) else {
+            continue;
+        };
+        for (_, image) in container_images(&template.spec, &template.prefix) {
+            let class = classify_image(image, &settings.image_rules);
+            let unknown = match &class.os {
+                ImageOs::Unrecognized => true,
+                ImageOs::Windows { builds } => builds.is_empty(),
+                ImageOs::Linux | ImageOs::MultiOs => false,
+            };
+            let by_rule = matches!(class.source, ImageSource::ImageRule(_));
+            if unknown && !by_rule && !out.iter().any(|i| i == image) {
+                out.push(image.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// `image-manifest-unresolved`: one info finding per container whose image is in `unresolved`, at the
@@ -106,6 +148,25 @@ mod tests {
             got[0].message.contains("401 Unauthorized"),
             "{}",
             got[0].message
+        );
+    }
+
+    #[test]
+    fn only_images_whose_name_says_too_little_are_looked_up() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      initContainers:\n      - {name: i, image: registry.example.com/app:1}\n      containers:\n      - {name: a, image: registry.example.com/app:1}\n      - {name: b, image: mcr.microsoft.com/windows/servercore:ltsc2022}\n      - {name: c, image: mcr.microsoft.com/windows/servercore:latest}\n      - {name: d, image: busybox}\n      - {name: e, image: registry.example.com/ruled:2}\n";
+        let parsed = parse("d.yaml", text, &Limits::default());
+        let objects = model::objects(&parsed.documents);
+        let settings = Settings::from_text(
+            "s.yaml",
+            "imageRules:\n- {pattern: \"registry.example.com/ruled:*\", os: windows}\n",
+        )
+        .expect("settings");
+        assert_eq!(
+            images_to_resolve(&objects, &settings),
+            vec![
+                "registry.example.com/app:1",
+                "mcr.microsoft.com/windows/servercore:latest"
+            ]
         );
     }
 

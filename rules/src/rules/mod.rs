@@ -41,7 +41,7 @@ use crate::windows::ImageClass;
 use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
-pub use image_facts::ImageFacts;
+pub use image_facts::{ImageFacts, images_to_resolve};
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {

@@ -5,6 +5,7 @@
 
 mod inputs;
 mod output;
+mod resolve;
 mod write;
 
 use std::io::Write as _;
@@ -16,6 +17,7 @@ use winplace_rules::input::{Limits, parse};
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity, model};
 
 pub use output::{CheckReport, CheckSummary, Format};
+pub use resolve::{ImageLookup, ResolveArgs};
 
 /// The name standard input gets in findings.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -44,6 +46,9 @@ pub struct CheckArgs {
     /// Lowest severity that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// Image resolution from registries (`--resolve-images` and its flags).
+    #[command(flatten)]
+    pub registry: ResolveArgs,
 }
 
 /// The lowest severity that fails a check.
@@ -165,6 +170,13 @@ pub fn check(
             }
         },
     };
+    let lookup = match ImageLookup::start(&args.registry) {
+        Ok(lookup) => lookup,
+        Err(e) => {
+            out.errors.push(e);
+            return out;
+        }
+    };
     let (context, cluster_texts) = load_cluster(&args.cluster, &mut out.errors);
     for (name, text) in &cluster_texts {
         let report = winplace_rules::check_text(name, text, None, &settings);
@@ -200,7 +212,10 @@ pub fn check(
             }
         };
         out.files += 1;
-        let report = winplace_rules::check_text(&name, &text, context.as_ref(), &settings);
+        let report = match &lookup {
+            Some(lookup) => lookup.check_text(&name, &text, context.as_ref(), &settings),
+            None => winplace_rules::check_text(&name, &text, context.as_ref(), &settings),
+        };
         if !args.fix || !report.parse_errors.is_empty() {
             if args.fix && matches!(input, inputs::Input::Stdin) {
                 // Still echo the input, so a pipeline does not lose it.
@@ -283,6 +298,7 @@ mod tests {
             format: Format::Json,
             fix: false,
             fail_on: FailOn::Error,
+            registry: ResolveArgs::default(),
         }
     }
 
