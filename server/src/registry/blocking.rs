@@ -24,8 +24,7 @@ impl BlockingResolver {
             .build()?;
         let timeout: Duration = options.timeout;
         let resolver = ImageResolver::new(options);
-        // The deadline is read on the runtime's clock.
-        let deadline = runtime.block_on(async { tokio::time::Instant::now() }) + timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
         Ok(BlockingResolver {
             runtime: Some(runtime),
             resolver,
