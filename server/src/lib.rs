@@ -6,7 +6,9 @@
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`state`]: the audit thread and the published report every handler reads;
-//! * [`metrics`]: `/metrics` in the Prometheus text format.
+//! * [`metrics`]: `/metrics` in the Prometheus text format;
+//! * [`registry`]: the registry client (images' manifests), and [`image_resolution`]: the server's
+//!   background resolution of the workloads' images.
 
 #![warn(missing_docs)]
 
@@ -14,6 +16,7 @@ pub mod app;
 pub mod assets;
 pub mod cli;
 pub mod commands;
+pub mod image_resolution;
 pub mod metrics;
 pub mod registry;
 pub mod routes;

@@ -44,6 +44,9 @@ pub struct Published {
     pub context: ClusterContext,
     /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
     pub objects: BTreeMap<&'static str, usize>,
+    /// The workloads' images whose name tells neither their OS nor their Windows build: what the
+    /// background resolution asks registries about.
+    pub images: Vec<String>,
 }
 
 /// How current the data is (the part that is not in [`Published`]).
@@ -81,6 +84,8 @@ struct Shared {
     shutdown: watch::Sender<bool>,
     metrics: Metrics,
     timing: Timing,
+    /// The registry client, when the server resolves images (`serve --resolve-images`).
+    image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
 }
 
 /// What every handler can read; cheap to clone.
@@ -112,8 +117,19 @@ impl AppState {
                 shutdown,
                 metrics: Metrics::default(),
                 timing,
+                image_resolver: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Turns image resolution on with `resolver` (once; later calls are ignored).
+    pub fn set_image_resolver(&self, resolver: Arc<crate::registry::ImageResolver>) {
+        let _ = self.inner.image_resolver.set(resolver);
+    }
+
+    /// The registry client, when image resolution is on.
+    pub fn image_resolver(&self) -> Option<&Arc<crate::registry::ImageResolver>> {
+        self.inner.image_resolver.get()
     }
 
     /// The latest published audit.
@@ -354,6 +370,14 @@ impl Applier {
                     tracing::warn!("{message} (retrying with backoff)");
                     state.note_error(message);
                 }
+                SourceEvent::ImageFacts(facts) => {
+                    let touched = self.audit.set_image_facts(facts);
+                    if touched != Touched::default() {
+                        nodes.extend(touched.nodes);
+                        workloads.extend(touched.workloads);
+                        changed = true;
+                    }
+                }
             }
         }
         if !changed {
@@ -376,6 +400,7 @@ impl Applier {
                 ("pod", self.pods.len()),
                 ("runtimeclass", self.runtime_classes.len()),
             ]),
+            images: self.audit.images_to_resolve(),
         };
         state.inner.metrics.observe_audit(started.elapsed());
         state.publish(
@@ -445,6 +470,9 @@ pub async fn audit_once(
             }
             SourceEvent::Synced => return Ok(audit),
             SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
+            SourceEvent::ImageFacts(facts) => {
+                audit.set_image_facts(facts);
+            }
         }
     }
     anyhow::bail!("the source ended before listing the cluster")

@@ -623,3 +623,173 @@ fn a_registry_that_demands_a_token_is_read_with_the_docker_config_credentials() 
         "{got:?}"
     );
 }
+
+/// `GET uri` through the router: status and JSON (or text) body.
+async fn get(state: &winplace::state::AppState, uri: &str) -> (u16, String) {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    let response = winplace::app::router(state.clone())
+        .oneshot(
+            axum::http::Request::get(uri)
+                .body(axum::body::Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn resolver_for(host: &str) -> std::sync::Arc<winplace::registry::ImageResolver> {
+    std::sync::Arc::new(winplace::registry::ImageResolver::new(
+        winplace::registry::RegistryOptions {
+            insecure: vec![host.to_string()],
+            timeout: Duration::from_secs(5),
+            ..Default::default()
+        },
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_answers_image_resolve_and_counts_lookups() {
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    registry.push(&layout.dir, "multi", "contoso/web", None);
+    let host = registry.host();
+    let state = winplace::state::AppState::new(
+        winplace::source::demo::info(),
+        winplace::state::Timing::default(),
+    );
+    // Off: a clear 404, nothing asked.
+    let (status, body) = get(&state, "/api/images/resolve?ref=nginx").await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("--resolve-images"), "{body}");
+
+    state.set_image_resolver(resolver_for(&host));
+    let uri = format!("/api/images/resolve?ref={host}/contoso/web:multi");
+    let (status, body) = get(&state, &uri).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(answer["platformsFrom"], "index");
+    assert_eq!(
+        answer["platforms"].as_array().map(Vec::len),
+        Some(2),
+        "{answer}"
+    );
+    assert_eq!(answer["manifest"]["os"]["os"], "windows", "{answer}");
+    assert_eq!(
+        answer["manifest"]["os"]["builds"],
+        json!([20348]),
+        "{answer}"
+    );
+    assert_eq!(answer["manifest"]["source"], "manifest");
+    assert_eq!(answer["byName"]["os"]["os"], "unrecognized");
+    // Asked again: from the cache.
+    let (status, _) = get(&state, &uri).await;
+    assert_eq!(status, 200);
+    let (status, body) = get(
+        &state,
+        &format!("/api/images/resolve?ref={host}/contoso/web:missing"),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("\"reason\":\"not-found\""), "{body}");
+    let (status, body) = get(&state, "/api/images/resolve").await;
+    assert_eq!(status, 400, "{body}");
+
+    let (_, metrics) = get(&state, "/metrics").await;
+    assert!(
+        metrics.contains("winplace_image_lookups_total 3\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("winplace_image_cache_hits_total 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("winplace_image_lookup_failures_total 1\n"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
+    use futures::StreamExt as _;
+    use winplace::source::SourceEvent;
+    use winplace_rules::audit::{Audit, Change};
+
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    registry.push(&layout.dir, "ws2019", "contoso/billing", None);
+    let host = registry.host();
+    let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
+        "metadata": {"name": "win22", "labels": {"kubernetes.io/os": "windows",
+            "node.kubernetes.io/windows-build": "10.0.20348"}},
+        "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+        "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.20348.100",
+            "architecture": "amd64", "bootID": "", "containerRuntimeVersion": "", "kubeProxyVersion": "",
+            "kubeletVersion": "v1.31.0", "machineID": "", "osImage": "x", "systemUUID": ""},
+            "conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .expect("node");
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "billing", "namespace": "shop"},
+        "spec": {"nodeSelector": {"kubernetes.io/os": "windows",
+                "node.kubernetes.io/windows-build": "10.0.20348"},
+            "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+            "containers": [{"name": "app", "image": format!("{host}/contoso/billing:ws2019")}]},
+        "status": {"phase": "Pending"}
+    }))
+    .expect("pod");
+    let state = winplace::state::AppState::new(
+        winplace::source::demo::info(),
+        winplace::state::Timing::default(),
+    );
+    let resolver = resolver_for(&host);
+    state.set_image_resolver(resolver.clone());
+    let cluster = futures::stream::iter(vec![
+        SourceEvent::Change(Change::Reset {
+            nodes: vec![node],
+            pods: vec![pod],
+            runtime_classes: vec![],
+        }),
+        SourceEvent::Synced,
+    ])
+    .chain(futures::stream::pending());
+    let answers = winplace::image_resolution::spawn(state.clone(), resolver.clone());
+    let events = Box::pin(futures::stream::select(cluster, answers));
+    let _applier = winplace::state::spawn_applier(state.clone(), Audit::default(), events);
+    let rules = |state: &winplace::state::AppState| -> Vec<String> {
+        state
+            .published()
+            .report
+            .workloads
+            .iter()
+            .flat_map(|w| w.findings.iter().map(|f| f.rule.clone()))
+            .collect()
+    };
+    let started = Instant::now();
+    while !rules(&state).contains(&"windows-build-mismatch".to_string()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no re-audit with the manifest's build: {:?}, resolver {:?}",
+            rules(&state),
+            resolver.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        resolver.stats().lookups,
+        1,
+        "one look-up per distinct image"
+    );
+    state.shut_down();
+}

@@ -13,12 +13,11 @@ impl Audit {
     /// The images of the live workloads whose name tells neither their OS nor their Windows build: what
     /// the server asks registries about ([`images_to_resolve`] over every pod template).
     pub fn images_to_resolve(&self) -> Vec<String> {
-        let objects: Vec<_> = self
+        let objects = self
             .workloads
             .values()
-            .flat_map(|w| w.templates.values().map(|t| t.object.clone()))
-            .collect();
-        images_to_resolve(&objects, &self.settings)
+            .flat_map(|w| w.templates.values().map(|t| &t.object));
+        images_to_resolve(objects, &self.settings)
     }
 
     /// The image facts the templates are evaluated with.

@@ -46,7 +46,10 @@ pub struct ImageFacts {
 /// let objects = model::objects(&parse("p.yaml", text, &Limits::default()).documents);
 /// assert_eq!(images_to_resolve(&objects, &Settings::default()), vec!["contoso.azurecr.io/billing:4.2"]);
 /// ```
-pub fn images_to_resolve(objects: &[Object], settings: &Settings) -> Vec<String> {
+pub fn images_to_resolve<'a>(
+    objects: impl IntoIterator<Item = &'a Object>,
+    settings: &Settings,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for object in objects {
         if object

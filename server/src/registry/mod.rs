@@ -87,6 +87,41 @@ pub struct ResolverStats {
     pub failures: u64,
 }
 
+impl ResolverStats {
+    /// The counters in the Prometheus text format (`/metrics` appends them when the server resolves
+    /// images).
+    ///
+    /// ```
+    /// let stats = winplace::registry::ResolverStats { lookups: 3, cache_hits: 1, failures: 1 };
+    /// assert!(stats.exposition().contains("winplace_image_lookups_total 3\n"));
+    /// ```
+    pub fn exposition(&self) -> String {
+        let mut out = String::new();
+        for (name, help, value) in [
+            (
+                "winplace_image_lookups_total",
+                "Image manifest look-ups asked for (background resolution and /api/images/resolve).",
+                self.lookups,
+            ),
+            (
+                "winplace_image_cache_hits_total",
+                "Image manifest look-ups answered from the cache.",
+                self.cache_hits,
+            ),
+            (
+                "winplace_image_lookup_failures_total",
+                "Image manifest look-ups that failed (unauthorized, not found, timeout, unreachable).",
+                self.failures,
+            ),
+        ] {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"
+            ));
+        }
+        out
+    }
+}
+
 /// Resolves image references to what their registries say (see the module docs).
 pub struct ImageResolver {
     client: Client,

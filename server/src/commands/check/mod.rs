@@ -17,7 +17,7 @@ use winplace_rules::input::{Limits, parse};
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity, model};
 
 pub use output::{CheckReport, CheckSummary, Format};
-pub use resolve::{ImageLookup, ResolveArgs};
+pub use resolve::{ImageLookup, ResolveArgs, parse_seconds};
 
 /// The name standard input gets in findings.
 pub const STDIN_NAME: &str = "<stdin>";

@@ -50,7 +50,7 @@ impl Default for ResolveArgs {
 }
 
 /// A positive number of seconds (fractions allowed).
-fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("`{text}` is not a number of seconds"))?;
