@@ -200,13 +200,20 @@ impl ImageResolver {
             self.memory.put(&key, &found);
             return Ok(found);
         }
-        let auth = self.credentials.auth_for(reference.registry());
         let work = async {
             let _permit = self
                 .permits
                 .acquire()
                 .await
                 .map_err(|_| ResolveError::Registry("the resolver is shutting down".into()))?;
+            // A credential helper is a process that may hang: off the runtime, and within the limit.
+            let credentials = self.credentials.clone();
+            let registry = reference.registry().to_string();
+            let auth = tokio::task::spawn_blocking(move || credentials.auth_for(&registry))
+                .await
+                .map_err(|e| {
+                    ResolveError::Registry(format!("reading the credentials failed: {e}"))
+                })?;
             fetch::fetch(&self.client, &reference, &auth, self.timeout).await
         };
         let facts = tokio::time::timeout(self.timeout, work)
