@@ -113,6 +113,29 @@ fn may_describe_pools(doc: &input::Document) -> bool {
     )
 }
 
+/// [`check_text`] with what a registry client learnt about the images ([`rules::ImageFacts`]; see
+/// [`rules::evaluate_with_image_facts`]): `winplace check --resolve-images`.
+pub fn check_text_with_images(
+    file: &str,
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    facts: &rules::ImageFacts,
+) -> Report {
+    let parsed = input::parse(file, text, &input::Limits::default());
+    let objects = model::objects(&parsed.documents);
+    let mut report = Report {
+        findings: rules::evaluate_with_image_facts(&objects, context, settings, facts),
+        parse_errors: Vec::new(),
+    };
+    report
+        .findings
+        .extend(infra::pool_findings_of(&parsed.documents, settings));
+    report.parse_errors = parsed.errors;
+    report.sort();
+    report
+}
+
 /// Evaluates one object given as JSON (an admission request's object, a live cluster object).
 ///
 /// Findings carry no file or line: the object did not come from text.

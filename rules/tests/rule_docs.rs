@@ -22,6 +22,10 @@ const LIVE_STATE: &[&str] = &[
     "pod-image-os-error",
 ];
 
+/// Rules about what a registry client could not read: a manifest alone cannot trigger them (they need a
+/// registry's answer), so `server/tests/registry.rs` checks them end to end instead.
+const NEEDS_REGISTRY: &[&str] = &["image-manifest-unresolved"];
+
 /// The tagged blocks of one page's `## Example` section.
 #[derive(Debug, Default, PartialEq)]
 struct Example {
@@ -238,7 +242,10 @@ fn every_rule_page_has_a_failing_and_a_fixed_example_that_agree_with_the_rule() 
     );
     let mut failures = Vec::new();
     let mut checked = 0;
-    for meta in RULES.iter().filter(|m| m.family != Family::LiveState) {
+    for meta in RULES
+        .iter()
+        .filter(|m| m.family != Family::LiveState && !NEEDS_REGISTRY.contains(&m.id))
+    {
         let path = format!(
             "{}/../docs/rules/{}.md",
             env!("CARGO_MANIFEST_DIR"),

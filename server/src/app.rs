@@ -32,6 +32,7 @@ pub fn router(state: AppState) -> Router {
     let timed = Router::new()
         .merge(crate::routes::health::router())
         .merge(crate::routes::api::router())
+        .merge(crate::routes::images::router())
         .merge(crate::routes::assets::router())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

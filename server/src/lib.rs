@@ -11,7 +11,9 @@
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
 //! * [`state`]: the audit thread and the published report every handler reads;
-//! * [`metrics`]: `/metrics` in the Prometheus text format.
+//! * [`metrics`]: `/metrics` in the Prometheus text format;
+//! * [`registry`]: the registry client (images' manifests), and [`image_resolution`]: the server's
+//!   background resolution of the workloads' images.
 
 #![warn(missing_docs)]
 
@@ -23,8 +25,10 @@ pub mod commands;
 pub mod conn;
 pub mod error;
 pub mod hosts;
+pub mod image_resolution;
 pub mod logging;
 pub mod metrics;
+pub mod registry;
 pub mod routes;
 pub mod source;
 pub mod state;

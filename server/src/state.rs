@@ -45,6 +45,9 @@ pub struct Published {
     pub context: ClusterContext,
     /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
     pub objects: BTreeMap<&'static str, usize>,
+    /// The workloads' images whose name tells neither their OS nor their Windows build: what the
+    /// background resolution asks registries about.
+    pub images: Vec<String>,
 }
 
 /// How current the data is (the part that is not in [`Published`]).
@@ -85,6 +88,8 @@ struct Shared {
     metrics: Metrics,
     timing: Timing,
     answers: Answers,
+    /// The registry client, when the server resolves images (`serve --resolve-images`).
+    image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
 }
 
 /// What every handler can read; cheap to clone.
@@ -119,8 +124,19 @@ impl AppState {
                 metrics: Metrics::default(),
                 timing,
                 answers: Answers::default(),
+                image_resolver: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Turns image resolution on with `resolver` (once; later calls are ignored).
+    pub fn set_image_resolver(&self, resolver: Arc<crate::registry::ImageResolver>) {
+        let _ = self.inner.image_resolver.set(resolver);
+    }
+
+    /// The registry client, when image resolution is on.
+    pub fn image_resolver(&self) -> Option<&Arc<crate::registry::ImageResolver>> {
+        self.inner.image_resolver.get()
     }
 
     /// The latest published audit.
@@ -424,6 +440,15 @@ impl Applier {
                 self.listing = None;
                 Step::Rejected(why)
             }
+            SourceEvent::ImageFacts(facts) => {
+                // What a registry said about images: only the workloads running them are re-audited.
+                let touched = self.audit.set_image_facts(facts);
+                if touched == Touched::default() {
+                    Step::Nothing
+                } else {
+                    Step::Changed(touched)
+                }
+            }
             SourceEvent::Synced => Step::Synced,
             SourceEvent::WatchError(message) => Step::WatchError(message),
         }
@@ -480,6 +505,7 @@ impl Applier {
             ]),
             report,
             context,
+            images: self.audit.images_to_resolve(),
         };
         state.inner.metrics.observe_audit(started.elapsed());
         state.publish(

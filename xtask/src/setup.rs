@@ -55,6 +55,27 @@ pub fn wasm_tools() -> Result<(), String> {
     Ok(())
 }
 
+/// Debian's `docker-registry` (the CNCF distribution registry) and `skopeo`, which
+/// `server/tests/registry.rs` runs: a real registry on 127.0.0.1 and the tool that pushes its images.
+pub fn registry_tools() -> Result<(), String> {
+    let missing: Vec<&str> = [
+        ("/usr/bin/docker-registry", "docker-registry"),
+        ("/usr/bin/skopeo", "skopeo"),
+    ]
+    .into_iter()
+    .filter(|(bin, _)| !std::path::Path::new(bin).exists())
+    .map(|(_, package)| package)
+    .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    run(Command::new("apt-get").arg("update"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
 /// Chromium from Debian (never Playwright's own download) and the Playwright npm packages.
 pub fn browser_tools() -> Result<(), String> {
     if !std::path::Path::new("/usr/bin/chromium").exists() {

@@ -6,9 +6,11 @@ use std::process::Command;
 /// fmt, clippy, build, cargo test (with the waPC host test), Playwright.
 ///
 /// Chromium (apt) and the Playwright packages (npm) are installed on a second thread while cargo works:
-/// downloads cost no CPU, and nothing needs them before Playwright.
+/// downloads cost no CPU, and nothing needs them before Playwright. The registry tools (apt) are installed
+/// first, before that thread starts (two apt-gets would fight over its lock): `cargo test` needs them.
 pub fn all() -> Result<(), String> {
     crate::setup::rust_targets()?;
+    crate::setup::registry_tools()?;
     let browser = std::thread::spawn(crate::setup::browser_tools);
     let checked = checks();
     let installed = browser

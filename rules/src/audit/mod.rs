@@ -53,6 +53,7 @@
 mod changes;
 mod classes;
 mod flush;
+mod images;
 mod live;
 mod node_group;
 mod object_rules;
@@ -215,6 +216,8 @@ pub struct Audit {
     evaluations: u64,
     /// A reset being fed object by object.
     resetting: Option<Box<Resetting>>,
+    /// What a registry client learnt about the images ([`Audit::set_image_facts`]).
+    image_facts: crate::rules::ImageFacts,
 }
 
 /// The key of a pod everywhere winplace keeps pods: `namespace/name`.

@@ -55,9 +55,12 @@ impl Audit {
         let old_workloads: Vec<Arc<str>> = self.workloads.keys().cloned().collect();
         let evaluations = self.evaluations;
         let settings = std::mem::take(&mut self.settings);
+        // What registries said about images outlives the cluster's objects.
+        let image_facts = std::mem::take(&mut self.image_facts);
         *self = Audit {
             settings,
             evaluations,
+            image_facts,
             ..Audit::default()
         };
         self.resetting = Some(Box::new(Resetting {

@@ -54,7 +54,8 @@ impl Audit {
         let full = Some(&self.context);
         let classes = Some(&self.classes);
         // Resolving reads the RuntimeClasses and the Windows builds, the same in both contexts.
-        let resolver = Resolver::new(classes, &self.settings);
+        let resolver =
+            Resolver::new(classes, &self.settings).with_manifests(&self.image_facts.manifests);
         let index = Some(&self.index).filter(|i| !i.is_empty());
         let settings = &self.settings;
         let per_node = &self.per_node_keys;

@@ -221,6 +221,15 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
+        RuleId::ImageManifestUnresolved,
+        WindowsPods,
+        I,
+        "Image manifest could not be read",
+        "With registry resolution on (`winplace check --resolve-images`, the server), an image whose manifest could not be read (unauthorized, not found, timeout) keeps the classification its name gives.",
+        false,
+        false,
+    ),
+    r(
         RuleId::WindowsVersionUnsupported,
         WindowsPods,
         W,
@@ -690,6 +699,7 @@ mod tests {
                     "windows-build-mismatch",
                     "windows-images-build-conflict",
                     "windows-image-build-unknown",
+                    "image-manifest-unresolved",
                     "windows-version-unsupported",
                     "deprecated-os-label",
                 ],
@@ -787,7 +797,11 @@ mod tests {
             "windows-node-unsupported-version",
         ];
         // issue 15: a pool whose build cannot be told is reported as such (info), never guessed.
-        let infos = ["runtimeclass-unchecked", "node-pool-build-unknown"];
+        let infos = [
+            "runtimeclass-unchecked",
+            "node-pool-build-unknown",
+            "image-manifest-unresolved",
+        ];
         for m in RULES {
             let want = if warnings.contains(&m.id) {
                 Severity::Warning

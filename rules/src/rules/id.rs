@@ -58,6 +58,7 @@ rule_ids! {
     WindowsBuildMismatch = "windows-build-mismatch",
     WindowsImagesBuildConflict = "windows-images-build-conflict",
     WindowsImageBuildUnknown = "windows-image-build-unknown",
+    ImageManifestUnresolved = "image-manifest-unresolved",
     WindowsVersionUnsupported = "windows-version-unsupported",
     DeprecatedOsLabel = "deprecated-os-label",
     // Linux pods

@@ -21,6 +21,8 @@ mod node_affinity;
 mod security_context;
 mod tolerations;
 mod unknown_fields;
+// What a registry client handed in.
+mod image_facts;
 // Object rules.
 mod nodes;
 mod runtimeclass_objects;
@@ -39,6 +41,7 @@ use crate::windows::ImageClass;
 use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
+pub use image_facts::{ImageFacts, images_to_resolve};
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {
@@ -147,6 +150,20 @@ pub(crate) fn evaluate_prepared(
             }
         }
     }
+}
+
+/// [`evaluate_with_manifests`] with what a registry client learnt ([`ImageFacts`]): the images it read are
+/// classified from their manifests, and each container whose image it could not read gets an
+/// `image-manifest-unresolved` info finding (the image keeps its name-based classification).
+pub fn evaluate_with_image_facts(
+    objects: &[Object],
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    facts: &ImageFacts,
+) -> Vec<Finding> {
+    let mut findings = evaluate_with_manifests(objects, context, settings, &facts.manifests);
+    image_facts::check_unresolved(objects, settings, &facts.unresolved, &mut findings);
+    findings
 }
 
 /// Runs every template family on one workload's pod template against a prepared cluster, and returns the

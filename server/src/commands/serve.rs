@@ -27,6 +27,46 @@ pub struct ServeArgs {
     /// Settings (YAML or JSON, the policy's settings schema).
     #[arg(long, value_name = "FILE", env = "WINPLACE_SETTINGS")]
     pub settings: Option<PathBuf>,
+    /// Image resolution from registries (`--resolve-images` and its flags).
+    #[command(flatten)]
+    pub registry: ServeRegistryArgs,
+}
+
+/// The registry flags of `winplace serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeRegistryArgs {
+    /// Resolve the live workloads' images whose name tells neither their OS nor their Windows build
+    /// from their registries, in the background (and answer `GET /api/images/resolve`).
+    #[arg(long, env = "WINPLACE_RESOLVE_IMAGES")]
+    pub resolve_images: bool,
+    /// A registry (`HOST:PORT`) reached over plain HTTP; repeatable.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub insecure_registry: Vec<String>,
+    /// Registry credentials, in the Docker config format; default `$DOCKER_CONFIG/config.json`, else
+    /// `~/.docker/config.json`, else anonymous.
+    #[arg(long, value_name = "FILE", env = "WINPLACE_REGISTRY_CONFIG")]
+    pub registry_config: Option<PathBuf>,
+    /// Time limit of one image look-up, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::commands::check::parse_seconds)]
+    pub registry_timeout: std::time::Duration,
+}
+
+impl ServeRegistryArgs {
+    /// The resolver these flags ask for (`None` without `--resolve-images`).
+    pub fn resolver(&self) -> anyhow::Result<Option<crate::registry::ImageResolver>> {
+        if !self.resolve_images {
+            return Ok(None);
+        }
+        let credentials = crate::registry::Credentials::load(self.registry_config.as_deref())?;
+        Ok(Some(crate::registry::ImageResolver::new(
+            crate::registry::RegistryOptions {
+                insecure: self.insecure_registry.clone(),
+                credentials,
+                timeout: self.registry_timeout,
+                ..Default::default()
+            },
+        )))
+    }
 }
 
 /// Serves until Ctrl-C or SIGTERM.
@@ -35,11 +75,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
     tracing::info!("source: {}", state.source().description);
-    // The audit thread runs until the source ends (static sources: after the first sync).
+    let mut events = source.events();
+    if let Some(resolver) = args.registry.resolver()? {
+        let resolver = std::sync::Arc::new(resolver);
+        state.set_image_resolver(resolver.clone());
+        let answers = crate::image_resolution::spawn(state.clone(), resolver);
+        events = Box::pin(futures::stream::select(events, answers));
+        tracing::info!("resolving the workloads' images from their registries");
+    }
+    // The audit thread runs until the source ends (static sources: after the first sync; with image
+    // resolution, never).
     let _applier = crate::state::spawn_applier(
         state.clone(),
         winplace_rules::audit::Audit::new(settings),
-        source.events(),
+        events,
     );
     let allowed = crate::hosts::AllowedHosts::for_listen(&args.listen, &args.allowed_hosts);
     crate::app::serve(args.listen, state, allowed).await?;

@@ -207,6 +207,9 @@ async fn plan_live(
                 audit.finish_reset();
             }
             SourceEvent::ListFailed(why) => anyhow::bail!("{why}"),
+            SourceEvent::ImageFacts(facts) => {
+                audit.set_image_facts(facts);
+            }
             SourceEvent::Synced => break,
             SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
         }

@@ -96,7 +96,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
     let published = state.published();
     let (synced, stale) = state.sync_flags();
     let counters = state.metrics().counters();
-    let text = crate::metrics::render(&Exposition {
+    let mut text = crate::metrics::render(&Exposition {
         source: state.source().kind,
         counters: &counters,
         report: &published.report,
@@ -105,6 +105,9 @@ async fn metrics(State(state): State<AppState>) -> Response {
         synced,
         stale,
     });
+    if let Some(resolver) = state.image_resolver() {
+        text.push_str(&resolver.stats().exposition());
+    }
     (
         [(
             header::CONTENT_TYPE,

@@ -4,3 +4,4 @@ pub mod api;
 pub mod assets;
 pub mod events;
 pub mod health;
+pub mod images;

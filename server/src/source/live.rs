@@ -395,6 +395,7 @@ mod tests {
                 SourceEvent::Change(Change::RuntimeClassDeleted(n)) => format!("-rc {n}"),
                 SourceEvent::Synced => "synced".into(),
                 SourceEvent::WatchError(e) => format!("error {e}"),
+                SourceEvent::ImageFacts(_) => "images".into(),
             })
             .collect()
     }

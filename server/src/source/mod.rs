@@ -35,6 +35,9 @@ pub enum SourceEvent {
     Synced,
     /// The watch failed; the source retries with backoff (live sources only).
     WatchError(String),
+    /// What registries said about the workloads' images (the server's background resolution, not the
+    /// cluster source): the templates running a changed image are re-audited.
+    ImageFacts(winplace_rules::rules::ImageFacts),
 }
 
 /// A source of cluster state: an initial state and a stream of changes.

@@ -5,6 +5,7 @@
 
 mod inputs;
 mod output;
+mod resolve;
 mod write;
 
 use std::io::Write as _;
@@ -16,6 +17,7 @@ use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity};
 
 pub use output::{CheckReport, CheckSummary, Format};
+pub use resolve::{ImageLookup, ResolveArgs, parse_seconds};
 
 /// The name standard input gets in findings.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -54,6 +56,9 @@ pub struct CheckArgs {
     /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
     #[arg(long, value_name = "PLATFORM")]
     pub platform: Option<Platform>,
+    /// Image resolution from registries (`--resolve-images` and its flags).
+    #[command(flatten)]
+    pub registry: ResolveArgs,
 }
 
 /// The lowest severity that fails a check.
@@ -182,6 +187,13 @@ pub fn check(
     if let Some(platform) = args.platform {
         settings.apply_platform(platform);
     }
+    let lookup = match ImageLookup::start(&args.registry) {
+        Ok(lookup) => lookup,
+        Err(e) => {
+            out.errors.push(e);
+            return out;
+        }
+    };
     let (context, cluster_findings) = load_cluster(&args.cluster, &settings, &mut out.errors);
     out.findings.extend(cluster_findings);
     let (files, walk_errors) = inputs::expand(&args.paths);
@@ -214,7 +226,10 @@ pub fn check(
             }
         };
         out.files += 1;
-        let report = winplace_rules::check_text(&name, &text, context.as_ref(), &settings);
+        let report = match &lookup {
+            Some(lookup) => lookup.check_text(&name, &text, context.as_ref(), &settings),
+            None => winplace_rules::check_text(&name, &text, context.as_ref(), &settings),
+        };
         if !args.fix || !report.parse_errors.is_empty() {
             if args.fix && matches!(input, inputs::Input::Stdin) {
                 // Still echo the input, so a pipeline does not lose it.
@@ -314,6 +329,7 @@ mod tests {
             fix: false,
             fail_on: FailOn::Error,
             platform: None,
+            registry: ResolveArgs::default(),
         }
     }
 

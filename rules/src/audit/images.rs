@@ -1,0 +1,144 @@
+//! Image facts in the audit: what a registry client learnt about the images of the live workloads
+//! ([`ImageFacts`]), handed in by the server's background resolution ([`Audit::set_image_facts`]); only
+//! the templates running an image whose answer changed are re-audited.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::{Audit, Dirty, Touched};
+use crate::placement::container_images;
+use crate::rules::{ImageFacts, images_to_resolve};
+
+impl Audit {
+    /// The images of the live workloads whose name tells neither their OS nor their Windows build: what
+    /// the server asks registries about ([`images_to_resolve`] over every pod template).
+    pub fn images_to_resolve(&self) -> Vec<String> {
+        let objects = self
+            .workloads
+            .values()
+            .flat_map(|w| w.templates.values().map(|t| &t.object));
+        images_to_resolve(objects, &self.settings)
+    }
+
+    /// The image facts the templates are evaluated with.
+    pub fn image_facts(&self) -> &ImageFacts {
+        &self.image_facts
+    }
+
+    /// Replaces the image facts and re-audits the templates running an image whose answer changed;
+    /// returns what that touched.
+    pub fn set_image_facts(&mut self, facts: ImageFacts) -> Touched {
+        let mut changed: BTreeSet<&str> = BTreeSet::new();
+        for (image, class) in &facts.manifests {
+            if self.image_facts.manifests.get(image) != Some(class) {
+                changed.insert(image);
+            }
+        }
+        for image in self.image_facts.manifests.keys() {
+            if !facts.manifests.contains_key(image) {
+                changed.insert(image);
+            }
+        }
+        let mut dirty = Dirty::default();
+        for (wk, workload) in &self.workloads {
+            for (rev, template) in &workload.templates {
+                let runs_changed = container_images(&template.spec, &Default::default())
+                    .iter()
+                    .any(|(_, image)| changed.contains(image));
+                if runs_changed {
+                    dirty.templates.insert((Arc::clone(wk), Arc::clone(rev)));
+                }
+            }
+        }
+        self.image_facts = facts;
+        self.flush(dirty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::Change;
+    use crate::settings::Settings;
+    use crate::windows::{ImageClass, ImageOs, ImageSource};
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    use serde_json::json;
+
+    fn windows_node(name: &str, build: &str) -> Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"kubernetes.io/os": "windows",
+                "node.kubernetes.io/windows-build": build}},
+            "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+            "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": format!("{build}.100"),
+                "architecture": "amd64", "bootID": "", "containerRuntimeVersion": "", "kubeProxyVersion": "",
+                "kubeletVersion": "v1.31.0", "machineID": "", "osImage": "x", "systemUUID": ""},
+                "conditions": [{"type": "Ready", "status": "True"}]}
+        }))
+        .expect("node")
+    }
+
+    fn pod(name: &str, image: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows",
+                    "node.kubernetes.io/windows-build": "10.0.20348"},
+                "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+                "containers": [{"name": "app", "image": image}]},
+            "status": {"phase": "Pending"}
+        }))
+        .expect("pod")
+    }
+
+    fn rules_of(audit: &Audit, key: &str) -> Vec<String> {
+        audit
+            .workload(key)
+            .map(|w| w.findings.iter().map(|f| f.rule.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn facts_reaudit_only_the_workloads_running_the_changed_images() {
+        let mut audit = Audit::new(Settings::default());
+        audit.apply(Change::Reset {
+            nodes: vec![windows_node("win22", "10.0.20348")],
+            pods: vec![
+                pod("billing", "contoso.azurecr.io/billing:4.2"),
+                pod("other", "contoso.azurecr.io/other:1"),
+            ],
+            runtime_classes: vec![],
+        });
+        assert_eq!(
+            audit.images_to_resolve(),
+            vec![
+                "contoso.azurecr.io/billing:4.2",
+                "contoso.azurecr.io/other:1"
+            ]
+        );
+        assert!(!rules_of(&audit, "Pod/shop/billing").contains(&"windows-build-mismatch".into()));
+        let evaluations = audit.evaluations();
+        let mut facts = ImageFacts::default();
+        facts.manifests.insert(
+            "contoso.azurecr.io/billing:4.2".into(),
+            ImageClass {
+                os: ImageOs::Windows {
+                    builds: vec![17763],
+                },
+                source: ImageSource::Manifest,
+                reason: "the manifest says Windows Server 2019".into(),
+            },
+        );
+        let touched = audit.set_image_facts(facts.clone());
+        assert_eq!(touched.workloads, vec!["Pod/shop/billing".to_string()]);
+        assert_eq!(audit.evaluations(), evaluations + 1);
+        assert!(rules_of(&audit, "Pod/shop/billing").contains(&"windows-build-mismatch".into()));
+        // The same facts again change nothing.
+        assert_eq!(audit.set_image_facts(facts), Touched::default());
+        // The facts survive a reset (they are about images, not about the cluster's objects).
+        audit.apply(Change::Reset {
+            nodes: vec![windows_node("win22", "10.0.20348")],
+            pods: vec![pod("billing", "contoso.azurecr.io/billing:4.2")],
+            runtime_classes: vec![],
+        });
+        assert!(rules_of(&audit, "Pod/shop/billing").contains(&"windows-build-mismatch".into()));
+    }
+}

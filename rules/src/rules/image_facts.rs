@@ -1,0 +1,197 @@
+//! What a registry client learnt about images, handed into the rules ([`ImageFacts`]), and the rule that
+//! reports the images it could not learn about (`image-manifest-unresolved`).
+//!
+//! The rules never fetch anything (DESIGN "Data flow"): the CLI's `--resolve-images` and the server read
+//! the manifests and hand in what they found, exactly as the Kubewarden policy hands in what its host's
+//! OCI capability read ([`super::evaluate_with_manifests`]).
+
+use std::collections::BTreeMap;
+
+use super::{Emitter, RuleId};
+use crate::finding::Finding;
+use crate::model::{self, Object};
+use crate::placement::container_images;
+use crate::settings::Settings;
+use crate::windows::{ImageClass, ImageOs, ImageSource, classify_image};
+
+/// What a registry client found out about the images of the input.
+///
+/// Keys are image references as written in the pods (`contoso.azurecr.io/billing:4.2`).
+///
+/// ```
+/// use winplace_rules::rules::ImageFacts;
+/// let mut facts = ImageFacts::default();
+/// facts.unresolved.insert("registry.example.com/app:1".into(), "the registry does not know the tag".into());
+/// assert!(facts.manifests.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImageFacts {
+    /// Images whose manifest was read: what it says (source [`crate::windows::ImageSource::Manifest`]).
+    pub manifests: BTreeMap<String, ImageClass>,
+    /// Images whose manifest could not be read, with why (a clause: `the registry answered 401
+    /// Unauthorized`); they keep the classification their name gives, and get an info finding.
+    pub unresolved: BTreeMap<String, String>,
+}
+
+/// The images of `objects` worth asking a registry about, distinct, in input order: those whose name
+/// tells neither their OS nor their Windows build ([`ImageOs::Unrecognized`], and Windows images of
+/// unknown build). Images the settings' image rules describe are not asked about: the operator's rule
+/// wins; nor are images of exempt namespaces.
+///
+/// ```
+/// use winplace_rules::input::{parse, Limits};
+/// use winplace_rules::{model, Settings};
+/// use winplace_rules::rules::images_to_resolve;
+/// let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: a, image: contoso.azurecr.io/billing:4.2}\n  - {name: b, image: nginx:1.27}\n";
+/// let objects = model::objects(&parse("p.yaml", text, &Limits::default()).documents);
+/// assert_eq!(images_to_resolve(&objects, &Settings::default()), vec!["contoso.azurecr.io/billing:4.2"]);
+/// ```
+pub fn images_to_resolve<'a>(
+    objects: impl IntoIterator<Item = &'a Object>,
+    settings: &Settings,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for object in objects {
+        if object
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
+        {
+            continue;
+        }
+        let Some(Ok(template)) = model::pod_template(object) else {
+            continue;
+        };
+        for (_, image) in container_images(&template.spec, &template.prefix) {
+            let class = classify_image(image, &settings.image_rules);
+            let unknown = match &class.os {
+                ImageOs::Unrecognized => true,
+                ImageOs::Windows { builds } => builds.is_empty(),
+                ImageOs::Linux | ImageOs::MultiOs => false,
+            };
+            let by_rule = matches!(class.source, ImageSource::ImageRule(_));
+            if unknown && !by_rule && !out.iter().any(|i| i == image) {
+                out.push(image.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `image-manifest-unresolved`: one info finding per container whose image is in `unresolved`, at the
+/// container's `image` field.
+pub(super) fn check_unresolved(
+    objects: &[Object],
+    settings: &Settings,
+    unresolved: &BTreeMap<String, String>,
+    findings: &mut Vec<Finding>,
+) {
+    for object in objects {
+        if object
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
+        {
+            continue;
+        }
+        let Some(Ok(template)) = model::pod_template(object) else {
+            continue;
+        };
+        let mut out = Emitter::new(object, settings, findings);
+        for (path, image) in container_images(&template.spec, &template.prefix) {
+            let Some(why) = unresolved.get(image) else {
+                continue;
+            };
+            let by_name = classify_image(image, &settings.image_rules);
+            out.emit(
+                RuleId::ImageManifestUnresolved,
+                &path,
+                format!(
+                    "The manifest of {image} could not be read: {why}. winplace judges it by its name \
+                     instead ({}); check the registry address and credentials (--registry-config), or \
+                     describe the image in the settings' imageRules.",
+                    by_name.reason
+                ),
+                None,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{Limits, parse};
+    use crate::rules::evaluate_with_image_facts;
+
+    const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers:\n  - {name: a, image: registry.example.com/app:1}\n  - {name: b, image: nginx:1.27}\n";
+
+    fn findings(text: &str, facts: &ImageFacts, settings: &Settings) -> Vec<Finding> {
+        let parsed = parse("p.yaml", text, &Limits::default());
+        let objects = model::objects(&parsed.documents);
+        evaluate_with_image_facts(&objects, None, settings, facts)
+    }
+
+    #[test]
+    fn an_unresolved_image_gets_one_info_finding_at_its_container() {
+        let mut facts = ImageFacts::default();
+        facts.unresolved.insert(
+            "registry.example.com/app:1".into(),
+            "the registry answered 401 Unauthorized".into(),
+        );
+        let got: Vec<Finding> = findings(POD, &facts, &Settings::default())
+            .into_iter()
+            .filter(|f| f.rule == "image-manifest-unresolved")
+            .collect();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].severity, crate::Severity::Info);
+        assert_eq!(got[0].path, "spec.containers[0].image");
+        assert_eq!(got[0].line, Some(6));
+        assert!(
+            got[0].message.contains("401 Unauthorized"),
+            "{}",
+            got[0].message
+        );
+    }
+
+    #[test]
+    fn only_images_whose_name_says_too_little_are_looked_up() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      initContainers:\n      - {name: i, image: registry.example.com/app:1}\n      containers:\n      - {name: a, image: registry.example.com/app:1}\n      - {name: b, image: mcr.microsoft.com/windows/servercore:ltsc2022}\n      - {name: c, image: mcr.microsoft.com/windows/servercore:latest}\n      - {name: d, image: busybox}\n      - {name: e, image: registry.example.com/ruled:2}\n";
+        let parsed = parse("d.yaml", text, &Limits::default());
+        let objects = model::objects(&parsed.documents);
+        let settings = Settings::from_text(
+            "s.yaml",
+            "imageRules:\n- {pattern: \"registry.example.com/ruled:*\", os: windows}\n",
+        )
+        .expect("settings");
+        assert_eq!(
+            images_to_resolve(&objects, &settings),
+            vec![
+                "registry.example.com/app:1",
+                "mcr.microsoft.com/windows/servercore:latest"
+            ]
+        );
+    }
+
+    #[test]
+    fn exempt_namespaces_and_resolved_images_get_none() {
+        let mut facts = ImageFacts::default();
+        facts
+            .unresolved
+            .insert("registry.example.com/app:1".into(), "timeout".into());
+        let settings = Settings {
+            exempt_namespaces: vec!["team".into()],
+            ..Settings::default()
+        };
+        assert!(
+            findings(POD, &facts, &settings)
+                .iter()
+                .all(|f| f.rule != "image-manifest-unresolved")
+        );
+        assert!(
+            findings(POD, &ImageFacts::default(), &Settings::default())
+                .iter()
+                .all(|f| f.rule != "image-manifest-unresolved")
+        );
+    }
+}

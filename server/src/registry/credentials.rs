@@ -1,0 +1,137 @@
+//! Registry credentials from a Docker config file (`~/.docker/config.json`, or `--registry-config FILE`),
+//! read with the `docker_credential` crate: `auths` entries (`auth` = base64 `user:password`, or
+//! `username`/`password`), `credHelpers` and `credsStore` (which run `docker-credential-<name>`).
+//!
+//! A registry without credentials is accessed anonymously: the OCI client still follows the registry's
+//! token challenge (`WWW-Authenticate: Bearer realm=…`), as public registries require.
+
+use std::path::{Path, PathBuf};
+
+use oci_client::secrets::RegistryAuth;
+
+use super::error::SetupError;
+
+/// The Docker config's text, checked to be JSON when loaded; empty when there is none.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    config: Option<Vec<u8>>,
+}
+
+/// The key Docker stores Docker Hub's credentials under.
+const DOCKER_HUB_KEY: &str = "https://index.docker.io/v1/";
+
+impl Credentials {
+    /// No credentials: every registry is accessed anonymously.
+    pub fn anonymous() -> Self {
+        Credentials::default()
+    }
+
+    /// Reads `path`; errors name the file (and the line, for JSON that does not parse).
+    pub fn from_file(path: &Path) -> Result<Self, SetupError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| SetupError::ConfigUnreadable {
+            path: name.clone(),
+            source,
+        })?;
+        if let Err(e) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
+        {
+            return Err(SetupError::ConfigInvalid {
+                path: name,
+                line: e.line(),
+                message: e.to_string(),
+            });
+        }
+        Ok(Credentials {
+            config: Some(bytes),
+        })
+    }
+
+    /// `--registry-config FILE` when given; else Docker's own file (`$DOCKER_CONFIG/config.json`, else
+    /// `$HOME/.docker/config.json`) when it exists; else anonymous.
+    pub fn load(explicit: Option<&Path>) -> Result<Self, SetupError> {
+        if let Some(path) = explicit {
+            return Self::from_file(path);
+        }
+        match default_config_path().filter(|p| p.is_file()) {
+            Some(path) => Self::from_file(&path),
+            None => Ok(Self::anonymous()),
+        }
+    }
+
+    /// The credentials for `registry` (a host as in image references: `docker.io`,
+    /// `127.0.0.1:5000`); anonymous when the config has none for it.
+    pub fn auth_for(&self, registry: &str) -> RegistryAuth {
+        let Some(config) = &self.config else {
+            return RegistryAuth::Anonymous;
+        };
+        let key = if registry == "docker.io" {
+            DOCKER_HUB_KEY
+        } else {
+            registry
+        };
+        match docker_credential::get_credential_from_reader(config.as_slice(), key) {
+            Ok(docker_credential::DockerCredential::UsernamePassword(user, password)) => {
+                RegistryAuth::Basic(user, password)
+            }
+            Ok(docker_credential::DockerCredential::IdentityToken(_)) => {
+                // An OAuth refresh token: the OCI client cannot exchange it, so try anonymously.
+                tracing::warn!(
+                    registry,
+                    "the Docker config holds an identity token for this registry, which winplace cannot use; trying anonymously"
+                );
+                RegistryAuth::Anonymous
+            }
+            Err(docker_credential::CredentialRetrievalError::NoCredentialConfigured) => {
+                RegistryAuth::Anonymous
+            }
+            Err(error) => {
+                tracing::warn!(registry, %error, "cannot read the credentials for this registry; trying anonymously");
+                RegistryAuth::Anonymous
+            }
+        }
+    }
+}
+
+/// Where Docker keeps its config: `$DOCKER_CONFIG/config.json`, else `$HOME/.docker/config.json`.
+fn default_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("DOCKER_CONFIG") {
+        return Some(PathBuf::from(dir).join("config.json"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker").join("config.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auths_entries_give_basic_credentials_and_others_are_anonymous() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.json");
+        // base64("ci:s3cret")
+        std::fs::write(
+            &path,
+            r#"{"auths": {"127.0.0.1:5000": {"auth": "Y2k6czNjcmV0"}, "https://index.docker.io/v1/": {"username": "hub", "password": "pw"}}}"#,
+        )
+        .expect("write");
+        let creds = Credentials::from_file(&path).expect("valid");
+        assert_eq!(
+            format!("{:?}", creds.auth_for("127.0.0.1:5000")),
+            format!("{:?}", RegistryAuth::Basic("ci".into(), "s3cret".into()))
+        );
+        assert!(matches!(creds.auth_for("docker.io"), RegistryAuth::Basic(u, _) if u == "hub"));
+        assert!(matches!(creds.auth_for("ghcr.io"), RegistryAuth::Anonymous));
+    }
+
+    #[test]
+    fn a_bad_config_names_the_file_and_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, "{\n  \"auths\": {,}\n}").expect("write");
+        let error = Credentials::from_file(&path).expect_err("invalid");
+        let text = error.to_string();
+        assert!(text.contains("config.json: line 2"), "{text}");
+        let missing = Credentials::from_file(&dir.path().join("nope.json")).expect_err("missing");
+        assert!(missing.to_string().contains("nope.json"), "{missing}");
+    }
+}

@@ -1,0 +1,368 @@
+//! The registry client: what images' manifests say about their OS and Windows builds.
+//!
+//! The rules crate never fetches anything; this module reads the manifests and hands the answers in as
+//! [`winplace_rules::rules::ImageFacts`], exactly as the Kubewarden policy hands in what its host's OCI
+//! capability read. Used by `winplace check --resolve-images` ([`BlockingResolver`]) and by the server
+//! (background resolution of live workloads' images, `GET /api/images/resolve`).
+//!
+//! * [`credentials`]: the Docker config file (`~/.docker/config.json`, `--registry-config FILE`);
+//! * [`fetch`](mod@fetch): index → manifest → config blob, with the `oci-client` crate (anonymous token
+//!   challenge, basic credentials, plain HTTP for `--insecure-registry` hosts);
+//! * [`facts`]: the platforms read, and what they mean for placement;
+//! * [`cache`]: by reference and by digest for the process's life; on disk with an expiry for the CLI;
+//! * [`error`]: why an image could not be resolved (unauthorized, not found, timeout, …);
+//! * [`blocking`]: the CLI's synchronous front, on a runtime of its own.
+//!
+//! Limits: at most [`RegistryOptions::concurrency`] look-ups at once, and every look-up (connection,
+//! token, manifest, config) within [`RegistryOptions::timeout`]; a batch ([`ImageResolver::resolve_all`])
+//! finishes by its deadline whatever the registries do.
+
+pub mod blocking;
+pub mod cache;
+pub mod credentials;
+pub mod error;
+pub mod facts;
+mod fetch;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::{Client, Reference};
+use serde::Serialize;
+use winplace_rules::rules::ImageFacts;
+use winplace_rules::windows::parse_image_ref;
+
+pub use blocking::BlockingResolver;
+pub use cache::DiskCache;
+pub use credentials::Credentials;
+pub use error::{ResolveError, SetupError};
+pub use facts::{ManifestFacts, Platform, PlatformSource};
+
+use cache::MemoryCache;
+
+/// The default time limit of a look-up (and of the CLI's whole resolution step).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default number of look-ups in flight at once.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+/// How the client reaches registries.
+#[derive(Debug)]
+pub struct RegistryOptions {
+    /// Registries (`HOST:PORT`) spoken to over plain HTTP, as containerd's and kwctl's insecure
+    /// registries.
+    pub insecure: Vec<String>,
+    /// Credentials by registry.
+    pub credentials: Credentials,
+    /// Time limit of one look-up (every request it makes), and of a [`ImageResolver::resolve_all`] batch.
+    pub timeout: Duration,
+    /// Look-ups in flight at once.
+    pub concurrency: usize,
+    /// Answers kept on disk between runs (the CLI), if any.
+    pub disk_cache: Option<DiskCache>,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        RegistryOptions {
+            insecure: Vec::new(),
+            credentials: Credentials::anonymous(),
+            timeout: DEFAULT_TIMEOUT,
+            concurrency: DEFAULT_CONCURRENCY,
+            disk_cache: None,
+        }
+    }
+}
+
+/// Counters for `/metrics` and the API.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolverStats {
+    /// Look-ups asked for.
+    pub lookups: u64,
+    /// Look-ups answered from a cache.
+    pub cache_hits: u64,
+    /// Look-ups that failed.
+    pub failures: u64,
+}
+
+impl ResolverStats {
+    /// The counters in the Prometheus text format (`/metrics` appends them when the server resolves
+    /// images).
+    ///
+    /// ```
+    /// let stats = winplace::registry::ResolverStats { lookups: 3, cache_hits: 1, failures: 1 };
+    /// assert!(stats.exposition().contains("winplace_image_lookups_total 3\n"));
+    /// ```
+    pub fn exposition(&self) -> String {
+        let mut out = String::new();
+        for (name, help, value) in [
+            (
+                "winplace_image_lookups_total",
+                "Image manifest look-ups asked for (background resolution and /api/images/resolve).",
+                self.lookups,
+            ),
+            (
+                "winplace_image_cache_hits_total",
+                "Image manifest look-ups answered from the cache.",
+                self.cache_hits,
+            ),
+            (
+                "winplace_image_lookup_failures_total",
+                "Image manifest look-ups that failed (unauthorized, not found, timeout, unreachable).",
+                self.failures,
+            ),
+        ] {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"
+            ));
+        }
+        out
+    }
+}
+
+/// Resolves image references to what their registries say (see the module docs).
+pub struct ImageResolver {
+    client: Client,
+    credentials: Credentials,
+    timeout: Duration,
+    permits: tokio::sync::Semaphore,
+    memory: MemoryCache,
+    disk: Option<DiskCache>,
+    lookups: AtomicU64,
+    cache_hits: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl std::fmt::Debug for ImageResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageResolver")
+            .field("timeout", &self.timeout)
+            .field("cached", &self.memory.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ImageResolver {
+    /// A resolver with `options`.
+    pub fn new(options: RegistryOptions) -> Self {
+        // reqwest is built without a default TLS provider (kube's `ring` is already linked; aws-lc is
+        // not): install ring once per process. A second install fails harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = ClientConfig {
+            protocol: if options.insecure.is_empty() {
+                ClientProtocol::Https
+            } else {
+                ClientProtocol::HttpsExcept(options.insecure.clone())
+            },
+            connect_timeout: Some(options.timeout),
+            read_timeout: Some(options.timeout),
+            ..ClientConfig::default()
+        };
+        ImageResolver {
+            client: Client::new(config),
+            credentials: options.credentials,
+            timeout: options.timeout,
+            permits: tokio::sync::Semaphore::new(options.concurrency.max(1)),
+            memory: MemoryCache::default(),
+            disk: options.disk_cache,
+            lookups: AtomicU64::new(0),
+            cache_hits: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+        }
+    }
+
+    /// The time limit of one look-up.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What the registry says about `image` (a reference as written in a pod), from a cache when it can.
+    pub async fn resolve(&self, image: &str) -> Result<ManifestFacts, ResolveError> {
+        self.lookups.fetch_add(1, Ordering::Relaxed);
+        let result = self.lookup(image).await;
+        if result.is_err() {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    async fn lookup(&self, image: &str) -> Result<ManifestFacts, ResolveError> {
+        let reference = oci_reference(image)?;
+        let key = reference.whole();
+        if let Some(found) = self.memory.get(&key, reference.digest()) {
+            self.cache_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(found);
+        }
+        if let Some(found) = self.disk.as_ref().and_then(|d| d.get(&key)) {
+            self.cache_hits.fetch_add(1, Ordering::Relaxed);
+            self.memory.put(&key, &found);
+            return Ok(found);
+        }
+        let work = async {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| ResolveError::Registry("the resolver is shutting down".into()))?;
+            // A credential helper is a process that may hang: off the runtime, and within the limit.
+            let credentials = self.credentials.clone();
+            let registry = reference.registry().to_string();
+            let auth = tokio::task::spawn_blocking(move || credentials.auth_for(&registry))
+                .await
+                .map_err(|e| {
+                    ResolveError::Registry(format!("reading the credentials failed: {e}"))
+                })?;
+            fetch::fetch(&self.client, &reference, &auth, self.timeout).await
+        };
+        let facts = tokio::time::timeout(self.timeout, work)
+            .await
+            .unwrap_or(Err(ResolveError::Timeout(self.timeout)))?;
+        tracing::debug!(image, digest = %facts.digest, "resolved");
+        self.memory.put(&key, &facts);
+        if let Some(disk) = &self.disk {
+            disk.put(&key, &facts);
+        }
+        Ok(facts)
+    }
+
+    /// Resolves every distinct image of `images` at once (within the concurrency bound), all finished
+    /// by `deadline`: what is still running then is a timeout.
+    pub async fn resolve_all_until(
+        &self,
+        images: &[String],
+        deadline: tokio::time::Instant,
+    ) -> BTreeMap<String, Result<ManifestFacts, ResolveError>> {
+        let mut distinct: Vec<&String> = images.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        let lookups = distinct.into_iter().map(|image| async move {
+            let result = tokio::time::timeout_at(deadline, self.resolve(image))
+                .await
+                .unwrap_or(Err(ResolveError::Timeout(self.timeout)));
+            (image.clone(), result)
+        });
+        futures::future::join_all(lookups)
+            .await
+            .into_iter()
+            .collect()
+    }
+
+    /// [`Self::resolve_all_until`] with a deadline one timeout from now.
+    pub async fn resolve_all(
+        &self,
+        images: &[String],
+    ) -> BTreeMap<String, Result<ManifestFacts, ResolveError>> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        self.resolve_all_until(images, deadline).await
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> ResolverStats {
+        ResolverStats {
+            lookups: self.lookups.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes the on-disk cache, if there is one.
+    pub fn save_cache(&self) {
+        if let Some(disk) = &self.disk {
+            disk.save();
+        }
+    }
+}
+
+/// The OCI reference of an image as written in a pod, normalized as the kubelet reads it (the rules
+/// crate's grammar): no tag and no digest means `latest`.
+pub fn oci_reference(image: &str) -> Result<Reference, ResolveError> {
+    let parsed =
+        parse_image_ref(image).ok_or_else(|| ResolveError::InvalidReference(image.to_string()))?;
+    let registry = parsed.registry.clone();
+    let repository = parsed.repository.clone();
+    Ok(match (&parsed.tag, &parsed.digest) {
+        (Some(tag), Some(digest)) => {
+            Reference::with_tag_and_digest(registry, repository, tag.clone(), digest.clone())
+        }
+        (None, Some(digest)) => Reference::with_digest(registry, repository, digest.clone()),
+        (Some(tag), None) => Reference::with_tag(registry, repository, tag.clone()),
+        (None, None) => Reference::with_tag(registry, repository, "latest".into()),
+    })
+}
+
+/// The answers of a batch as the rules take them: what each resolved image's manifest says, and why
+/// the others could not be read.
+pub fn image_facts(results: &BTreeMap<String, Result<ManifestFacts, ResolveError>>) -> ImageFacts {
+    let mut facts = ImageFacts::default();
+    for (image, result) in results {
+        match result {
+            Ok(found) => {
+                if let Some(class) = found.class(image) {
+                    facts.manifests.insert(image.clone(), class);
+                }
+            }
+            Err(error) => {
+                facts.unresolved.insert(image.clone(), error.to_string());
+            }
+        }
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_normalized_like_the_kubelet_reads_them() {
+        let rows = [
+            ("nginx", "docker.io/library/nginx:latest"),
+            ("127.0.0.1:5000/team/app:1", "127.0.0.1:5000/team/app:1"),
+            (
+                "r.example/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                "r.example/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            ),
+        ];
+        for (image, want) in rows {
+            assert_eq!(oci_reference(image).expect(image).whole(), want);
+        }
+        assert_eq!(
+            oci_reference("Not A Reference").map(|r| r.whole()),
+            Err(ResolveError::InvalidReference("Not A Reference".into()))
+        );
+    }
+
+    #[test]
+    fn failures_become_unresolved_and_answers_classes() {
+        let windows = ManifestFacts {
+            digest: "sha256:aa".into(),
+            source: PlatformSource::Index,
+            platforms: vec![
+                Platform {
+                    os: "linux".into(),
+                    architecture: "amd64".into(),
+                    os_version: None,
+                },
+                Platform {
+                    os: "windows".into(),
+                    architecture: "amd64".into(),
+                    os_version: Some("10.0.20348.2762".into()),
+                },
+            ],
+        };
+        let results = BTreeMap::from([
+            ("a:1".to_string(), Ok(windows)),
+            ("b:1".to_string(), Err(ResolveError::NotFound)),
+        ]);
+        let facts = image_facts(&results);
+        assert_eq!(
+            facts.manifests["a:1"].os,
+            winplace_rules::windows::ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
+        assert!(facts.unresolved["b:1"].contains("not found"));
+    }
+}

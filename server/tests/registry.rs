@@ -1,0 +1,795 @@
+//! Image truth from a real registry: Debian's `docker-registry` (the CNCF distribution registry) on
+//! 127.0.0.1, images the test writes as OCI layouts and pushes with Debian's `skopeo`, and
+//! `winplace check --resolve-images` through the built binary (issue 12, "Done when").
+//!
+//! `cargo xtask test` installs both packages when they are missing; these tests do not skip without them.
+//! The token-auth registry runs with a small token server of the test's own (`auth: token:`), which signs
+//! RS256 JWTs with the key in `tests/data/registry/` (its certificate is the registry's root bundle).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+const SKOPEO_BIN: &str = "/usr/bin/skopeo";
+const TOKEN_USER: &str = "ci";
+const TOKEN_PASSWORD: &str = "s3cret";
+const TOKEN_SERVICE: &str = "winplace-test-registry";
+const TOKEN_ISSUER: &str = "winplace-test-token-issuer";
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/registry")
+        .join(name)
+}
+
+fn require_tools() {
+    for bin in [REGISTRY_BIN, SKOPEO_BIN] {
+        assert!(
+            Path::new(bin).exists(),
+            "{bin} is missing: `apt-get install docker-registry skopeo` (cargo xtask test installs them)"
+        );
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A `docker-registry` process on 127.0.0.1, storage in a temporary directory; killed on drop.
+struct Registry {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    /// Starts a registry; `auth` is the YAML of its `auth:` section, if any.
+    fn start(auth: Option<String>) -> Registry {
+        require_tools();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let storage = dir.path().join("storage");
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            storage.display()
+        );
+        if let Some(auth) = auth {
+            config.push_str(&auth);
+        }
+        let config_path = dir.path().join("config.yml");
+        std::fs::write(&config_path, config).expect("write the registry config");
+        let child = Command::new(REGISTRY_BIN)
+            .arg("serve")
+            .arg(&config_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry starts");
+        let registry = Registry {
+            child,
+            port,
+            _dir: dir,
+        };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the registry did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        registry
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Pushes `tag` of the layout at `dir` to `repo:tag` with skopeo (every platform of an index).
+    fn push(&self, layout: &Path, tag: &str, repo: &str, creds: Option<&str>) {
+        let mut command = Command::new(SKOPEO_BIN);
+        command.args([
+            "--insecure-policy",
+            "copy",
+            "--all",
+            "--dest-tls-verify=false",
+        ]);
+        if let Some(creds) = creds {
+            command.args(["--dest-creds", creds]);
+        }
+        let out = command
+            .arg(format!("oci:{}:{tag}", layout.display()))
+            .arg(format!("docker://{}/{repo}:{tag}", self.host()))
+            .output()
+            .expect("skopeo runs");
+        assert!(
+            out.status.success(),
+            "skopeo copy {repo}:{tag} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An OCI image layout being written: blobs by digest, and tags in `index.json`.
+struct Layout {
+    dir: PathBuf,
+    tags: Vec<Value>,
+}
+
+/// A descriptor: media type, digest, size.
+fn descriptor(media_type: &str, bytes: &[u8], digest: &str) -> Value {
+    json!({"mediaType": media_type, "digest": digest, "size": bytes.len()})
+}
+
+const INDEX: &str = "application/vnd.oci.image.index.v1+json";
+const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+impl Layout {
+    fn new(dir: &Path) -> Layout {
+        std::fs::create_dir_all(dir.join("blobs/sha256")).expect("mkdir");
+        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#)
+            .expect("write oci-layout");
+        Layout {
+            dir: dir.to_path_buf(),
+            tags: Vec::new(),
+        }
+    }
+
+    fn blob(&self, bytes: &[u8]) -> String {
+        let hex = format!("{:x}", Sha256::digest(bytes));
+        std::fs::write(self.dir.join("blobs/sha256").join(&hex), bytes).expect("write blob");
+        format!("sha256:{hex}")
+    }
+
+    /// A single-platform image: one empty layer and a config naming its platform.
+    fn image(&self, os: &str, os_version: Option<&str>) -> Value {
+        let layer = vec![0u8; 1024]; // an empty tar archive
+        let layer_digest = self.blob(&layer);
+        let mut config = json!({
+            "architecture": "amd64",
+            "os": os,
+            "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
+            "config": {},
+        });
+        if let Some(v) = os_version {
+            config["os.version"] = json!(v);
+        }
+        let config = serde_json::to_vec(&config).expect("json");
+        let config_digest = self.blob(&config);
+        let manifest = serde_json::to_vec(&json!({
+            "schemaVersion": 2,
+            "mediaType": MANIFEST,
+            "config": descriptor("application/vnd.oci.image.config.v1+json", &config, &config_digest),
+            "layers": [descriptor("application/vnd.oci.image.layer.v1.tar", &layer, &layer_digest)],
+        }))
+        .expect("json");
+        let digest = self.blob(&manifest);
+        let mut d = descriptor(MANIFEST, &manifest, &digest);
+        d["platform"] = json!({"architecture": "amd64", "os": os});
+        if let Some(v) = os_version {
+            d["platform"]["os.version"] = json!(v);
+        }
+        d
+    }
+
+    /// An image index over `images` (descriptors with their platforms).
+    fn index(&self, images: Vec<Value>) -> Value {
+        let index = serde_json::to_vec(&json!({
+            "schemaVersion": 2, "mediaType": INDEX, "manifests": images,
+        }))
+        .expect("json");
+        let digest = self.blob(&index);
+        descriptor(INDEX, &index, &digest)
+    }
+
+    /// Tags `target` (an image or an index descriptor) and rewrites `index.json`.
+    fn tag(&mut self, tag: &str, target: &Value) {
+        let mut entry = target.clone();
+        if let Some(object) = entry.as_object_mut() {
+            object.remove("platform");
+        }
+        entry["annotations"] = json!({"org.opencontainers.image.ref.name": tag});
+        self.tags.push(entry);
+        let index = json!({"schemaVersion": 2, "manifests": self.tags});
+        std::fs::write(
+            self.dir.join("index.json"),
+            serde_json::to_vec(&index).expect("json"),
+        )
+        .expect("write index.json");
+    }
+}
+
+/// The images of the "Done when" cases, tagged in one layout.
+fn write_images(dir: &Path) -> Layout {
+    let mut layout = Layout::new(dir);
+    // A Windows-only index: Windows Server 2019.
+    let ws2019 = layout.image("windows", Some("10.0.17763.6414"));
+    let index = layout.index(vec![ws2019]);
+    layout.tag("ws2019", &index);
+    // A multi-OS index: Linux and Windows Server 2022.
+    let linux = layout.image("linux", None);
+    let ws2022 = layout.image("windows", Some("10.0.20348.2762"));
+    let index = layout.index(vec![linux, ws2022]);
+    layout.tag("multi", &index);
+    // A single manifest: the platform is only in its config.
+    let single = layout.image("windows", Some("10.0.20348.2762"));
+    layout.tag("single", &single);
+    layout
+}
+
+/// Runs `winplace check --format json` on `manifest` with `extra` arguments, its cache in `cache`.
+fn check(dir: &Path, manifest: &str, extra: &[&str]) -> (Output, Value) {
+    let file = dir.join("workload.yaml");
+    std::fs::write(&file, manifest).expect("write manifest");
+    let out = Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .arg("check")
+        .args(["--format", "json"])
+        .args(extra)
+        .arg(&file)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("HOME", dir)
+        .env_remove("DOCKER_CONFIG")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("winplace runs");
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, report)
+}
+
+/// `rule → [(severity, message)]` of a report.
+fn findings(report: &Value) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for f in report["findings"].as_array().expect("findings") {
+        out.entry(f["rule"].as_str().unwrap_or_default().to_string())
+            .or_default()
+            .push((
+                f["severity"].as_str().unwrap_or_default().to_string(),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            ));
+    }
+    out
+}
+
+/// A Deployment pinned to Windows Server 2022 nodes, running `image`.
+fn pinned_to_2022(image: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: billing, namespace: shop}}\nspec:\n  selector: {{matchLabels: {{app: billing}}}}\n  template:\n    metadata: {{labels: {{app: billing}}}}\n    spec:\n      os: {{name: windows}}\n      nodeSelector:\n        kubernetes.io/os: windows\n        node.kubernetes.io/windows-build: \"10.0.20348\"\n      tolerations:\n      - {{key: os, operator: Equal, value: windows, effect: NoSchedule}}\n      containers:\n      - {{name: app, image: \"{image}\"}}\n"
+    )
+}
+
+/// A pod that declares no OS at all, running `image`.
+fn no_os(image: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: billing, namespace: shop}}\nspec:\n  containers:\n  - {{name: app, image: \"{image}\"}}\n"
+    )
+}
+
+#[test]
+fn findings_use_the_manifests_truth() {
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    for tag in ["ws2019", "multi", "single"] {
+        registry.push(&layout.dir, tag, "contoso/billing", None);
+    }
+    let host = registry.host();
+    let image = |tag: &str| format!("{host}/contoso/billing:{tag}");
+    let resolve = ["--resolve-images", "--insecure-registry", host.as_str()];
+
+    // A private Windows Server 2019 image pinned to 2022 nodes: a build mismatch, an error.
+    let (out, report) = check(work.path(), &pinned_to_2022(&image("ws2019")), &resolve);
+    let got = findings(&report);
+    let mismatch = got
+        .get("windows-build-mismatch")
+        .expect("windows-build-mismatch");
+    assert_eq!(mismatch[0].0, "error", "{got:?}");
+    assert!(
+        mismatch[0].1.contains("Windows Server 2019"),
+        "{}",
+        mismatch[0].1
+    );
+    assert_eq!(out.status.code(), Some(1));
+    // Offline, the name says nothing: no mismatch, only "build unknown".
+    let (_, offline) = check(work.path(), &pinned_to_2022(&image("ws2019")), &[]);
+    let offline = findings(&offline);
+    assert!(
+        !offline.contains_key("windows-build-mismatch"),
+        "{offline:?}"
+    );
+    assert!(
+        offline.contains_key("windows-image-build-unknown"),
+        "{offline:?}"
+    );
+
+    // A private Windows image (platform only in its config) in a pod with no OS selector.
+    let (_, report) = check(work.path(), &no_os(&image("single")), &resolve);
+    let got = findings(&report);
+    assert_eq!(
+        got.get("windows-pod-without-os-selector")
+            .map(|f| f[0].0.as_str()),
+        Some("error"),
+        "{got:?}"
+    );
+    let (_, offline) = check(work.path(), &no_os(&image("single")), &[]);
+    assert!(!findings(&offline).contains_key("windows-pod-without-os-selector"));
+
+    // A multi-OS image with a 2022 entry, pinned to 2022: clean.
+    let (out, report) = check(work.path(), &pinned_to_2022(&image("multi")), &resolve);
+    let got = findings(&report);
+    assert!(
+        got.values()
+            .flatten()
+            .all(|(severity, _)| severity == "info"),
+        "{got:?}"
+    );
+    assert!(!got.contains_key("image-manifest-unresolved"), "{got:?}");
+    assert_eq!(out.status.code(), Some(0));
+
+    // A missing tag keeps its name-based classification and says why.
+    let (_, report) = check(work.path(), &pinned_to_2022(&image("missing")), &resolve);
+    let got = findings(&report);
+    let unresolved = got.get("image-manifest-unresolved").expect("unresolved");
+    assert_eq!(unresolved[0].0, "info");
+    assert!(unresolved[0].1.contains("not found"), "{}", unresolved[0].1);
+    assert!(got.contains_key("windows-image-build-unknown"), "{got:?}");
+}
+
+#[test]
+fn answers_are_cached_on_disk_until_they_expire() {
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    registry.push(&layout.dir, "ws2019", "team/app", None);
+    let host = registry.host();
+    let manifest = pinned_to_2022(&format!("{host}/team/app:ws2019"));
+    let resolve = ["--resolve-images", "--insecure-registry", host.as_str()];
+    let (_, first) = check(work.path(), &manifest, &resolve);
+    assert!(findings(&first).contains_key("windows-build-mismatch"));
+    let cache = work.path().join("cache/winplace/images.json");
+    let cached: Value =
+        serde_json::from_slice(&std::fs::read(&cache).expect("the cache file")).expect("json");
+    assert!(
+        cached["entries"]
+            .as_object()
+            .is_some_and(|e| e.contains_key(&format!("{host}/team/app:ws2019"))),
+        "{cached}"
+    );
+    // The registry is gone: the cached answer still decides.
+    drop(registry);
+    let (_, second) = check(work.path(), &manifest, &resolve);
+    assert!(findings(&second).contains_key("windows-build-mismatch"));
+    // With the disk cache off, the registry is asked, and is not there.
+    let mut off = resolve.to_vec();
+    off.extend(["--image-cache-ttl", "0", "--registry-timeout", "3"]);
+    let (_, third) = check(work.path(), &manifest, &off);
+    let got = findings(&third);
+    assert!(got.contains_key("image-manifest-unresolved"), "{got:?}");
+}
+
+/// A TCP listener that accepts connections and never answers; the connections are held open.
+fn hanging_listener() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_registry_that_hangs_costs_at_most_the_timeout() {
+    let port = hanging_listener();
+    let host = format!("127.0.0.1:{port}");
+    let work = tempfile::tempdir().expect("tempdir");
+    // Two images of the hanging registry in two files: one deadline for the whole run.
+    let started = Instant::now();
+    let (out, report) = check(
+        work.path(),
+        &format!(
+            "{}---\n{}",
+            pinned_to_2022(&format!("{host}/a:1")),
+            no_os(&format!("{host}/b:1"))
+        ),
+        &[
+            "--resolve-images",
+            "--insecure-registry",
+            &host,
+            "--registry-timeout",
+            "2",
+        ],
+    );
+    let elapsed = started.elapsed();
+    let got = findings(&report);
+    let unresolved = got.get("image-manifest-unresolved").expect("unresolved");
+    assert_eq!(unresolved.len(), 2, "{got:?}");
+    assert!(
+        unresolved.iter().all(|(_, m)| m.contains("timeout")),
+        "{unresolved:?}"
+    );
+    // A bound, not a benchmark: the run ends by its deadline (2 s) plus process start-up, never hangs.
+    assert!(
+        elapsed < Duration::from_secs(15),
+        "took {elapsed:?}; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A token server for the registry's `auth: token:` scheme: `GET /token?service=…&scope=…` with basic
+/// credentials answers `{"token": JWT}` granting the scopes asked for; without them, 401.
+fn token_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let key = std::fs::read(data("token-key.pk8")).expect("token key");
+    let cert = std::fs::read(data("token-cert.der")).expect("token cert");
+    std::thread::spawn(move || {
+        let key = ring::signature::RsaKeyPair::from_pkcs8(&key).expect("RSA key");
+        for stream in listener.incoming().flatten() {
+            let _ = answer_token_request(stream, &key, &cert);
+        }
+    });
+    port
+}
+
+fn answer_token_request(
+    stream: TcpStream,
+    key: &ring::signature::RsaKeyPair,
+    cert: &[u8],
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut authorized = false;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        let expected = base64::engine::general_purpose::STANDARD
+            .encode(format!("{TOKEN_USER}:{TOKEN_PASSWORD}"));
+        if line.to_ascii_lowercase().starts_with("authorization:")
+            && line.trim_end().ends_with(&format!("Basic {expected}"))
+        {
+            authorized = true;
+        }
+    }
+    let target = request_line.split_whitespace().nth(1).unwrap_or("/");
+    let query = target.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let scopes: Vec<String> = query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, _)| *k == "scope")
+        .map(|(_, v)| percent_decode(v))
+        .collect();
+    let mut stream = stream;
+    if !authorized {
+        let body = r#"{"details":"credentials required"}"#;
+        return write!(
+            stream,
+            "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    }
+    let access: Vec<Value> = scopes
+        .iter()
+        .filter_map(|s| {
+            let mut parts = s.splitn(3, ':');
+            let (kind, name, actions) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(json!({"type": kind, "name": name, "actions": actions.split(',').collect::<Vec<_>>()}))
+        })
+        .collect();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let header = json!({"typ": "JWT", "alg": "RS256",
+        "x5c": [base64::engine::general_purpose::STANDARD.encode(cert)]});
+    let claims = json!({"iss": TOKEN_ISSUER, "sub": TOKEN_USER, "aud": TOKEN_SERVICE,
+        "exp": now + 300, "nbf": now - 10, "iat": now - 10, "jti": format!("{now}-{}", scopes.len()),
+        "access": access});
+    let signing_input = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let mut signature = vec![0; key.public().modulus_len()];
+    key.sign(
+        &ring::signature::RSA_PKCS1_SHA256,
+        &ring::rand::SystemRandom::new(),
+        signing_input.as_bytes(),
+        &mut signature,
+    )
+    .map_err(|_| std::io::Error::other("signing failed"))?;
+    let token = format!("{signing_input}.{}", b64(&signature));
+    let body = json!({"token": token, "access_token": token, "expires_in": 300}).to_string();
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    Err(_) => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn a_registry_that_demands_a_token_is_read_with_the_docker_config_credentials() {
+    let token_port = token_server();
+    let auth = format!(
+        "auth:\n  token:\n    realm: http://127.0.0.1:{token_port}/token\n    service: {TOKEN_SERVICE}\n    issuer: {TOKEN_ISSUER}\n    rootcertbundle: {}\n",
+        data("token-cert.pem").display()
+    );
+    let registry = Registry::start(Some(auth));
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    let creds = format!("{TOKEN_USER}:{TOKEN_PASSWORD}");
+    registry.push(&layout.dir, "single", "private/app", Some(&creds));
+    let host = registry.host();
+    let manifest = no_os(&format!("{host}/private/app:single"));
+    let resolve = [
+        "--resolve-images",
+        "--insecure-registry",
+        host.as_str(),
+        "--image-cache-ttl",
+        "0",
+    ];
+
+    // Anonymous: the token server refuses, the image is unresolved (unauthorized).
+    let (_, report) = check(work.path(), &manifest, &resolve);
+    let got = findings(&report);
+    let unresolved = got.get("image-manifest-unresolved").expect("unresolved");
+    assert!(
+        unresolved[0].1.contains("unauthorized"),
+        "{}",
+        unresolved[0].1
+    );
+    assert!(
+        !got.contains_key("windows-pod-without-os-selector"),
+        "{got:?}"
+    );
+
+    // With the credentials in a Docker config file: the token is granted, the manifest read.
+    let config = work.path().join("docker-config.json");
+    let auth = base64::engine::general_purpose::STANDARD.encode(&creds);
+    std::fs::write(
+        &config,
+        json!({"auths": {host.clone(): {"auth": auth}}}).to_string(),
+    )
+    .expect("write config");
+    let mut with_config = resolve.to_vec();
+    let config_arg = config.display().to_string();
+    with_config.extend(["--registry-config", config_arg.as_str()]);
+    let (_, report) = check(work.path(), &manifest, &with_config);
+    let got = findings(&report);
+    assert!(!got.contains_key("image-manifest-unresolved"), "{got:?}");
+    assert!(
+        got.contains_key("windows-pod-without-os-selector"),
+        "{got:?}"
+    );
+}
+
+/// `GET uri` through the router: status and JSON (or text) body.
+async fn get(state: &winplace::state::AppState, uri: &str) -> (u16, String) {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    let response = winplace::app::router(state.clone())
+        .oneshot(
+            axum::http::Request::get(uri)
+                .body(axum::body::Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn resolver_for(host: &str) -> std::sync::Arc<winplace::registry::ImageResolver> {
+    std::sync::Arc::new(winplace::registry::ImageResolver::new(
+        winplace::registry::RegistryOptions {
+            insecure: vec![host.to_string()],
+            timeout: Duration::from_secs(5),
+            ..Default::default()
+        },
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_answers_image_resolve_and_counts_lookups() {
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    registry.push(&layout.dir, "multi", "contoso/web", None);
+    let host = registry.host();
+    let state = winplace::state::AppState::new(
+        winplace::source::demo::info(),
+        winplace::state::Timing::default(),
+    );
+    // Off: a clear 404, nothing asked.
+    let (status, body) = get(&state, "/api/images/resolve?ref=nginx").await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("--resolve-images"), "{body}");
+
+    state.set_image_resolver(resolver_for(&host));
+    let uri = format!("/api/images/resolve?ref={host}/contoso/web:multi");
+    let (status, body) = get(&state, &uri).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(answer["platformsFrom"], "index");
+    assert_eq!(
+        answer["platforms"].as_array().map(Vec::len),
+        Some(2),
+        "{answer}"
+    );
+    assert_eq!(answer["manifest"]["os"]["os"], "windows", "{answer}");
+    assert_eq!(
+        answer["manifest"]["os"]["builds"],
+        json!([20348]),
+        "{answer}"
+    );
+    assert_eq!(answer["manifest"]["source"], "manifest");
+    assert_eq!(answer["byName"]["os"]["os"], "unrecognized");
+    // Asked again: from the cache.
+    let (status, _) = get(&state, &uri).await;
+    assert_eq!(status, 200);
+    let (status, body) = get(
+        &state,
+        &format!("/api/images/resolve?ref={host}/contoso/web:missing"),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("\"reason\":\"not-found\""), "{body}");
+    let (status, body) = get(&state, "/api/images/resolve").await;
+    assert_eq!(status, 400, "{body}");
+
+    let (_, metrics) = get(&state, "/metrics").await;
+    assert!(
+        metrics.contains("winplace_image_lookups_total 3\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("winplace_image_cache_hits_total 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("winplace_image_lookup_failures_total 1\n"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
+    use futures::StreamExt as _;
+    use winplace::source::SourceEvent;
+    use winplace_rules::audit::{Audit, Change};
+
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    registry.push(&layout.dir, "ws2019", "contoso/billing", None);
+    let host = registry.host();
+    let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
+        "metadata": {"name": "win22", "labels": {"kubernetes.io/os": "windows",
+            "node.kubernetes.io/windows-build": "10.0.20348"}},
+        "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+        "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.20348.100",
+            "architecture": "amd64", "bootID": "", "containerRuntimeVersion": "", "kubeProxyVersion": "",
+            "kubeletVersion": "v1.31.0", "machineID": "", "osImage": "x", "systemUUID": ""},
+            "conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .expect("node");
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "billing", "namespace": "shop"},
+        "spec": {"nodeSelector": {"kubernetes.io/os": "windows",
+                "node.kubernetes.io/windows-build": "10.0.20348"},
+            "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+            "containers": [{"name": "app", "image": format!("{host}/contoso/billing:ws2019")}]},
+        "status": {"phase": "Pending"}
+    }))
+    .expect("pod");
+    let state = winplace::state::AppState::new(
+        winplace::source::demo::info(),
+        winplace::state::Timing::default(),
+    );
+    let resolver = resolver_for(&host);
+    state.set_image_resolver(resolver.clone());
+    let cluster = futures::stream::iter(vec![
+        SourceEvent::Change(Change::Reset {
+            nodes: vec![node],
+            pods: vec![pod],
+            runtime_classes: vec![],
+        }),
+        SourceEvent::Synced,
+    ])
+    .chain(futures::stream::pending());
+    let answers = winplace::image_resolution::spawn(state.clone(), resolver.clone());
+    let events = Box::pin(futures::stream::select(cluster, answers));
+    let _applier = winplace::state::spawn_applier(state.clone(), Audit::default(), events);
+    let rules = |state: &winplace::state::AppState| -> Vec<String> {
+        state
+            .published()
+            .report
+            .workloads
+            .iter()
+            .flat_map(|w| w.findings.iter().map(|f| f.rule.clone()))
+            .collect()
+    };
+    let started = Instant::now();
+    while !rules(&state).contains(&"windows-build-mismatch".to_string()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no re-audit with the manifest's build: {:?}, resolver {:?}",
+            rules(&state),
+            resolver.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        resolver.stats().lookups,
+        1,
+        "one look-up per distinct image"
+    );
+    state.shut_down();
+}
