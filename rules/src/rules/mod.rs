@@ -17,6 +17,7 @@ mod runtimeclass_use;
 mod windows_pods;
 // Template rules: what the API server validates, and what Windows nodes cannot do.
 mod api_validation;
+mod api_versions;
 mod node_affinity;
 mod security_context;
 mod tolerations;
@@ -179,6 +180,7 @@ const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
     runtimeclass_use::check,
     cluster::check,
     api_validation::check,
+    api_versions::check,
     security_context::check,
     tolerations::check,
     node_affinity::check,

@@ -3,5 +3,6 @@
 pub mod audit;
 pub mod check;
 pub mod demo_snapshot;
+pub mod policy_report;
 pub mod rules;
 pub mod serve;
