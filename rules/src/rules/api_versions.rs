@@ -80,7 +80,7 @@ mod tests {
     const RULE: &[&str] = &["workload-api-version-removed"];
 
     /// The object after the finding's fix.
-    fn fixed(value: &serde_json::Value, finding: &crate::Finding) -> serde_json::Value {
+    fn after_fix(value: &serde_json::Value, finding: &crate::Finding) -> serde_json::Value {
         let mut value = value.clone();
         apply(&mut value, finding.fix.as_ref().expect("a fix"));
         value
@@ -125,7 +125,7 @@ mod tests {
     fn the_fix_moves_to_apps_v1_and_keeps_selecting_the_same_pods() {
         let text = workload("extensions/v1beta1", "Deployment", "", "{app: web, tier: front}");
         let got = findings(&text, None, &Settings::default(), RULE);
-        let fixed = fixed(&objects(&text)[0].value, &got[0]);
+        let fixed = after_fix(&objects(&text)[0].value, &got[0]);
         assert_eq!(fixed["apiVersion"], "apps/v1");
         assert_eq!(
             fixed["spec"]["selector"],
@@ -139,7 +139,7 @@ mod tests {
             "{app: web, tier: front}",
         );
         let got = findings(&text, None, &Settings::default(), RULE);
-        let fixed = fixed(&objects(&text)[0].value, &got[0]);
+        let fixed = after_fix(&objects(&text)[0].value, &got[0]);
         assert_eq!(fixed["apiVersion"], "apps/v1");
         assert_eq!(
             fixed["spec"]["selector"],
@@ -158,7 +158,7 @@ mod tests {
         let got = findings(text, None, &Settings::default(), RULE);
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].message.contains("removed in Kubernetes 1.25"), "{}", got[0].message);
-        let fixed = fixed(&objects(text)[0].value, &got[0]);
+        let fixed = after_fix(&objects(text)[0].value, &got[0]);
         assert_eq!(fixed["apiVersion"], "batch/v1");
         assert!(fixed["spec"].get("selector").is_none());
     }

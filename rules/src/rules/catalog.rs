@@ -728,6 +728,7 @@ mod tests {
                     "node-affinity-invalid",
                     "unknown-field",
                     "manifest-invalid",
+                    "workload-api-version-removed",
                 ],
             ),
             (

@@ -154,7 +154,7 @@ mod tests {
     fn triggers_and_non_triggers() {
         let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
             ("§1.1 wrong case", format!("  os: {{name: Windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![rule_path("os-name-invalid", "spec.os")]),
-            ("§1.1 empty name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-name-invalid", "spec.os")]),
+            ("§1.1 empty name: Required value at spec.os.name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-name-invalid", "spec.os.name")]),
             ("§1.1 valid", "  os: {name: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![]),
             ("§1.6 declared vs selector", "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-conflict", "spec.nodeSelector[kubernetes.io/os]")]),
             ("signals agree", format!("  os: {{name: windows}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![]),
