@@ -244,7 +244,11 @@ pub fn malformed(request: &AdmissionRequest) -> Option<String> {
     let operation = &request.operation;
     let shape = match &request.object {
         Value::Object(_) => None,
-        Value::Null => return Some(format!("the {operation} request for a {wanted} has no object")),
+        Value::Null => {
+            return Some(format!(
+                "the {operation} request for a {wanted} has no object"
+            ));
+        }
         Value::Array(_) => Some("an array"),
         Value::String(_) => Some("a string"),
         Value::Number(_) => Some("a number"),
@@ -563,7 +567,9 @@ pub fn review(
                 // then rejects the patch): it names the problem and what the patch does, not "fixed".
                 let mut warnings: Vec<String> = applied
                     .iter()
-                    .map(|(f, fix)| format!("{}; winplace's patch: {}", finding_line(f), fix.description))
+                    .map(|(f, fix)| {
+                        format!("{}; winplace's patch: {}", finding_line(f), fix.description)
+                    })
                     .collect();
                 warnings.append(&mut decision.warnings);
                 let mut out = repaired;
@@ -900,7 +906,12 @@ mod tests {
         ];
         for (r, reason) in rows {
             for mutate in [false, true] {
-                let d = review(&r, &settings(json!({"mutate": mutate})), None, &no_manifests());
+                let d = review(
+                    &r,
+                    &settings(json!({"mutate": mutate})),
+                    None,
+                    &no_manifests(),
+                );
                 let (got, message) = verdict(&d);
                 assert_eq!(got, 'R', "{reason}: {d:?}");
                 assert!(
@@ -910,7 +921,10 @@ mod tests {
                 );
             }
             assert!(manifest_lookups(&r, None, &Settings::default()).is_empty());
-            assert!(!asks_for_context(&r, &settings(json!({"contextAware": true}))));
+            assert!(!asks_for_context(
+                &r,
+                &settings(json!({"contextAware": true}))
+            ));
         }
         // An object without kind or apiVersion is taken as the request's kind (the API server always
         // sends both; a hand-made request may not).
@@ -943,8 +957,10 @@ mod tests {
         // The same finding is an error for the audit and `check`: only admission softens it.
         let findings = evaluate(&r.object, None, &Settings::default(), &no_manifests());
         assert!(
-            findings.iter().any(|f| f.rule == "windows-node-build-label-mismatch"
-                && f.severity == Severity::Error),
+            findings
+                .iter()
+                .any(|f| f.rule == "windows-node-build-label-mismatch"
+                    && f.severity == Severity::Error),
             "{findings:?}"
         );
     }

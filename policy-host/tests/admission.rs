@@ -379,7 +379,10 @@ fn mutation_round_trip_for_every_kind() {
         // Each applied fix is named with what the patch does, in words that stay true where the
         // ClusterAdmissionPolicy is not mutating and policy-server rejects the patch.
         let warnings = response["warnings"].to_string();
-        assert!(warnings.contains("winplace's patch: "), "{kind}: {response}");
+        assert!(
+            warnings.contains("winplace's patch: "),
+            "{kind}: {response}"
+        );
         assert!(!warnings.contains("fixed"), "{kind}: {response}");
         // The mutated object passes validation as it is.
         r["object"] = mutated;
@@ -444,7 +447,10 @@ fn requests_without_a_usable_object_are_rejected_with_a_reason() {
     let rows = [
         (no_object, "has no object"),
         (with_object(Value::Null), "has no object"),
-        (with_object(json!([pod["object"]])), "has an array as its object"),
+        (
+            with_object(json!([pod["object"]])),
+            "has an array as its object",
+        ),
         (with_object(json!("Pod")), "has a string as its object"),
         (deployment_kind, "but its object is a Pod (v1)"),
     ];

@@ -278,11 +278,17 @@ fn is_semver(v: &str) -> bool {
 /// An RFC 3339 timestamp (`2025-11-21T00:00:00Z`, `…T00:00:00.123+02:00`), Artifact Hub's `createdAt`.
 fn is_rfc3339(t: &str) -> bool {
     let b = t.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
     if b.len() < 20 || !digits(0..4) || !digits(5..7) || !digits(8..10) || !digits(11..13) {
         return false;
     }
-    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return false;
     }
     if !digits(14..16) || !digits(17..19) {
@@ -312,7 +318,9 @@ fn kwctl_scaffold(m: &Value) -> Result<Value, String> {
     let required = |key: &str| get(key).ok_or_else(|| format!("missing annotation {key}"));
     let version = required("io.kubewarden.policy.version")?;
     if !is_semver(&version) {
-        return Err(format!("io.kubewarden.policy.version `{version}` is not SemVer"));
+        return Err(format!(
+            "io.kubewarden.policy.version `{version}` is not SemVer"
+        ));
     }
     let oci = required("io.kubewarden.policy.ociUrl")?;
     let keywords: Option<Vec<String>> = get("io.artifacthub.keywords")
@@ -334,7 +342,10 @@ fn kwctl_scaffold(m: &Value) -> Result<Value, String> {
         .transpose()
         .map_err(|e| format!("io.kubewarden.policy.author: {e}"))?;
     let mut annotations = serde_json::Map::new();
-    annotations.insert("kubewarden/mutation".into(), json!(m["mutating"].as_bool().unwrap_or(false).to_string()));
+    annotations.insert(
+        "kubewarden/mutation".into(),
+        json!(m["mutating"].as_bool().unwrap_or(false).to_string()),
+    );
     if let Some(r) = get("io.artifacthub.resources") {
         annotations.insert("kubewarden/resources".into(), json!(r));
     }
@@ -348,7 +359,10 @@ fn kwctl_scaffold(m: &Value) -> Result<Value, String> {
         "recommendations": [{"url": "https://artifacthub.io/packages/helm/kubewarden/kubewarden-controller"}],
     });
     for (key, value) in [
-        ("license", get("io.kubewarden.policy.license").map(Value::from)),
+        (
+            "license",
+            get("io.kubewarden.policy.license").map(Value::from),
+        ),
         ("homeURL", get("io.kubewarden.policy.url").map(Value::from)),
         ("keywords", keywords.map(Value::from)),
         ("links", links.map(Value::from)),
@@ -399,12 +413,16 @@ fn artifact_hub_problems(p: &Value) -> Vec<String> {
 #[test]
 fn kwctl_scaffold_artifacthub_accepts_the_metadata_and_derives_the_package() {
     let m = metadata();
-    let want = kwctl_scaffold(&m).unwrap_or_else(|e| panic!("kwctl scaffold artifacthub would fail: {e}"));
+    let want =
+        kwctl_scaffold(&m).unwrap_or_else(|e| panic!("kwctl scaffold artifacthub would fail: {e}"));
     let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
     for (key, value) in want.as_object().unwrap() {
         if key == "annotations" {
             for (k, v) in value.as_object().unwrap() {
-                assert_eq!(&p["annotations"][k], v, "artifacthub-pkg.yml annotations.{k}");
+                assert_eq!(
+                    &p["annotations"][k], v,
+                    "artifacthub-pkg.yml annotations.{k}"
+                );
             }
         } else {
             assert_eq!(&p[key], value, "artifacthub-pkg.yml {key}");
@@ -412,13 +430,20 @@ fn kwctl_scaffold_artifacthub_accepts_the_metadata_and_derives_the_package() {
     }
     let image = want["containersImages"][0]["image"].as_str().unwrap();
     assert!(
-        p["install"].as_str().unwrap_or_default().contains(&format!("kwctl pull {image}")),
+        p["install"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("kwctl pull {image}")),
         "install names the image"
     );
     // The rules can fail: the author winplace had before, a package without createdAt.
     let mut old = m.clone();
     old["annotations"]["io.kubewarden.policy.author"] = json!("winplace developers");
-    assert!(kwctl_scaffold(&old).unwrap_err().contains("io.kubewarden.policy.author"));
+    assert!(
+        kwctl_scaffold(&old)
+            .unwrap_err()
+            .contains("io.kubewarden.policy.author")
+    );
     assert_eq!(
         kwctl_maintainers("A <a@example.com>, B b <b@example.org>").map(|m| m.len()),
         Ok(2)
@@ -437,7 +462,12 @@ fn artifact_hub_accepts_the_package() {
     bad["version"] = json!("0.1");
     bad["maintainers"] = json!([{"name": "x", "email": ""}]);
     bad["containersImages"][0]["name"] = json!("image");
-    assert_eq!(artifact_hub_problems(&bad).len(), 4, "{:?}", artifact_hub_problems(&bad));
+    assert_eq!(
+        artifact_hub_problems(&bad).len(),
+        4,
+        "{:?}",
+        artifact_hub_problems(&bad)
+    );
     for (t, ok) in [
         ("2025-11-21T00:00:00Z", true),
         ("2024-07-02T16:13:12.222650791Z", true),

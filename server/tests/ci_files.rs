@@ -17,18 +17,45 @@ fn hooks() -> Vec<Value> {
         .filter(|l| !l.starts_with('#'))
         .map(|l| format!("  {l}\n"))
         .collect();
-    let parsed = parse(".pre-commit-hooks.yaml", &format!("hooks:\n{body}"), &Limits::default());
+    let parsed = parse(
+        ".pre-commit-hooks.yaml",
+        &format!("hooks:\n{body}"),
+        &Limits::default(),
+    );
     assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
     let doc = parsed.documents.into_iter().next().expect("one document");
-    doc.value["hooks"].as_array().cloned().expect("a list of hooks")
+    doc.value["hooks"]
+        .as_array()
+        .cloned()
+        .expect("a list of hooks")
 }
 
 /// pre-commit's language names (`all_languages.py`), plus `system`, which it still accepts and maps to
 /// `unsupported`.
 const LANGUAGES: &[&str] = &[
-    "conda", "coursier", "dart", "docker", "docker_image", "dotnet", "fail", "golang", "haskell",
-    "julia", "lua", "node", "perl", "pygrep", "python", "r", "ruby", "rust", "swift", "unsupported",
-    "unsupported_script", "system", "script",
+    "conda",
+    "coursier",
+    "dart",
+    "docker",
+    "docker_image",
+    "dotnet",
+    "fail",
+    "golang",
+    "haskell",
+    "julia",
+    "lua",
+    "node",
+    "perl",
+    "pygrep",
+    "python",
+    "r",
+    "ruby",
+    "rust",
+    "swift",
+    "unsupported",
+    "unsupported_script",
+    "system",
+    "script",
 ];
 
 #[test]
@@ -37,17 +64,25 @@ fn pre_commit_hooks_are_valid_and_run_winplace_check() {
     assert!(!hooks.is_empty());
     for hook in &hooks {
         for key in ["id", "name", "entry", "language"] {
-            assert!(hook[key].is_string(), "{hook}: {key} is required and a string");
+            assert!(
+                hook[key].is_string(),
+                "{hook}: {key} is required and a string"
+            );
         }
         let language = hook["language"].as_str().unwrap();
         assert!(LANGUAGES.contains(&language), "{language}");
         for key in ["files", "exclude", "description"] {
-            assert!(hook[key].is_null() || hook[key].is_string(), "{hook}: {key}");
+            assert!(
+                hook[key].is_null() || hook[key].is_string(),
+                "{hook}: {key}"
+            );
         }
         for key in ["types", "types_or", "exclude_types", "args"] {
             assert!(
                 hook[key].is_null()
-                    || hook[key].as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+                    || hook[key]
+                        .as_array()
+                        .is_some_and(|a| a.iter().all(Value::is_string)),
                 "{hook}: {key}"
             );
         }
@@ -57,7 +92,11 @@ fn pre_commit_hooks_are_valid_and_run_winplace_check() {
         .find(|h| h["id"] == "winplace-check")
         .expect("a winplace-check hook");
     // The entry is this binary's subcommand: its help answers.
-    let entry: Vec<&str> = check["entry"].as_str().unwrap().split_whitespace().collect();
+    let entry: Vec<&str> = check["entry"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .collect();
     assert_eq!(entry[0], "winplace");
     let help = Command::new(env!("CARGO_BIN_EXE_winplace"))
         .args(&entry[1..])

@@ -357,10 +357,14 @@ fn sarif_has_the_shape_code_scanning_needs() {
     let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
         .as_str()
         .unwrap_or_default();
-    assert!(root.starts_with("file:///") && root.ends_with('/'), "{root}");
+    assert!(
+        root.starts_with("file:///") && root.ends_with('/'),
+        "{root}"
+    );
     let dir = case.dir.canonicalize().unwrap_or(case.dir.clone());
     assert!(
-        root.trim_end_matches('/').ends_with(&*dir.file_name().unwrap().to_string_lossy()),
+        root.trim_end_matches('/')
+            .ends_with(&*dir.file_name().unwrap().to_string_lossy()),
         "{root}"
     );
     let driver = &run["tool"]["driver"];

@@ -66,7 +66,10 @@ pub fn browser_tools() -> Result<(), String> {
     let dir = root().join("playwright-tests");
     // Every package a spec imports: a new one in package.json reinstalls on machines that had the old set.
     let wanted = ["@playwright/test", "@microsoft/jest-sarif", "ajv"];
-    if !wanted.iter().all(|p| dir.join("node_modules").join(p).exists()) {
+    if !wanted
+        .iter()
+        .all(|p| dir.join("node_modules").join(p).exists())
+    {
         run(Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
             .current_dir(&dir))?;

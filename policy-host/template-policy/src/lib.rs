@@ -16,9 +16,11 @@ mod guest {
 
     use k8s_openapi::Resource;
     use k8s_openapi::api::core::v1 as apicore;
-    use kubewarden_policy_sdk as kubewarden;
     use kubewarden::wapc_guest::{self as guest, CallResult};
-    use kubewarden::{logging, protocol_version_guest, request::ValidationRequest, validate_settings};
+    use kubewarden::{
+        logging, protocol_version_guest, request::ValidationRequest, validate_settings,
+    };
+    use kubewarden_policy_sdk as kubewarden;
     use serde::{Deserialize, Serialize};
     use slog::{Logger, info, o, warn};
 

@@ -247,7 +247,10 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             )
         } else {
             (
-                format!("remove {} (spec.os.name: windows can be set once spec.resources is gone too)", f.name),
+                format!(
+                    "remove {} (spec.os.name: windows can be set once spec.resources is gone too)",
+                    f.name
+                ),
                 format!("remove {removed_name}"),
             )
         };
@@ -654,9 +657,17 @@ mod tests {
         assert_eq!(unsupported.len(), 3, "{findings:?}");
         let mut value = object(&text).value;
         for f in &unsupported {
-            assert!(f.message.contains("and set spec.os.name: windows"), "{}", f.message);
+            assert!(
+                f.message.contains("and set spec.os.name: windows"),
+                "{}",
+                f.message
+            );
             let fix = f.fix.as_ref().unwrap();
-            assert!(fix.description.ends_with("and set spec.os.name: windows"), "{}", fix.description);
+            assert!(
+                fix.description.ends_with("and set spec.os.name: windows"),
+                "{}",
+                fix.description
+            );
             // Fixes of one round are applied one after the other; a removal of a map an earlier fix
             // already removed fails, as apply_fixes skips it.
             let mut next = value.clone();
@@ -677,10 +688,21 @@ mod tests {
         // With pod-level resources, spec.os.name cannot be set yet: the fix only removes.
         let text = pod(&format!("  resources: {{limits: {{cpu: '1'}}}}\n{body}"));
         let findings = run_template(&text, Some(PodOs::Windows), check);
-        for f in findings.iter().filter(|f| f.rule == "windows-unsupported-field") {
+        for f in findings
+            .iter()
+            .filter(|f| f.rule == "windows-unsupported-field")
+        {
             let fix = f.fix.as_ref().unwrap();
-            assert!(!fix.description.contains("spec.os.name"), "{}", fix.description);
-            assert!(f.message.contains("once spec.resources is gone too"), "{}", f.message);
+            assert!(
+                !fix.description.contains("spec.os.name"),
+                "{}",
+                fix.description
+            );
+            assert!(
+                f.message.contains("once spec.resources is gone too"),
+                "{}",
+                f.message
+            );
         }
     }
 

@@ -123,7 +123,12 @@ mod tests {
 
     #[test]
     fn the_fix_moves_to_apps_v1_and_keeps_selecting_the_same_pods() {
-        let text = workload("extensions/v1beta1", "Deployment", "", "{app: web, tier: front}");
+        let text = workload(
+            "extensions/v1beta1",
+            "Deployment",
+            "",
+            "{app: web, tier: front}",
+        );
         let got = findings(&text, None, &Settings::default(), RULE);
         let fixed = after_fix(&objects(&text)[0].value, &got[0]);
         assert_eq!(fixed["apiVersion"], "apps/v1");
@@ -149,7 +154,11 @@ mod tests {
         let text = workload("apps/v1beta1", "Deployment", "", "{}");
         let got = findings(&text, None, &Settings::default(), RULE);
         assert!(got[0].fix.is_none());
-        assert!(got[0].message.contains("has no labels to select"), "{}", got[0].message);
+        assert!(
+            got[0].message.contains("has no labels to select"),
+            "{}",
+            got[0].message
+        );
     }
 
     #[test]
@@ -157,7 +166,11 @@ mod tests {
         let text = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: busybox:1.36}]\n";
         let got = findings(text, None, &Settings::default(), RULE);
         assert_eq!(got.len(), 1, "{got:?}");
-        assert!(got[0].message.contains("removed in Kubernetes 1.25"), "{}", got[0].message);
+        assert!(
+            got[0].message.contains("removed in Kubernetes 1.25"),
+            "{}",
+            got[0].message
+        );
         let fixed = after_fix(&objects(text)[0].value, &got[0]);
         assert_eq!(fixed["apiVersion"], "batch/v1");
         assert!(fixed["spec"].get("selector").is_none());

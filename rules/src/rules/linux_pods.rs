@@ -5,10 +5,10 @@ use super::cluster::name_list;
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::fit;
-use crate::windows::Os;
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
 use crate::schedule::taints::{Gates, taint_display, tolerated_by_any, tolerates};
+use crate::windows::Os;
 
 /// Runs the Linux-pod rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
@@ -68,7 +68,8 @@ fn what_keeps_it_off_windows(cx: &TemplateCx<'_>) -> String {
         return "so only the Windows nodes' taint keeps it off them".to_string();
     };
     if !index.has_os(Os::Windows) {
-        return "so nothing would keep it off Windows nodes; the cluster has none today".to_string();
+        return "so nothing would keep it off Windows nodes; the cluster has none today"
+            .to_string();
     }
     let fit = fit(cx.placement, index);
     let open: Vec<&str> = fit
@@ -149,7 +150,11 @@ mod tests {
                 "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kubernetes.io/os: {os}}}}}\nspec: {{taints: [{taints}]}}\nstatus: {{nodeInfo: {{operatingSystem: {os}}}}}\n"
             )
         };
-        let tainted = node("w1", "windows", "{key: os, value: windows, effect: NoSchedule}");
+        let tainted = node(
+            "w1",
+            "windows",
+            "{key: os, value: windows, effect: NoSchedule}",
+        );
         let untainted = node("w2", "windows", "");
         let linux = node("l1", "linux", "");
         // (nodes, what the message says).

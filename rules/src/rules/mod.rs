@@ -288,7 +288,10 @@ mod voice_tests {
     #[test]
     fn messages_are_sentences() {
         let rows = [
-            ("the API server rejects this pod", "The API server rejects this pod."),
+            (
+                "the API server rejects this pod",
+                "The API server rejects this pod.",
+            ),
             ("This pod needs Linux.", "This pod needs Linux."),
             ("spec.os is set", "spec.os is set."),
             ("`docker` is gone", "`docker` is gone."),

@@ -10,8 +10,8 @@ use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
-    ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs, RuntimeClassUse,
-    host_runs_any, untolerated_windows_taints,
+    ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
+    RuntimeClassUse, host_runs_any, untolerated_windows_taints,
 };
 use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
 use crate::windows::ImageOs;

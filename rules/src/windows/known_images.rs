@@ -103,7 +103,11 @@ const KNOWN: &[Known] = &[
         "sig-storage/csi-node-driver-registrar",
         Family::MultiOs,
     ),
-    known("registry.k8s.io", "sig-storage/livenessprobe", Family::MultiOs),
+    known(
+        "registry.k8s.io",
+        "sig-storage/livenessprobe",
+        Family::MultiOs,
+    ),
     known(
         "k8s.gcr.io",
         "sig-storage/csi-node-driver-registrar",

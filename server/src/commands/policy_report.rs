@@ -122,7 +122,12 @@ pub fn reports(workloads: &[&WorkloadReport], nodes: &[&NodeReport], now: i64) -
         }
     }
     for n in nodes {
-        cluster.extend(n.findings.iter().filter(|f| f.object.kind == "Node").map(|f| finding_result(f, &timestamp)));
+        cluster.extend(
+            n.findings
+                .iter()
+                .filter(|f| f.object.kind == "Node")
+                .map(|f| finding_result(f, &timestamp)),
+        );
     }
     let labels = json!({"app.kubernetes.io/managed-by": SOURCE});
     let mut items: Vec<Value> = by_namespace

@@ -255,7 +255,10 @@ fn is_absolute(path: &str) -> bool {
     let b = path.as_bytes();
     path.starts_with('/')
         || path.starts_with("\\\\")
-        || (b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/'))
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'\\' | b'/'))
 }
 
 /// An absolute path as a `file://` URI (`/a b` → `file:///a%20b`, `C:\a` → `file:///C:/a`).
@@ -385,9 +388,18 @@ mod tests {
     #[test]
     fn locations_are_file_uris_or_relative_to_srcroot() {
         let rows = [
-            ("deploy/app.yaml", json!({"uri": "deploy/app.yaml", "uriBaseId": SRCROOT})),
-            ("/srv/k8s/a b.yaml", json!({"uri": "file:///srv/k8s/a%20b.yaml"})),
-            ("C:\\k8s\\app.yaml", json!({"uri": "file:///C:/k8s/app.yaml"})),
+            (
+                "deploy/app.yaml",
+                json!({"uri": "deploy/app.yaml", "uriBaseId": SRCROOT}),
+            ),
+            (
+                "/srv/k8s/a b.yaml",
+                json!({"uri": "file:///srv/k8s/a%20b.yaml"}),
+            ),
+            (
+                "C:\\k8s\\app.yaml",
+                json!({"uri": "file:///C:/k8s/app.yaml"}),
+            ),
             ("-", json!({"uri": "-", "uriBaseId": SRCROOT})),
         ];
         for (path, want) in rows {
