@@ -6,13 +6,20 @@
 //! Decisions:
 //! * Only `CREATE` and `UPDATE` of the [`EVALUATED_KINDS`] without a subresource are evaluated; `DELETE`,
 //!   `CONNECT`, subresources (`status`, `scale`, `ephemeralcontainers`, …) and other kinds are accepted
-//!   untouched.
+//!   untouched. An evaluated request whose object is missing, not an object, or of another kind is
+//!   rejected with a message saying so ([`malformed`]).
+//! * A `Node` is never rejected nor rewritten: its findings are warnings (a kubelet registering with a
+//!   wrong label must still be able to join; the audit and `check` report the same findings as errors).
 //! * On `UPDATE`, an error the old object already had (same rule, same path) does not reject the request:
 //!   it is returned as a warning. Controllers edit metadata of existing objects (adoption, finalizer
 //!   removal); rejecting those edits for a problem nobody introduced would wedge the object.
 //! * `mutate`: the catalogue's fixes are applied in rounds (as [`winplace_rules::fix::repair_text`] does) and the
 //!   repaired object is returned; what no fix repairs still rejects. A Pod is never mutated on `UPDATE`
 //!   (its spec is immutable), and an `UPDATE` is only mutated when it brings a new finding with a fix.
+//!   Each applied fix is a warning naming the finding and what the patch does (`…; winplace's patch: add
+//!   nodeSelector …`): true also under a non-mutating ClusterAdmissionPolicy, where policy-server rejects
+//!   the patch.
+//! * The cluster context is only asked for when settings `contextAware` is set ([`asks_for_context`]).
 //! * Image manifests ([`manifest_lookups`], [`class_from_manifest`]) refine images whose Windows build the
 //!   name does not tell; an image whose manifest could not be read keeps its name-based classification
 //!   (`windows-image-build-unknown`, a warning), so a failed lookup never rejects.
@@ -202,14 +209,69 @@ pub fn parse_settings(bytes: &[u8]) -> Result<Settings, InputError> {
 }
 
 /// Whether the request is evaluated at all: `CREATE` or `UPDATE` of an [`EVALUATED_KINDS`] object, not a
-/// subresource, with an object.
+/// subresource. (Whether its object is usable is [`malformed`]'s question: such a request is rejected,
+/// not waved through.)
 pub fn is_evaluated(request: &AdmissionRequest) -> bool {
     matches!(request.operation.as_str(), "CREATE" | "UPDATE")
         && request.sub_resource.is_empty()
-        && request.object.is_object()
         && EVALUATED_KINDS
             .iter()
             .any(|(g, k)| *g == request.kind.group && *k == request.kind.kind)
+}
+
+/// Why an evaluated request's object cannot be checked, or `None` when it can: no object, an object that
+/// is not a JSON object (an array, a string), or an object whose `kind` or API group is not the request's.
+/// The API server never sends these; a hand-made request (`kwctl run`, a test) can, and accepting it
+/// would let through an object nobody checked.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_kubewarden::admission::{AdmissionRequest, malformed};
+/// let mut request: AdmissionRequest = serde_json::from_value(json!({
+///     "operation": "CREATE", "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+///     "object": {"apiVersion": "v1", "kind": "Pod"}})).unwrap();
+/// assert!(malformed(&request).unwrap().ends_with("is for a Deployment (apps/v1), but its object is a Pod (v1)"));
+/// request.object = json!(null);
+/// assert!(malformed(&request).unwrap().contains("has no object"));
+/// ```
+pub fn malformed(request: &AdmissionRequest) -> Option<String> {
+    let kind = &request.kind;
+    let wanted = if kind.group.is_empty() {
+        format!("{} ({})", kind.kind, kind.version)
+    } else {
+        format!("{} ({}/{})", kind.kind, kind.group, kind.version)
+    };
+    let operation = &request.operation;
+    let shape = match &request.object {
+        Value::Object(_) => None,
+        Value::Null => {
+            return Some(format!(
+                "the {operation} request for a {wanted} has no object"
+            ));
+        }
+        Value::Array(_) => Some("an array"),
+        Value::String(_) => Some("a string"),
+        Value::Number(_) => Some("a number"),
+        Value::Bool(_) => Some("a boolean"),
+    };
+    if let Some(shape) = shape {
+        return Some(format!(
+            "the {operation} request for a {wanted} has {shape} as its object, not a {}",
+            kind.kind
+        ));
+    }
+    let object_kind = request.object.get("kind").and_then(Value::as_str);
+    let api_version = request.object.get("apiVersion").and_then(Value::as_str);
+    let object_group = api_version.map(|v| v.rsplit_once('/').map_or("", |(group, _)| group));
+    let kind_differs = object_kind.is_some_and(|k| k != kind.kind);
+    let group_differs = object_group.is_some_and(|g| g != kind.group);
+    (kind_differs || group_differs).then(|| {
+        format!(
+            "the {operation} request is for a {wanted}, but its object is a {} ({})",
+            object_kind.unwrap_or("(no kind)"),
+            api_version.unwrap_or("no apiVersion")
+        )
+    })
 }
 
 /// Whether the request's namespace is in the settings' `exemptNamespaces`.
@@ -219,9 +281,20 @@ pub fn is_exempt(request: &AdmissionRequest, settings: &Settings) -> bool {
 }
 
 /// Whether the rules for this request read the cluster (workloads do; Node and RuntimeClass objects are
-/// checked on their own), i.e. whether the caller should fetch [`CONTEXT_RESOURCES`].
+/// checked on their own).
 pub fn reads_context(request: &AdmissionRequest) -> bool {
     is_evaluated(request) && !matches!(request.kind.kind.as_str(), "Node" | "RuntimeClass")
+}
+
+/// Whether the caller should ask the host for [`CONTEXT_RESOURCES`]: the rules read the cluster
+/// ([`reads_context`]), the object can be checked, and the settings say the policy was granted them
+/// (`contextAware: true`, beside `contextAwareResources` in the ClusterAdmissionPolicy). Asking without
+/// the grant makes policy-server log an error for every request.
+pub fn asks_for_context(request: &AdmissionRequest, settings: &Settings) -> bool {
+    settings.context_aware
+        && reads_context(request)
+        && malformed(request).is_none()
+        && !is_exempt(request, settings)
 }
 
 /// The namespace the object lives in: the object's, else the request's.
@@ -279,7 +352,7 @@ pub fn manifest_lookups(
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Vec<String> {
-    if !reads_context(request) || is_exempt(request, settings) {
+    if !reads_context(request) || is_exempt(request, settings) || malformed(request).is_some() {
         return Vec::new();
     }
     let Some(object) = model::Object::from_value("", 0, request.object.clone(), LineMap::default())
@@ -446,6 +519,15 @@ pub fn review(
     if !is_evaluated(request) || is_exempt(request, settings) {
         return Decision::accept();
     }
+    if let Some(problem) = malformed(request) {
+        return Decision {
+            verdict: Verdict::Reject(format!("winplace cannot check this request: {problem}")),
+            warnings: Vec::new(),
+        };
+    }
+    // A Node is the kubelet registering or updating itself: rejecting it would keep a node out of the
+    // cluster over a label. Node findings are warnings, and a Node is never rewritten.
+    let is_node = request.kind.kind == "Node";
     let namespace = namespace_of(request);
     let object = with_namespace(&request.object, &namespace);
     let findings = evaluate(&object, context, settings, manifests);
@@ -462,6 +544,16 @@ pub fn review(
         };
     let is_new = |f: &Finding| !before.contains(&(f.rule.clone(), f.path.clone()));
 
+    if is_node {
+        return Decision {
+            verdict: Verdict::Accept,
+            warnings: findings
+                .iter()
+                .filter(|f| f.severity != Severity::Info)
+                .map(finding_line)
+                .collect(),
+        };
+    }
     let may_mutate = settings.mutate
         && !(request.operation == "UPDATE" && request.kind.kind == "Pod")
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
@@ -471,9 +563,13 @@ pub fn review(
             let remaining = evaluate(&repaired, context, settings, manifests);
             let mut decision = decide(&remaining, &is_new, true);
             if matches!(decision.verdict, Verdict::Accept) {
+                // Worded so it stays true where the ClusterAdmissionPolicy is not `mutating` (policy-server
+                // then rejects the patch): it names the problem and what the patch does, not "fixed".
                 let mut warnings: Vec<String> = applied
                     .iter()
-                    .map(|(f, fix)| format!("[{}] {}: fixed: {}", f.rule, f.path, fix.description))
+                    .map(|(f, fix)| {
+                        format!("{}; winplace's patch: {}", finding_line(f), fix.description)
+                    })
                     .collect();
                 warnings.append(&mut decision.warnings);
                 let mut out = repaired;
@@ -693,12 +789,13 @@ mod tests {
             ("replicationcontroller-windows-pinned", true, 'A', "", ""),
             ("pod-linux", true, 'A', "", "linux-pod-without-os-selector"),
             ("pod-os-conflict", false, 'R', "os-conflict", ""),
+            // A Node is warned, never rejected (a kubelet with a wrong label must still join).
             (
                 "node-windows-build-label-mismatch",
                 false,
-                'R',
-                "windows-node-build-label-mismatch",
+                'A',
                 "",
+                "windows-node-build-label-mismatch",
             ),
             ("node-windows", false, 'A', "", ""),
             (
@@ -772,6 +869,113 @@ mod tests {
             );
             assert_eq!(d, Decision::accept(), "{what}");
         }
+    }
+
+    #[test]
+    fn requests_without_a_usable_object_are_rejected() {
+        let pod = request("pod-windows-pinned");
+        let with = |f: &dyn Fn(&mut AdmissionRequest)| {
+            let mut r = pod.clone();
+            f(&mut r);
+            r
+        };
+        let rows = [
+            (
+                with(&|r| r.object = Value::Null),
+                "the CREATE request for a Pod (v1) has no object",
+            ),
+            (
+                with(&|r| r.object = json!([r.object.clone()])),
+                "has an array as its object, not a Pod",
+            ),
+            (with(&|r| r.object = json!(7)), "has a number as its object"),
+            (
+                with(&|r| {
+                    r.kind = GroupVersionKind {
+                        group: "apps".into(),
+                        version: "v1".into(),
+                        kind: "Deployment".into(),
+                    }
+                }),
+                "is for a Deployment (apps/v1), but its object is a Pod (v1)",
+            ),
+            (
+                with(&|r| r.object["apiVersion"] = json!("apps/v1")),
+                "is for a Pod (v1), but its object is a Pod (apps/v1)",
+            ),
+        ];
+        for (r, reason) in rows {
+            for mutate in [false, true] {
+                let d = review(
+                    &r,
+                    &settings(json!({"mutate": mutate})),
+                    None,
+                    &no_manifests(),
+                );
+                let (got, message) = verdict(&d);
+                assert_eq!(got, 'R', "{reason}: {d:?}");
+                assert!(
+                    message.starts_with("winplace cannot check this request: ")
+                        && message.contains(reason),
+                    "{message}"
+                );
+            }
+            assert!(manifest_lookups(&r, None, &Settings::default()).is_empty());
+            assert!(!asks_for_context(
+                &r,
+                &settings(json!({"contextAware": true}))
+            ));
+        }
+        // An object without kind or apiVersion is taken as the request's kind (the API server always
+        // sends both; a hand-made request may not).
+        let bare = with(&|r| {
+            let object = r.object.as_object_mut().unwrap();
+            object.remove("kind");
+            object.remove("apiVersion");
+        });
+        assert_eq!(malformed(&bare), None);
+        assert_eq!(
+            review(&bare, &Settings::default(), None, &no_manifests()).verdict,
+            Verdict::Accept
+        );
+    }
+
+    #[test]
+    fn nodes_are_warned_never_rejected_nor_mutated() {
+        let r = request("node-windows-build-label-mismatch");
+        for json in [json!({}), json!({"mutate": true})] {
+            let d = review(&r, &settings(json), None, &no_manifests());
+            assert_eq!(d.verdict, Verdict::Accept, "{d:?}");
+            assert!(
+                d.warnings
+                    .iter()
+                    .any(|w| w.starts_with("[windows-node-build-label-mismatch] metadata.labels")),
+                "{:?}",
+                d.warnings
+            );
+        }
+        // The same finding is an error for the audit and `check`: only admission softens it.
+        let findings = evaluate(&r.object, None, &Settings::default(), &no_manifests());
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.rule == "windows-node-build-label-mismatch"
+                    && f.severity == Severity::Error),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn the_context_is_asked_for_only_when_the_settings_say_it_is_granted() {
+        let aware = settings(json!({"contextAware": true}));
+        let workload = request("deployment-windows-pinned");
+        assert!(!asks_for_context(&workload, &Settings::default()));
+        assert!(asks_for_context(&workload, &aware));
+        for name in ["node-windows", "runtimeclass-docker-handler", "pod-delete"] {
+            assert!(!asks_for_context(&request(name), &aware), "{name}");
+        }
+        let exempt = settings(json!({"contextAware": true, "exemptNamespaces": ["default"]}));
+        assert!(!asks_for_context(&workload, &exempt));
     }
 
     #[test]
@@ -890,8 +1094,13 @@ mod tests {
                 let Verdict::Mutate(object) = &d.verdict else {
                     panic!("{kind}: {d:?}")
                 };
+                // The problem and what the patch does: true whether or not policy-server applies it.
                 assert!(
-                    d.warnings.iter().any(|w| w.contains("fixed:")),
+                    d.warnings.iter().any(|w| w
+                        .starts_with("[windows-pod-without-os-selector] spec")
+                        && w.contains(
+                            "; winplace's patch: add nodeSelector kubernetes.io/os: windows"
+                        )),
                     "{kind}: {:?}",
                     d.warnings
                 );

@@ -11,11 +11,15 @@
 //! warning findings as admission warnings). Everything it decides is in `admission`, tested natively; this
 //! file only talks to the host.
 //!
-//! Host capabilities, and how the policy knows whether to use them: it always tries, and falls back when
-//! the host says no. A policy-server without `contextAwareResources` granted, `kwctl run` without
-//! `--allow-context-aware`, or any host outside a cluster answers the call with an error; then the
-//! settings stand in for the cluster (no context), exactly as before. So one module serves the
-//! validate-only, mutating and cluster-aware ClusterAdmissionPolicies in `deploy/policy/`.
+//! Host capabilities, and how the policy knows whether to use them:
+//! * Kubernetes (Nodes, RuntimeClasses): only when settings `contextAware: true` say the
+//!   ClusterAdmissionPolicy grants them (`contextAwareResources`). A policy-server logs an error for every
+//!   request whose policy asks for resources it was not granted, so the policy does not ask on a hunch.
+//!   Should the host refuse all the same (`kwctl run` without `--allow-context-aware`), the settings stand
+//!   in for the cluster (no context), as without the setting.
+//! * OCI manifests: always tried; a host that does not answer leaves the image as its name classifies it.
+//!
+//! The calls:
 //! * Kubernetes (`kubewarden/kubernetes/list_resources_all`, the SDK's `list_all_resources` call and
 //!   request type): `v1` Nodes and `node.k8s.io/v1` RuntimeClasses, for workloads only. Both lists must
 //!   arrive, or neither is used (half a cluster would invent unschedulable pods).
@@ -75,7 +79,7 @@ mod guest {
         if !admission::is_evaluated(&request) || admission::is_exempt(&request, &settings) {
             return accept_request();
         }
-        let context = if admission::reads_context(&request) {
+        let context = if admission::asks_for_context(&request, &settings) {
             cluster_context()
         } else {
             None

@@ -1,18 +1,21 @@
-//! Time per admission request: policy.wasm in wasmtime through waPC on a warm instance (as policy-server
-//! runs it), and the same evaluation natively.
+//! Time per admission request: policy.wasm and Kubewarden's Rust policy template (the fixture
+//! `policy-host/template-policy`) in the same wasmtime waPC host, each on a warm instance (as
+//! policy-server runs them), with the same AdmissionRequests; and the same evaluation natively.
 //!
-//! Before the criterion groups, prints p50/p99 over `WINPLACE_BENCH_N` (default 2,000) timed `validate`
-//! calls per case, and native requests/s of `check_value` and `admission::review`.
+//! Before the criterion groups, prints min/p50/p99 over `WINPLACE_BENCH_N` (default 2,000) timed
+//! `validate` calls per case and module, the ratio of policy.wasm's p50 to the template's, and native
+//! requests/s of `check_value` and `admission::review`.
 //!
 //! Run (after `cargo xtask build`): `cargo bench -p winplace-policy-host --bench admission`
-//! (`-- --warm-up-time 1 --measurement-time 3` for a quicker run).
+//! (`-- --warm-up-time 1 --measurement-time 3` for a quicker run). `cargo bench` is the release
+//! profile: this is the release host issue 13 asks for. The first run also compiles the template fixture.
 
 use criterion::{Criterion, black_box};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use winplace_kubewarden::admission::{self, AdmissionRequest};
-use winplace_policy_host::{Capabilities, PolicyHost, built_policy, test_data};
+use winplace_policy_host::{Capabilities, PolicyHost, built_policy, template_policy, test_data};
 use winplace_rules::Settings;
 
 fn fixture(name: &str) -> Value {
@@ -23,24 +26,53 @@ fn cluster() -> Capabilities {
     Capabilities::test_cluster().unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// (name, fixture, with the cluster capability).
-const CASES: &[(&str, &str, bool)] = &[
-    ("pod (accept)", "pod-windows-pinned.json", false),
-    (
-        "deployment (reject)",
-        "deployment-windows-unpinned.json",
-        false,
-    ),
-    (
-        "deployment (reject, cluster context)",
-        "deployment-windows-unpinned.json",
-        true,
-    ),
+/// One timed request: a name, the fixture, and whether the policy is context-aware (settings
+/// `contextAware: true` and a host that grants the cluster).
+struct Case {
+    name: &'static str,
+    file: &'static str,
+    context: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "pod (accept)",
+        file: "pod-windows-pinned.json",
+        context: false,
+    },
+    Case {
+        name: "deployment (accept)",
+        file: "deployment-windows-pinned.json",
+        context: false,
+    },
+    Case {
+        name: "deployment (reject)",
+        file: "deployment-windows-unpinned.json",
+        context: false,
+    },
+    Case {
+        name: "deployment (reject, cluster context)",
+        file: "deployment-windows-unpinned.json",
+        context: true,
+    },
 ];
 
-fn host(with_cluster: bool) -> PolicyHost {
-    let module = built_policy().unwrap_or_else(|e| panic!("{e}"));
-    PolicyHost::new(&module, with_cluster.then(|| cluster().into_capability()))
+impl Case {
+    fn request(&self) -> Value {
+        fixture(self.file)["request"].clone()
+    }
+
+    fn settings(&self) -> Value {
+        if self.context {
+            json!({"contextAware": true})
+        } else {
+            json!({})
+        }
+    }
+}
+
+fn host(module: &[u8], context: bool) -> PolicyHost {
+    PolicyHost::new(module, context.then(|| cluster().into_capability()))
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -49,38 +81,69 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-fn report() {
+/// `n` timed `validate` calls after a warm-up, sorted.
+fn timings(h: &PolicyHost, request: &Value, settings: &Value, n: usize) -> Vec<Duration> {
+    for _ in 0..50 {
+        h.validate(request, settings).unwrap();
+    }
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        h.clear_host_calls();
+        let start = Instant::now();
+        black_box(h.validate(request, settings).unwrap());
+        times.push(start.elapsed());
+    }
+    times.sort();
+    times
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The template fixture does what the template does: rejects `invalid-pod-name`, accepts the rest.
+fn check_template(template: &PolicyHost) {
+    let mut request = fixture("pod-windows-pinned.json")["request"].clone();
+    let answer = template.validate(&request, &json!({})).unwrap();
+    assert_eq!(answer["accepted"], true, "{answer}");
+    request["object"]["metadata"]["name"] = json!("invalid-pod-name");
+    let answer = template.validate(&request, &json!({})).unwrap();
+    assert_eq!(answer["accepted"], false, "{answer}");
+}
+
+fn report(policy: &[u8], template: &[u8]) {
     let n: usize = std::env::var("WINPLACE_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2_000);
-    println!("policy.wasm validate, warm instance, {n} calls each:");
-    for (name, file, with_cluster) in CASES {
-        let h = host(*with_cluster);
-        let request = fixture(file)["request"].clone();
-        for _ in 0..50 {
-            h.validate(&request, &json!({})).unwrap();
-        }
-        let mut times = Vec::with_capacity(n);
-        for _ in 0..n {
-            h.clear_host_calls();
-            let start = Instant::now();
-            black_box(h.validate(&request, &json!({})).unwrap());
-            times.push(start.elapsed());
-        }
-        times.sort();
+    check_template(&host(template, false));
+    println!("validate on a warm instance, {n} calls each (µs):");
+    println!(
+        "  {:40} {:>8} {:>8} {:>8}   {:>8} {:>8} {:>8}   {:>6}",
+        "", "min", "p50", "p99", "tpl min", "tpl p50", "tpl p99", "× p50"
+    );
+    for case in CASES {
+        let request = case.request();
+        let ours = timings(&host(policy, case.context), &request, &case.settings(), n);
+        let theirs = timings(&host(template, false), &request, &json!({}), n);
+        let (p50, tpl_p50) = (percentile(&ours, 0.50), percentile(&theirs, 0.50));
         println!(
-            "  {name:40} p50 {:>8.1} µs   p99 {:>8.1} µs",
-            percentile(&times, 0.50).as_secs_f64() * 1e6,
-            percentile(&times, 0.99).as_secs_f64() * 1e6
+            "  {:40} {:>8.1} {:>8.1} {:>8.1}   {:>8.1} {:>8.1} {:>8.1}   {:>6.2}",
+            case.name,
+            micros(ours[0]),
+            micros(p50),
+            micros(percentile(&ours, 0.99)),
+            micros(theirs[0]),
+            micros(tpl_p50),
+            micros(percentile(&theirs, 0.99)),
+            p50.as_secs_f64() / tpl_p50.as_secs_f64()
         );
     }
     println!("native, same objects:");
     let settings = Settings::default();
-    for (name, file, with_cluster) in CASES {
-        let request: AdmissionRequest =
-            serde_json::from_value(fixture(file)["request"].clone()).unwrap();
-        let ctx = with_cluster.then(|| {
+    for case in CASES {
+        let request: AdmissionRequest = serde_json::from_value(case.request()).unwrap();
+        let ctx = case.context.then(|| {
             admission::context_from_lists(
                 &fixture("context/nodes.json"),
                 &fixture("context/runtimeclasses.json"),
@@ -110,17 +173,30 @@ fn report() {
             ));
         });
         println!(
-            "  {name:40} check_value {check:>9.0} req/s   admission::review {review:>9.0} req/s"
+            "  {:40} check_value {check:>9.0} req/s   admission::review {review:>9.0} req/s",
+            case.name
         );
     }
 }
 
-fn benches(c: &mut Criterion) {
+fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
     let mut group = c.benchmark_group("policy.wasm validate");
-    for (name, file, with_cluster) in CASES {
-        let h = host(*with_cluster);
-        let request = fixture(file)["request"].clone();
-        group.bench_function(*name, |b| {
+    for case in CASES {
+        let h = host(policy, case.context);
+        let (request, settings) = (case.request(), case.settings());
+        group.bench_function(case.name, |b| {
+            b.iter(|| {
+                h.clear_host_calls();
+                black_box(h.validate(&request, &settings).unwrap())
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("template policy validate");
+    let h = host(template, false);
+    for case in CASES.iter().filter(|c| !c.context) {
+        let request = case.request();
+        group.bench_function(case.name, |b| {
             b.iter(|| {
                 h.clear_host_calls();
                 black_box(h.validate(&request, &json!({})).unwrap())
@@ -130,9 +206,9 @@ fn benches(c: &mut Criterion) {
     group.finish();
     let mut group = c.benchmark_group("native check_value");
     let settings = Settings::default();
-    for (name, file, _) in CASES.iter().filter(|c| !c.2) {
-        let object = fixture(file)["request"]["object"].clone();
-        group.bench_function(*name, |b| {
+    for case in CASES.iter().filter(|c| !c.context) {
+        let object = case.request()["object"].clone();
+        group.bench_function(case.name, |b| {
             b.iter(|| black_box(winplace_rules::check_value(object.clone(), None, &settings)))
         });
     }
@@ -140,8 +216,10 @@ fn benches(c: &mut Criterion) {
 }
 
 fn main() {
-    report();
+    let policy = built_policy().unwrap_or_else(|e| panic!("{e}"));
+    let template = template_policy().unwrap_or_else(|e| panic!("{e}"));
+    report(&policy, &template);
     let mut c = Criterion::default().configure_from_args();
-    benches(&mut c);
+    benches(&mut c, &policy, &template);
     c.final_summary();
 }

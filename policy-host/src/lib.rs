@@ -110,6 +110,45 @@ pub fn built_policy() -> Result<Vec<u8>, String> {
     })
 }
 
+/// Compiles the benchmark fixture `policy-host/template-policy` (the logic of Kubewarden's Rust policy
+/// template) for wasm32-wasip1 in the release profile, as the template's own Makefile builds it, and
+/// reads the module. Runs the cargo that runs this process (`$CARGO`), into the same target directory.
+pub fn template_policy() -> Result<Vec<u8>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(&cargo)
+        .args([
+            "build",
+            "-p",
+            "winplace-template-policy",
+            "--lib",
+            "--target",
+            "wasm32-wasip1",
+            "--release",
+            "--message-format=json-render-diagnostics",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{cargo} build -p winplace-template-policy: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{cargo} build -p winplace-template-policy failed ({})",
+            output.status
+        ));
+    }
+    // The module's path, from cargo's compiler-artifact message for the fixture.
+    let wasm = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact")
+        .filter(|m| m["target"]["name"] == "winplace_template_policy")
+        .flat_map(|m| m["filenames"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .find(|f| f.extension().is_some_and(|e| e == "wasm"))
+        .ok_or("cargo named no .wasm for winplace-template-policy")?;
+    std::fs::read(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))
+}
+
 impl PolicyHost {
     /// Loads `module` with a host that answers logging and the given capabilities.
     pub fn new(module: &[u8], capability: Option<Box<Capability>>) -> Result<Self, String> {

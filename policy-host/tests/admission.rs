@@ -106,12 +106,13 @@ fn every_fixture_gets_the_expected_answer() {
             "linux-pod-without-os-selector",
         ),
         ("pod-os-conflict", false, false, "os-conflict", ""),
+        // A Node is warned, never rejected: a kubelet with a wrong label must still join.
         (
             "node-windows-build-label-mismatch",
             true,
-            false,
-            "windows-node-build-label-mismatch",
+            true,
             "",
+            "windows-node-build-label-mismatch",
         ),
         ("node-windows", false, true, "", ""),
         (
@@ -158,8 +159,12 @@ fn every_fixture_gets_the_expected_answer() {
     let with = host(Some(cluster()));
     let without = host(None);
     for (name, with_cluster, accepted, in_message, in_warnings) in rows {
-        let h = if with_cluster { &with } else { &without };
-        let response = h.validate(&request(name), &json!({})).unwrap();
+        let (h, settings) = if with_cluster {
+            (&with, json!({"contextAware": true}))
+        } else {
+            (&without, json!({}))
+        };
+        let response = h.validate(&request(name), &settings).unwrap();
         assert_eq!(response["accepted"], json!(accepted), "{name}: {response}");
         let message = response["message"].as_str().unwrap_or_default();
         assert!(message.contains(in_message), "{name}: {message}");
@@ -173,9 +178,30 @@ fn every_fixture_gets_the_expected_answer() {
 }
 
 #[test]
+fn context_is_read_only_when_the_settings_say_it_is_granted() {
+    // policy-server logs an error for every request whose policy lists resources it was not granted: a
+    // policy without `contextAware` asks for nothing, even from a host that would answer.
+    let h = host(Some(cluster()));
+    for name in ["deployment-windows-pinned", "pod-windows-unpinned"] {
+        h.clear_host_calls();
+        h.validate(&request(name), &json!({})).unwrap();
+        h.validate(&request(name), &json!({"contextAware": false}))
+            .unwrap();
+        assert!(h.capability_calls().is_empty(), "{name}");
+    }
+    // Without it the settings stand in for the cluster: the 26100 pod is accepted (no Node to say no
+    // node runs that build); with it, the real nodes reject it.
+    let r = request("deployment-windows-build-26100");
+    assert_eq!(h.validate(&r, &json!({})).unwrap()["accepted"], json!(true));
+    let answer = h.validate(&r, &json!({"contextAware": true})).unwrap();
+    assert_eq!(answer["accepted"], json!(false), "{answer}");
+}
+
+#[test]
 fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
     let h = host(Some(cluster()));
-    h.validate(&request("deployment-windows-pinned"), &json!({}))
+    let aware = json!({"contextAware": true});
+    h.validate(&request("deployment-windows-pinned"), &aware)
         .unwrap();
     let calls: Vec<String> = h
         .capability_calls()
@@ -201,7 +227,7 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         "pod-status-update",
     ] {
         h.clear_host_calls();
-        h.validate(&request(name), &json!({})).unwrap();
+        h.validate(&request(name), &aware).unwrap();
         assert!(
             h.capability_calls().is_empty(),
             "{name}: {:?}",
@@ -213,11 +239,26 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
     let r = h
         .validate(
             &request("pod-windows-unpinned"),
-            &json!({"exemptNamespaces": ["default"]}),
+            &json!({"exemptNamespaces": ["default"], "contextAware": true}),
         )
         .unwrap();
     assert_eq!(r["accepted"], json!(true));
     assert!(h.capability_calls().is_empty());
+
+    // contextAware but the host refuses (kwctl run without --allow-context-aware): the settings stand in.
+    let h = host(None);
+    let r = h
+        .validate(&request("deployment-windows-build-26100"), &aware)
+        .unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    assert_eq!(
+        h.capability_calls()
+            .into_iter()
+            .map(|c| c.call)
+            .collect::<Vec<_>>(),
+        [LIST],
+        "the Node list failed: RuntimeClasses are not asked"
+    );
 
     // Nodes granted but RuntimeClasses not: no context at all (half a cluster would mislead).
     let mut half = Capabilities::default();
@@ -225,7 +266,7 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         .insert(("v1".into(), "Node".into()), fixture("context/nodes.json"));
     let h = host(Some(half));
     let r = h
-        .validate(&request("deployment-windows-build-26100"), &json!({}))
+        .validate(&request("deployment-windows-build-26100"), &aware)
         .unwrap();
     assert_eq!(r["accepted"], json!(true), "{r}");
     assert_eq!(h.capability_calls().len(), 2);
@@ -313,17 +354,13 @@ fn manifests_decide_builds_and_failed_lookups_only_warn() {
         "{response}"
     );
     let calls: Vec<String> = h.capability_calls().into_iter().map(|c| c.call).collect();
-    assert_eq!(
-        calls,
-        [LIST, MANIFEST],
-        "no Node list: RuntimeClasses are not asked; one manifest try"
-    );
+    assert_eq!(calls, [MANIFEST], "one manifest try, no list");
 }
 
 #[test]
 fn mutation_round_trip_for_every_kind() {
     let h = host(Some(cluster()));
-    let settings = json!({"mutate": true});
+    let settings = json!({"mutate": true, "contextAware": true});
     for kind in [
         "pod",
         "deployment",
@@ -339,13 +376,17 @@ fn mutation_round_trip_for_every_kind() {
         assert_eq!(response["accepted"], json!(true), "{kind}: {response}");
         let mutated = response["mutated_object"].clone();
         assert!(mutated.is_object(), "{kind}: {response}");
+        // Each applied fix is named with what the patch does, in words that stay true where the
+        // ClusterAdmissionPolicy is not mutating and policy-server rejects the patch.
+        let warnings = response["warnings"].to_string();
         assert!(
-            response["warnings"].to_string().contains("fixed:"),
+            warnings.contains("winplace's patch: "),
             "{kind}: {response}"
         );
+        assert!(!warnings.contains("fixed"), "{kind}: {response}");
         // The mutated object passes validation as it is.
         r["object"] = mutated;
-        let again = h.validate(&r, &json!({})).unwrap();
+        let again = h.validate(&r, &json!({"contextAware": true})).unwrap();
         assert_eq!(again["accepted"], json!(true), "{kind}: {again}");
     }
     // What no fix repairs is still rejected.
@@ -388,4 +429,41 @@ fn settings_errors_name_the_setting() {
             "{settings}: {answer}"
         );
     }
+}
+
+#[test]
+fn requests_without_a_usable_object_are_rejected_with_a_reason() {
+    let h = host(None);
+    let pod = request("pod-windows-pinned");
+    let with_object = |object: Value| {
+        let mut r = pod.clone();
+        r["object"] = object;
+        r
+    };
+    let mut no_object = pod.clone();
+    no_object.as_object_mut().unwrap().remove("object");
+    let mut deployment_kind = pod.clone();
+    deployment_kind["kind"] = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
+    let rows = [
+        (no_object, "has no object"),
+        (with_object(Value::Null), "has no object"),
+        (
+            with_object(json!([pod["object"]])),
+            "has an array as its object",
+        ),
+        (with_object(json!("Pod")), "has a string as its object"),
+        (deployment_kind, "but its object is a Pod (v1)"),
+    ];
+    for (r, reason) in rows {
+        let answer = h.validate(&r, &json!({"mutate": true})).unwrap();
+        assert_eq!(answer["accepted"], json!(false), "{reason}: {answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("winplace cannot check this request: ") && message.contains(reason),
+            "{message}"
+        );
+    }
+    // Not evaluated at all (DELETE has no object): still accepted.
+    let answer = h.validate(&request("pod-delete"), &json!({})).unwrap();
+    assert_eq!(answer["accepted"], json!(true), "{answer}");
 }

@@ -204,6 +204,12 @@ fn cluster_admission_policies_are_consistent_with_the_metadata() {
         assert_eq!(spec["mutating"], json!(mutating), "{file}");
         assert_eq!(spec["settings"]["mutate"], json!(mutating), "{file}");
         assert_eq!(spec["backgroundAudit"], m["backgroundAudit"], "{file}");
+        // The policy asks for the cluster only when told it is granted (`contextAware`).
+        assert_eq!(
+            spec["settings"]["contextAware"].as_bool().unwrap_or(false),
+            aware,
+            "{file}: settings contextAware and contextAwareResources go together"
+        );
         if aware {
             assert_eq!(
                 spec["contextAwareResources"], m["contextAwareResources"],
@@ -239,4 +245,256 @@ fn the_built_module_is_annotated_with_its_metadata() {
     let mut expected = metadata();
     expected["protocolVersion"] = json!("v1");
     assert_eq!(embedded, expected);
+}
+
+// What `kwctl scaffold artifacthub` needs of metadata.yml and derives from it, and what Artifact Hub
+// requires of artifacthub-pkg.yml: the rules of their own sources, written down with those sources in
+// docs/reference/kubewarden-packaging.md (policy-evaluator's `policy_artifacthub.rs`, Artifact Hub's
+// `internal/pkg/metadata.go`).
+
+/// `io.kubewarden.policy.author` as kwctl reads it: an address list, comma-separated `Name <email>`.
+fn kwctl_maintainers(author: &str) -> Result<Vec<Value>, String> {
+    author
+        .split(',')
+        .map(|entry| {
+            let entry = entry.trim();
+            let (name, rest) = entry
+                .split_once('<')
+                .ok_or_else(|| format!("`{entry}` is not `Name <email>`"))?;
+            let email = rest
+                .strip_suffix('>')
+                .ok_or_else(|| format!("`{entry}`: no closing `>`"))?;
+            let (local, domain) = email
+                .split_once('@')
+                .ok_or_else(|| format!("`{email}` is not an email address"))?;
+            let valid_part = |p: &str| {
+                !p.is_empty() && !p.contains(|c: char| c.is_whitespace() || "<>@,".contains(c))
+            };
+            if name.trim().is_empty()
+                || !valid_part(local)
+                || !valid_part(domain)
+                || !domain.contains('.')
+            {
+                return Err(format!("`{entry}` is not `Name <email>`"));
+            }
+            Ok(json!({"name": name.trim(), "email": email}))
+        })
+        .collect()
+}
+
+/// A SemVer 2 version (`MAJOR.MINOR.PATCH`, optional `-pre` and `+build`), as both kwctl (`semver`) and
+/// Artifact Hub (`Masterminds/semver`) require.
+fn is_semver(v: &str) -> bool {
+    let core = v.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars().all(|c| c.is_ascii_digit())
+                && (p.len() == 1 || !p.starts_with('0'))
+        })
+}
+
+/// An RFC 3339 timestamp (`2025-11-21T00:00:00Z`, `…T00:00:00.123+02:00`), Artifact Hub's `createdAt`.
+fn is_rfc3339(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    if b.len() < 20 || !digits(0..4) || !digits(5..7) || !digits(8..10) || !digits(11..13) {
+        return false;
+    }
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return false;
+    }
+    if !digits(14..16) || !digits(17..19) {
+        return false;
+    }
+    let mut rest = &t[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.chars().take_while(char::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    matches!(rest, "Z" | "z")
+        || (rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[3] == b':'
+            && rest[1..3].chars().all(|c| c.is_ascii_digit())
+            && rest[4..6].chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The fields `kwctl scaffold artifacthub` derives from metadata.yml (all but `createdAt`, the time of
+/// the run, and `install`, its own prose), or why it would fail.
+fn kwctl_scaffold(m: &Value) -> Result<Value, String> {
+    let a = &m["annotations"];
+    let get = |key: &str| a[key].as_str().map(str::to_string);
+    let required = |key: &str| get(key).ok_or_else(|| format!("missing annotation {key}"));
+    let version = required("io.kubewarden.policy.version")?;
+    if !is_semver(&version) {
+        return Err(format!(
+            "io.kubewarden.policy.version `{version}` is not SemVer"
+        ));
+    }
+    let oci = required("io.kubewarden.policy.ociUrl")?;
+    let keywords: Option<Vec<String>> = get("io.artifacthub.keywords")
+        .map(|k| k.split(',').map(|w| w.trim().to_string()).collect());
+    if keywords.iter().flatten().any(String::is_empty) {
+        return Err("io.artifacthub.keywords has an empty keyword".into());
+    }
+    let source = get("io.kubewarden.policy.source");
+    let links = source.as_ref().map(|s| {
+        let mut links = Vec::new();
+        if s.starts_with("https://github.com/") {
+            links.push(json!({"name": "policy", "url": format!("{s}/releases/download/v{version}/policy.wasm")}));
+        }
+        links.push(json!({"name": "source", "url": s}));
+        links
+    });
+    let maintainers = get("io.kubewarden.policy.author")
+        .map(|author| kwctl_maintainers(&author))
+        .transpose()
+        .map_err(|e| format!("io.kubewarden.policy.author: {e}"))?;
+    let mut annotations = serde_json::Map::new();
+    annotations.insert(
+        "kubewarden/mutation".into(),
+        json!(m["mutating"].as_bool().unwrap_or(false).to_string()),
+    );
+    if let Some(r) = get("io.artifacthub.resources") {
+        annotations.insert("kubewarden/resources".into(), json!(r));
+    }
+    let mut pkg = json!({
+        "version": version,
+        "name": required("io.kubewarden.policy.title")?,
+        "displayName": required("io.artifacthub.displayName")?,
+        "description": required("io.kubewarden.policy.description")?,
+        "containersImages": [{"name": "policy", "image": format!("{oci}:v{version}")}],
+        "provider": {"name": "kubewarden"},
+        "recommendations": [{"url": "https://artifacthub.io/packages/helm/kubewarden/kubewarden-controller"}],
+    });
+    for (key, value) in [
+        (
+            "license",
+            get("io.kubewarden.policy.license").map(Value::from),
+        ),
+        ("homeURL", get("io.kubewarden.policy.url").map(Value::from)),
+        ("keywords", keywords.map(Value::from)),
+        ("links", links.map(Value::from)),
+        ("maintainers", maintainers.map(Value::from)),
+    ] {
+        if let Some(value) = value {
+            pkg[key] = value;
+        }
+    }
+    pkg["annotations"] = Value::Object(annotations);
+    Ok(pkg)
+}
+
+/// Artifact Hub's checks of a Kubewarden package (`ValidatePackageMetadata`): every problem found.
+fn artifact_hub_problems(p: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let text = |key: &str| p[key].as_str().unwrap_or_default();
+    if !is_semver(text("version")) {
+        problems.push("version: SemVer required".to_string());
+    }
+    for key in ["name", "displayName", "description"] {
+        if text(key).is_empty() {
+            problems.push(format!("{key} not provided"));
+        }
+    }
+    if !is_rfc3339(text("createdAt")) {
+        problems.push("createdAt: RFC 3339 required".to_string());
+    }
+    for m in p["maintainers"].as_array().into_iter().flatten() {
+        if m["email"].as_str().unwrap_or_default().is_empty() {
+            problems.push("maintainer email not provided".to_string());
+        }
+    }
+    let images: Vec<&str> = p["containersImages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|i| i["name"].as_str().unwrap_or_default())
+        .collect();
+    let mut sorted = images.clone();
+    sorted.sort();
+    if !(sorted == ["policy"] || sorted == ["policy", "policy-alternative-location"]) {
+        problems.push(format!("containersImages: a `policy` image (and at most a `policy-alternative-location`), got {images:?}"));
+    }
+    problems
+}
+
+#[test]
+fn kwctl_scaffold_artifacthub_accepts_the_metadata_and_derives_the_package() {
+    let m = metadata();
+    let want =
+        kwctl_scaffold(&m).unwrap_or_else(|e| panic!("kwctl scaffold artifacthub would fail: {e}"));
+    let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
+    for (key, value) in want.as_object().unwrap() {
+        if key == "annotations" {
+            for (k, v) in value.as_object().unwrap() {
+                assert_eq!(
+                    &p["annotations"][k], v,
+                    "artifacthub-pkg.yml annotations.{k}"
+                );
+            }
+        } else {
+            assert_eq!(&p[key], value, "artifacthub-pkg.yml {key}");
+        }
+    }
+    let image = want["containersImages"][0]["image"].as_str().unwrap();
+    assert!(
+        p["install"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("kwctl pull {image}")),
+        "install names the image"
+    );
+    // The rules can fail: the author winplace had before, a package without createdAt.
+    let mut old = m.clone();
+    old["annotations"]["io.kubewarden.policy.author"] = json!("winplace developers");
+    assert!(
+        kwctl_scaffold(&old)
+            .unwrap_err()
+            .contains("io.kubewarden.policy.author")
+    );
+    assert_eq!(
+        kwctl_maintainers("A <a@example.com>, B b <b@example.org>").map(|m| m.len()),
+        Ok(2)
+    );
+    assert!(kwctl_maintainers("A <a@example.com>,").is_err());
+    assert!(kwctl_maintainers("A <not an email>").is_err());
+}
+
+#[test]
+fn artifact_hub_accepts_the_package() {
+    let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
+    assert_eq!(artifact_hub_problems(&p), Vec::<String>::new());
+    // And the checks can fail.
+    let mut bad = p.clone();
+    bad.as_object_mut().unwrap().remove("createdAt");
+    bad["version"] = json!("0.1");
+    bad["maintainers"] = json!([{"name": "x", "email": ""}]);
+    bad["containersImages"][0]["name"] = json!("image");
+    assert_eq!(
+        artifact_hub_problems(&bad).len(),
+        4,
+        "{:?}",
+        artifact_hub_problems(&bad)
+    );
+    for (t, ok) in [
+        ("2025-11-21T00:00:00Z", true),
+        ("2024-07-02T16:13:12.222650791Z", true),
+        ("2025-11-21T00:00:00+02:00", true),
+        ("2025-11-21", false),
+        ("2025-11-21 00:00:00Z", false),
+    ] {
+        assert_eq!(is_rfc3339(t), ok, "{t}");
+    }
 }

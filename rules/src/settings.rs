@@ -33,6 +33,11 @@ pub struct Settings {
     pub runtime_classes: BTreeMap<String, String>,
     /// Admission: accept fixable requests with the repaired object instead of rejecting them.
     pub mutate: bool,
+    /// Admission: ask the host for the cluster's Nodes and RuntimeClasses. Only set it where the
+    /// ClusterAdmissionPolicy grants them in `contextAwareResources`: a policy-server logs an error for
+    /// every request whose policy asks for resources it was not granted. Off (the default), the settings
+    /// stand in for the cluster and the policy makes no such host call.
+    pub context_aware: bool,
     /// Namespaces whose workloads are not checked.
     pub exempt_namespaces: Vec<String>,
     /// Rule ids that are not evaluated.
@@ -58,6 +63,7 @@ impl Default for Settings {
             image_rules: Vec::new(),
             runtime_classes: BTreeMap::new(),
             mutate: false,
+            context_aware: false,
             exempt_namespaces: Vec::new(),
             disabled_rules: Vec::new(),
             severity: BTreeMap::new(),

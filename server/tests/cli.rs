@@ -409,6 +409,20 @@ fn sarif_has_the_shape_code_scanning_needs() {
     );
     let run = &sarif["runs"][0];
     assert_eq!(sarif["runs"].as_array().map(Vec::len), Some(1));
+    // Relative paths resolve against the directory the command ran in, as a file:// URI.
+    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        root.starts_with("file:///") && root.ends_with('/'),
+        "{root}"
+    );
+    let dir = case.dir.canonicalize().unwrap_or(case.dir.clone());
+    assert!(
+        root.trim_end_matches('/')
+            .ends_with(&*dir.file_name().unwrap().to_string_lossy()),
+        "{root}"
+    );
     let driver = &run["tool"]["driver"];
     assert_eq!(driver["name"], "winplace");
     assert!(
@@ -440,6 +454,7 @@ fn sarif_has_the_shape_code_scanning_needs() {
         assert!(r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()));
         let loc = &r["locations"][0]["physicalLocation"];
         assert_eq!(loc["artifactLocation"]["uri"], "input.yaml");
+        assert_eq!(loc["artifactLocation"]["uriBaseId"], "%SRCROOT%");
         assert!(
             loc["region"]["startLine"].as_u64().is_some_and(|l| l >= 1),
             "{r}"

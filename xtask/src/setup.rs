@@ -85,7 +85,12 @@ pub fn browser_tools() -> Result<(), String> {
             .env("DEBIAN_FRONTEND", "noninteractive"))?;
     }
     let dir = root().join("playwright-tests");
-    if !dir.join("node_modules/@playwright/test").exists() {
+    // Every package a spec imports: a new one in package.json reinstalls on machines that had the old set.
+    let wanted = ["@playwright/test", "@microsoft/jest-sarif", "ajv"];
+    if !wanted
+        .iter()
+        .all(|p| dir.join("node_modules").join(p).exists())
+    {
         run(Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
             .current_dir(&dir))?;

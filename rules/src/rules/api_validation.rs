@@ -7,10 +7,11 @@
 //! Presence checks read the raw pod spec: a pointer field is "set" when its key is present with a non-null
 //! value, which is exactly when the API server's typed object has a non-nil pointer.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Emitter, RuleId, TemplateCx};
-use crate::finding::Fix;
+use crate::finding::{Fix, Severity};
+use crate::model::get;
 use crate::path::FieldPath;
 use crate::placement::PodOs;
 use crate::schedule::go_quote;
@@ -214,19 +215,56 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .find(|s| s.os == Os::Windows)
         .map(|s| format!(" ({})", s.what))
         .unwrap_or_default();
-    for f in linux_only_fields(cx.template.raw, &cx.template.prefix) {
-        if f.name == "resources" {
-            // Pod-level resources break the pod on a Windows kubelet: windows-unsupported-feature says so.
-            continue;
-        }
+    let prefix = &cx.template.prefix;
+    let all = linux_only_fields(cx.template.raw, prefix);
+    // Pod-level resources break the pod on a Windows kubelet: windows-unsupported-feature says so, and
+    // with them spec.os.name: windows cannot be set (the API server forbids both together).
+    let can_declare = !all.iter().any(|f| f.name == "resources");
+    let found: Vec<&FieldPath> = all.iter().map(|f| &f.path).collect();
+    for f in all.iter().filter(|f| f.name != "resources") {
+        // Remove the field, or the securityContext it is the last field of: no `securityContext: {}` left.
+        let parent = f.path.parent();
+        let parent_goes = parent != *prefix
+            && get(&cx.object.value, &parent)
+                .and_then(Value::as_object)
+                .is_some_and(|m| m.keys().all(|k| found.contains(&&parent.field(k))));
+        let (removed, removed_name) = if parent_goes {
+            let name = f
+                .name
+                .rsplit_once('.')
+                .map_or("securityContext", |(p, _)| p)
+                .to_string();
+            (parent, name)
+        } else {
+            (f.path.clone(), f.name.clone())
+        };
+        let mut patch = vec![json!({"op": "remove", "path": removed.to_json_pointer()})];
+        let (todo, description) = if can_declare {
+            patch.push(json!({"op": "add", "path": prefix.field("os").to_json_pointer(), "value": {"name": "windows"}}));
+            (
+                format!("remove {} and set spec.os.name: windows", f.name),
+                format!("remove {removed_name} and set spec.os.name: windows"),
+            )
+        } else {
+            (
+                format!(
+                    "remove {} (spec.os.name: windows can be set once spec.resources is gone too)",
+                    f.name
+                ),
+                format!("remove {removed_name}"),
+            )
+        };
         let message = format!(
-            "this pod runs on Windows{why} but sets {}, which Windows nodes do not implement; the API server accepts it only because spec.os.name is not set and rejects it once it is: remove {} and set spec.os.name: windows{}",
-            f.name,
+            "this pod runs on Windows{why} but sets {}, which Windows nodes do not implement; the API server accepts it only because spec.os.name is not set and rejects it once it is: {todo}{}",
             f.name,
             windows_hint(f.leaf)
         );
-        let fix = remove_fix(&f.path, &f.name);
-        out.emit(RuleId::WindowsUnsupportedField, &f.path, message, Some(fix));
+        out.emit(
+            RuleId::WindowsUnsupportedField,
+            &f.path,
+            message,
+            Some(Fix { description, patch }),
+        );
     }
 }
 
@@ -283,20 +321,24 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
     }
     let raw = cx.template.raw;
     let prefix = &cx.template.prefix;
-    let mut emit = |path: FieldPath, what: String, todo: &str| {
-        let message = format!("{what}, which Windows nodes do not support; {todo}");
-        out.emit(RuleId::WindowsUnsupportedFeature, &path, message, None);
-    };
     // Pod level, in field order.
     if present(raw, &["hostNetwork"]).and_then(Value::as_bool) == Some(true)
         && !any_host_process(raw)
     {
-        emit(
-            prefix.field("hostNetwork"),
-            "this Windows pod sets hostNetwork: true without being a HostProcess pod; host networking for ordinary Windows pods was an alpha feature withdrawn in Kubernetes 1.33".into(),
-            "remove hostNetwork, or make the pod a HostProcess pod (windowsOptions.hostProcess: true) if it needs the host's network",
+        // A warning, not an error: the API server accepts the pod and it runs, only not on the host's
+        // network (docs/reference/windows-host-network.md).
+        out.emit_as(
+            RuleId::WindowsUnsupportedFeature,
+            Severity::Warning,
+            &prefix.field("hostNetwork"),
+            "this Windows pod sets hostNetwork: true without being a HostProcess pod; the API server accepts it and the pod runs, but not on the host's network: the kubelet asks for the node's network only under the WindowsHostNetwork feature gate (alpha from Kubernetes 1.26, deprecated and off from 1.33), and containerd gives every Windows pod that is not HostProcess its own pod network; remove hostNetwork, or make the pod a HostProcess pod (windowsOptions.hostProcess: true) if it needs the host's network".into(),
+            None,
         );
     }
+    let mut emit = |path: FieldPath, what: String, todo: &str| {
+        let message = format!("{what}, which Windows nodes do not support; {todo}");
+        out.emit(RuleId::WindowsUnsupportedFeature, &path, message, None);
+    };
     if present(raw, &["dnsPolicy"]).and_then(Value::as_str) == Some("ClusterFirstWithHostNet") {
         emit(
             prefix.field("dnsPolicy"),
@@ -600,6 +642,67 @@ mod tests {
         for (body, os, want) in cases {
             let got = run(&pod(body), *os);
             assert_eq!(got, rows("windows-forbidden-field", want), "{body}");
+        }
+    }
+
+    #[test]
+    fn unsupported_field_fixes_do_what_the_message_says_and_leave_no_empty_map() {
+        let body = "  securityContext: {runAsUser: 1000, runAsGroup: 3000}\n  containers: [{name: c, securityContext: {readOnlyRootFilesystem: true, windowsOptions: {runAsUserName: ContainerUser}}}]\n";
+        let text = pod(body);
+        let findings = run_template(&text, Some(PodOs::Windows), check);
+        let unsupported: Vec<_> = findings
+            .iter()
+            .filter(|f| f.rule == "windows-unsupported-field")
+            .collect();
+        assert_eq!(unsupported.len(), 3, "{findings:?}");
+        let mut value = object(&text).value;
+        for f in &unsupported {
+            assert!(
+                f.message.contains("and set spec.os.name: windows"),
+                "{}",
+                f.message
+            );
+            let fix = f.fix.as_ref().unwrap();
+            assert!(
+                fix.description.ends_with("and set spec.os.name: windows"),
+                "{}",
+                fix.description
+            );
+            // Fixes of one round are applied one after the other; a removal of a map an earlier fix
+            // already removed fails, as apply_fixes skips it.
+            let mut next = value.clone();
+            let patch: json_patch::Patch =
+                serde_json::from_value(Value::Array(fix.patch.clone())).unwrap();
+            if json_patch::patch(&mut next, &patch).is_ok() {
+                value = next;
+            }
+        }
+        // The pod securityContext held only Linux-only fields: gone, not `{}`. The container's keeps
+        // windowsOptions.
+        assert!(value["spec"].get("securityContext").is_none(), "{value}");
+        assert_eq!(
+            value["spec"]["containers"][0]["securityContext"],
+            serde_json::json!({"windowsOptions": {"runAsUserName": "ContainerUser"}})
+        );
+        assert_eq!(value["spec"]["os"], serde_json::json!({"name": "windows"}));
+        // With pod-level resources, spec.os.name cannot be set yet: the fix only removes.
+        let text = pod(&format!("  resources: {{limits: {{cpu: '1'}}}}\n{body}"));
+        let findings = run_template(&text, Some(PodOs::Windows), check);
+        for f in findings
+            .iter()
+            .filter(|f| f.rule == "windows-unsupported-field")
+        {
+            let fix = f.fix.as_ref().unwrap();
+            assert!(
+                !fix.description.contains("spec.os.name"),
+                "{}",
+                fix.description
+            );
+            assert!(
+                f.message.contains("once spec.resources is gone too"),
+                "{}",
+                f.message
+            );
         }
     }
 

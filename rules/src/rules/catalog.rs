@@ -439,6 +439,15 @@ pub const RULES: &[RuleMeta] = &[
         false,
         false,
     ),
+    r(
+        RuleId::WorkloadApiVersionRemoved,
+        ApiValidation,
+        E,
+        "Workload in an API version no longer served",
+        "A Deployment, DaemonSet, ReplicaSet or StatefulSet in extensions/v1beta1, apps/v1beta1 or apps/v1beta2 (removed in Kubernetes 1.16), or a CronJob in batch/v1beta1 (removed in 1.25): the API server refuses the manifest; use apps/v1 (with spec.selector) or batch/v1.",
+        true,
+        false,
+    ),
     // Cluster
     r(
         RuleId::NoSchedulableNode,
@@ -738,6 +747,7 @@ mod tests {
                     "node-affinity-invalid",
                     "unknown-field",
                     "manifest-invalid",
+                    "workload-api-version-removed",
                 ],
             ),
             (

@@ -7,12 +7,13 @@
 
 use super::{Emitter, RuleId, TemplateCx};
 use crate::placement::{BUILD_LABEL, OS_LABEL, PodOs, fit, host_runs_any, os_word};
-use crate::windows::builds::build_display;
+use crate::windows::builds::{WindowsVersion, build_display};
 
 /// How many node names a message lists.
 const NAMES_SHOWN: usize = 5;
 
-fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+/// `3 nodes (a, b, c)`: a count and the first names.
+pub(super) fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let all: Vec<&str> = names.collect();
     let mut shown: Vec<&str> = all.iter().take(NAMES_SHOWN).copied().collect();
     if all.len() > NAMES_SHOWN {
@@ -83,22 +84,48 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .filter(|(_, b)| images.iter().any(|(_, builds)| !host_runs_any(*b, builds)))
         .collect();
     if let Some(&(_, build)) = bad.first() {
-        let image = images
+        let (image, image_builds) = images
             .iter()
             .find(|(_, builds)| !host_runs_any(build, builds))
-            .and_then(|(i, _)| p.images.get(*i))
-            .map_or("", |img| img.image.as_str());
+            .and_then(|(i, builds)| Some((p.images.get(*i)?.image.as_str(), *builds)))
+            .unwrap_or(("", &[]));
+        // The builds of the cluster that run every image: pinning one of them helps; when there is none,
+        // pinning only trades a failing container for a Pending pod, and the image is what must change.
+        let cluster_builds = index.windows_builds();
+        let runnable: Vec<u32> = cluster_builds
+            .iter()
+            .copied()
+            .filter(|&b| images.iter().all(|(_, builds)| host_runs_any(b, builds)))
+            .collect();
+        let advice = match runnable.first() {
+            Some(&good) => format!(
+                "Pin the build with the nodeSelector {BUILD_LABEL}: \"{}\".",
+                WindowsVersion::new(good).label()
+            ),
+            None => format!(
+                "No Windows node of the cluster can run this image ({} built for {}), so pinning a build would leave the pod Pending: rebuild it on a base image for a build the cluster has ({}).",
+                image,
+                builds_list(image_builds),
+                builds_list(&cluster_builds)
+            ),
+        };
         out.emit(
             RuleId::SchedulableOnIncompatibleBuild,
             &p.prefix.field("nodeSelector").key(BUILD_LABEL),
             format!(
-                "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). Pin the build with the nodeSelector {BUILD_LABEL}.",
+                "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). {advice}",
                 name_list(bad.iter().map(|(n, _)| *n)),
                 build_display(build)
             ),
             None,
         );
     }
+}
+
+/// Builds for a message: `Windows Server 2019 (10.0.17763), Windows Server 2022 (10.0.20348)`.
+fn builds_list(builds: &[u32]) -> String {
+    let names: Vec<String> = builds.iter().map(|&b| build_display(b)).collect();
+    names.join(", ")
 }
 
 #[cfg(test)]
@@ -251,5 +278,41 @@ mod tests {
         let m = &found[0].message;
         assert!(m.contains("1 node (w22): node(s) didn't match Pod's node affinity/selector (node.kubernetes.io/windows-build is 10.0.20348, not 10.0.26100)"), "{m}");
         assert!(m.contains("1 node (l1): node(s) didn't match Pod's node affinity/selector (kubernetes.io/os is linux, not windows"), "{m}");
+    }
+
+    #[test]
+    fn the_advice_is_to_pin_only_when_some_node_can_run_the_image() {
+        let taint = "{key: os, value: windows, effect: NoSchedule}";
+        // A 2019 image: the 2019 node runs it, the 2022 node does not. Pin the build that works.
+        let mixed = cluster(&[
+            node("w19", "windows", "10.0.17763", taint),
+            node("w22", "windows", "10.0.20348", taint),
+        ]);
+        let spec = format!(
+            "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}  containers: [{{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2019}}]\n"
+        );
+        let found = findings(&pod(&spec), Some(&mixed), &Settings::default(), RULES);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].message.ends_with(
+                "Pin the build with the nodeSelector node.kubernetes.io/windows-build: \"10.0.17763\"."
+            ),
+            "{}",
+            found[0].message
+        );
+        // A 20H2 (19042) image on a cluster of 2019 nodes only: no build to pin, the image must change.
+        let old = cluster(&[node("w19", "windows", "10.0.17763", taint)]);
+        let spec = format!(
+            "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}  containers: [{{name: c, image: mcr.microsoft.com/windows/servercore:20H2}}]\n"
+        );
+        let found = findings(&pod(&spec), Some(&old), &Settings::default(), RULES);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let m = &found[0].message;
+        assert!(!m.contains("Pin the build"), "{m}");
+        assert!(
+            m.contains("No Windows node of the cluster can run this image (mcr.microsoft.com/windows/servercore:20H2 built for ")
+                && m.ends_with("rebuild it on a base image for a build the cluster has (Windows Server 2019 (10.0.17763))."),
+            "{m}"
+        );
     }
 }

@@ -85,6 +85,7 @@ rule_ids! {
     NodeAffinityInvalid = "node-affinity-invalid",
     UnknownField = "unknown-field",
     ManifestInvalid = "manifest-invalid",
+    WorkloadApiVersionRemoved = "workload-api-version-removed",
     // Cluster
     NoSchedulableNode = "no-schedulable-node",
     SchedulableOnWrongOs = "schedulable-on-wrong-os",

@@ -1,11 +1,14 @@
 //! Linux pods that could land on Windows nodes: `linux-pod-without-os-selector`,
 //! `linux-pod-tolerates-windows-taint`.
 
+use super::cluster::name_list;
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
+use crate::placement::fit;
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
 use crate::schedule::taints::{Gates, taint_display, tolerated_by_any, tolerates};
+use crate::windows::Os;
 
 /// Runs the Linux-pod rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
@@ -50,11 +53,38 @@ fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         RuleId::LinuxPodWithoutOsSelector,
         &p.prefix.field("nodeSelector").key(OS_LABEL),
         format!(
-            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, so only the Windows nodes' taint keeps it off them (spec.os.name does not: the scheduler ignores it). Add the nodeSelector kubernetes.io/os: linux.",
-            why_linux(p)
+            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, {} (spec.os.name does not keep it off them: the scheduler ignores it). Add the nodeSelector kubernetes.io/os: linux.",
+            why_linux(p),
+            what_keeps_it_off_windows(cx)
         ),
         Some(linux_selector_fix(cx)),
     );
+}
+
+/// What keeps this unpinned Linux pod off Windows nodes, as true as the context allows: without nodes,
+/// the Windows nodes' taint (the settings' assumption); with them, what the nodes really say.
+fn what_keeps_it_off_windows(cx: &TemplateCx<'_>) -> String {
+    let Some(index) = cx.nodes else {
+        return "so only the Windows nodes' taint keeps it off them".to_string();
+    };
+    if !index.has_os(Os::Windows) {
+        return "so nothing would keep it off Windows nodes; the cluster has none today"
+            .to_string();
+    }
+    let fit = fit(cx.placement, index);
+    let open: Vec<&str> = fit
+        .candidate_nodes(index)
+        .filter(|n| n.os == Some(Os::Windows))
+        .map(|n| n.name.as_str())
+        .collect();
+    if open.is_empty() {
+        "so only the Windows nodes' taints keep it off them".to_string()
+    } else {
+        format!(
+            "and nothing keeps it off the cluster's Windows nodes: it can be scheduled on {}",
+            name_list(open.into_iter())
+        )
+    }
 }
 
 /// `linux-pod-tolerates-windows-taint`: a toleration lets this unpinned Linux pod onto Windows nodes.
@@ -112,6 +142,44 @@ mod tests {
         "linux-pod-tolerates-windows-taint",
     ];
     const APP: &str = "  containers: [{name: c, image: ghcr.io/example/shop-api:2.3.1}]\n";
+
+    #[test]
+    fn with_context_the_message_says_what_really_keeps_the_pod_off_windows() {
+        let node = |name: &str, os: &str, taints: &str| {
+            format!(
+                "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kubernetes.io/os: {os}}}}}\nspec: {{taints: [{taints}]}}\nstatus: {{nodeInfo: {{operatingSystem: {os}}}}}\n"
+            )
+        };
+        let tainted = node(
+            "w1",
+            "windows",
+            "{key: os, value: windows, effect: NoSchedule}",
+        );
+        let untainted = node("w2", "windows", "");
+        let linux = node("l1", "linux", "");
+        // (nodes, what the message says).
+        let rows = [
+            (None, "so only the Windows nodes' taint keeps it off them"),
+            (
+                Some(format!("{tainted}---\n{linux}")),
+                "so only the Windows nodes' taints keep it off them",
+            ),
+            (
+                Some(format!("{tainted}---\n{untainted}---\n{linux}")),
+                "and nothing keeps it off the cluster's Windows nodes: it can be scheduled on 1 node (w2)",
+            ),
+            (
+                Some(linux.clone()),
+                "so nothing would keep it off Windows nodes; the cluster has none today",
+            ),
+        ];
+        for (nodes, says) in rows {
+            let ctx = nodes.as_deref().map(context);
+            let found = findings(&pod(APP), ctx.as_ref(), &Settings::default(), &[RULES[0]]);
+            assert_eq!(found.len(), 1, "{nodes:?}: {found:?}");
+            assert!(found[0].message.contains(says), "{}", found[0].message);
+        }
+    }
 
     #[test]
     fn triggers_and_non_triggers() {

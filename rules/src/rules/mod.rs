@@ -17,6 +17,7 @@ mod runtimeclass_use;
 mod windows_pods;
 // Template rules: what the API server validates, and what Windows nodes cannot do.
 mod api_validation;
+mod api_versions;
 mod node_affinity;
 mod security_context;
 mod tolerations;
@@ -214,6 +215,7 @@ const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
     runtimeclass_use::check,
     cluster::check,
     api_validation::check,
+    api_versions::check,
     security_context::check,
     tolerations::check,
     node_affinity::check,
@@ -296,8 +298,50 @@ impl<'a> Emitter<'a> {
             file: Some(self.object.file.clone()).filter(|f| !f.is_empty()),
             line: self.object.line_of(path),
             path: path.to_string(),
-            message,
+            message: sentence(message),
             fix,
         });
+    }
+}
+
+/// A finding's message in the catalogue's one voice: a sentence, starting with a capital letter and
+/// ending with a full stop, whichever family wrote it. A message starting with a field path or a quoted
+/// value (`spec.os`, `` `docker` ``) keeps its first word as written.
+///
+/// ```ignore
+/// assert_eq!(sentence("the API server rejects this pod".into()), "The API server rejects this pod.");
+/// ```
+fn sentence(message: String) -> String {
+    let mut out = message.trim_end().to_string();
+    let first_word = out.split(' ').next().unwrap_or("");
+    if !first_word.is_empty() && first_word.bytes().all(|b| b.is_ascii_lowercase()) {
+        out[..1].make_ascii_uppercase();
+    }
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
+}
+
+#[cfg(test)]
+mod voice_tests {
+    use super::sentence;
+
+    #[test]
+    fn messages_are_sentences() {
+        let rows = [
+            (
+                "the API server rejects this pod",
+                "The API server rejects this pod.",
+            ),
+            ("This pod needs Linux.", "This pod needs Linux."),
+            ("spec.os is set", "spec.os is set."),
+            ("`docker` is gone", "`docker` is gone."),
+            ("remove it (see §8)", "Remove it (see §8)."),
+            ("why not? ", "Why not?"),
+        ];
+        for (given, want) in rows {
+            assert_eq!(sentence(given.into()), want);
+        }
     }
 }

@@ -14,7 +14,9 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     mixed_os_containers(cx, out);
 }
 
-/// `os-name-invalid`: `spec.os.name` is not exactly `linux` or `windows` (reported on `spec.os`, §1.1).
+/// `os-name-invalid`: `spec.os.name` is not exactly `linux` or `windows`. Reported where the API server
+/// reports it (§1.1, `validateOS`): an empty name at `spec.os.name` (Required value), any other name at
+/// `spec.os` (Unsupported value).
 fn os_name_invalid(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let Some(name) = cx.placement.os_name.as_deref() else {
         return;
@@ -32,10 +34,15 @@ fn os_name_invalid(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "value": fixed,
         })],
     });
-    let upstream = if name.is_empty() {
-        format!("{os_path}.name: Required value: cannot be empty")
+    let (path, upstream) = if name.is_empty() {
+        let name_path = os_path.field("name");
+        let upstream = format!("{name_path}: Required value: cannot be empty");
+        (name_path, upstream)
     } else {
-        format!("{os_path}: Unsupported value: {name:?}: supported values: \"linux\", \"windows\"")
+        let upstream = format!(
+            "{os_path}: Unsupported value: {name:?}: supported values: \"linux\", \"windows\""
+        );
+        (os_path.clone(), upstream)
     };
     let advice = match &fix {
         Some(_) => format!("write `{fixed}` in lowercase"),
@@ -43,7 +50,7 @@ fn os_name_invalid(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     };
     out.emit(
         RuleId::OsNameInvalid,
-        &os_path,
+        &path,
         format!("The API server rejects this pod template ({upstream}); {advice}."),
         fix,
     );
@@ -147,7 +154,7 @@ mod tests {
     fn triggers_and_non_triggers() {
         let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
             ("§1.1 wrong case", format!("  os: {{name: Windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![rule_path("os-name-invalid", "spec.os")]),
-            ("§1.1 empty name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-name-invalid", "spec.os")]),
+            ("§1.1 empty name: Required value at spec.os.name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-name-invalid", "spec.os.name")]),
             ("§1.1 valid", "  os: {name: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![]),
             ("§1.6 declared vs selector", "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-conflict", "spec.nodeSelector[kubernetes.io/os]")]),
             ("signals agree", format!("  os: {{name: windows}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![]),

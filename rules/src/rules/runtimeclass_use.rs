@@ -53,7 +53,7 @@ fn selector_conflicts(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             RuleId::RuntimeClassSelectorConflict,
             &p.prefix.field("nodeSelector").key(&conflict.key),
             format!(
-                "{upstream} — RuntimeClass admission rejects the pod because its nodeSelector and the RuntimeClass {rc:?} set {} differently. Remove the key from the pod's nodeSelector (the RuntimeClass supplies it) or use the RuntimeClass that matches the pod.",
+                "RuntimeClass admission rejects the pod (`{upstream}`): its nodeSelector and the RuntimeClass {rc:?} set {} differently. Remove the key from the pod's nodeSelector (the RuntimeClass supplies it) or use the RuntimeClass that matches the pod.",
                 conflict.key
             ),
             None,
@@ -201,7 +201,7 @@ mod tests {
             .iter()
             .find(|f| f.rule == "runtimeclass-selector-conflict")
             .expect("conflict");
-        assert!(conflict.message.starts_with(r#"pods "p" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[kubernetes.io/os] = windows; pod.spec.nodeSelector[kubernetes.io/os] = linux"#), "{}", conflict.message);
+        assert!(conflict.message.contains(r#"(`pods "p" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[kubernetes.io/os] = windows; pod.spec.nodeSelector[kubernetes.io/os] = linux"#), "{}", conflict.message);
         let overhead = found
             .iter()
             .find(|f| f.rule == "runtimeclass-overhead-mismatch")

@@ -11,7 +11,7 @@ use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
-    host_runs_any, untolerated_windows_taints,
+    RuntimeClassUse, host_runs_any, untolerated_windows_taints,
 };
 use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
 use crate::windows::ImageOs;
@@ -198,6 +198,44 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 description: format!("write the toleration {field} as `{wanted}`"),
                 patch,
             }),
+        );
+    }
+    // The tolerations the RuntimeClass's `scheduling` merges into the pod (RuntimeClass admission): the
+    // same mistake, made in the RuntimeClass. Reported on the pod's runtimeClassName (the RuntimeClass
+    // may be in another file, or only in the cluster); the fix belongs in the RuntimeClass.
+    let RuntimeClassUse::Found { name, entry } = &p.runtime_class else {
+        return;
+    };
+    let from_class = entry
+        .object
+        .scheduling
+        .as_ref()
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or(&[]);
+    for (i, tol) in from_class.iter().enumerate() {
+        let Some(taint) = taints.iter().find(|t| {
+            case_mismatch(tol, t) && !tolerated_by_any(&p.tolerations, t, Gates::default())
+        }) else {
+            continue;
+        };
+        let key = tol.key.as_deref().unwrap_or("");
+        let (field, written, wanted) = if !key.is_empty() && key != taint.key {
+            ("key", key, taint.key.as_str())
+        } else {
+            (
+                "value",
+                tol.value.as_deref().unwrap_or(""),
+                taint.value.as_deref().unwrap_or(""),
+            )
+        };
+        out.emit(
+            RuleId::TolerationCaseMismatch,
+            &p.prefix.field("runtimeClassName"),
+            format!(
+                "The toleration the RuntimeClass {name} adds to this pod (scheduling.tolerations[{i}]) has the {field} `{written}`, which differs from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write `{wanted}` in the RuntimeClass.",
+                taint_display(taint)
+            ),
+            None,
         );
     }
 }

@@ -94,7 +94,7 @@ pub struct ImageClass {
 /// | `mcr.microsoft.com/dotnet/framework/{runtime,aspnet,sdk,wcf}` | `…-windowsservercore-<tag>` → that build; `4.8.1…` → 2022+2025; `4.8…` and `latest` → 2016+2019; other shared tags (`3.5`, `4.7.2`, …) → unknown build (their contents are not verified) |
 /// | other `mcr.microsoft.com/dotnet/framework/…` (samples) | Windows; build only from `windowsservercore-<tag>` |
 /// | `mcr.microsoft.com/dotnet/{runtime,aspnet,sdk,samples}`, `dotnet/core/{runtime,aspnet,sdk}`, `mcr.microsoft.com/powershell`, `microsoft/powershell`, and the official `golang`, `python`, `mongo` | shared tags: `…nanoserver-<tag>`/`…windowsservercore-<tag>` → Windows of that build; a Linux distro or arch token (`alpine*`, `bookworm`, `bullseye`, `slim`, `jammy`, `noble`, `ubuntu*`, `debian*`, `azurelinux*`, `cbl-mariner`, `mariner*`, `chiseled`, …) → Linux; anything else (`8.0`, `3.12`, `latest`, `lts`) → multi-OS, because these projects publish their shared tags as manifest lists with Windows entries |
-/// | `registry.k8s.io/pause`, `k8s.gcr.io/pause`, `mcr.microsoft.com/oss/kubernetes/pause` | multi-OS, any tag |
+/// | `registry.k8s.io/pause`, `k8s.gcr.io/pause`, `mcr.microsoft.com/oss/kubernetes/pause`; the CSI sidecars `registry.k8s.io/sig-storage/{csi-node-driver-registrar,livenessprobe}` (also on `k8s.gcr.io`) | multi-OS, any tag |
 /// | `busybox`, `alpine`, `nginx`, `ubuntu`, `debian`, `centos`, `fedora`, `redis`, `postgres`, `mysql`, `mariadb`, `httpd`, `node`, `fluent/fluent-bit` (also on `cr.fluentbit.io`), `fluent/fluentd`, `grafana/grafana`, `grafana/loki`, `prom/{prometheus,node-exporter,alertmanager}`, `quay.io/prometheus/{prometheus,node-exporter,alertmanager}`, `registry.k8s.io/kube-proxy`, `mcr.microsoft.com/dotnet/{runtime-deps,monitor,aspire-dashboard}`, `mcr.microsoft.com/cbl-mariner/…`, `mcr.microsoft.com/azurelinux/…` | Linux, unless the tag names a Windows variant (fluentd's `-windows-ltsc2019`), which is Windows |
 ///
 /// Official images are matched on Docker Hub only (`nginx`, `docker.io/library/nginx`), not on mirrors.
@@ -538,6 +538,10 @@ mod tests {
             "registry.k8s.io/pause",
             "k8s.gcr.io/pause:3.5",
             "mcr.microsoft.com/oss/kubernetes/pause:3.6",
+            // docs/reference/multi-os-images.md: the CSI sidecars of Windows node plugins.
+            "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0",
+            "registry.k8s.io/sig-storage/livenessprobe:v2.15.0",
+            "k8s.gcr.io/sig-storage/csi-node-driver-registrar:v2.3.0",
         ] {
             let c = classify_image(image, &[]);
             assert_eq!(

@@ -96,6 +96,24 @@ const KNOWN: &[Known] = &[
     known("registry.k8s.io", "pause", Family::MultiOs),
     known("k8s.gcr.io", "pause", Family::MultiOs),
     known(MCR, "oss/kubernetes/pause", Family::MultiOs),
+    // CSI sidecars the Windows node plugins run, published for Linux and Windows under every tag
+    // (docs/reference/multi-os-images.md).
+    known(
+        "registry.k8s.io",
+        "sig-storage/csi-node-driver-registrar",
+        Family::MultiOs,
+    ),
+    known(
+        "registry.k8s.io",
+        "sig-storage/livenessprobe",
+        Family::MultiOs,
+    ),
+    known(
+        "k8s.gcr.io",
+        "sig-storage/csi-node-driver-registrar",
+        Family::MultiOs,
+    ),
+    known("k8s.gcr.io", "sig-storage/livenessprobe", Family::MultiOs),
     // Well-known Linux-only images.
     known(DOCKER_HUB, "library/busybox", Family::Linux),
     known(DOCKER_HUB, "library/alpine", Family::Linux),

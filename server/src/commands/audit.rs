@@ -35,6 +35,9 @@ pub enum AuditFormat {
     Text,
     /// The whole report (`AuditReport`, the JSON the API serves).
     Json,
+    /// `wgpolicyk8s.io/v1alpha2` PolicyReports (one per namespace) and a ClusterPolicyReport (the
+    /// nodes), as a `v1` List for `kubectl apply -f -`.
+    Policyreport,
 }
 
 /// Runs `winplace audit`.
@@ -57,6 +60,14 @@ pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
                 workloads,
             };
             serde_json::to_writer_pretty(&mut stdout, &view)?;
+            stdout.write_all(b"\n")?;
+        }
+        AuditFormat::Policyreport => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+            let list = crate::commands::policy_report::reports(&workloads, &nodes, now);
+            serde_json::to_writer_pretty(&mut stdout, &list)?;
             stdout.write_all(b"\n")?;
         }
         AuditFormat::Text => {

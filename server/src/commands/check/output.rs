@@ -44,7 +44,12 @@ pub fn render(outcome: &Outcome, format: Format, color: bool) -> String {
             s
         }
         Format::Sarif => {
-            let mut s = serde_json::to_string_pretty(&sarif(outcome)).unwrap_or_default();
+            // Relative paths are relative to where the command ran: that directory is the SRCROOT.
+            let base = std::env::current_dir()
+                .ok()
+                .map(|dir| format!("{}/", file_uri(&dir.display().to_string())));
+            let mut s =
+                serde_json::to_string_pretty(&sarif(outcome, base.as_deref())).unwrap_or_default();
             s.push('\n');
             s
         }
@@ -253,8 +258,46 @@ fn uri(path: &str) -> String {
     out
 }
 
+/// The `uriBaseId` relative paths are resolved against (SARIF §3.4.4; `%SRCROOT%` is the name GitHub
+/// code scanning and the SARIF SDK use for the source root).
+pub const SRCROOT: &str = "%SRCROOT%";
+
+/// Whether a path is absolute on Unix (`/a`) or Windows (`C:\a`, `C:/a`, `\\server\share`).
+fn is_absolute(path: &str) -> bool {
+    let b = path.as_bytes();
+    path.starts_with('/')
+        || path.starts_with("\\\\")
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'\\' | b'/'))
+}
+
+/// An absolute path as a `file://` URI (`/a b` → `file:///a%20b`, `C:\a` → `file:///C:/a`).
+fn file_uri(path: &str) -> String {
+    let uri = uri(path);
+    if uri.starts_with('/') {
+        format!("file://{uri}")
+    } else {
+        format!("file:///{uri}")
+    }
+}
+
+/// Where a finding is: an absolute path as a `file://` URI; a relative one as a relative reference
+/// resolved against [`SRCROOT`]. (A bare relative reference with no base is what SARIF validators
+/// reject as SARIF1004, and so is an absolute path written as a relative reference.)
+fn artifact_location(path: &str) -> Value {
+    if is_absolute(path) {
+        json!({"uri": file_uri(path)})
+    } else {
+        json!({"uri": uri(path), "uriBaseId": SRCROOT})
+    }
+}
+
 /// SARIF 2.1.0: one run, the catalogue as rules, findings as results, read errors as notifications.
-pub fn sarif(outcome: &Outcome) -> Value {
+/// `base`: the `file://` URI (ending in `/`) that relative paths are relative to, when known; it becomes
+/// the run's `originalUriBaseIds` entry for [`SRCROOT`].
+pub fn sarif(outcome: &Outcome, base: Option<&str>) -> Value {
     let rules: Vec<Value> = RULES
         .iter()
         .map(|r| {
@@ -278,7 +321,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
                 text.push_str(&format!(" Fix: {}", fix.description));
             }
             let mut physical =
-                json!({"artifactLocation": {"uri": uri(f.file.as_deref().unwrap_or("-"))}});
+                json!({"artifactLocation": artifact_location(f.file.as_deref().unwrap_or("-"))});
             if let Some(line) = f.line {
                 physical["region"] = json!({"startLine": line});
             }
@@ -308,28 +351,32 @@ pub fn sarif(outcome: &Outcome) -> Value {
                 "level": "error",
                 "message": {"text": e.message},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": uri(&e.file)},
+                    "artifactLocation": artifact_location(&e.file),
                     "region": {"startLine": e.line, "startColumn": e.column},
                 }}],
             })
         })
         .collect();
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "winplace",
+            "informationUri": "https://github.com/winplace/winplace",
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }},
+        "invocations": [{
+            "executionSuccessful": outcome.errors.is_empty(),
+            "toolExecutionNotifications": notifications,
+        }],
+        "results": results,
+    });
+    if let Some(base) = base {
+        run["originalUriBaseIds"] = json!({SRCROOT: {"uri": base}});
+    }
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "winplace",
-                "informationUri": "https://github.com/winplace/winplace",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "invocations": [{
-                "executionSuccessful": outcome.errors.is_empty(),
-                "toolExecutionNotifications": notifications,
-            }],
-            "results": results,
-        }],
+        "runs": [run],
     })
 }
 
@@ -348,6 +395,35 @@ mod tests {
         for (path, want) in rows {
             assert_eq!(uri(path), want);
         }
+    }
+
+    #[test]
+    fn locations_are_file_uris_or_relative_to_srcroot() {
+        let rows = [
+            (
+                "deploy/app.yaml",
+                json!({"uri": "deploy/app.yaml", "uriBaseId": SRCROOT}),
+            ),
+            (
+                "/srv/k8s/a b.yaml",
+                json!({"uri": "file:///srv/k8s/a%20b.yaml"}),
+            ),
+            (
+                "C:\\k8s\\app.yaml",
+                json!({"uri": "file:///C:/k8s/app.yaml"}),
+            ),
+            ("-", json!({"uri": "-", "uriBaseId": SRCROOT})),
+        ];
+        for (path, want) in rows {
+            assert_eq!(artifact_location(path), want, "{path}");
+        }
+        let with_base = sarif(&Outcome::default(), Some("file:///work/repo/"));
+        assert_eq!(
+            with_base["runs"][0]["originalUriBaseIds"][SRCROOT]["uri"],
+            "file:///work/repo/"
+        );
+        let without = sarif(&Outcome::default(), None);
+        assert!(without["runs"][0].get("originalUriBaseIds").is_none());
     }
 
     #[test]
