@@ -122,7 +122,9 @@ for (const [name, dir] of cases) {
     const cluster = read(dir, 'cluster.yaml') ?? (runtimeClasses ? runtimeClasses : undefined);
     await page.goto('/playground');
     const seq = await evalSeq(page);
-    await enter(page, { input, cluster, settings: read(dir, 'settings.yaml') });
+    // With a cluster, the policy asks its host for it only when its settings say it is context-aware.
+    const settings = cluster === undefined ? read(dir, 'settings.yaml') : `${read(dir, 'settings.yaml') ?? ''}\ncontextAware: true\n`;
+    await enter(page, { input, cluster, settings });
     // The linked rules' findings, once the evaluation has settled on the case's text.
     const wanted = ((expectation.findings ?? []) as unknown[]).length;
     if (cluster === read(dir, 'cluster.yaml')) {

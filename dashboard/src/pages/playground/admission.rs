@@ -381,7 +381,7 @@ pub fn AdmissionPanel(
                 view! {
                     {settings_line}
                     <p class="host-context muted" data-lists=lists.len().to_string()>
-                        {if lists.is_empty() { "Cluster context: none granted (the policy uses its settings)." } else { "Cluster context: the playground's cluster, answered to list_resources_all." }}
+                        {if lists.is_empty() { "Cluster context: none granted (the policy uses its settings)." } else { "Cluster context: the playground's cluster, answered to list_resources_all (the policy asks for it only with contextAware: true in its settings)." }}
                     </p>
                     <HostLists lists/>
                     <ol class="admission-results">{rows}</ol>
