@@ -7,6 +7,13 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
+/// Answers one host call of the guest (`binding`, `namespace`, `operation`, payload): the answer, or why
+/// the host refuses it.
+pub type HostCall<'a> = dyn Fn(&str, &str, &str, &str) -> Result<String, String> + 'a;
+
+/// The same, as the JavaScript host calls it.
+type JsHostCall<'a> = dyn Fn(String, String, String, String) -> Result<String, JsValue> + 'a;
+
 #[wasm_bindgen(module = "/js/policy_host.js")]
 extern "C" {
     #[wasm_bindgen(js_name = loadPolicyUrl, catch)]
@@ -20,7 +27,7 @@ extern "C" {
         policy: &JsValue,
         operation: &str,
         payload: &str,
-        host: &dyn Fn(String, String, String, String) -> Result<String, JsValue>,
+        host: &JsHostCall<'_>,
     ) -> Result<String, JsValue>;
 }
 
@@ -93,7 +100,7 @@ impl Policy {
         &self,
         operation: &str,
         payload: &str,
-        host: &dyn Fn(&str, &str, &str, &str) -> Result<String, String>,
+        host: &HostCall<'_>,
     ) -> Result<String, String> {
         // A stack closure: valid for this synchronous call only, which is all the guest needs.
         let answer = |binding: String, namespace: String, op: String, body: String| {

@@ -154,6 +154,7 @@ for (const [name, dir] of cases) {
 
     // Byte for byte, the wasmtime host answers the same payloads the same way.
     const wasmtime = replay(await hostLists(page), sent.map((x) => x.payload));
+    await expect(page.locator('.image-resolution')).toContainText('does not resolve images');
     expect(wasmtime.map((w) => w.answer ?? w.error)).toEqual(sent.map((x) => x.answer));
     expect(problems).toEqual([]);
   });

@@ -95,6 +95,65 @@ pub fn requests(text: &str, rules: &[Value]) -> Vec<Sent> {
         .collect()
 }
 
+/// The container images of `object` (containers, init and ephemeral containers at any depth), each once.
+pub fn images_of(object: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    if matches!(
+                        k.as_str(),
+                        "containers" | "initContainers" | "ephemeralContainers"
+                    ) {
+                        for c in child.as_array().into_iter().flatten() {
+                            if let Some(i) = c["image"].as_str()
+                                && !out.iter().any(|o| o == i)
+                            {
+                                out.push(i.to_string());
+                            }
+                        }
+                    } else {
+                        walk(child, out);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(object, &mut out);
+    out
+}
+
+/// At most this many images are asked of the server per evaluation.
+const MAX_RESOLVED_IMAGES: usize = 32;
+
+/// What the server's registry client says about each image (`GET /api/images/resolve`); images it could
+/// not resolve are left out. `Err` when the server does not resolve images (or cannot be reached).
+async fn resolve_images(images: Vec<String>) -> Result<BTreeMap<String, Value>, String> {
+    let mut out = BTreeMap::new();
+    for image in images.into_iter().take(MAX_RESOLVED_IMAGES) {
+        let url = format!(
+            "/api/images/resolve?ref={}",
+            String::from(js_sys::encode_uri_component(&image))
+        );
+        let response = gloo_net::http::Request::get(&url)
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach the server: {e}"))?;
+        let body: Value = response.json().await.unwrap_or_default();
+        if response.ok() {
+            out.insert(image, body);
+        } else if body["reason"] == "off" {
+            return Err(
+                "the server does not resolve images (start it with --resolve-images)".into(),
+            );
+        }
+    }
+    Ok(out)
+}
+
 /// The settings text (YAML or JSON) as the JSON policy-server hands the policy (`{}` when empty or
 /// unreadable: the settings panel shows the problem).
 pub fn settings_json(text: &str) -> Value {
@@ -112,6 +171,10 @@ pub fn settings_json(text: &str) -> Value {
 pub struct HostAnswers {
     /// List answers by `apiVersion/kind` (`v1/Node`, `node.k8s.io/v1/RuntimeClass`).
     pub lists: BTreeMap<String, String>,
+    /// `oci/v1/oci_manifest` answers by image, from what the server resolved.
+    pub manifests: BTreeMap<String, String>,
+    /// `oci/v1/oci_manifest_config` answers by image (single-platform images).
+    pub configs: BTreeMap<String, String>,
 }
 
 impl HostAnswers {
@@ -134,7 +197,46 @@ impl HostAnswers {
                     runtime_classes.to_string(),
                 ),
             ]),
+            ..HostAnswers::default()
         }
+    }
+
+    /// Adds the OCI capability's answers for the images the server resolved (`GET /api/images/resolve`):
+    /// an image index for images whose platforms came from an index; for a single manifest, an image
+    /// manifest (which carries no platform) and its configuration.
+    pub fn with_images(mut self, resolved: &BTreeMap<String, Value>) -> HostAnswers {
+        for (image, answer) in resolved {
+            let digest = answer["digest"].as_str().unwrap_or("");
+            let platform = |p: &Value| {
+                let mut out = json!({"os": p["os"], "architecture": p["architecture"]});
+                if let Some(v) = p["osVersion"].as_str() {
+                    out["os.version"] = json!(v);
+                }
+                out
+            };
+            let platforms: Vec<Value> = answer["platforms"].as_array().cloned().unwrap_or_default();
+            if answer["platformsFrom"] == "index" {
+                let entries: Vec<Value> = platforms
+                    .iter()
+                    .map(|p| {
+                        json!({"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                        "digest": digest, "size": 0, "platform": platform(p)})
+                    })
+                    .collect();
+                let index = json!({"schemaVersion": 2,
+                    "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": entries});
+                self.manifests.insert(image.clone(), index.to_string());
+            } else if let Some(p) = platforms.first() {
+                let manifest = json!({"schemaVersion": 2,
+                    "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest, "size": 0},
+                    "layers": []});
+                let config = json!({"manifest": manifest, "digest": digest, "config": platform(p)});
+                self.manifests.insert(image.clone(), manifest.to_string());
+                self.configs.insert(image.clone(), config.to_string());
+            }
+        }
+        self
     }
 
     /// Answers one host call, or refuses it with the reason.
@@ -157,6 +259,17 @@ impl HostAnswers {
                 );
                 self.lists.get(&key).cloned().ok_or_else(|| {
                     format!("no cluster context is chosen: {key} is not available to the policy")
+                })
+            }
+            ("kubewarden", "oci", "v1/oci_manifest" | "v1/oci_manifest_config") => {
+                let image: String = serde_json::from_str(payload).map_err(|e| e.to_string())?;
+                let table = if operation == "v1/oci_manifest" {
+                    &self.manifests
+                } else {
+                    &self.configs
+                };
+                table.get(&image).cloned().ok_or_else(|| {
+                    format!("the server could not resolve {image} (or does not resolve images)")
                 })
             }
             _ => Err(format!(
@@ -302,12 +415,26 @@ pub fn AdmissionPanel(
     load(module, None);
 
     let settings_text = Memo::new(move |_| settings_json(&settings.get()).to_string());
+    // Image manifests, as the server's registry client reads them, for the OCI host capability.
+    let images = Memo::new(move |_| {
+        let mut all: Vec<String> = Vec::new();
+        for sent in requests(&input.get(), &[]) {
+            for i in images_of(&sent.object) {
+                if !all.contains(&i) {
+                    all.push(i);
+                }
+            }
+        }
+        all
+    });
+    let resolved = LocalResource::new(move || resolve_images(images.get()));
     let results = Memo::new(move |_| {
         let Module::Ready(policy, _) = module.get() else {
             return None;
         };
         let settings_text = settings_text.get();
-        let host = HostAnswers::for_context(context.get().as_deref());
+        let manifests = resolved.get().and_then(Result::ok).unwrap_or_default();
+        let host = HostAnswers::for_context(context.get().as_deref()).with_images(&manifests);
         let answer = |b: &str, n: &str, o: &str, p: &str| host.answer(b, n, o, p);
         let validity = policy
             .call("validate_settings", &settings_text, &answer)
@@ -383,7 +510,14 @@ pub fn AdmissionPanel(
                     <p class="host-context muted" data-lists=lists.len().to_string()>
                         {if lists.is_empty() { "Cluster context: none granted (the policy uses its settings)." } else { "Cluster context: the playground's cluster, answered to list_resources_all (the policy asks for it only with contextAware: true in its settings)." }}
                     </p>
-                    <HostLists lists/>
+                    <p class="image-resolution muted">
+                        {move || match resolved.get() {
+                            None => "Image manifests: asking the server…".to_string(),
+                            Some(Err(e)) => format!("Image manifests: none ({e}); the policy keeps what image names say."),
+                            Some(Ok(m)) => format!("Image manifests: {} image(s) resolved by the server, answered to the OCI capability.", m.len()),
+                        }}
+                    </p>
+                    <HostLists lists manifests=host.manifests.clone() configs=host.configs.clone()/>
                     <ol class="admission-results">{rows}</ol>
                 }
             })}
@@ -417,12 +551,22 @@ fn ModuleIdentity(identity: Identity, protocol: Result<String, String>) -> impl 
 
 /// The lists the page answers the guest's `list_resources_all` with (for the record and the parity test).
 #[component]
-fn HostLists(lists: BTreeMap<String, String>) -> impl IntoView {
+fn HostLists(
+    lists: BTreeMap<String, String>,
+    manifests: BTreeMap<String, String>,
+    configs: BTreeMap<String, String>,
+) -> impl IntoView {
     view! {
         <details class="host-lists">
             <summary>"Host answers"</summary>
             {lists.into_iter().map(|(key, text)| view! {
                 <pre class="host-list" data-list=key.clone()>{text}</pre>
+            }).collect_view()}
+            {manifests.into_iter().map(|(image, text)| view! {
+                <pre class="host-manifest" data-image=image.clone()>{text}</pre>
+            }).collect_view()}
+            {configs.into_iter().map(|(image, text)| view! {
+                <pre class="host-config" data-image=image.clone()>{text}</pre>
             }).collect_view()}
         </details>
     }
@@ -543,6 +687,58 @@ mod tests {
             some.answer("kubewarden", "oci", "v1/oci_manifest", "\"nginx\"")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn resolved_images_answer_the_oci_capability_as_the_policy_reads_it() {
+        use winplace_kubewarden::admission::class_from_manifest;
+        use winplace_rules::windows::ImageOs;
+        let resolved = BTreeMap::from([
+            (
+                "reg/app:1".to_string(),
+                json!({"digest": "sha256:1", "platformsFrom": "index", "platforms": [
+                {"os": "linux", "architecture": "amd64"},
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.6414"}]}),
+            ),
+            (
+                "reg/one:2".to_string(),
+                json!({"digest": "sha256:2", "platformsFrom": "config", "platforms": [
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.1"}]}),
+            ),
+        ]);
+        let host = HostAnswers::default().with_images(&resolved);
+        let ask =
+            |op: &str, image: &str| host.answer("kubewarden", "oci", op, &json!(image).to_string());
+        let index: Value =
+            serde_json::from_str(&ask("v1/oci_manifest", "reg/app:1").unwrap()).unwrap();
+        let class = class_from_manifest("reg/app:1", &index, None).unwrap();
+        assert_eq!(
+            class.os,
+            ImageOs::Windows {
+                builds: vec![17763]
+            }
+        );
+        // A single manifest has no platform: the policy then asks for its configuration.
+        let manifest: Value =
+            serde_json::from_str(&ask("v1/oci_manifest", "reg/one:2").unwrap()).unwrap();
+        assert!(manifest.get("manifests").is_none());
+        let both: Value =
+            serde_json::from_str(&ask("v1/oci_manifest_config", "reg/one:2").unwrap()).unwrap();
+        let class = class_from_manifest("reg/one:2", &manifest, both.get("config")).unwrap();
+        assert_eq!(
+            class.os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
+        assert!(ask("v1/oci_manifest", "reg/unknown:3").is_err());
+    }
+
+    #[test]
+    fn images_are_found_at_any_depth() {
+        let cron = json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {
+            "initContainers": [{"image": "busybox"}], "containers": [{"image": "app"}, {"image": "busybox"}]}}}}}});
+        assert_eq!(images_of(&cron), ["app", "busybox"]);
     }
 
     #[test]
