@@ -4,7 +4,7 @@ import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
-import { watchConsole } from './helpers';
+import { enterCase as enter, watchConsole } from './helpers';
 
 // The playground's Admission view runs the very policy.wasm the cluster runs, in Chromium, through the
 // page's waPC host. For every corpus case: the module's decisions name the same rules as the rules crate
@@ -28,15 +28,6 @@ type Linked = { rule: string; object: string; severity: string; source: string }
 function read(dir: string, f: string): string | undefined {
   const p = path.join(dir, f);
   return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : undefined;
-}
-
-async function enter(page: Page, c: { input: string; cluster?: string; settings?: string }) {
-  if (c.cluster !== undefined) {
-    await page.locator('input[name=context][value=pasted]').check();
-    await page.locator('#context').fill(c.cluster);
-  }
-  if (c.settings !== undefined) await page.locator('#settings').fill(c.settings);
-  await page.locator('#manifest').fill(c.input);
 }
 
 async function linked(page: Page): Promise<Linked[]> {

@@ -28,6 +28,16 @@ export function watchConsole(page: Page): string[] {
   return problems;
 }
 
+/** Types a case into the playground: its cluster (pasted context), settings and manifests. */
+export async function enterCase(page: Page, c: { input: string; cluster?: string; settings?: string }) {
+  if (c.cluster !== undefined) {
+    await page.locator('input[name=context][value=pasted]').check();
+    await page.locator('#context').fill(c.cluster);
+  }
+  if (c.settings !== undefined) await page.locator('#settings').fill(c.settings);
+  await page.locator('#manifest').fill(c.input);
+}
+
 /** Attaches a full-page screenshot to the test report. */
 export async function shot(page: Page, testInfo: TestInfo, name: string) {
   await testInfo.attach(name, { body: await page.screenshot({ fullPage: true }), contentType: 'image/png' });

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
 import { pasteThousandDocuments, describePaste } from './load';
+import { enterCase as enter } from './helpers';
 
 // The playground evaluates in the browser with the rules crate: every corpus case pasted in must list
 // exactly the findings of its expect.yaml, fixes must leave no fixable error, links must reproduce the
@@ -67,15 +68,6 @@ function readCase(dir: string) {
     findings: ((expect.findings ?? []) as Expected[]).map((f) => ({ ...f, severity: f.severity ?? undefined, path: f.path ?? undefined })),
     parseErrors: ((expect.parse_errors ?? []) as { line: number }[]).map((e) => e.line),
   };
-}
-
-async function enter(page: Page, c: { input: string; cluster?: string; settings?: string }) {
-  if (c.cluster !== undefined) {
-    await page.locator('input[name=context][value=pasted]').check();
-    await page.locator('#context').fill(c.cluster);
-  }
-  if (c.settings !== undefined) await page.locator('#settings').fill(c.settings);
-  await page.locator('#manifest').fill(c.input);
 }
 
 // [name, folder] of every case.
