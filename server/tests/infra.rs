@@ -173,10 +173,12 @@ fn a_cluster_file_without_context_is_a_usage_error() {
 #[test]
 fn audit_adds_the_pools_of_cluster_files_to_a_snapshot() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let snapshot = tmp.path().join("empty.json");
+    // A snapshot must be a cluster (docs/reference/snapshots.md): one Linux node of its own.
+    let snapshot = tmp.path().join("one-node.json");
     std::fs::write(
         &snapshot,
-        r#"{"apiVersion": "v1", "kind": "List", "items": []}"#,
+        r#"{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "snap-node", "labels": {"kubernetes.io/os": "linux"}}}]}"#,
     )
     .expect("write");
     let out = winplace(&[

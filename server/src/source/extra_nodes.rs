@@ -3,6 +3,7 @@
 //! be created.
 
 use std::path::PathBuf;
+use winplace_rules::model::cluster_objects::ClusterObject;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -54,14 +55,25 @@ impl ClusterSource for WithNodes {
         self.inner
             .events()
             .flat_map(move |event| {
-                let extra: Vec<SourceEvent> = match &event {
-                    SourceEvent::Change(Change::Reset { .. }) => nodes
-                        .iter()
-                        .map(|n| SourceEvent::Change(Change::Node(Box::new(n.clone()))))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                futures::stream::iter(std::iter::once(event).chain(extra))
+                let events: Vec<SourceEvent> =
+                    match event {
+                        // A whole state at once: the extra nodes follow it.
+                        SourceEvent::Change(reset @ Change::Reset { .. }) => {
+                            std::iter::once(SourceEvent::Change(reset))
+                                .chain(nodes.iter().map(|n| {
+                                    SourceEvent::Change(Change::Node(Box::new(n.clone())))
+                                }))
+                                .collect()
+                        }
+                        // A streamed list: the extra nodes are part of it, listed before it ends.
+                        SourceEvent::ListDone => nodes
+                            .iter()
+                            .map(|n| SourceEvent::Listed(ClusterObject::Node(Box::new(n.clone()))))
+                            .chain(std::iter::once(SourceEvent::ListDone))
+                            .collect(),
+                        other => vec![other],
+                    };
+                futures::stream::iter(events)
             })
             .boxed()
     }
