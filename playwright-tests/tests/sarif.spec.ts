@@ -32,6 +32,8 @@ function locations(log: any): any[] {
 
 test('SARIF output is valid SARIF 2.1.0 with resolvable locations, for relative and absolute paths', () => {
   const ajv = new Ajv({ allErrors: true, schemaId: 'auto' });
+  // The SARIF schema is draft-04, which ajv 6 knows only when given its meta-schema (as jest-sarif does).
+  ajv.addMetaSchema(require('ajv/lib/refs/json-schema-draft-04.json'));
   const validate = ajv.compile(schema);
   const relative = sarif(path.join(corpus, 'windows-deployment-unpinned'), 'input.yaml');
   const absolute = sarif(corpus, path.join(corpus, 'windows-deployment-unpinned', 'input.yaml'),

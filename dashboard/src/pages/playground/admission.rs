@@ -427,7 +427,18 @@ pub fn AdmissionPanel(
         }
         all
     });
-    let resolved = LocalResource::new(move || resolve_images(images.get()));
+    // Asked only when the user opts in: the playground stays offline otherwise.
+    let ask_server = RwSignal::new(false);
+    let resolved = LocalResource::new(move || {
+        let (asked, images) = (ask_server.get(), images.get());
+        async move {
+            if asked {
+                resolve_images(images).await
+            } else {
+                Err("not asked".to_string())
+            }
+        }
+    });
     let results = Memo::new(move |_| {
         let Module::Ready(policy, _) = module.get() else {
             return None;
@@ -510,6 +521,11 @@ pub fn AdmissionPanel(
                     <p class="host-context muted" data-lists=lists.len().to_string()>
                         {if lists.is_empty() { "Cluster context: none granted (the policy uses its settings)." } else { "Cluster context: the playground's cluster, answered to list_resources_all (the policy asks for it only with contextAware: true in its settings)." }}
                     </p>
+                    <label class="ask-images">
+                        <input type="checkbox" id="admission-resolve" prop:checked=move || ask_server.get()
+                            on:change=move |ev| ask_server.set(event_target_checked(&ev))/>
+                        " Ask the server for the images' manifests (" <code>"serve --resolve-images"</code> ")"
+                    </label>
                     <p class="image-resolution muted">
                         {move || match resolved.get() {
                             None => "Image manifests: asking the server…".to_string(),
