@@ -127,12 +127,17 @@ for (const [name, dir] of cases) {
     await openAdmission(page);
     await expect(page.locator('.settings-check')).toHaveAttribute('data-valid', 'true');
     const sent = await exchanges(page);
-    const objects = new Set(findings.map((f) => f.object));
+    // Every object with findings reaches the module, except those in an API version the API server no
+    // longer serves: it refuses them before any admission webhook is called.
+    const objects = new Set(findings.filter((f) => f.rule !== 'workload-api-version-removed').map((f) => f.object));
     for (const o of objects) expect(sent.map((x) => x.object), `${o} was not sent to the module`).toContain(o);
 
     for (const x of sent) {
       expect(x.verdict, `${x.object}: ${x.answer}`).not.toBe('error');
-      const mine = findings.filter((f) => f.object === x.object);
+      // Node rules warn at admission and never deny (a kubelet must be able to register): the linked
+      // rules' errors about a Node are the module's warnings.
+      const mine = findings.filter((f) => f.object === x.object)
+        .map((f) => (x.object.startsWith('Node/') && f.severity === 'error' ? { ...f, severity: 'warning' } : f));
       const ids = ruleIds(x.answer);
       const sorted = (a: string[]) => [...a].sort();
       if (x.verdict !== 'mutated') {
