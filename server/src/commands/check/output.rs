@@ -417,10 +417,10 @@ mod tests {
         for (path, want) in rows {
             assert_eq!(artifact_location(path), want, "{path}");
         }
-        let with_base = sarif(&Outcome::default(), Some("file:///work/repo/"));
+        let with_base = sarif(&Outcome::default(), Some("file:///srv/checkout/"));
         assert_eq!(
             with_base["runs"][0]["originalUriBaseIds"][SRCROOT]["uri"],
-            "file:///work/repo/"
+            "file:///srv/checkout/"
         );
         let without = sarif(&Outcome::default(), None);
         assert!(without["runs"][0].get("originalUriBaseIds").is_none());
