@@ -4,7 +4,9 @@
 //!
 //! * `audit/full`: `Audit::reset` over every node, pod and RuntimeClass, then `summary()`;
 //! * `audit/pod-update`: one pod's status changes (`Change::Pod`), the common event;
-//! * `audit/node-label`: a node label the rules read changes (`Change::Node`): every template is re-run;
+//! * `audit/node-label`: a label no pod selects on changes on a node (`Change::Node`): a local change, the
+//!   index is updated in place and no template is reached;
+//! * `audit/node-windows-taint`: a Windows node's taint comes and goes: every template is re-run;
 //! * `parse/kubectl-json`: `serde_json::from_str` of the nodes and pods as `NodeList` and `PodList` JSON
 //!   into k8s-openapi types.
 //!
@@ -74,6 +76,38 @@ fn audit(c: &mut Criterion) {
                         "example.com/pool-generation".to_string(),
                         generation.to_string(),
                     );
+                }
+                Box::new(n)
+            },
+            |n| black_box(audit.apply(Change::Node(n))),
+            BatchSize::SmallInput,
+        )
+    });
+    // A Windows node loses its taint and gets it back: every template re-runs.
+    let windows = nodes
+        .iter()
+        .find(|n| {
+            let os = n
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("kubernetes.io/os"));
+            os.map(String::as_str) == Some("windows")
+                && n.spec
+                    .as_ref()
+                    .and_then(|s| s.taints.as_ref())
+                    .is_some_and(|t| !t.is_empty())
+        })
+        .cloned()
+        .unwrap_or_default();
+    let mut untainted = false;
+    group.bench_function("node-windows-taint", |b| {
+        b.iter_batched(
+            || {
+                untainted = !untainted;
+                let mut n = windows.clone();
+                if untainted && let Some(spec) = n.spec.as_mut() {
+                    spec.taints = None;
                 }
                 Box::new(n)
             },

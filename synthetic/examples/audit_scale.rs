@@ -284,7 +284,8 @@ fn main() {
     let touched = audit.apply(Change::Pod(Box::new(pod)));
     println!("incremental: one pod in {} (touched {:?})", ms(&t), touched);
 
-    // One node changes a label the rules read: every template is re-run.
+    // One node changes a label no pod selects on: a local change, no template is re-run (the index is
+    // updated in place).
     let (mut nodes, _, _) = synthetic_cluster(nodes_n, 0, 1);
     if let Some(node) = nodes.first_mut() {
         if let Some(labels) = node.metadata.labels.as_mut() {
@@ -294,6 +295,27 @@ fn main() {
         let touched = audit.apply(Change::Node(Box::new(node.clone())));
         println!(
             "incremental: one node label in {} ({} nodes, {} workloads touched)",
+            ms(&t),
+            touched.nodes.len(),
+            touched.workloads.len()
+        );
+    }
+    // A Windows node loses its taint: read cluster-wide, so every template is re-run.
+    if let Some(node) = nodes.iter_mut().find(|n| {
+        let os = n
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("kubernetes.io/os"));
+        os.map(String::as_str) == Some("windows")
+    }) {
+        if let Some(spec) = node.spec.as_mut() {
+            spec.taints = None;
+        }
+        let t = Clock::start();
+        let touched = audit.apply(Change::Node(Box::new(node.clone())));
+        println!(
+            "incremental: a Windows node's taint in {} ({} nodes, {} workloads touched; every template re-run)",
             ms(&t),
             touched.nodes.len(),
             touched.workloads.len()

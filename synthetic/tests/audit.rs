@@ -107,8 +107,9 @@ fn a_reset_fed_item_by_item_equals_one_reset() {
 /// One step of the property test.
 #[derive(Debug, Clone)]
 enum Step {
-    /// Re-apply pod `i` of the pool, bound to node `node` (or unbound), in phase `phase`.
-    Pod(usize, Option<usize>, usize),
+    /// Re-apply pod `i` of the pool, bound to node `node` (or unbound), in phase `phase`, selecting
+    /// `example.com/team: a` when the flag says so (a label the node steps change).
+    Pod(usize, Option<usize>, usize, bool),
     DeletePod(usize),
     /// Re-apply node `i` of the pool, changed as `variant` says.
     Node(usize, usize),
@@ -119,9 +120,9 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        4 => (0..60usize, proptest::option::of(0..14usize), 0..3usize).prop_map(|(i, n, p)| Step::Pod(i, n, p)),
+        4 => (0..60usize, proptest::option::of(0..14usize), 0..3usize, proptest::bool::ANY).prop_map(|(i, n, p, team)| Step::Pod(i, n, p, team)),
         2 => (0..60usize).prop_map(Step::DeletePod),
-        2 => (0..14usize, 0..4usize).prop_map(|(i, v)| Step::Node(i, v)),
+        3 => (0..14usize, 0..9usize).prop_map(|(i, v)| Step::Node(i, v)),
         1 => (0..14usize).prop_map(Step::DeleteNode),
         1 => (0..4usize).prop_map(Step::RuntimeClass),
         1 => (0..4usize).prop_map(Step::DeleteRuntimeClass),
@@ -129,7 +130,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     /// Changes applied one by one give the same report as a Reset with the final state.
     #[test]
@@ -146,10 +147,25 @@ proptest! {
         });
         for s in steps {
             match s {
-                Step::Pod(i, n, phase) => {
+                Step::Pod(i, n, phase, team) => {
                     let mut p = pods[i % pods.len()].clone();
                     if let Some(spec) = p.spec.as_mut() {
                         spec.node_name = n.map(|n| node_name(&nodes[n % nodes.len()]).to_string());
+                        // Pods of one revision share their spec (the engine's model): change the selector only
+                        // where a new revision label can say so, or of a bare pod (its own template).
+                        let labels = p.metadata.labels.as_ref();
+                        let revisioned = ["pod-template-hash", "controller-revision-hash"]
+                            .iter()
+                            .any(|k| labels.is_some_and(|l| l.contains_key(*k)));
+                        if team && (revisioned || p.metadata.owner_references.is_none()) {
+                            spec.node_selector.get_or_insert_default().insert("example.com/team".into(), "a".into());
+                            // Another template of the same workload.
+                            if let Some(l) = p.metadata.labels.as_mut() {
+                                for key in ["pod-template-hash", "controller-revision-hash"] {
+                                    if let Some(v) = l.get_mut(key) { v.push_str("-team"); }
+                                }
+                            }
+                        }
                     }
                     if let Some(status) = p.status.as_mut() {
                         status.phase = Some(["Running", "Pending", "Succeeded"][phase].to_string());
@@ -171,7 +187,13 @@ proptest! {
                         0 => {}
                         1 => { if let Some(spec) = n.spec.as_mut() { spec.taints = None; } }
                         2 => { if let Some(l) = n.metadata.labels.as_mut() { l.insert("node.kubernetes.io/windows-build".into(), "10.0.17763".into()); } }
-                        _ => { if let Some(spec) = n.spec.as_mut() { spec.unschedulable = Some(true); } }
+                        3 => { if let Some(spec) = n.spec.as_mut() { spec.unschedulable = Some(true); } }
+                        // Label-only and Linux-taint changes: only the templates whose fit they reach re-run.
+                        4 => { n.metadata.labels.get_or_insert_default().insert("example.com/team".into(), "a".into()); }
+                        5 => { n.metadata.labels.get_or_insert_default().insert("example.com/team".into(), "b".into()); }
+                        6 => { n.metadata.labels.get_or_insert_default().insert("example.com/unread".into(), "x".into()); }
+                        7 => { n.metadata.labels.get_or_insert_default().insert("example.com/team".into(), "a".into()); n.spec.get_or_insert_default().unschedulable = Some(true); }
+                        _ => { n.spec.get_or_insert_default().taints.get_or_insert_default().push(k8s_openapi::api::core::v1::Taint { key: "dedicated".into(), value: Some("x".into()), effect: "NoSchedule".into(), time_added: None }); }
                     }
                     live_nodes.insert(node_name(&n).to_string(), n.clone());
                     a.apply(Change::Node(Box::new(n)));

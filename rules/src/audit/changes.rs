@@ -10,8 +10,8 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 
 use super::templates::template_object;
 use super::{
-    Audit, Dirty, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, Template, Workload,
-    WorkloadOs, WorkloadReport, node_name, os_of, owner, pod_key,
+    Audit, Dirty, NodeEdit, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, Template,
+    Workload, WorkloadOs, WorkloadReport, node_name, os_of, owner, pod_key,
 };
 use crate::model::RuntimeClassEntry;
 use crate::model::cluster_objects::trim_node;
@@ -55,10 +55,17 @@ impl Audit {
                     return;
                 }
                 if let Some(slot) = nodes.get_mut(i) {
-                    *slot = node;
+                    let before = std::mem::replace(slot, node.clone());
+                    dirty.node_edits.push(NodeEdit {
+                        before,
+                        after: node,
+                    });
                 }
             }
-            Err(i) => nodes.insert(i, node),
+            Err(i) => {
+                nodes.insert(i, node);
+                dirty.all_templates = true;
+            }
         }
         self.nodes.insert(name.clone(), entry);
         self.node_changed(&name, dirty);
@@ -86,6 +93,7 @@ impl Audit {
         self.context.nodes.remove(i);
         self.nodes.remove(name);
         self.node_changed(name, dirty);
+        dirty.all_templates = true;
         dirty.removed_nodes.insert(name.to_string());
     }
 

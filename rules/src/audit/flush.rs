@@ -5,12 +5,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::classes::{class_representatives, per_node_keys};
 use super::live::PodPass;
-use super::{Audit, Dirty, Touched};
-use crate::placement::NodeIndex;
+use super::{Audit, Dirty, NodeEdit, Touched};
+use crate::placement::{IndexedNode, NodeIndex, node_change_reaches};
 use crate::rules::live_state::LiveNode;
 
 impl Audit {
@@ -18,10 +17,40 @@ impl Audit {
     pub(super) fn flush(&mut self, mut dirty: Dirty) -> Touched {
         let mut touched_nodes: BTreeSet<String> = BTreeSet::new();
         let mut touched_workloads: BTreeSet<Arc<str>> = BTreeSet::new();
+        // When every node change is local (NodeEdit::is_local), the index is updated in place and each
+        // template checks whether its fit sees the change (the nodes before and after); otherwise the index is
+        // rebuilt and every template re-runs.
+        let mut local = dirty.cluster
+            && !dirty.all
+            && !dirty.all_templates
+            && dirty.node_edits.iter().all(NodeEdit::is_local);
+        let mut edits: Vec<(IndexedNode, IndexedNode)> = Vec::new();
+        if local {
+            for edit in &dirty.node_edits {
+                let name = edit.after.metadata.name.as_deref().unwrap_or_default();
+                let before = self.index.node(name).cloned();
+                // An index half updated is rebuilt below.
+                let replaced = self.index.replace_node(&edit.after);
+                match (before, self.index.node(name).cloned()) {
+                    (Some(before), Some(after)) if replaced => edits.push((before, after)),
+                    _ => {
+                        local = false;
+                        break;
+                    }
+                }
+            }
+        }
         if dirty.cluster {
-            self.index = NodeIndex::new(&self.context.nodes);
-            self.per_node_keys = per_node_keys(&self.context.nodes);
-            self.classes.nodes = class_representatives(&self.context.nodes, &self.per_node_keys);
+            if !local {
+                self.index = NodeIndex::new(&self.context.nodes);
+                self.per_node_keys = self.index.per_node_keys().clone();
+            }
+            // One node per class: what the template rules read of the nodes is the same for these as for
+            // all of them, as long as a template's selectors read no per-node key (classes.rs).
+            let firsts = self.index.class_firsts();
+            self.classes.nodes = firsts
+                .filter_map(|i| self.context.nodes.get(i).cloned())
+                .collect();
         }
         // The class context carries the RuntimeClasses too.
         if dirty.cluster || dirty.runtime_class_objects {
@@ -34,6 +63,7 @@ impl Audit {
             dirty.node_rules = self.nodes.keys().cloned().collect();
         }
         self.run_node_rules(&dirty.node_rules);
+        let rerun_all = dirty.cluster && !local;
         // Which templates to run the catalogue on.
         let mut todo: Vec<(Arc<str>, Arc<str>)> = Vec::new();
         for (wk, workload) in &self.workloads {
@@ -42,14 +72,39 @@ impl Audit {
                     .runtime_class
                     .as_ref()
                     .is_some_and(|rc| dirty.runtime_classes.contains(rc));
-                if dirty.cluster || named || dirty.templates.contains(&(wk.clone(), rev.clone())) {
+                let reached = || match &template.placement {
+                    Some(p) => edits.iter().any(|(before, after)| {
+                        node_change_reaches(p, (&self.index, before), (&self.index, after))
+                    }),
+                    None => true,
+                };
+                if rerun_all
+                    || named
+                    || dirty.templates.contains(&(wk.clone(), rev.clone()))
+                    || (dirty.cluster && reached())
+                {
                     todo.push((wk.clone(), rev.clone()));
                 }
             }
         }
         if !todo.is_empty() {
             self.evaluate_templates(&todo, &mut dirty);
-            // The fit of pending pods reads the templates' placement and the nodes.
+        }
+        // The fit of pending pods reads the templates' placement and the nodes: after a local node change,
+        // only the pending pods of the templates it reached can fit elsewhere.
+        if local {
+            let reached: FxHashSet<(&str, &str)> = todo.iter().map(|(w, r)| (&**w, &**r)).collect();
+            let pods = &self.pods;
+            dirty.pods.extend(
+                self.pending
+                    .iter()
+                    .filter(|key| {
+                        pods.get(*key)
+                            .is_some_and(|r| reached.contains(&(&*r.workload, &*r.revision)))
+                    })
+                    .cloned(),
+            );
+        } else if !todo.is_empty() || dirty.cluster {
             dirty.pods.extend(self.pending.iter().cloned());
         }
         let mut fits: FxHashMap<(Arc<str>, Arc<str>), String> = FxHashMap::default();

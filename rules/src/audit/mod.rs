@@ -14,10 +14,16 @@
 //! * a pod change re-audits that pod (live-state rules), its workload row and its node's row; a pod of a new
 //!   template has the catalogue run on it once;
 //! * a node change that leaves what the rules read unchanged (labels, taints, cordon, `nodeInfo`: conditions
-//!   and heartbeats are dropped on the way in) touches nothing; any other node change rebuilds the node
-//!   index and re-runs the catalogue on every template (a node can change where any template fits, and which
-//!   Windows builds the cluster has), then re-audits the pods of templates whose result changed, the pods
-//!   bound to that node and the pending pods;
+//!   and heartbeats are dropped on the way in) touches nothing;
+//! * a node's labels changing (but not its OS or build labels), or a Linux node's taints or cordon, is
+//!   *local*: the node index is updated in place and only the templates whose fit on that node changes
+//!   ([`node_change_reaches`](crate::placement::node_change_reaches): it rejects them for other reasons, or
+//!   stops or starts taking them) re-run, with the pods bound to the node and the pending pods of those
+//!   templates;
+//! * any other node change (a node added or deleted, its OS or build, a Windows node's taints, which every
+//!   Windows pod's tolerations and every Linux pod's advice read) rebuilds the index and re-runs the
+//!   catalogue on every template, then re-audits the pods of templates whose result changed, the pods bound
+//!   to that node and the pending pods;
 //! * a RuntimeClass change re-runs the catalogue on the templates that name it.
 //!
 //! The engine lives in rooms (files of this folder):
@@ -171,8 +177,13 @@ struct NodeEntry {
 struct Dirty {
     /// Everything (a reset).
     all: bool,
-    /// The nodes changed in what the rules read: rebuild the index, re-run every template.
+    /// The nodes changed in what the rules read: rebuild the index and the classes.
     cluster: bool,
+    /// Re-run every template after the nodes changed (a node added, or a change every template can see:
+    /// see [`NodeEdit::is_local`]); otherwise only the templates whose fit a [`NodeEdit`] reaches.
+    all_templates: bool,
+    /// Nodes changed in place, before and after (trimmed).
+    node_edits: Vec<NodeEdit>,
     /// Templates to (re-)evaluate: (workload, revision).
     templates: BTreeSet<(Arc<str>, Arc<str>)>,
     /// Re-run templates naming these RuntimeClasses.
@@ -186,6 +197,50 @@ struct Dirty {
     node_rules: BTreeSet<String>,
     /// Nodes deleted.
     removed_nodes: BTreeSet<String>,
+}
+
+/// One node changed in place: the node before and after (both trimmed to what the rules read).
+#[derive(Debug, Clone)]
+struct NodeEdit {
+    before: Node,
+    after: Node,
+}
+
+impl NodeEdit {
+    /// Whether only the templates whose fit on this node changes can see this change: the node's labels
+    /// changed (but not the ones that say its OS or build), or a Linux node's taints or cordon changed.
+    ///
+    /// Everything else the template rules read of the nodes is cluster-wide: the Windows builds (image
+    /// compatibility, build advice), whether there are Windows nodes, the Windows nodes' taints (the
+    /// tolerations a Windows pod needs, the taint that keeps Linux pods off them), the node info. A change to
+    /// any of those re-runs every template, as a new node does.
+    fn is_local(&self) -> bool {
+        use crate::placement::{BETA_OS_LABEL, BUILD_LABEL, OS_LABEL};
+        let (before, after) = (&self.before, &self.after);
+        let os = |n: &Node| os_of(n);
+        if os(before) != os(after) {
+            return false;
+        }
+        let windows = os(before).0 == Some(Os::Windows);
+        let label = |n: &Node, k: &str| n.metadata.labels.as_ref().and_then(|l| l.get(k)).cloned();
+        if [OS_LABEL, BETA_OS_LABEL, BUILD_LABEL]
+            .iter()
+            .any(|k| label(before, k) != label(after, k))
+        {
+            return false;
+        }
+        // What may differ: the labels, and for a Linux node the taints and the cordon.
+        let rest = |n: &Node| {
+            let mut n = n.clone();
+            n.metadata.labels = None;
+            if !windows && let Some(spec) = n.spec.as_mut() {
+                spec.taints = None;
+                spec.unschedulable = None;
+            }
+            n
+        };
+        rest(before) == rest(after)
+    }
 }
 
 /// The audit engine: holds the cluster and the findings, and re-audits only what a change touches.

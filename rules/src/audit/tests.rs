@@ -489,6 +489,76 @@ fn incremental_changes_touch_only_what_they_touch() {
 }
 
 #[test]
+fn a_node_label_change_reruns_only_the_templates_whose_fit_it_reaches() {
+    let team = json!({"nodeSelector": {"kubernetes.io/os": "linux", "team": "a"},
+        "containers": [{"name": "c", "image": "nginx:1.27"}]});
+    let pods = vec![
+        deployment_pod("web", "a", 0, Some("lin-1"), linux_spec()),
+        deployment_pod("team", "b", 0, None, team),
+        deployment_pod("iis", "c", 0, Some("win22-1"), win22_spec()),
+    ];
+    let mut a = audit_of(cluster_nodes(), pods);
+    let evaluations = a.evaluations();
+    let rules = |a: &Audit| -> Vec<String> {
+        let row = a.workload("Deployment/apps/team").expect("row");
+        row.findings.iter().map(|f| f.rule.clone()).collect()
+    };
+    assert_eq!(rules(&a), ["no-schedulable-node"]);
+    let labelled = |extra: &[(&str, &str)]| {
+        let mut n = node("lin-2", "linux", None, false);
+        for (k, v) in extra {
+            n.metadata
+                .labels
+                .get_or_insert_default()
+                .insert(k.to_string(), v.to_string());
+        }
+        Box::new(n)
+    };
+    // A label no template selects on: the node's row only, no template re-run.
+    let t = a.apply(Change::Node(labelled(&[("example.com/rack", "r7")])));
+    assert_eq!(a.evaluations(), evaluations, "no template reached");
+    assert!(t.workloads.is_empty(), "{t:?}");
+    // The label the team template selects: that template alone re-runs, and now fits lin-2.
+    let t = a.apply(Change::Node(labelled(&[("team", "a")])));
+    assert_eq!(a.evaluations(), evaluations + 1, "only the team template");
+    assert_eq!(t.workloads, ["Deployment/apps/team"]);
+    assert!(rules(&a).is_empty(), "{:?}", rules(&a));
+    // A Windows node's taint is read cluster-wide (the tolerations Windows pods need): every template.
+    let t = a.apply(Change::Node(Box::new(node(
+        "win19-1",
+        "windows",
+        Some("10.0.17763"),
+        false,
+    ))));
+    assert_eq!(
+        a.evaluations(),
+        evaluations + 1 + 3,
+        "every template re-run"
+    );
+    assert!(t.nodes.contains(&"win19-1".to_string()));
+    // The same as auditing the final cluster afresh.
+    let mut nodes = cluster_nodes();
+    nodes[1] = *labelled(&[("team", "a")]);
+    nodes[2] = node("win19-1", "windows", Some("10.0.17763"), false);
+    let fresh = audit_of(
+        nodes,
+        vec![
+            deployment_pod("web", "a", 0, Some("lin-1"), linux_spec()),
+            deployment_pod(
+                "team",
+                "b",
+                0,
+                None,
+                json!({"nodeSelector": {"kubernetes.io/os": "linux", "team": "a"},
+            "containers": [{"name": "c", "image": "nginx:1.27"}]}),
+            ),
+            deployment_pod("iis", "c", 0, Some("win22-1"), win22_spec()),
+        ],
+    );
+    assert_eq!(a.report(), fresh.report());
+}
+
+#[test]
 fn runtime_class_changes_reaudit_workloads_that_name_it() {
     let spec = json!({"runtimeClassName": "win22", "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]});
     let pods = vec![

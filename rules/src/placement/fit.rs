@@ -30,6 +30,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashMap;
+
 use k8s_openapi::api::core::v1::{Node, NodeSelector, NodeSelectorTerm, Taint, Toleration};
 
 use super::Placement;
@@ -67,6 +69,13 @@ impl NodeSet {
     pub fn insert(&mut self, i: usize) {
         if let Some(word) = self.bits.get_mut(i / 64) {
             *word |= 1u64 << (i % 64);
+        }
+    }
+
+    /// Removes node `i`.
+    pub fn remove(&mut self, i: usize) {
+        if let Some(word) = self.bits.get_mut(i / 64) {
+            *word &= !(1u64 << (i % 64));
         }
     }
 
@@ -150,9 +159,11 @@ pub struct NodeIndex {
     per_node_keys: BTreeSet<String>,
 }
 
-type ClassKey = (
-    Vec<(String, String)>,
-    Vec<(String, String, String)>,
+/// What makes two nodes interchangeable for [`fit`], borrowed from the nodes: labels without the per-node
+/// keys, the filtering taints, the cordon, the OS and the build.
+type ClassKey<'a> = (
+    Vec<(&'a str, &'a str)>,
+    Vec<(&'a str, &'a str, &'a str)>,
     bool,
     Option<Os>,
     Option<u32>,
@@ -161,10 +172,14 @@ type ClassKey = (
 impl NodeIndex {
     /// Indexes `nodes`.
     pub fn new(nodes: &[Node]) -> Self {
+        // Only whether a key has more than PER_NODE_KEY_VALUES values matters: stop counting there.
         let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for node in nodes {
             for (k, v) in node.metadata.labels.iter().flatten() {
-                values.entry(k).or_default().insert(v);
+                let set = values.entry(k).or_default();
+                if set.len() <= PER_NODE_KEY_VALUES {
+                    set.insert(v);
+                }
             }
         }
         let per_node_keys: BTreeSet<String> = values
@@ -177,34 +192,31 @@ impl NodeIndex {
             classes: Vec::new(),
             per_node_keys,
         };
-        let mut by_key: BTreeMap<ClassKey, usize> = BTreeMap::new();
+        let mut by_key: FxHashMap<ClassKey<'_>, usize> = FxHashMap::default();
         for (i, node) in nodes.iter().enumerate() {
             let labels = node.metadata.labels.clone().unwrap_or_default();
             let (os, build) = crate::model::node_os_build(node);
             let spec = node.spec.as_ref();
-            let taints: Vec<Taint> = crate::model::node_taints(node)
+            let taints: Vec<&Taint> = crate::model::node_taints(node)
                 .iter()
                 .filter(|t| filters(t))
-                .cloned()
                 .collect();
             let unschedulable = spec.and_then(|s| s.unschedulable) == Some(true);
-            let projected: BTreeMap<String, String> = labels
-                .iter()
-                .filter(|(k, _)| !index.per_node_keys.contains(*k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let key: ClassKey = (
-                projected
+            let key: ClassKey<'_> = (
+                node.metadata
+                    .labels
                     .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .flatten()
+                    .filter(|(k, _)| !index.per_node_keys.contains(*k))
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
                     .collect(),
                 taints
                     .iter()
                     .map(|t| {
                         (
-                            t.key.clone(),
-                            t.value.clone().unwrap_or_default(),
-                            t.effect.clone(),
+                            t.key.as_str(),
+                            t.value.as_deref().unwrap_or_default(),
+                            t.effect.as_str(),
                         )
                     })
                     .collect(),
@@ -212,7 +224,15 @@ impl NodeIndex {
                 os,
                 build,
             );
-            let class = *by_key.entry(key).or_insert_with(|| {
+            let taints: Vec<Taint> = taints.into_iter().cloned().collect();
+            let next = index.classes.len();
+            let class = *by_key.entry(key).or_insert(next);
+            if class == next {
+                let projected = labels
+                    .iter()
+                    .filter(|(k, _)| !index.per_node_keys.contains(*k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 index.classes.push(NodeClass {
                     labels: projected,
                     taints: taints.clone(),
@@ -222,8 +242,7 @@ impl NodeIndex {
                     members: NodeSet::new(nodes.len()),
                     first: i,
                 });
-                index.classes.len() - 1
-            });
+            }
             if let Some(c) = index.classes.get_mut(class) {
                 c.members.insert(i);
             }
@@ -240,6 +259,154 @@ impl NodeIndex {
         index
     }
 
+    /// Puts the new version of a node already in the index (found by name) in its place, moving it between
+    /// classes as its labels, taints or cordon say, without re-indexing the other nodes. Returns `false`,
+    /// leaving the index as it was, when the change would make a label key start or stop having a value per
+    /// node (or the node is not in the index): then index the nodes anew with [`NodeIndex::new`].
+    ///
+    /// The result is the index [`NodeIndex::new`] would build from the nodes with this one replaced.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Node;
+    /// use winplace_rules::placement::NodeIndex;
+    /// let node = |name: &str, team: &str| -> Node {
+    ///     serde_json::from_value(serde_json::json!({"metadata": {"name": name,
+    ///         "labels": {"kubernetes.io/os": "linux", "team": team}}})).unwrap()
+    /// };
+    /// let mut index = NodeIndex::new(&[node("a", "x"), node("b", "x")]);
+    /// assert_eq!(index.class_count(), 1);
+    /// assert!(index.replace_node(&node("a", "y")));
+    /// assert_eq!(index.class_count(), 2);
+    /// assert_eq!(index.class_firsts().collect::<Vec<_>>(), [0, 1]);
+    /// ```
+    pub fn replace_node(&mut self, node: &Node) -> bool {
+        let name = node.metadata.name.as_deref().unwrap_or_default();
+        let Some(i) = self.nodes.iter().position(|n| n.name == name) else {
+            return false;
+        };
+        let labels = node.metadata.labels.clone().unwrap_or_default();
+        // A key whose values changed may cross the per-node threshold: count its values anew.
+        let old_labels = self.nodes.get(i).map(|n| &n.labels);
+        let changed_keys: BTreeSet<&String> = labels
+            .iter()
+            .filter(|(k, v)| old_labels.and_then(|l| l.get(*k)) != Some(*v))
+            .map(|(k, _)| k)
+            .chain(
+                old_labels
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, _)| !labels.contains_key(*k))
+                    .map(|(k, _)| k),
+            )
+            .collect();
+        for key in changed_keys {
+            let mut values: BTreeSet<&str> = BTreeSet::new();
+            for (j, n) in self.nodes.iter().enumerate() {
+                let l = if j == i { &labels } else { &n.labels };
+                if let Some(v) = l.get(key) {
+                    values.insert(v);
+                    if values.len() > PER_NODE_KEY_VALUES {
+                        break;
+                    }
+                }
+            }
+            if (values.len() > PER_NODE_KEY_VALUES) != self.per_node_keys.contains(key) {
+                return false;
+            }
+        }
+        let (os, build) = crate::model::node_os_build(node);
+        let taints: Vec<Taint> = crate::model::node_taints(node)
+            .iter()
+            .filter(|t| filters(t))
+            .cloned()
+            .collect();
+        let unschedulable = node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true);
+        let projected: BTreeMap<String, String> = labels
+            .iter()
+            .filter(|(k, _)| !self.per_node_keys.contains(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        // Class keys compare taints by key, value (absent = empty) and effect.
+        let taint_key = |ts: &[Taint]| -> Vec<(String, String, String)> {
+            ts.iter()
+                .map(|t| {
+                    let value = t.value.clone().unwrap_or_default();
+                    (t.key.clone(), value, t.effect.clone())
+                })
+                .collect()
+        };
+        let wanted = taint_key(&taints);
+        let target = self.classes.iter().position(|c| {
+            c.labels == projected
+                && c.unschedulable == unschedulable
+                && c.os == os
+                && c.build == build
+                && taint_key(&c.taints) == wanted
+        });
+        let Some(old) = self.nodes.get(i).map(|n| n.class) else {
+            return false;
+        };
+        if target != Some(old) {
+            if let Some(c) = self.classes.get_mut(old) {
+                c.members.remove(i);
+                if c.first == i {
+                    c.first = c.members.iter().next().unwrap_or(usize::MAX);
+                }
+            }
+            match target.and_then(|t| self.classes.get_mut(t)) {
+                Some(c) => {
+                    c.members.insert(i);
+                    c.first = c.first.min(i);
+                }
+                None => {
+                    let mut members = NodeSet::new(self.nodes.len());
+                    members.insert(i);
+                    self.classes.push(NodeClass {
+                        labels: projected,
+                        taints: taints.clone(),
+                        unschedulable,
+                        os,
+                        build,
+                        members,
+                        first: i,
+                    });
+                }
+            }
+            self.renumber_classes();
+        }
+        if let Some(n) = self.nodes.get_mut(i) {
+            n.os = os;
+            n.build = build;
+            n.labels = labels;
+            n.taints = taints;
+            n.unschedulable = unschedulable;
+        }
+        true
+    }
+
+    /// Drops empty classes and puts the others in the order of their first node, as [`NodeIndex::new`]
+    /// numbers them; the nodes' class numbers follow.
+    fn renumber_classes(&mut self) {
+        self.classes.retain(|c| !c.members.is_empty());
+        let mut order: Vec<usize> = (0..self.classes.len()).collect();
+        order.sort_by_key(|&c| self.classes.get(c).map_or(usize::MAX, |c| c.first));
+        let mut classes: Vec<Option<NodeClass>> = std::mem::take(&mut self.classes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.classes = order
+            .iter()
+            .filter_map(|&c| classes.get_mut(c).and_then(Option::take))
+            .collect();
+        for (c, class) in self.classes.iter().enumerate() {
+            for i in class.members.iter() {
+                if let Some(n) = self.nodes.get_mut(i) {
+                    n.class = c;
+                }
+            }
+        }
+    }
+
     /// Indexes the nodes of a cluster context.
     pub fn from_context(context: &ClusterContext) -> Self {
         NodeIndex::new(&context.nodes)
@@ -248,6 +415,23 @@ impl NodeIndex {
     /// The nodes, in the order they were given.
     pub fn nodes(&self) -> &[IndexedNode] {
         &self.nodes
+    }
+
+    /// The position of the first node of each class, in class order (the order in which classes first
+    /// appear among the nodes): one node per class of nodes [`fit`] cannot tell apart.
+    pub fn class_firsts(&self) -> impl Iterator<Item = usize> + '_ {
+        self.classes.iter().map(|c| c.first)
+    }
+
+    /// The node named `name`.
+    pub fn node(&self, name: &str) -> Option<&IndexedNode> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// The label keys with a value per node (more than 64 values): selectors that read them are
+    /// evaluated node by node.
+    pub fn per_node_keys(&self) -> &BTreeSet<String> {
+        &self.per_node_keys
     }
 
     /// The number of nodes.
@@ -594,6 +778,71 @@ fn selector_details(
     out
 }
 
+/// Whether one node's change can change where `placement` fits: the node rejects the pod for other reasons
+/// after the change than before (or becomes a candidate, or stops being one), or the pod's selectors read
+/// per-node labels or node names, so that its fit is not decided node by node.
+///
+/// `before` and `after` are the node in the index before and after the change. A pod for which this is
+/// `false` has the same candidates, the same rejected groups (same reasons, same members, same names) and so
+/// the same fit messages: the audit does not re-run its rules when only such a node changed.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Node;
+/// use winplace_rules::placement::{NodeIndex, Placement, node_change_reaches};
+/// let node = |labels: serde_json::Value| -> Node {
+///     serde_json::from_value(serde_json::json!({"metadata": {"name": "n1", "labels": labels}})).unwrap()
+/// };
+/// let before = NodeIndex::new(&[node(serde_json::json!({"kubernetes.io/os": "linux", "team": "a"}))]);
+/// let after = NodeIndex::new(&[node(serde_json::json!({"kubernetes.io/os": "linux", "team": "b"}))]);
+/// let (b, a) = (&before.nodes()[0], &after.nodes()[0]);
+/// let mut pinned = Placement::default();
+/// pinned.node_selector = Some([("team".to_string(), "a".to_string())].into());
+/// assert!(node_change_reaches(&pinned, (&before, b), (&after, a)), "the node stops matching");
+/// let anywhere = Placement::default();
+/// assert!(!node_change_reaches(&anywhere, (&before, b), (&after, a)), "a label nobody selects on");
+/// ```
+pub fn node_change_reaches(
+    placement: &Placement,
+    before: (&NodeIndex, &IndexedNode),
+    after: (&NodeIndex, &IndexedNode),
+) -> bool {
+    if !class_level(placement, before.0) || !class_level(placement, after.0) {
+        return true;
+    }
+    let (b, a) = (before.1, after.1);
+    // The common case: labels changed that the pod's selectors do not read.
+    if b.taints == a.taints
+        && b.unschedulable == a.unschedulable
+        && selector_keys(placement).all(|k| b.labels.get(k) == a.labels.get(k))
+    {
+        return false;
+    }
+    let verdict = |(index, node): (&NodeIndex, &IndexedNode)| {
+        let facts = NodeFacts {
+            name: &node.name,
+            labels: &node.labels,
+        };
+        reasons(placement, index, facts, &node.taints, node.unschedulable)
+    };
+    verdict(before) != verdict(after)
+}
+
+/// The label keys the pod's nodeSelector and required node affinity read.
+fn selector_keys(placement: &Placement) -> impl Iterator<Item = &str> + '_ {
+    let selector = placement
+        .node_selector
+        .iter()
+        .flatten()
+        .map(|(k, _)| k.as_str());
+    let affinity = placement
+        .required_affinity
+        .iter()
+        .flat_map(|r| r.node_selector_terms.iter())
+        .flat_map(|t| t.match_expressions.iter().flatten())
+        .map(|e| e.key.as_str());
+    selector.chain(affinity)
+}
+
 /// Which nodes of `index` could take the pod, and why each other group could not.
 pub fn fit(placement: &Placement, index: &NodeIndex) -> Fit {
     fit_with(placement, index, class_level(placement, index))
@@ -684,6 +933,88 @@ mod tests {
 
     fn linux(name: &str) -> Node {
         node(name, json!({"kubernetes.io/os": "linux"}), json!([]))
+    }
+
+    /// `replace_node` gives the index `new` builds from the changed nodes: same nodes, same classes in the
+    /// same order (so the same fits and messages).
+    #[test]
+    fn replacing_a_node_in_place_equals_indexing_anew() {
+        let mut nodes = vec![
+            win("w22-a", "10.0.20348"),
+            win("w22-b", "10.0.20348"),
+            win("w25-a", "10.0.26100"),
+            linux("l-a"),
+            linux("l-b"),
+            linux("l-c"),
+        ];
+        let mut index = NodeIndex::new(&nodes);
+        let edits: Vec<(usize, Node)> = vec![
+            (
+                3,
+                node(
+                    "l-a",
+                    json!({"kubernetes.io/os": "linux", "team": "x"}),
+                    json!([]),
+                ),
+            ),
+            (
+                0,
+                node(
+                    "w22-a",
+                    json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348", "team": "x"}),
+                    json!([]),
+                ),
+            ),
+            (
+                4,
+                node(
+                    "l-b",
+                    json!({"kubernetes.io/os": "linux", "team": "x"}),
+                    json!([{"key": "gpu", "effect": "NoSchedule"}]),
+                ),
+            ),
+            (3, linux("l-a")),
+            (0, win("w22-a", "10.0.20348")),
+            (
+                5,
+                node(
+                    "l-c",
+                    json!({"kubernetes.io/os": "linux", "team": "x"}),
+                    json!([{"key": "gpu", "effect": "NoSchedule"}]),
+                ),
+            ),
+            (4, linux("l-b")),
+        ];
+        for (i, changed) in edits {
+            nodes[i] = changed.clone();
+            assert!(index.replace_node(&changed));
+            let fresh = NodeIndex::new(&nodes);
+            assert_eq!(index.nodes(), fresh.nodes(), "after replacing {i}");
+            assert_eq!(
+                index.class_firsts().collect::<Vec<_>>(),
+                fresh.class_firsts().collect::<Vec<_>>()
+            );
+            let spec = "  containers: [{name: c, image: nginx}]\n  tolerations: [{key: os, operator: Exists}]\n";
+            let p = placement(&pod(spec), None, &Settings::default());
+            assert_eq!(fit(&p, &index), fit(&p, &fresh));
+        }
+        // A node the index does not hold, and a change that makes a key per-node, are refused.
+        assert!(!index.replace_node(&linux("elsewhere")));
+        let many: Vec<Node> = (0..70)
+            .map(|i| {
+                node(
+                    &format!("n{i:02}"),
+                    json!({"host": format!("h{i}")}),
+                    json!([]),
+                )
+            })
+            .collect();
+        let mut index = NodeIndex::new(&many);
+        assert!(index.per_node_keys().contains("host"));
+        assert!(
+            !index.replace_node(&node("n00", json!({}), json!([])))
+                || index.per_node_keys().contains("host")
+        );
     }
 
     fn cluster() -> NodeIndex {

@@ -69,7 +69,8 @@ use crate::windows::compat::host_runs_image_build;
 use crate::windows::{ImageClass, ImageOs, Os, classify_image};
 
 pub use fit::{
-    Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit, untolerated_windows_taints,
+    Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit, node_change_reaches,
+    untolerated_windows_taints,
 };
 pub use pins::{BuildPin, OsPin, build_pin, os_allowed, os_pin};
 

@@ -302,16 +302,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let outcome = check(&args, &mut std::io::stdin().lock(), &mut repaired);
     let report_to_stderr = args.fix && args.paths.iter().any(|p| p.as_os_str() == "-");
     let color = output::color_wanted(report_to_stderr);
-    let rendered = output::render(&outcome, args.format, color);
+    // The report is written as it is rendered (a report of 100,000 documents is hundreds of MB).
     if report_to_stderr {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(&repaired)?;
         stdout.flush()?;
-        std::io::stderr().lock().write_all(rendered.as_bytes())?;
+        output::render_to(&outcome, args.format, color, &mut std::io::stderr().lock())?;
     } else {
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(rendered.as_bytes())?;
-        stdout.flush()?;
+        output::render_to(&outcome, args.format, color, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::from(exit_code(&outcome, args.fail_on)))
 }

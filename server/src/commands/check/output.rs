@@ -1,7 +1,8 @@
 //! Report formats of `winplace check` (text, JSON, SARIF 2.1.0) and of `winplace rules`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
@@ -34,26 +35,44 @@ pub fn color_wanted(stderr: bool) -> bool {
     terminal && !no_color
 }
 
-/// The report of `outcome` in `format`.
+/// The report of `outcome` in `format`, as text (what [`render_to`] writes).
+#[cfg(test)]
 pub fn render(outcome: &Outcome, format: Format, color: bool) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = render_to(outcome, format, color, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Writes the report of `outcome` in `format` to `out` as it is rendered, so that a report of many
+/// findings never exists whole in memory beside them.
+pub fn render_to(
+    outcome: &Outcome,
+    format: Format,
+    color: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
     match format {
-        Format::Text => text(outcome, color),
+        Format::Text => text(outcome, color, &mut out)?,
         Format::Json => {
-            let mut s = json_text(outcome);
-            s.push('\n');
-            s
+            serde_json::to_writer_pretty(&mut out, &CheckReport::of(outcome))?;
+            out.write_all(b"\n")?;
         }
         Format::Sarif => {
             // Relative paths are relative to where the command ran: that directory is the SRCROOT.
             let base = std::env::current_dir()
                 .ok()
                 .map(|dir| format!("{}/", file_uri(&dir.display().to_string())));
-            let mut s =
-                serde_json::to_string_pretty(&sarif(outcome, base.as_deref())).unwrap_or_default();
-            s.push('\n');
-            s
+            let log = SarifLog {
+                outcome,
+                base: base.as_deref(),
+            };
+            serde_json::to_writer_pretty(&mut out, &log)?;
+            out.write_all(b"\n")?;
         }
     }
+    out.flush()
 }
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -78,74 +97,101 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// `file:line: severity rule: message (path)` lines grouped by file, each followed by its fix.
-fn text(outcome: &Outcome, color: bool) -> String {
-    let mut out = String::new();
-    // (file, line, line of text, fix line)
-    let mut rows: Vec<(String, u32, String)> = Vec::new();
-    for e in &outcome.errors {
-        let line = format!(
-            "{}:{}:{}: {} {}: {}",
-            e.file,
-            e.line,
-            e.column,
-            paint(color, severity_style(Severity::Error), "error"),
-            paint(color, Style::new().bold(), "input-error"),
-            e.message
-        );
-        rows.push((e.file.clone(), e.line, line));
+/// One line of the text report (and its fix line): a read error or a finding.
+enum Row<'a> {
+    Error(&'a ParseError),
+    Finding(&'a Finding),
+}
+
+impl Row<'_> {
+    fn line(&self) -> u32 {
+        match self {
+            Row::Error(e) => e.line,
+            Row::Finding(f) => f.line.unwrap_or(0),
+        }
     }
-    for f in &outcome.findings {
-        let file = f.file.clone().unwrap_or_else(|| "-".to_string());
-        let mut line = format!(
-            "{file}:{}: {} {}: {}",
-            f.line.map_or("-".to_string(), |l| l.to_string()),
-            paint(color, severity_style(f.severity), f.severity.as_str()),
-            paint(color, Style::new().bold(), &f.rule),
-            f.message
-        );
-        if !f.path.is_empty() {
-            let _ = write!(line, " ({})", f.path);
+
+    fn write(&self, color: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            Row::Error(e) => writeln!(
+                out,
+                "{}:{}:{}: {} {}: {}",
+                e.file,
+                e.line,
+                e.column,
+                paint(color, severity_style(Severity::Error), "error"),
+                paint(color, Style::new().bold(), "input-error"),
+                e.message
+            ),
+            Row::Finding(f) => {
+                write!(
+                    out,
+                    "{}:{}: {} {}: {}",
+                    f.file.as_deref().unwrap_or("-"),
+                    f.line.map_or("-".to_string(), |l| l.to_string()),
+                    paint(color, severity_style(f.severity), f.severity.as_str()),
+                    paint(color, Style::new().bold(), &f.rule),
+                    f.message
+                )?;
+                if !f.path.is_empty() {
+                    write!(out, " ({})", f.path)?;
+                }
+                if let Some(fix) = &f.fix {
+                    let label = paint(
+                        color,
+                        Style::new().fg_color(Some(AnsiColor::Green.into())),
+                        "fix:",
+                    );
+                    write!(out, "\n    {label} {}", fix.description)?;
+                }
+                writeln!(out)
+            }
         }
-        if let Some(fix) = &f.fix {
-            let _ = write!(
-                line,
-                "\n    {} {}",
-                paint(
-                    color,
-                    Style::new().fg_color(Some(AnsiColor::Green.into())),
-                    "fix:"
-                ),
-                fix.description
-            );
-        }
-        rows.push((file, f.line.unwrap_or(0), line));
     }
-    // Grouped by file in first-seen order, then by line.
-    let mut order: Vec<String> = Vec::new();
-    for (file, _, _) in &rows {
-        if !order.contains(file) {
-            order.push(file.clone());
-        }
+}
+
+/// The text report: read errors and findings grouped by file in first-seen order, then by line; what
+/// `--fix` did; the summary line.
+fn text(outcome: &Outcome, color: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let rows = outcome
+        .errors
+        .iter()
+        .map(|e| (e.file.as_str(), Row::Error(e)))
+        .chain(
+            outcome
+                .findings
+                .iter()
+                .map(|f| (f.file.as_deref().unwrap_or("-"), Row::Finding(f))),
+        );
+    // Grouped by file in first-seen order, then by line (stable: errors before findings on a line).
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: HashMap<&str, Vec<Row<'_>>> = HashMap::new();
+    for (file, row) in rows {
+        let group = groups.entry(file).or_insert_with(|| {
+            order.push(file);
+            Vec::new()
+        });
+        group.push(row);
     }
     for (i, file) in order.iter().enumerate() {
         if i > 0 {
-            out.push('\n');
+            writeln!(out)?;
         }
-        let mut group: Vec<&(String, u32, String)> = rows.iter().filter(|r| &r.0 == file).collect();
-        group.sort_by_key(|r| r.1);
-        for (_, _, line) in group {
-            out.push_str(line);
-            out.push('\n');
+        if let Some(group) = groups.get_mut(file) {
+            group.sort_by_key(Row::line);
+            for row in group.iter() {
+                row.write(color, out)?;
+            }
         }
     }
     for (file, n) in &outcome.fixed {
-        let _ = writeln!(out, "{file}: {} applied", plural(*n, "fix", "fixes"));
+        writeln!(out, "{file}: {} applied", plural(*n, "fix", "fixes"))?;
     }
     for (file, n, why) in &outcome.not_fixed {
-        let _ = writeln!(out, "{file}: {} {why}", plural(*n, "fix", "fixes"));
+        writeln!(out, "{file}: {} {why}", plural(*n, "fix", "fixes"))?;
     }
-    if !rows.is_empty() || !outcome.fixed.is_empty() || !outcome.not_fixed.is_empty() {
-        out.push('\n');
+    if !order.is_empty() || !outcome.fixed.is_empty() || !outcome.not_fixed.is_empty() {
+        writeln!(out)?;
     }
     let s = summary(outcome);
     let mut line = format!(
@@ -171,9 +217,7 @@ fn text(outcome: &Outcome, color: bool) -> String {
             plural(unwritten, "repaired file", "repaired files")
         );
     }
-    out.push_str(&paint(color, Style::new().bold(), &line));
-    out.push('\n');
-    out
+    writeln!(out, "{}", paint(color, Style::new().bold(), &line))
 }
 
 /// Errors, warnings and infos among the findings.
@@ -229,6 +273,7 @@ impl<'a> CheckReport<'a> {
 }
 
 /// The JSON report as text, pretty-printed.
+#[cfg(test)]
 fn json_text(outcome: &Outcome) -> String {
     serde_json::to_string_pretty(&CheckReport::of(outcome)).unwrap_or_default()
 }
@@ -297,86 +342,123 @@ fn artifact_location(path: &str) -> Value {
 /// SARIF 2.1.0: one run, the catalogue as rules, findings as results, read errors as notifications.
 /// `base`: the `file://` URI (ending in `/`) that relative paths are relative to, when known; it becomes
 /// the run's `originalUriBaseIds` entry for [`SRCROOT`].
+#[cfg(test)]
 pub fn sarif(outcome: &Outcome, base: Option<&str>) -> Value {
-    let rules: Vec<Value> = RULES
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id,
-                "name": r.title,
-                "shortDescription": {"text": r.title},
-                "fullDescription": {"text": r.summary},
-                "helpUri": catalog::doc_url(r.id),
-                "defaultConfiguration": {"level": sarif_level(r.severity)},
-                "properties": {"family": r.family.as_str(), "fixable": r.fixable},
-            })
-        })
-        .collect();
-    let results: Vec<Value> = outcome
-        .findings
-        .iter()
-        .map(|f| {
-            let mut text = f.message.clone();
-            if let Some(fix) = &f.fix {
-                text.push_str(&format!(" Fix: {}", fix.description));
-            }
-            let mut physical =
-                json!({"artifactLocation": artifact_location(f.file.as_deref().unwrap_or("-"))});
-            if let Some(line) = f.line {
-                physical["region"] = json!({"startLine": line});
-            }
-            let mut result = json!({
-                "ruleId": f.rule,
-                "level": sarif_level(f.severity),
-                "message": {"text": text},
-                "locations": [{
-                    "physicalLocation": physical,
-                    "logicalLocations": [{
-                        "fullyQualifiedName": format!("{}:{}", f.object.display_name(), f.path),
-                        "kind": "object",
-                    }],
-                }],
-            });
-            if let Some(i) = RULES.iter().position(|r| r.id == f.rule) {
-                result["ruleIndex"] = json!(i);
-            }
-            result
-        })
-        .collect();
-    let notifications: Vec<Value> = outcome
-        .errors
-        .iter()
-        .map(|e| {
-            json!({
-                "level": "error",
-                "message": {"text": e.message},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": artifact_location(&e.file),
-                    "region": {"startLine": e.line, "startColumn": e.column},
-                }}],
-            })
-        })
-        .collect();
-    let mut run = json!({
-        "tool": {"driver": {
-            "name": "winplace",
-            "informationUri": "https://github.com/winplace/winplace",
-            "version": env!("CARGO_PKG_VERSION"),
-            "rules": rules,
-        }},
-        "invocations": [{
-            "executionSuccessful": outcome.errors.is_empty(),
-            "toolExecutionNotifications": notifications,
-        }],
-        "results": results,
-    });
-    if let Some(base) = base {
-        run["originalUriBaseIds"] = json!({SRCROOT: {"uri": base}});
+    serde_json::to_value(SarifLog { outcome, base }).unwrap_or_default()
+}
+
+/// The SARIF log of an outcome, serialized as it is written: one result at a time, never the whole log as
+/// a JSON tree (keys in the order `serde_json`'s maps keep them, sorted, as [`sarif`] has always had them).
+struct SarifLog<'a> {
+    outcome: &'a Outcome,
+    base: Option<&'a str>,
+}
+
+impl Serialize for SarifLog<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut log = serializer.serialize_map(Some(3))?;
+        log.serialize_entry("$schema", "https://json.schemastore.org/sarif-2.1.0.json")?;
+        log.serialize_entry("runs", &[SarifRun(self)])?;
+        log.serialize_entry("version", "2.1.0")?;
+        log.end()
     }
+}
+
+/// The log's one run.
+struct SarifRun<'a>(&'a SarifLog<'a>);
+
+impl Serialize for SarifRun<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let SarifLog { outcome, base } = self.0;
+        let notifications: Vec<Value> = outcome.errors.iter().map(sarif_notification).collect();
+        let rules: Vec<Value> = RULES.iter().map(sarif_rule).collect();
+        let mut run = serializer.serialize_map(None)?;
+        run.serialize_entry(
+            "invocations",
+            &json!([{
+                "executionSuccessful": outcome.errors.is_empty(),
+                "toolExecutionNotifications": notifications,
+            }]),
+        )?;
+        if let Some(base) = base {
+            run.serialize_entry("originalUriBaseIds", &json!({SRCROOT: {"uri": base}}))?;
+        }
+        run.serialize_entry("results", &SarifResults(&outcome.findings))?;
+        run.serialize_entry(
+            "tool",
+            &json!({"driver": {
+                "informationUri": "https://github.com/winplace/winplace",
+                "name": "winplace",
+                "rules": rules,
+                "version": env!("CARGO_PKG_VERSION"),
+            }}),
+        )?;
+        run.end()
+    }
+}
+
+/// The findings as SARIF results, each built as it is written.
+struct SarifResults<'a>(&'a [Finding]);
+
+impl Serialize for SarifResults<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(sarif_result))
+    }
+}
+
+/// A catalogue entry as a SARIF reporting descriptor.
+fn sarif_rule(r: &catalog::RuleMeta) -> Value {
     json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [run],
+        "id": r.id,
+        "name": r.title,
+        "shortDescription": {"text": r.title},
+        "fullDescription": {"text": r.summary},
+        "helpUri": catalog::doc_url(r.id),
+        "defaultConfiguration": {"level": sarif_level(r.severity)},
+        "properties": {"family": r.family.as_str(), "fixable": r.fixable},
+    })
+}
+
+/// A finding as a SARIF result.
+fn sarif_result(f: &Finding) -> Value {
+    let mut text = f.message.clone();
+    if let Some(fix) = &f.fix {
+        text.push_str(&format!(" Fix: {}", fix.description));
+    }
+    let mut physical =
+        json!({"artifactLocation": artifact_location(f.file.as_deref().unwrap_or("-"))});
+    if let Some(line) = f.line {
+        physical["region"] = json!({"startLine": line});
+    }
+    let mut result = json!({
+        "ruleId": f.rule,
+        "level": sarif_level(f.severity),
+        "message": {"text": text},
+        "locations": [{
+            "physicalLocation": physical,
+            "logicalLocations": [{
+                "fullyQualifiedName": format!("{}:{}", f.object.display_name(), f.path),
+                "kind": "object",
+            }],
+        }],
+    });
+    if let Some(i) = RULES.iter().position(|r| r.id == f.rule) {
+        result["ruleIndex"] = json!(i);
+    }
+    result
+}
+
+/// A read error as a SARIF tool execution notification.
+fn sarif_notification(e: &ParseError) -> Value {
+    json!({
+        "level": "error",
+        "message": {"text": e.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": artifact_location(&e.file),
+            "region": {"startLine": e.line, "startColumn": e.column},
+        }}],
     })
 }
 
