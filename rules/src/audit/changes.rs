@@ -169,6 +169,7 @@ impl Audit {
                         state: PlacementState::Fine,
                         pods: Vec::new(),
                         findings: Vec::new(),
+                        images: Vec::new(),
                     },
                     owner,
                     templates: BTreeMap::new(),
@@ -220,6 +221,7 @@ impl Audit {
                             facts: TemplateFacts::default(),
                             placement: None,
                             at_risk: false,
+                            images: Vec::new(),
                         },
                     );
                     dirty.templates.insert((wk.clone(), rev.clone()));

@@ -43,6 +43,7 @@ use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
 pub use image_facts::{ImageFacts, images_to_resolve};
+pub(crate) use image_facts::check_unresolved_object;
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {
