@@ -19,7 +19,7 @@ function blob(dir: string, bytes: Buffer): string {
   return `sha256:${hex}`;
 }
 
-/** An OCI layout at `dir` tagging `tag` as a Windows-only index of one Windows Server 2019 image. */
+/** An OCI layout at `dir` tagging `tag` as a Windows-only index of one Windows Server 2019 image; returns the index's digest. */
 function windows2019Layout(dir: string, tag: string) {
   fs.mkdirSync(path.join(dir, 'blobs/sha256'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
@@ -82,10 +82,15 @@ test.describe('images and where their OS came from', () => {
       `version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/storage\nhttp:\n  addr: ${host}\n`);
     registry = spawn(REGISTRY_BIN, ['serve', path.join(dir, 'config.yml')], { stdio: 'ignore' });
     await listening(port);
-    digest = windows2019Layout(path.join(dir, 'layout'), 'ws2019');
+    windows2019Layout(path.join(dir, 'layout'), 'ws2019');
     const push = spawnSync(SKOPEO_BIN, ['--insecure-policy', 'copy', '--all', '--dest-tls-verify=false',
       `oci:${path.join(dir, 'layout')}:ws2019`, `docker://${host}/contoso/billing:ws2019`], { encoding: 'utf8' });
     expect(push.status, push.stderr).toBe(0);
+    // The digest the registry holds (skopeo may re-serialize the index on the way): what the server must show.
+    const head = await fetch(`http://${host}/v2/contoso/billing/manifests/ws2019`, { method: 'HEAD',
+      headers: { accept: 'application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json' } });
+    digest = head.headers.get('docker-content-digest') ?? '';
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     // A registry that accepts connections and never answers.
     hanging = net.createServer((socket) => { held.push(socket); });
     await new Promise<void>((resolve) => hanging!.listen(0, '127.0.0.1', resolve));

@@ -263,7 +263,7 @@ fn WorkloadTable(
     view! {
         <p class="muted" role="status">{plural(total, "workload", "workloads")}</p>
         <table class="workloads">
-            <caption>"Workloads and their findings; open a row to see each finding's explanation and fix"</caption>
+            <caption>"Workloads and their findings; open a row to see its images (OS, build, where they came from) and each finding's explanation and fix"</caption>
             <thead>
                 <tr>
                     <th scope="col">"Workload"</th>

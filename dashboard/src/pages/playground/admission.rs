@@ -485,15 +485,17 @@ pub fn AdmissionPanel(
         if !ask_server.get() {
             return Vec::new();
         }
-        let mut all: Vec<String> = Vec::new();
-        for o in objects.with(|o| requests(o, &[]).sent) {
-            for i in images_of(&o.object) {
-                if !all.contains(&i) {
-                    all.push(i);
+        objects.with(|objects| {
+            let mut all: Vec<String> = Vec::new();
+            for o in objects.iter().filter(|o| selects(&[], o)) {
+                for i in images_of(&o.object) {
+                    if !all.contains(&i) {
+                        all.push(i);
+                    }
                 }
             }
-        }
-        all
+            all
+        })
     });
     let resolved = LocalResource::new(move || {
         let (asked, images) = (ask_server.get(), images.get());
