@@ -746,6 +746,16 @@ fn pod_on_2022(name: &str, image: &str) -> k8s_openapi::api::core::v1::Pod {
     .expect("pod")
 }
 
+/// A pending pod of namespace `shop` that declares no OS at all, running `image`.
+fn pod_without_os(name: &str, image: &str) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"containers": [{"name": "app", "image": image}]},
+        "status": {"phase": "Pending"}
+    }))
+    .expect("pod")
+}
+
 /// A server state fed `pods` on one Windows Server 2022 node, resolving their images in the background
 /// with `resolver` (as `serve --resolve-images` wires it).
 fn serve_with_resolution(
@@ -854,7 +864,9 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     let registry = Registry::start(None);
     let work = tempfile::tempdir().expect("tempdir");
     let layout = write_images(&work.path().join("layout"));
-    registry.push(&layout.dir, "ws2019", "contoso/billing", None);
+    for tag in ["ws2019", "single"] {
+        registry.push(&layout.dir, tag, "contoso/billing", None);
+    }
     let host = registry.host();
     let hanging = format!("127.0.0.1:{}", hanging_listener());
     let resolver = std::sync::Arc::new(winplace::registry::ImageResolver::new(
@@ -873,6 +885,7 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
             pod_on_2022("missing", &missing),
             pod_on_2022("hung", &hung),
             pod_on_2022("iis", "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"),
+            pod_without_os("noos", &format!("{host}/contoso/billing:single")),
         ],
         resolver.clone(),
     );
@@ -886,7 +899,10 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
                 .is_some_and(|w| !api_findings(w, "image-manifest-unresolved").is_empty())
         }) && workloads
             .get("Pod/shop/billing")
-            .is_some_and(|w| !api_findings(w, "windows-build-mismatch").is_empty());
+            .is_some_and(|w| !api_findings(w, "windows-build-mismatch").is_empty())
+            && workloads
+                .get("Pod/shop/noos")
+                .is_some_and(|w| !api_findings(w, "windows-pod-without-os-selector").is_empty());
         if settled {
             break workloads;
         }
@@ -946,6 +962,11 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     let shown = image("Pod/shop/iis");
     assert_eq!(shown["from"], "name", "{shown}");
     assert_eq!(shown["os"], json!({"os": "windows", "builds": [20348]}), "{shown}");
-    assert_eq!(resolver.stats().lookups, 3, "{:?}", resolver.stats());
+    // A private Windows image (platform only in its config) in a pod that declares no OS: an error the
+    // name alone could not give.
+    let finding = api_findings(&workloads["Pod/shop/noos"], "windows-pod-without-os-selector")[0];
+    assert_eq!(finding["severity"], "error");
+    assert_eq!(image("Pod/shop/noos")["from"], "manifest");
+    assert_eq!(resolver.stats().lookups, 4, "{:?}", resolver.stats());
     state.shut_down();
 }
