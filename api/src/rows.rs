@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use winplace_rules::Finding;
 use winplace_rules::ObjectRef;
-use winplace_rules::windows::ImageProvenance;
 use winplace_rules::audit::{
     NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport,
 };
+use winplace_rules::windows::ImageProvenance;
 
 /// Pods counted by placement state.
 ///

@@ -884,7 +884,10 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
             pod_on_2022("billing", &resolved),
             pod_on_2022("missing", &missing),
             pod_on_2022("hung", &hung),
-            pod_on_2022("iis", "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"),
+            pod_on_2022(
+                "iis",
+                "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            ),
             pod_without_os("noos", &format!("{host}/contoso/billing:single")),
         ],
         resolver.clone(),
@@ -922,7 +925,11 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     assert!(message.contains("not found"), "{message}");
     assert!(message.contains(&missing), "{message}");
     assert!(
-        !api_findings(&workloads["Pod/shop/missing"], "windows-image-build-unknown").is_empty(),
+        !api_findings(
+            &workloads["Pod/shop/missing"],
+            "windows-image-build-unknown"
+        )
+        .is_empty(),
         "{:#?}",
         workloads["Pod/shop/missing"]
     );
@@ -931,7 +938,9 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     assert_eq!(shown["from"], "name", "{shown}");
     assert_eq!(shown["os"]["os"], "unrecognized", "{shown}");
     assert!(
-        shown["unresolved"].as_str().is_some_and(|w| w.contains("not found")),
+        shown["unresolved"]
+            .as_str()
+            .is_some_and(|w| w.contains("not found")),
         "{shown}"
     );
     assert!(shown.get("digest").is_none(), "{shown}");
@@ -943,16 +952,24 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     let shown = image("Pod/shop/hung");
     assert_eq!(shown["from"], "name", "{shown}");
     assert!(
-        shown["unresolved"].as_str().is_some_and(|w| w.contains("timeout")),
+        shown["unresolved"]
+            .as_str()
+            .is_some_and(|w| w.contains("timeout")),
         "{shown}"
     );
 
     // The resolved image: the manifest's build, with the digest the registry answered.
     let shown = image("Pod/shop/billing");
     assert_eq!(shown["from"], "manifest", "{shown}");
-    assert_eq!(shown["os"], json!({"os": "windows", "builds": [17763]}), "{shown}");
+    assert_eq!(
+        shown["os"],
+        json!({"os": "windows", "builds": [17763]}),
+        "{shown}"
+    );
     assert!(
-        shown["digest"].as_str().is_some_and(|d| d.starts_with("sha256:") && d.len() == 71),
+        shown["digest"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:") && d.len() == 71),
         "{shown}"
     );
     assert!(shown.get("unresolved").is_none(), "{shown}");
@@ -961,10 +978,17 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     // An image its name describes is never asked about, and says so.
     let shown = image("Pod/shop/iis");
     assert_eq!(shown["from"], "name", "{shown}");
-    assert_eq!(shown["os"], json!({"os": "windows", "builds": [20348]}), "{shown}");
+    assert_eq!(
+        shown["os"],
+        json!({"os": "windows", "builds": [20348]}),
+        "{shown}"
+    );
     // A private Windows image (platform only in its config) in a pod that declares no OS: an error the
     // name alone could not give.
-    let finding = api_findings(&workloads["Pod/shop/noos"], "windows-pod-without-os-selector")[0];
+    let finding = api_findings(
+        &workloads["Pod/shop/noos"],
+        "windows-pod-without-os-selector",
+    )[0];
     assert_eq!(finding["severity"], "error");
     assert_eq!(image("Pod/shop/noos")["from"], "manifest");
     assert_eq!(resolver.stats().lookups, 4, "{:?}", resolver.stats());

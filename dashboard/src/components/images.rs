@@ -91,7 +91,12 @@ mod tests {
 
     #[test]
     fn os_labels_name_the_builds() {
-        assert!(os_label(&ImageOs::Windows { builds: vec![17763] }).contains("2019"));
+        assert!(
+            os_label(&ImageOs::Windows {
+                builds: vec![17763]
+            })
+            .contains("2019")
+        );
         assert_eq!(
             os_label(&ImageOs::Windows { builds: vec![] }),
             "Windows, build unknown"

@@ -195,16 +195,25 @@ mod tests {
             .digests
             .insert("contoso.azurecr.io/billing:4.2".into(), "sha256:ab".into());
         audit.set_image_facts(facts);
-        assert!(!rules_of(&audit, "Pod/shop/billing").contains(&"image-manifest-unresolved".into()));
+        assert!(
+            !rules_of(&audit, "Pod/shop/billing").contains(&"image-manifest-unresolved".into())
+        );
         let resolved = images_of(&audit, "Pod/shop/billing");
         assert_eq!(resolved[0].from, Provenance::Manifest);
         assert_eq!(resolved[0].digest.as_deref(), Some("sha256:ab"));
-        assert_eq!(resolved[0].os, ImageOs::Windows { builds: vec![20348] });
+        assert_eq!(
+            resolved[0].os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
         // An image its name describes says so.
         assert_eq!(images_of(&audit, "Pod/shop/web")[0].from, Provenance::Name);
         assert_eq!(
             images_of(&audit, "Pod/shop/web")[0].os,
-            ImageOs::Windows { builds: vec![20348] }
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
         );
     }
 
@@ -224,6 +233,11 @@ mod tests {
         });
         let images = images_of(&audit, "Pod/shop/billing");
         assert_eq!(images[0].from, Provenance::Settings);
-        assert_eq!(images[0].os, ImageOs::Windows { builds: vec![20348] });
+        assert_eq!(
+            images[0].os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
     }
 }

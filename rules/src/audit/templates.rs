@@ -15,8 +15,8 @@ use crate::input::LineMap;
 use crate::model::{Object, PodTemplate, WorkloadKind};
 use crate::placement::Resolver;
 use crate::placement::container_images;
-use crate::rules::{check_unresolved_object, evaluate_template};
 use crate::rules::live_state;
+use crate::rules::{check_unresolved_object, evaluate_template};
 
 /// The workload object that carries `spec` as its pod template (a Pod for bare pods and custom owners).
 pub(super) fn template_object(owner: &Owner, pod_name: &str, spec: &PodSpec) -> Option<Object> {

@@ -73,7 +73,10 @@ impl ImageFacts {
 
     /// The images whose answer differs between `self` and `other` (a manifest, a digest or a failure
     /// appeared, changed or went): the templates running them must be evaluated again.
-    pub fn changed_images<'a>(&'a self, other: &'a ImageFacts) -> std::collections::BTreeSet<&'a str> {
+    pub fn changed_images<'a>(
+        &'a self,
+        other: &'a ImageFacts,
+    ) -> std::collections::BTreeSet<&'a str> {
         fn diff<'a, V: PartialEq>(
             a: &'a BTreeMap<String, V>,
             b: &'a BTreeMap<String, V>,

@@ -42,8 +42,8 @@ use crate::windows::ImageClass;
 use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
-pub use image_facts::{ImageFacts, images_to_resolve};
 pub(crate) use image_facts::check_unresolved_object;
+pub use image_facts::{ImageFacts, images_to_resolve};
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {

@@ -775,7 +775,8 @@ mod tests {
         assert_eq!(selection.skipped[0].label, "Deployment/default/old");
         assert_eq!(selection.skipped[0].gvk(), "apps/v1beta1 Deployment");
         // A rule without apiVersions matches no version (the API server requires the field).
-        let unversioned = json!({"apiGroups": ["apps"], "resources": ["deployments"], "operations": ["CREATE"]});
+        let unversioned =
+            json!({"apiGroups": ["apps"], "resources": ["deployments"], "operations": ["CREATE"]});
         assert!(requests(&pasted(text), &[unversioned]).sent.is_empty());
         // The core group's objects are `v1 Kind`.
         let pod = pasted("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n");
