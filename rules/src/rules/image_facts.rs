@@ -73,6 +73,15 @@ impl ImageFacts {
 
     /// The images whose answer differs between `self` and `other` (a manifest, a digest or a failure
     /// appeared, changed or went): the templates running them must be evaluated again.
+    ///
+    /// ```
+    /// use winplace_rules::rules::ImageFacts;
+    /// let before = ImageFacts::default();
+    /// let mut after = ImageFacts::default();
+    /// after.unresolved.insert("registry.example.com/app:1".into(), "timeout".into());
+    /// assert_eq!(after.changed_images(&before).into_iter().collect::<Vec<_>>(), ["registry.example.com/app:1"]);
+    /// assert!(after.changed_images(&after).is_empty());
+    /// ```
     pub fn changed_images<'a>(
         &'a self,
         other: &'a ImageFacts,
