@@ -1,8 +1,10 @@
 //! The Admission view: what `policy.wasm` itself — the artifact the cluster runs, not the rules linked
 //! into this page — answers for each pasted object, hosted in the browser as policy-server hosts it.
 //!
-//! For each object the policy's rules select, the page builds the AdmissionRequest the API server would
-//! send on CREATE (`winplace_kubewarden::request`, shared with the wasmtime host), calls the module's
+//! For each object the policy's rules select (API group, version and resource, as the API server matches
+//! them: docs/reference/kubewarden-hosting.md §3; the others are listed as not sent), the page builds the
+//! AdmissionRequest the API server would send on CREATE (`winplace_kubewarden::request`, shared with the
+//! wasmtime host), calls the module's
 //! `validate` with the playground's settings (checked first by the module's own `validate_settings`),
 //! answers its host calls from the playground's cluster context, and shows the answer as policy-server
 //! turns it into an AdmissionResponse: allowed or denied with the message, warnings, and for a mutating
