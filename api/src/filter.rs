@@ -211,6 +211,7 @@ mod tests {
                     Finding::new(rule, *severity, ObjectRef::new("v1", "Pod", Some(ns), "p"))
                 })
                 .collect(),
+            images: vec![],
         }
     }
 

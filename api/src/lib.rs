@@ -17,6 +17,8 @@ mod rows;
 
 pub use filter::{DEFAULT_PAGE, FilterError, MAX_PAGE, NodeFilter, StateFilter, WorkloadFilter};
 pub use rows::{NodeRow, StateCounts, WorkloadRow, worst_first};
+/// Each image of a workload row: its OS/build and where they came from.
+pub use winplace_rules::windows::{ImageOs, ImageProvenance, Provenance};
 
 use serde::{Deserialize, Serialize};
 use winplace_rules::audit::{NodeReport, Summary, Touched};

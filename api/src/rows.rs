@@ -11,6 +11,7 @@ use winplace_rules::ObjectRef;
 use winplace_rules::audit::{
     NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport,
 };
+use winplace_rules::windows::ImageProvenance;
 
 /// Pods counted by placement state.
 ///
@@ -132,6 +133,10 @@ pub struct WorkloadRow {
     pub pods: StateCounts,
     /// Catalogue findings (once per distinct pod template) and live-state findings.
     pub findings: Vec<Finding>,
+    /// Its distinct images: the OS and builds the rules used for each, and where they came from
+    /// (`name`, `manifest` with its digest, `settings`), with why a registry look-up failed.
+    #[serde(default)]
+    pub images: Vec<ImageProvenance>,
 }
 
 impl WorkloadRow {
@@ -143,6 +148,7 @@ impl WorkloadRow {
             state: w.state,
             pods: StateCounts::of_pods(&w.pods),
             findings: w.findings.clone(),
+            images: w.images.clone(),
         }
     }
 }
@@ -235,5 +241,56 @@ mod tests {
         assert!(json.get("labels").is_none());
         let back: NodeRow = serde_json::from_value(json).unwrap();
         assert_eq!(back, row);
+    }
+
+    #[test]
+    fn a_workload_row_carries_each_image_with_its_provenance() {
+        use winplace_rules::audit::WorkloadOs;
+        use winplace_rules::windows::{ImageOs, Provenance};
+        let report = WorkloadReport {
+            owner: ObjectRef::new("apps/v1", "Deployment", Some("shop"), "billing"),
+            os: WorkloadOs::Windows,
+            state: PlacementState::Fine,
+            pods: vec![pod(PlacementState::Fine)],
+            findings: vec![],
+            images: vec![
+                ImageProvenance {
+                    image: "contoso.azurecr.io/billing:4.2".into(),
+                    os: ImageOs::Windows {
+                        builds: vec![17763],
+                    },
+                    from: Provenance::Manifest,
+                    digest: Some("sha256:52d5".into()),
+                    unresolved: None,
+                    reason: "the manifest says Windows Server 2019".into(),
+                },
+                ImageProvenance {
+                    image: "contoso.azurecr.io/audit:1".into(),
+                    os: ImageOs::Unrecognized,
+                    from: Provenance::Name,
+                    digest: None,
+                    unresolved: Some("timeout".into()),
+                    reason: "no table or image rule recognizes contoso.azurecr.io/audit".into(),
+                },
+            ],
+        };
+        let row = WorkloadRow::of(&report);
+        let json = serde_json::to_value(&row).unwrap();
+        assert_eq!(json["images"][0]["from"], "manifest");
+        assert_eq!(json["images"][0]["digest"], "sha256:52d5");
+        assert_eq!(
+            json["images"][0]["os"],
+            serde_json::json!({"os": "windows", "builds": [17763]})
+        );
+        assert_eq!(json["images"][1]["from"], "name");
+        assert_eq!(json["images"][1]["unresolved"], "timeout");
+        assert!(json["images"][1].get("digest").is_none());
+        let back: WorkloadRow = serde_json::from_value(json).unwrap();
+        assert_eq!(back, row);
+        // An answer of an older server, without images, still reads.
+        let mut old = serde_json::to_value(&row).unwrap();
+        old.as_object_mut().unwrap().remove("images");
+        let old: WorkloadRow = serde_json::from_value(old).unwrap();
+        assert!(old.images.is_empty());
     }
 }

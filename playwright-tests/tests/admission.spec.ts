@@ -4,7 +4,7 @@ import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
-import { enterCase as enter, watchConsole } from './helpers';
+import { enterCase as enter, watchConsole, corpusCases, listedFindings as linked } from './helpers';
 
 // The playground's Admission view runs the very policy.wasm the cluster runs, in Chromium, through the
 // page's waPC host. For every corpus case: the module's decisions name the same rules as the rules crate
@@ -12,29 +12,15 @@ import { enterCase as enter, watchConsole } from './helpers';
 // `replay` example) for the same payloads and host answers.
 
 const root = path.resolve(__dirname, '../..');
-const corpora: [string, string][] = [
-  ['', path.join(root, 'corpus')],
-  ...(process.env.WINPLACE_EXTRA_CORPUS ?? '').split(':').filter((d) => d && fs.existsSync(d)).map((d): [string, string] => ['extra:', d]),
-];
-const cases: [string, string][] = corpora.flatMap(([prefix, dir]) =>
-  fs.readdirSync(dir).filter((n) => fs.existsSync(path.join(dir, n, 'expect.yaml'))).sort()
-    .map((n): [string, string] => [`${prefix}${n}`, path.join(dir, n)]));
+const cases = corpusCases;
 const replayBin = process.env.WINPLACE_REPLAY_BIN ?? path.join(root, 'target/debug/examples/replay');
 const modulePath = path.join(root, 'static/policy.wasm');
 
 type Exchange = { object: string; verdict: string; payload: string; answer: string };
-type Linked = { rule: string; object: string; severity: string; source: string };
 
 function read(dir: string, f: string): string | undefined {
   const p = path.join(dir, f);
   return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : undefined;
-}
-
-async function linked(page: Page): Promise<Linked[]> {
-  return page.locator('.finding').evaluateAll((els) => els.map((e) => {
-    const d = (e as HTMLElement).dataset;
-    return { rule: d.rule ?? '', object: d.object ?? '', severity: d.severity ?? '', source: d.source ?? '' };
-  }));
 }
 
 async function exchanges(page: Page): Promise<Exchange[]> {
@@ -128,9 +114,16 @@ for (const [name, dir] of cases) {
     await expect(page.locator('.settings-check')).toHaveAttribute('data-valid', 'true');
     const sent = await exchanges(page);
     // Every object with findings reaches the module, except those in an API version the API server no
-    // longer serves: it refuses them before any admission webhook is called.
-    const objects = new Set(findings.filter((f) => f.rule !== 'workload-api-version-removed').map((f) => f.object));
+    // longer serves: it refuses them before any admission webhook is called, and the policy's rules name
+    // no such version (the view lists them as not sent).
+    const removedRules = ['workload-api-version-removed', 'runtimeclass-deprecated-api'];
+    const removed = new Set(findings.filter((f) => removedRules.includes(f.rule)).map((f) => f.object));
+    const objects = new Set(findings.map((f) => f.object).filter((o) => !removed.has(o)));
     for (const o of objects) expect(sent.map((x) => x.object), `${o} was not sent to the module`).toContain(o);
+    for (const o of removed) {
+      expect(sent.map((x) => x.object), `${o} is in a removed API version`).not.toContain(o);
+      await expect(page.locator(`.not-sent-object[data-object="${o}"]`)).toHaveCount(1);
+    }
 
     for (const x of sent) {
       expect(x.verdict, `${x.object}: ${x.answer}`).not.toBe('error');
@@ -155,6 +148,28 @@ for (const [name, dir] of cases) {
     expect(problems).toEqual([]);
   });
 }
+
+test('objects whose group/version/kind the policy\'s rules do not match are not sent, and the view says so', async ({ page }) => {
+  const problems = watchConsole(page);
+  const asked: string[] = [];
+  page.on('request', (r) => { if (r.url().includes('/api/images/resolve')) asked.push(r.url()); });
+  await page.goto('/playground');
+  const deployment = (apiVersion: string, name: string) => `apiVersion: ${apiVersion}\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  selector:\n    matchLabels: {app: ${name}}\n  template:\n    metadata:\n      labels: {app: ${name}}\n    spec:\n      containers:\n      - name: app\n        image: registry.example.com/${name}:1\n`;
+  await page.locator('#manifest').fill(`${deployment('apps/v1', 'current')}---\n${deployment('apps/v1beta1', 'legacy')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n`);
+  await openAdmission(page);
+  // The server's module names apps/v1 only (kubewarden/metadata.yml): the v1beta1 Deployment never reaches it.
+  await expect(page.locator('.admission-result')).toHaveCount(1);
+  await expect(page.locator('.admission-result')).toHaveAttribute('data-object', 'Deployment/default/current');
+  const notSent = page.locator('.not-sent');
+  await expect(notSent).toContainText('would never call it');
+  await expect(notSent.locator('.not-sent-object[data-object="Deployment/default/legacy"]')).toHaveAttribute('data-gvk', 'apps/v1beta1 Deployment');
+  await expect(notSent.locator('.not-sent-object[data-object="ConfigMap/default/settings"]')).toHaveAttribute('data-gvk', 'v1 ConfigMap');
+  await expect(notSent.locator('.not-sent-object[data-object="Deployment/default/current"]')).toHaveCount(0);
+  // Images are not even read for the server until the user asks: nothing was requested.
+  await expect(page.locator('.image-resolution')).toContainText('not asked');
+  expect(asked).toEqual([]);
+  expect(problems).toEqual([]);
+});
 
 test('a dropped-in policy.wasm shows its own identity and answers; a file that is no module is refused', async ({ page }, testInfo) => {
   const problems = watchConsole(page);

@@ -28,6 +28,29 @@ export function watchConsole(page: Page): string[] {
   return problems;
 }
 
+/** The corpus folders: the repository's, then those of WINPLACE_EXTRA_CORPUS (':'-separated), whose cases are named `extra:<name>`. */
+export const corpora: [string, string][] = [
+  ['', path.resolve(__dirname, '../../corpus')],
+  ...(process.env.WINPLACE_EXTRA_CORPUS ?? '').split(':').filter((d) => d && fs.existsSync(d)).map((d): [string, string] => ['extra:', d]),
+];
+
+/** [name, folder] of every corpus case (a folder with an expect.yaml), sorted within each corpus. */
+export const corpusCases: [string, string][] = corpora.flatMap(([prefix, dir]) =>
+  fs.readdirSync(dir).filter((n) => fs.existsSync(path.join(dir, n, 'expect.yaml'))).sort()
+    .map((n): [string, string] => [`${prefix}${n}`, path.join(dir, n)]));
+
+/** A finding as the page lists it (its data attributes). */
+export type Listed = { rule: string; object: string; path: string; severity: string; line: string; source: string; fixable: string };
+
+/** Every finding the page lists now, in order. */
+export async function listedFindings(page: Page): Promise<Listed[]> {
+  return page.locator('.finding').evaluateAll((els) => els.map((e) => {
+    const d = (e as HTMLElement).dataset;
+    return { rule: d.rule ?? '', object: d.object ?? '', path: d.path ?? '', severity: d.severity ?? '',
+      line: d.line ?? '', source: d.source ?? '', fixable: d.fixable ?? '' };
+  }));
+}
+
 /** Types a case into the playground: its cluster (pasted context), settings and manifests. */
 export async function enterCase(page: Page, c: { input: string; cluster?: string; settings?: string }) {
   if (c.cluster !== undefined) {

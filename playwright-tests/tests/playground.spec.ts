@@ -4,39 +4,16 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
 import { pasteThousandDocuments, describePaste } from './load';
-import { enterCase as enter } from './helpers';
+import { enterCase as enter, watchConsole, corpora, corpusCases, listedFindings as listed, Listed } from './helpers';
 
 // The playground evaluates in the browser with the rules crate: every corpus case pasted in must list
 // exactly the findings of its expect.yaml, fixes must leave no fixable error, links must reproduce the
 // state, and nothing may need the server once the page is loaded.
 
-// The repository's corpus, then the folders of WINPLACE_EXTRA_CORPUS (':'-separated), whose cases are named
-// `extra:<name>`.
-const corpora: [string, string][] = [
-  ['', path.resolve(__dirname, '../../corpus')],
-  ...(process.env.WINPLACE_EXTRA_CORPUS ?? '').split(':').filter((d) => d && fs.existsSync(d)).map((d): [string, string] => ['extra:', d]),
-];
 const port = Number(process.env.WINPLACE_TEST_PORT ?? 8099);
 const bin = process.env.WINPLACE_BIN ?? path.resolve(__dirname, '../../target/debug/winplace');
 
-type Listed = { rule: string; object: string; path: string; severity: string; line: string; source: string; fixable: string };
 type Expected = { rule: string; object: string; path?: string; severity?: string };
-
-// Every console error or warning fails the test that caused it.
-function watchConsole(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  return problems;
-}
-
-async function listed(page: Page): Promise<Listed[]> {
-  return page.locator('.finding').evaluateAll((els) => els.map((e) => {
-    const d = (e as HTMLElement).dataset;
-    return { rule: d.rule ?? '', object: d.object ?? '', path: d.path ?? '', severity: d.severity ?? '',
-      line: d.line ?? '', source: d.source ?? '', fixable: d.fixable ?? '' };
-  }));
-}
 
 async function parseErrorLines(page: Page): Promise<number[]> {
   return page.locator('.parse-error').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.line)));
@@ -70,10 +47,7 @@ function readCase(dir: string) {
   };
 }
 
-// [name, folder] of every case.
-const cases: [string, string][] = corpora.flatMap(([prefix, dir]) =>
-  fs.readdirSync(dir).filter((n) => fs.existsSync(path.join(dir, n, 'expect.yaml'))).sort()
-    .map((n): [string, string] => [`${prefix}${n}`, path.join(dir, n)]));
+const cases = corpusCases;
 
 test('the corpus is there', () => {
   expect(cases.length, `no corpus cases in ${corpora[0][1]}`).toBeGreaterThanOrEqual(29);

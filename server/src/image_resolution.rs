@@ -51,6 +51,7 @@ pub fn spawn(state: AppState, resolver: Arc<ImageResolver>) -> BoxStream<'static
                     failed.insert(image.clone(), Instant::now() + RETRY_AFTER);
                 }
                 facts.manifests.extend(answers.manifests);
+                facts.digests.extend(answers.digests);
                 facts.unresolved.extend(answers.unresolved);
                 if tx
                     .send(SourceEvent::ImageFacts(facts.clone()))

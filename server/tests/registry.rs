@@ -719,18 +719,9 @@ async fn the_server_answers_image_resolve_and_counts_lookups() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
-    use futures::StreamExt as _;
-    use winplace::source::SourceEvent;
-    use winplace_rules::audit::{Audit, Change};
-
-    let registry = Registry::start(None);
-    let work = tempfile::tempdir().expect("tempdir");
-    let layout = write_images(&work.path().join("layout"));
-    registry.push(&layout.dir, "ws2019", "contoso/billing", None);
-    let host = registry.host();
-    let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
+/// A Windows Server 2022 node, tainted for Windows pods.
+fn win22_node() -> k8s_openapi::api::core::v1::Node {
+    serde_json::from_value(json!({
         "metadata": {"name": "win22", "labels": {"kubernetes.io/os": "windows",
             "node.kubernetes.io/windows-build": "10.0.20348"}},
         "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
@@ -739,34 +730,76 @@ async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
             "kubeletVersion": "v1.31.0", "machineID": "", "osImage": "x", "systemUUID": ""},
             "conditions": [{"type": "Ready", "status": "True"}]}
     }))
-    .expect("node");
-    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
-        "metadata": {"name": "billing", "namespace": "shop"},
+    .expect("node")
+}
+
+/// A pending pod of namespace `shop` pinned to Windows Server 2022 nodes, running `image`.
+fn pod_on_2022(name: &str, image: &str) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "shop"},
         "spec": {"nodeSelector": {"kubernetes.io/os": "windows",
                 "node.kubernetes.io/windows-build": "10.0.20348"},
             "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
-            "containers": [{"name": "app", "image": format!("{host}/contoso/billing:ws2019")}]},
+            "containers": [{"name": "app", "image": image}]},
         "status": {"phase": "Pending"}
     }))
-    .expect("pod");
+    .expect("pod")
+}
+
+/// A pending pod of namespace `shop` that declares no OS at all, running `image`.
+fn pod_without_os(name: &str, image: &str) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"containers": [{"name": "app", "image": image}]},
+        "status": {"phase": "Pending"}
+    }))
+    .expect("pod")
+}
+
+/// A server state fed `pods` on one Windows Server 2022 node, resolving their images in the background
+/// with `resolver` (as `serve --resolve-images` wires it).
+fn serve_with_resolution(
+    pods: Vec<k8s_openapi::api::core::v1::Pod>,
+    resolver: std::sync::Arc<winplace::registry::ImageResolver>,
+) -> winplace::state::AppState {
+    use futures::StreamExt as _;
+    use winplace::source::SourceEvent;
+    use winplace_rules::audit::{Audit, Change};
     let state = winplace::state::AppState::new(
         winplace::source::demo::info(),
         winplace::state::Timing::default(),
     );
-    let resolver = resolver_for(&host);
     state.set_image_resolver(resolver.clone());
     let cluster = futures::stream::iter(vec![
         SourceEvent::Change(Change::Reset {
-            nodes: vec![node],
-            pods: vec![pod],
+            nodes: vec![win22_node()],
+            pods,
             runtime_classes: vec![],
         }),
         SourceEvent::Synced,
     ])
     .chain(futures::stream::pending());
-    let answers = winplace::image_resolution::spawn(state.clone(), resolver.clone());
+    let answers = winplace::image_resolution::spawn(state.clone(), resolver);
     let events = Box::pin(futures::stream::select(cluster, answers));
     let _applier = winplace::state::spawn_applier(state.clone(), Audit::default(), events);
+    state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    registry.push(&layout.dir, "ws2019", "contoso/billing", None);
+    let host = registry.host();
+    let resolver = resolver_for(&host);
+    let state = serve_with_resolution(
+        vec![pod_on_2022(
+            "billing",
+            &format!("{host}/contoso/billing:ws2019"),
+        )],
+        resolver.clone(),
+    );
     let rules = |state: &winplace::state::AppState| -> Vec<String> {
         state
             .published()
@@ -791,5 +824,173 @@ async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
         1,
         "one look-up per distinct image"
     );
+    state.shut_down();
+}
+
+/// The workloads of `GET /api/workloads?state=all`, by `Kind/namespace/name`.
+async fn api_workloads(state: &winplace::state::AppState) -> BTreeMap<String, Value> {
+    let (status, body) = get(state, "/api/workloads?state=all").await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).expect("json");
+    answer["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .map(|w| {
+            let o = &w["owner"];
+            let key = format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap_or_default(),
+                o["namespace"].as_str().unwrap_or_default(),
+                o["name"].as_str().unwrap_or_default()
+            );
+            (key, w.clone())
+        })
+        .collect()
+}
+
+/// The findings of rule `rule` in a workload of the API answer.
+fn api_findings<'a>(workload: &'a Value, rule: &str) -> Vec<&'a Value> {
+    workload["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == rule)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_came_from() {
+    let registry = Registry::start(None);
+    let work = tempfile::tempdir().expect("tempdir");
+    let layout = write_images(&work.path().join("layout"));
+    for tag in ["ws2019", "single"] {
+        registry.push(&layout.dir, tag, "contoso/billing", None);
+    }
+    let host = registry.host();
+    let hanging = format!("127.0.0.1:{}", hanging_listener());
+    let resolver = std::sync::Arc::new(winplace::registry::ImageResolver::new(
+        winplace::registry::RegistryOptions {
+            insecure: vec![host.clone(), hanging.clone()],
+            timeout: Duration::from_secs(2),
+            ..Default::default()
+        },
+    ));
+    let resolved = format!("{host}/contoso/billing:ws2019");
+    let missing = format!("{host}/contoso/billing:missing");
+    let hung = format!("{hanging}/contoso/audit:1");
+    let state = serve_with_resolution(
+        vec![
+            pod_on_2022("billing", &resolved),
+            pod_on_2022("missing", &missing),
+            pod_on_2022("hung", &hung),
+            pod_on_2022(
+                "iis",
+                "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            ),
+            pod_without_os("noos", &format!("{host}/contoso/billing:single")),
+        ],
+        resolver.clone(),
+    );
+    // Wait for the three answers to reach the API (the hanging registry costs its 2 s timeout).
+    let started = Instant::now();
+    let workloads = loop {
+        let workloads = api_workloads(&state).await;
+        let settled = ["Pod/shop/missing", "Pod/shop/hung"].iter().all(|k| {
+            workloads
+                .get(*k)
+                .is_some_and(|w| !api_findings(w, "image-manifest-unresolved").is_empty())
+        }) && workloads
+            .get("Pod/shop/billing")
+            .is_some_and(|w| !api_findings(w, "windows-build-mismatch").is_empty())
+            && workloads
+                .get("Pod/shop/noos")
+                .is_some_and(|w| !api_findings(w, "windows-pod-without-os-selector").is_empty());
+        if settled {
+            break workloads;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the answers did not reach the API: {workloads:#?}, resolver {:?}",
+            resolver.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let image = |key: &str| workloads[key]["images"][0].clone();
+
+    // A missing tag: an info finding saying why; the image keeps its name-based classification.
+    let finding = api_findings(&workloads["Pod/shop/missing"], "image-manifest-unresolved")[0];
+    assert_eq!(finding["severity"], "info");
+    let message = finding["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not found"), "{message}");
+    assert!(message.contains(&missing), "{message}");
+    assert!(
+        !api_findings(
+            &workloads["Pod/shop/missing"],
+            "windows-image-build-unknown"
+        )
+        .is_empty(),
+        "{:#?}",
+        workloads["Pod/shop/missing"]
+    );
+    let shown = image("Pod/shop/missing");
+    assert_eq!(shown["image"], missing.as_str());
+    assert_eq!(shown["from"], "name", "{shown}");
+    assert_eq!(shown["os"]["os"], "unrecognized", "{shown}");
+    assert!(
+        shown["unresolved"]
+            .as_str()
+            .is_some_and(|w| w.contains("not found")),
+        "{shown}"
+    );
+    assert!(shown.get("digest").is_none(), "{shown}");
+
+    // The hanging registry: a timeout, within its bound.
+    let finding = api_findings(&workloads["Pod/shop/hung"], "image-manifest-unresolved")[0];
+    let message = finding["message"].as_str().unwrap_or_default();
+    assert!(message.contains("timeout"), "{message}");
+    let shown = image("Pod/shop/hung");
+    assert_eq!(shown["from"], "name", "{shown}");
+    assert!(
+        shown["unresolved"]
+            .as_str()
+            .is_some_and(|w| w.contains("timeout")),
+        "{shown}"
+    );
+
+    // The resolved image: the manifest's build, with the digest the registry answered.
+    let shown = image("Pod/shop/billing");
+    assert_eq!(shown["from"], "manifest", "{shown}");
+    assert_eq!(
+        shown["os"],
+        json!({"os": "windows", "builds": [17763]}),
+        "{shown}"
+    );
+    assert!(
+        shown["digest"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:") && d.len() == 71),
+        "{shown}"
+    );
+    assert!(shown.get("unresolved").is_none(), "{shown}");
+    assert!(api_findings(&workloads["Pod/shop/billing"], "image-manifest-unresolved").is_empty());
+
+    // An image its name describes is never asked about, and says so.
+    let shown = image("Pod/shop/iis");
+    assert_eq!(shown["from"], "name", "{shown}");
+    assert_eq!(
+        shown["os"],
+        json!({"os": "windows", "builds": [20348]}),
+        "{shown}"
+    );
+    // A private Windows image (platform only in its config) in a pod that declares no OS: an error the
+    // name alone could not give.
+    let finding = api_findings(
+        &workloads["Pod/shop/noos"],
+        "windows-pod-without-os-selector",
+    )[0];
+    assert_eq!(finding["severity"], "error");
+    assert_eq!(image("Pod/shop/noos")["from"], "manifest");
+    assert_eq!(resolver.stats().lookups, 4, "{:?}", resolver.stats());
     state.shut_down();
 }

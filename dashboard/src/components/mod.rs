@@ -3,6 +3,7 @@
 pub mod copy;
 pub mod finding;
 pub mod header;
+pub mod images;
 pub mod live;
 pub mod yaml;
 

@@ -1,10 +1,12 @@
-//! Misplaced and at-risk workloads: a filterable table whose rows open their findings, each with its
-//! explanation, a link to the rule's documentation and the fix as a YAML patch to copy.
+//! Misplaced and at-risk workloads: a filterable table whose rows open their images (OS, build, and where
+//! they came from) and findings, each with its explanation, a link to the rule's documentation and the fix
+//! as a YAML patch to copy.
 //!
 //! The server filters, orders (worst first) and pages the workloads: the page holds one page of rows
 //! ([`PAGE`]), whatever the cluster size, and the filter's choices come with the answer.
 
 use crate::components::finding::FindingItem;
+use crate::components::images::ImageList;
 use crate::components::live::Live;
 use crate::components::{ErrorNote, Loading, StateBadge, plural};
 use leptos::prelude::*;
@@ -261,7 +263,7 @@ fn WorkloadTable(
     view! {
         <p class="muted" role="status">{plural(total, "workload", "workloads")}</p>
         <table class="workloads">
-            <caption>"Workloads and their findings; open a row to see each finding's explanation and fix"</caption>
+            <caption>"Workloads and their findings; open a row to see its images (OS, build, where they came from) and each finding's explanation and fix"</caption>
             <thead>
                 <tr>
                     <th scope="col">"Workload"</th>
@@ -318,6 +320,7 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
         count(Severity::Info),
     );
     let findings = w.findings.clone();
+    let images = w.images.clone();
     let controls = id.clone();
     view! {
         <tbody class="workload" data-workload=key.clone() data-state=w.state.as_str()>
@@ -341,6 +344,7 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
             <Show when=move || open.get()>
                 <tr class="details" id=id.clone()>
                     <td colspan="5">
+                        <ImageList images=images.clone()/>
                         <ul class="findings">
                             {findings.iter().map(|f| view! { <FindingItem finding=f.clone()/> }).collect_view()}
                         </ul>

@@ -177,6 +177,7 @@ impl Audit {
                         state: PlacementState::Fine,
                         pods: Vec::new(),
                         findings: Vec::new(),
+                        images: Vec::new(),
                     },
                     owner,
                     templates: BTreeMap::new(),
@@ -228,6 +229,7 @@ impl Audit {
                             facts: TemplateFacts::default(),
                             placement: None,
                             at_risk: false,
+                            images: Vec::new(),
                         },
                     );
                     dirty.templates.insert((wk.clone(), rev.clone()));

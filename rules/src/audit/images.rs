@@ -25,20 +25,11 @@ impl Audit {
         &self.image_facts
     }
 
-    /// Replaces the image facts and re-audits the templates running an image whose answer changed;
+    /// Replaces the image facts and re-audits the templates running an image whose answer changed (a
+    /// manifest read, a digest, or a look-up that failed: its `image-manifest-unresolved` finding);
     /// returns what that touched.
     pub fn set_image_facts(&mut self, facts: ImageFacts) -> Touched {
-        let mut changed: BTreeSet<&str> = BTreeSet::new();
-        for (image, class) in &facts.manifests {
-            if self.image_facts.manifests.get(image) != Some(class) {
-                changed.insert(image);
-            }
-        }
-        for image in self.image_facts.manifests.keys() {
-            if !facts.manifests.contains_key(image) {
-                changed.insert(image);
-            }
-        }
+        let changed: BTreeSet<&str> = facts.changed_images(&self.image_facts);
         let mut dirty = Dirty::default();
         for (wk, workload) in &self.workloads {
             for (rev, template) in &workload.templates {
@@ -140,5 +131,113 @@ mod tests {
             runtime_classes: vec![],
         });
         assert!(rules_of(&audit, "Pod/shop/billing").contains(&"windows-build-mismatch".into()));
+    }
+
+    fn images_of(audit: &Audit, key: &str) -> Vec<crate::windows::ImageProvenance> {
+        audit
+            .workload(key)
+            .map(|w| w.images.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_failed_lookup_is_an_info_finding_and_the_image_keeps_its_name() {
+        use crate::windows::Provenance;
+        let mut audit = Audit::new(Settings::default());
+        audit.apply(Change::Reset {
+            nodes: vec![windows_node("win22", "10.0.20348")],
+            pods: vec![
+                pod("billing", "contoso.azurecr.io/billing:4.2"),
+                pod("web", "mcr.microsoft.com/windows/servercore:ltsc2022"),
+            ],
+            runtime_classes: vec![],
+        });
+        let before = images_of(&audit, "Pod/shop/billing");
+        assert_eq!(before.len(), 1);
+        assert_eq!(before[0].from, Provenance::Name);
+        assert_eq!(before[0].unresolved, None);
+        let mut facts = ImageFacts::default();
+        facts.unresolved.insert(
+            "contoso.azurecr.io/billing:4.2".into(),
+            "the registry does not know this repository or tag (not found)".into(),
+        );
+        let touched = audit.set_image_facts(facts.clone());
+        assert_eq!(touched.workloads, vec!["Pod/shop/billing".to_string()]);
+        let rules = rules_of(&audit, "Pod/shop/billing");
+        assert!(
+            rules.contains(&"image-manifest-unresolved".into()),
+            "{rules:?}"
+        );
+        // Still judged by its name: a Windows image of unknown build on a Windows pod.
+        assert!(
+            rules.contains(&"windows-image-build-unknown".into()),
+            "{rules:?}"
+        );
+        let after = images_of(&audit, "Pod/shop/billing");
+        assert_eq!(after[0].from, Provenance::Name);
+        assert_eq!(
+            after[0].unresolved.as_deref(),
+            Some("the registry does not know this repository or tag (not found)")
+        );
+        // The next answer reads the manifest: the finding goes, the provenance is the manifest's.
+        let mut facts = ImageFacts::default();
+        facts.manifests.insert(
+            "contoso.azurecr.io/billing:4.2".into(),
+            ImageClass {
+                os: ImageOs::Windows {
+                    builds: vec![20348],
+                },
+                source: ImageSource::Manifest,
+                reason: "the manifest says Windows Server 2022".into(),
+            },
+        );
+        facts
+            .digests
+            .insert("contoso.azurecr.io/billing:4.2".into(), "sha256:ab".into());
+        audit.set_image_facts(facts);
+        assert!(
+            !rules_of(&audit, "Pod/shop/billing").contains(&"image-manifest-unresolved".into())
+        );
+        let resolved = images_of(&audit, "Pod/shop/billing");
+        assert_eq!(resolved[0].from, Provenance::Manifest);
+        assert_eq!(resolved[0].digest.as_deref(), Some("sha256:ab"));
+        assert_eq!(
+            resolved[0].os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
+        // An image its name describes says so.
+        assert_eq!(images_of(&audit, "Pod/shop/web")[0].from, Provenance::Name);
+        assert_eq!(
+            images_of(&audit, "Pod/shop/web")[0].os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
+    }
+
+    #[test]
+    fn an_image_rule_of_the_settings_is_the_settings_provenance() {
+        use crate::windows::Provenance;
+        let settings = Settings::from_text(
+            "s.yaml",
+            "imageRules:\n- {pattern: \"contoso.azurecr.io/*\", os: windows, builds: [\"10.0.20348\"]}\n",
+        )
+        .expect("settings");
+        let mut audit = Audit::new(settings);
+        audit.apply(Change::Reset {
+            nodes: vec![windows_node("win22", "10.0.20348")],
+            pods: vec![pod("billing", "contoso.azurecr.io/billing:4.2")],
+            runtime_classes: vec![],
+        });
+        let images = images_of(&audit, "Pod/shop/billing");
+        assert_eq!(images[0].from, Provenance::Settings);
+        assert_eq!(
+            images[0].os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
     }
 }

@@ -135,6 +135,8 @@ struct Template {
     placement: Option<Placement>,
     /// A warning or error among `findings`.
     at_risk: bool,
+    /// Its distinct images as judged (OS, builds, where they came from), for the workload's row.
+    images: Vec<crate::windows::ImageProvenance>,
 }
 
 #[derive(Debug, Clone)]

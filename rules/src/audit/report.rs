@@ -277,6 +277,10 @@ pub struct WorkloadReport {
     pub pods: Vec<PodRef>,
     /// Catalogue findings (once per distinct pod template) and live-state findings.
     pub findings: Vec<Finding>,
+    /// The distinct images of its pod templates, each with the OS and builds the rules used and where
+    /// they came from (name, manifest, settings).
+    #[serde(default)]
+    pub images: Vec<crate::windows::ImageProvenance>,
 }
 
 /// The audit of a whole cluster.

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::finding::Finding;
 use crate::schedule::taints::taint_display;
-use crate::windows::WindowsVersion;
+use crate::windows::{ImageProvenance, WindowsVersion};
 
 impl Audit {
     /// Pod `key` as its node's and workload's rows list it.
@@ -52,12 +52,19 @@ impl Audit {
         }
         sort_findings(&mut findings);
         let os = WorkloadOs::of_templates(workload.templates.values().map(|t| t.facts.os));
+        let mut images: Vec<ImageProvenance> = Vec::new();
+        for image in workload.templates.values().flat_map(|t| &t.images) {
+            if !images.iter().any(|i| i.image == image.image) {
+                images.push(image.clone());
+            }
+        }
         let report = WorkloadReport {
             owner: workload.owner.object.clone(),
             os,
             state,
             pods,
             findings,
+            images,
         };
         let Some(workload) = self.workloads.get_mut(wk) else {
             return false;

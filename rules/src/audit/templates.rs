@@ -14,8 +14,9 @@ use crate::finding::Severity;
 use crate::input::LineMap;
 use crate::model::{Object, PodTemplate, WorkloadKind};
 use crate::placement::Resolver;
-use crate::rules::evaluate_template;
+use crate::placement::container_images;
 use crate::rules::live_state;
+use crate::rules::{check_unresolved_object, evaluate_template};
 
 /// The workload object that carries `spec` as its pod template (a Pod for bare pods and custom owners).
 pub(super) fn template_object(owner: &Owner, pod_name: &str, spec: &PodSpec) -> Option<Object> {
@@ -58,6 +59,7 @@ impl Audit {
             Resolver::new(classes, &self.settings).with_manifests(&self.image_facts.manifests);
         let index = Some(&self.index).filter(|i| !i.is_empty());
         let settings = &self.settings;
+        let image_facts = &self.image_facts;
         let per_node = &self.per_node_keys;
         let mut changed: Vec<(Arc<str>, Arc<str>)> = Vec::new();
         let mut evaluations = 0u64;
@@ -102,14 +104,28 @@ impl Audit {
                 resolver.resolve(&pod_template)
             } else {
                 evaluations += 1;
-                evaluate_template(
+                let placement = evaluate_template(
                     &template.object,
                     &pod_template,
                     (context, &resolver, index),
                     settings,
                     &mut findings,
-                )
+                );
+                // The server's look-ups that failed: the same info finding as `check --resolve-images`.
+                check_unresolved_object(
+                    &template.object,
+                    settings,
+                    &image_facts.unresolved,
+                    &mut findings,
+                );
+                placement
             };
+            let mut images: Vec<crate::windows::ImageProvenance> = Vec::new();
+            for (_, image) in container_images(&template.spec, &Default::default()) {
+                if !images.iter().any(|i| i.image == image) {
+                    images.push(image_facts.describe(image, settings));
+                }
+            }
             for f in &mut findings {
                 f.object = owner.clone();
             }
@@ -119,6 +135,7 @@ impl Audit {
             if findings != template.findings
                 || facts != template.facts
                 || at_risk != template.at_risk
+                || images != template.images
             {
                 changed.push((wk.clone(), rev.clone()));
                 dirty.workloads.insert(wk.clone());
@@ -126,6 +143,7 @@ impl Audit {
             template.findings = findings;
             template.facts = facts;
             template.at_risk = at_risk;
+            template.images = images;
             template.placement = Some(placement);
         }
         self.evaluations += evaluations;

@@ -12,7 +12,9 @@ use crate::finding::Finding;
 use crate::model::{self, Object};
 use crate::placement::container_images;
 use crate::settings::Settings;
-use crate::windows::{ImageClass, ImageOs, ImageSource, classify_image};
+use crate::windows::{
+    ImageClass, ImageOs, ImageProvenance, ImageSource, Provenance, classify_image,
+};
 
 /// What a registry client found out about the images of the input.
 ///
@@ -31,6 +33,81 @@ pub struct ImageFacts {
     /// Images whose manifest could not be read, with why (a clause: `the registry answered 401
     /// Unauthorized`); they keep the classification their name gives, and get an info finding.
     pub unresolved: BTreeMap<String, String>,
+    /// The digest each image of `manifests` resolved to (the index, or the single manifest), when known:
+    /// shown beside the image, never read by the rules.
+    pub digests: BTreeMap<String, String>,
+}
+
+impl ImageFacts {
+    /// How the rules judge `image` with these facts and `settings`: the manifest's reading when there is
+    /// one, else what the settings' image rules or the name say; with the digest, and why the look-up
+    /// failed. The same precedence as the rules' own resolution ([`crate::placement::Resolver`]).
+    ///
+    /// ```
+    /// use winplace_rules::rules::ImageFacts;
+    /// use winplace_rules::windows::Provenance;
+    /// use winplace_rules::Settings;
+    /// let mut facts = ImageFacts::default();
+    /// facts.unresolved.insert("registry.example.com/app:1".into(), "timeout".into());
+    /// let seen = facts.describe("registry.example.com/app:1", &Settings::default());
+    /// assert_eq!((seen.from, seen.unresolved.as_deref()), (Provenance::Name, Some("timeout")));
+    /// assert_eq!(facts.describe("nginx:1.27", &Settings::default()).from, Provenance::Name);
+    /// ```
+    pub fn describe(&self, image: &str, settings: &Settings) -> ImageProvenance {
+        let class = match self.manifests.get(image) {
+            Some(class) => class.clone(),
+            None => classify_image(image, &settings.image_rules),
+        };
+        let from = Provenance::of(class.source);
+        ImageProvenance {
+            image: image.to_string(),
+            os: class.os,
+            from,
+            digest: (from == Provenance::Manifest)
+                .then(|| self.digests.get(image).cloned())
+                .flatten(),
+            unresolved: self.unresolved.get(image).cloned(),
+            reason: class.reason,
+        }
+    }
+
+    /// The images whose answer differs between `self` and `other` (a manifest, a digest or a failure
+    /// appeared, changed or went): the templates running them must be evaluated again.
+    ///
+    /// ```
+    /// use winplace_rules::rules::ImageFacts;
+    /// let before = ImageFacts::default();
+    /// let mut after = ImageFacts::default();
+    /// after.unresolved.insert("registry.example.com/app:1".into(), "timeout".into());
+    /// assert_eq!(after.changed_images(&before).into_iter().collect::<Vec<_>>(), ["registry.example.com/app:1"]);
+    /// assert!(after.changed_images(&after).is_empty());
+    /// ```
+    pub fn changed_images<'a>(
+        &'a self,
+        other: &'a ImageFacts,
+    ) -> std::collections::BTreeSet<&'a str> {
+        fn diff<'a, V: PartialEq>(
+            a: &'a BTreeMap<String, V>,
+            b: &'a BTreeMap<String, V>,
+            out: &mut std::collections::BTreeSet<&'a str>,
+        ) {
+            for (k, v) in a {
+                if b.get(k) != Some(v) {
+                    out.insert(k);
+                }
+            }
+            for k in b.keys() {
+                if !a.contains_key(k) {
+                    out.insert(k);
+                }
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        diff(&self.manifests, &other.manifests, &mut out);
+        diff(&self.unresolved, &other.unresolved, &mut out);
+        diff(&self.digests, &other.digests, &mut out);
+        out
+    }
 }
 
 /// The images of `objects` worth asking a registry about, distinct, in input order: those whose name
@@ -94,27 +171,41 @@ pub(super) fn check_unresolved(
         {
             continue;
         }
-        let Some(Ok(template)) = model::pod_template(object) else {
+        check_unresolved_object(object, settings, unresolved, findings);
+    }
+}
+
+/// [`check_unresolved`] on one object (exempt namespaces are the caller's business): the audit runs it on
+/// each pod template, as the CLI does on each object of a file.
+pub(crate) fn check_unresolved_object(
+    object: &Object,
+    settings: &Settings,
+    unresolved: &BTreeMap<String, String>,
+    findings: &mut Vec<Finding>,
+) {
+    if unresolved.is_empty() {
+        return;
+    }
+    let Some(Ok(template)) = model::pod_template(object) else {
+        return;
+    };
+    let mut out = Emitter::new(object, settings, findings);
+    for (path, image) in container_images(&template.spec, &template.prefix) {
+        let Some(why) = unresolved.get(image) else {
             continue;
         };
-        let mut out = Emitter::new(object, settings, findings);
-        for (path, image) in container_images(&template.spec, &template.prefix) {
-            let Some(why) = unresolved.get(image) else {
-                continue;
-            };
-            let by_name = classify_image(image, &settings.image_rules);
-            out.emit(
-                RuleId::ImageManifestUnresolved,
-                &path,
-                format!(
-                    "The manifest of {image} could not be read: {why}. winplace judges it by its name \
-                     instead ({}); check the registry address and credentials (--registry-config), or \
-                     describe the image in the settings' imageRules.",
-                    by_name.reason
-                ),
-                None,
-            );
-        }
+        let by_name = classify_image(image, &settings.image_rules);
+        out.emit(
+            RuleId::ImageManifestUnresolved,
+            &path,
+            format!(
+                "The manifest of {image} could not be read: {why}. winplace judges it by its name \
+                 instead ({}); check the registry address and credentials (--registry-config), or \
+                 describe the image in the settings' imageRules.",
+                by_name.reason
+            ),
+            None,
+        );
     }
 }
 

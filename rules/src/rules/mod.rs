@@ -42,6 +42,7 @@ use crate::windows::ImageClass;
 use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
+pub(crate) use image_facts::check_unresolved_object;
 pub use image_facts::{ImageFacts, images_to_resolve};
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.

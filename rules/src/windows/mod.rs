@@ -10,6 +10,8 @@
 //!   tag vocabulary they are read with (kubernetes-windows-rules.md §6).
 //! * [`classify`]: what an image reference says about its OS and Windows build ([`classify_image`]): the
 //!   image rules first, then the tables.
+//! * [`provenance`]: where an image's OS and build came from (name, manifest, settings), as the dashboard
+//!   shows it ([`ImageProvenance`]).
 //! * [`compat`]: which host builds run which image builds — hcsshim's `CheckHostAndContainerCompat` exactly
 //!   (kubernetes-windows-rules.md §5.3), and HostProcess containers, which need no build match (kubernetes-windows-rules.md §2.2).
 //!
@@ -25,6 +27,7 @@ pub mod compat;
 pub mod image_rules;
 mod known_images;
 pub mod os;
+pub mod provenance;
 pub mod reference;
 
 pub use builds::{
@@ -38,4 +41,5 @@ pub use compat::{
 };
 pub use image_rules::{ImageRule, glob_match};
 pub use os::{InvalidOs, Os};
+pub use provenance::{ImageProvenance, Provenance};
 pub use reference::{ImageRef, parse_image_ref};

@@ -301,6 +301,7 @@ pub fn image_facts(results: &BTreeMap<String, Result<ManifestFacts, ResolveError
             Ok(found) => {
                 if let Some(class) = found.class(image) {
                     facts.manifests.insert(image.clone(), class);
+                    facts.digests.insert(image.clone(), found.digest.clone());
                 }
             }
             Err(error) => {
@@ -363,6 +364,8 @@ mod tests {
                 builds: vec![20348]
             }
         );
+        assert_eq!(facts.digests["a:1"], "sha256:aa");
         assert!(facts.unresolved["b:1"].contains("not found"));
+        assert!(!facts.digests.contains_key("b:1"));
     }
 }

@@ -63,6 +63,7 @@ fn workload(
             state,
         }],
         findings,
+        images: vec![],
     }
 }
 

@@ -1,8 +1,10 @@
 //! The Admission view: what `policy.wasm` itself — the artifact the cluster runs, not the rules linked
 //! into this page — answers for each pasted object, hosted in the browser as policy-server hosts it.
 //!
-//! For each object the policy's rules select, the page builds the AdmissionRequest the API server would
-//! send on CREATE (`winplace_kubewarden::request`, shared with the wasmtime host), calls the module's
+//! For each object the policy's rules select (API group, version and resource, as the API server matches
+//! them: docs/reference/kubewarden-hosting.md §3; the others are listed as not sent), the page builds the
+//! AdmissionRequest the API server would send on CREATE (`winplace_kubewarden::request`, shared with the
+//! wasmtime host), calls the module's
 //! `validate` with the playground's settings (checked first by the module's own `validate_settings`),
 //! answers its host calls from the playground's cluster context, and shows the answer as policy-server
 //! turns it into an AdmissionResponse: allowed or denied with the message, warnings, and for a mutating
@@ -47,52 +49,112 @@ pub struct Sent {
     pub request: Value,
 }
 
-/// Whether an admission rule of the policy (metadata `rules`) selects CREATE of `kind` in `group`.
-fn rule_selects(rule: &Value, group: &str, kind: &str) -> bool {
+/// One object of the pasted text, parsed once and shared by what reads it (the images asked of the
+/// server, the requests sent to the module).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pasted {
+    /// `Kind/namespace/name` (cluster-scoped: `Kind/name`), as findings name objects.
+    pub label: String,
+    /// The API group (`""` for the core group).
+    pub group: String,
+    /// The API version within the group (`v1`, `v1beta1`).
+    pub version: String,
+    /// The kind.
+    pub kind: String,
+    /// The object as pasted.
+    pub object: Value,
+}
+
+impl Pasted {
+    /// `apps/v1 Deployment`, as the view names what the policy's rules do not match.
+    pub fn gvk(&self) -> String {
+        if self.group.is_empty() {
+            format!("{} {}", self.version, self.kind)
+        } else {
+            format!("{}/{} {}", self.group, self.version, self.kind)
+        }
+    }
+}
+
+/// The objects of `text`, in order.
+pub fn pasted(text: &str) -> Vec<Pasted> {
+    let parsed = parse(INPUT_FILE, text, &Limits::default());
+    model::objects(&parsed.documents)
+        .into_iter()
+        .map(|o| {
+            let (group, version) = match o.api_version.rsplit_once('/') {
+                Some((g, v)) => (g.to_string(), v.to_string()),
+                None => (String::new(), o.api_version.clone()),
+            };
+            let label = match &o.namespace {
+                Some(ns) => format!("{}/{ns}/{}", o.kind, o.name),
+                None => format!("{}/{}", o.kind, o.name),
+            };
+            Pasted {
+                label,
+                group,
+                version,
+                kind: o.kind,
+                object: o.value,
+            }
+        })
+        .collect()
+}
+
+/// Whether an admission rule of the policy (metadata `rules`) selects CREATE of `kind` in
+/// `group`/`version`: every one of `apiGroups`, `apiVersions`, `resources` and `operations` must match
+/// (`*` matches anything), as the API server matches a webhook's rules.
+fn rule_selects(rule: &Value, object: &Pasted) -> bool {
     let has = |field: &str, want: &str| {
         rule[field]
             .as_array()
             .is_some_and(|v| v.iter().any(|x| x == "*" || x == want))
     };
-    let Some(resource) = resource_of(kind) else {
+    let Some(resource) = resource_of(&object.kind) else {
         return false;
     };
-    has("apiGroups", group) && has("resources", resource) && has("operations", "CREATE")
+    has("apiGroups", &object.group)
+        && has("apiVersions", &object.version)
+        && has("resources", resource)
+        && has("operations", "CREATE")
 }
 
-/// Whether the policy sees CREATE of `kind` in `group`: by its embedded metadata `rules` when it has
-/// them (what a ClusterAdmissionPolicy copied from them would send), else the kinds winplace evaluates.
-pub fn selects(rules: &[Value], group: &str, kind: &str) -> bool {
+/// Whether the policy sees CREATE of `object`: by its embedded metadata `rules` when it has them (what a
+/// ClusterAdmissionPolicy copied from them would send), else the kinds winplace evaluates.
+pub fn selects(rules: &[Value], object: &Pasted) -> bool {
     if rules.is_empty() {
-        EVALUATED_KINDS.contains(&(group, kind))
+        EVALUATED_KINDS.contains(&(object.group.as_str(), object.kind.as_str()))
     } else {
-        rules.iter().any(|r| rule_selects(r, group, kind))
+        rules.iter().any(|r| rule_selects(r, object))
     }
 }
 
-/// The objects of `text` the API server would send the policy on CREATE, in order, with their requests
-/// (namespace `default` where the object names none, as `kubectl apply` without `-n`).
-pub fn requests(text: &str, rules: &[Value]) -> Vec<Sent> {
-    let parsed = parse(INPUT_FILE, text, &Limits::default());
-    model::objects(&parsed.documents)
-        .into_iter()
-        .filter(|o| {
-            let group = o.api_version.rsplit_once('/').map_or("", |(g, _)| g);
-            selects(rules, group, &o.kind)
-        })
-        .map(|o| {
-            let label = match &o.namespace {
-                Some(ns) => format!("{}/{ns}/{}", o.kind, o.name),
-                None => format!("{}/{}", o.kind, o.name),
-            };
-            let request = create_request(&o.value, "default");
-            Sent {
-                label,
-                object: o.value,
-                request,
-            }
-        })
-        .collect()
+/// What the API server would do with the pasted objects on CREATE: the objects it sends the policy, in
+/// order, with their requests (namespace `default` where the object names none, as `kubectl apply`
+/// without `-n`), and those the policy's rules do not select, which it never sends.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Selection {
+    /// Sent to the policy.
+    pub sent: Vec<Sent>,
+    /// Not sent: the policy's rules do not match their group, version and kind.
+    pub skipped: Vec<Pasted>,
+}
+
+/// Splits `objects` by what `rules` select (see [`Selection`]).
+pub fn requests(objects: &[Pasted], rules: &[Value]) -> Selection {
+    let mut selection = Selection::default();
+    for o in objects {
+        if selects(rules, o) {
+            selection.sent.push(Sent {
+                label: o.label.clone(),
+                request: create_request(&o.object, "default"),
+                object: o.object.clone(),
+            });
+        } else {
+            selection.skipped.push(o.clone());
+        }
+    }
+    selection
 }
 
 /// The container images of `object` (containers, init and ephemeral containers at any depth), each once.
@@ -415,20 +477,28 @@ pub fn AdmissionPanel(
     load(module, None);
 
     let settings_text = Memo::new(move |_| settings_json(&settings.get()).to_string());
+    // The pasted objects, parsed once for the images and the requests.
+    let objects = Memo::new(move |_| pasted(&input.get()));
+    // Asked only when the user opts in: the playground stays offline otherwise, and the images are not
+    // even read.
+    let ask_server = RwSignal::new(false);
     // Image manifests, as the server's registry client reads them, for the OCI host capability.
     let images = Memo::new(move |_| {
-        let mut all: Vec<String> = Vec::new();
-        for sent in requests(&input.get(), &[]) {
-            for i in images_of(&sent.object) {
-                if !all.contains(&i) {
-                    all.push(i);
+        if !ask_server.get() {
+            return Vec::new();
+        }
+        objects.with(|objects| {
+            let mut all: Vec<String> = Vec::new();
+            for o in objects.iter().filter(|o| selects(&[], o)) {
+                for i in images_of(&o.object) {
+                    if !all.contains(&i) {
+                        all.push(i);
+                    }
                 }
             }
-        }
-        all
+            all
+        })
     });
-    // Asked only when the user opts in: the playground stays offline otherwise.
-    let ask_server = RwSignal::new(false);
     let resolved = LocalResource::new(move || {
         let (asked, images) = (ask_server.get(), images.get());
         async move {
@@ -439,13 +509,15 @@ pub fn AdmissionPanel(
             }
         }
     });
+    // The cluster's lists, serialized once per chosen context (not on every edit of the input).
+    let context_answers = Memo::new(move |_| HostAnswers::for_context(context.get().as_deref()));
     let results = Memo::new(move |_| {
         let Module::Ready(policy, _) = module.get() else {
             return None;
         };
         let settings_text = settings_text.get();
         let manifests = resolved.get().and_then(Result::ok).unwrap_or_default();
-        let host = HostAnswers::for_context(context.get().as_deref()).with_images(&manifests);
+        let host = context_answers.get().with_images(&manifests);
         let answer = |b: &str, n: &str, o: &str, p: &str| host.answer(b, n, o, p);
         let validity = policy
             .call("validate_settings", &settings_text, &answer)
@@ -459,8 +531,11 @@ pub fn AdmissionPanel(
         } else {
             Vec::new()
         };
+        let selection = objects.with(|o| requests(o, &rules));
+        let skipped = selection.skipped;
         let exchanges: Vec<Exchange> = if valid {
-            requests(&input.get(), &rules)
+            selection
+                .sent
                 .into_iter()
                 .map(|sent| {
                     let payload = validate_payload(&sent.request, &settings_value).to_string();
@@ -478,7 +553,7 @@ pub fn AdmissionPanel(
         } else {
             Vec::new()
         };
-        Some((validity, exchanges, host))
+        Some((validity, exchanges, host, skipped))
     });
 
     let on_file = move |ev: leptos::ev::Event| {
@@ -506,7 +581,7 @@ pub fn AdmissionPanel(
                     on:change=move |ev| mutating.set(event_target_checked(&ev))/>
                 " The ClusterAdmissionPolicy is mutating (" <code>"mutating: true"</code> ")"
             </label>
-            {move || results.get().map(|(validity, exchanges, host)| {
+            {move || results.get().map(|(validity, exchanges, host, skipped)| {
                 let settings_line = match validity {
                     Ok(v) if v["valid"] == true => view! { <p class="settings-check" data-valid="true">"validate_settings: the module accepts these settings."</p> }.into_any(),
                     Ok(v) => view! { <p class="settings-check error" data-valid="false" role="alert">
@@ -535,10 +610,28 @@ pub fn AdmissionPanel(
                     </p>
                     <HostLists lists manifests=host.manifests.clone() configs=host.configs.clone()/>
                     <ol class="admission-results">{rows}</ol>
+                    <NotSent skipped/>
                 }
             })}
         </section>
     }
+}
+
+/// The pasted objects the policy's rules do not select: the API server never calls the policy for them.
+#[component]
+fn NotSent(skipped: Vec<Pasted>) -> impl IntoView {
+    (!skipped.is_empty()).then(|| view! {
+        <div class="not-sent">
+            <p class="muted">"Not sent to the policy: its rules ("<code>"rules[]"</code>" of its metadata: apiGroups, apiVersions, resources) do not match these objects' group, version and kind, so the API server would never call it for them, as policy-server would never see them."</p>
+            <ul>
+                {skipped.into_iter().map(|o| view! {
+                    <li class="not-sent-object" data-object=o.label.clone() data-gvk=o.gvk()>
+                        {o.label.clone()}" ("<code>{o.gvk()}</code>")"
+                    </li>
+                }).collect_view()}
+            </ul>
+        </div>
+    })
 }
 
 /// Which artifact answers: source, size, digest, version.
@@ -658,16 +751,39 @@ mod tests {
 
     #[test]
     fn only_what_the_policy_selects_is_sent() {
-        let sent = requests(DEPLOYMENT, &[]);
+        let objects = pasted(DEPLOYMENT);
+        let sent = requests(&objects, &[]).sent;
         let labels: Vec<&str> = sent.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(labels, ["Deployment/default/web", "RuntimeClass/w"]);
         assert_eq!(sent[0].request["namespace"], "default");
         assert_eq!(sent[0].request["resource"]["resource"], "deployments");
-        // Metadata rules that name only pods select nothing here.
-        let pods = json!({"apiGroups": [""], "resources": ["pods"], "operations": ["CREATE"]});
-        assert!(requests(DEPLOYMENT, &[pods]).is_empty());
-        let all = json!({"apiGroups": ["*"], "resources": ["*"], "operations": ["*"]});
-        assert_eq!(requests(DEPLOYMENT, &[all]).len(), 2);
+        // Metadata rules that name only pods select nothing here: all three are said not sent.
+        let pods = json!({"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "operations": ["CREATE"]});
+        let selection = requests(&objects, &[pods]);
+        assert!(selection.sent.is_empty());
+        assert_eq!(selection.skipped.len(), 3);
+        let all = json!({"apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "operations": ["*"]});
+        assert_eq!(requests(&objects, &[all]).sent.len(), 2);
+    }
+
+    #[test]
+    fn an_api_version_the_rules_do_not_name_is_not_sent() {
+        let text = "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: old}\nspec: {}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: new}\nspec: {}\n";
+        let apps_v1 = json!({"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"], "operations": ["CREATE", "UPDATE"]});
+        let selection = requests(&pasted(text), &[apps_v1]);
+        let sent: Vec<&str> = selection.sent.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(sent, ["Deployment/default/new"]);
+        assert_eq!(selection.skipped.len(), 1);
+        assert_eq!(selection.skipped[0].label, "Deployment/default/old");
+        assert_eq!(selection.skipped[0].gvk(), "apps/v1beta1 Deployment");
+        // A rule without apiVersions matches no version (the API server requires the field).
+        let unversioned =
+            json!({"apiGroups": ["apps"], "resources": ["deployments"], "operations": ["CREATE"]});
+        assert!(requests(&pasted(text), &[unversioned]).sent.is_empty());
+        // The core group's objects are `v1 Kind`.
+        let pod = pasted("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n");
+        assert_eq!(pod[0].gvk(), "v1 Pod");
+        assert_eq!((pod[0].group.as_str(), pod[0].version.as_str()), ("", "v1"));
     }
 
     #[test]
