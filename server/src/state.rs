@@ -90,6 +90,8 @@ struct Shared {
     answers: Answers,
     /// The registry client, when the server resolves images (`serve --resolve-images`).
     image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
+    /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
+    readiness_log: crate::routes::health::ReadinessLog,
 }
 
 /// What every handler can read; cheap to clone.
@@ -125,8 +127,14 @@ impl AppState {
                 timing,
                 answers: Answers::default(),
                 image_resolver: std::sync::OnceLock::new(),
+                readiness_log: Default::default(),
             }),
         }
+    }
+
+    /// What readiness was at the last probe (`/readyz` logs only its changes).
+    pub fn readiness_log(&self) -> &crate::routes::health::ReadinessLog {
+        &self.inner.readiness_log
     }
 
     /// Turns image resolution on with `resolver` (once; later calls are ignored).
