@@ -45,12 +45,9 @@ impl ProbeServer {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let app = crate::routes::health::probes()
-            .with_state(state)
-            .layer(axum::middleware::from_fn_with_state(
-                allowed,
-                crate::hosts::check_host,
-            ));
+        let app = crate::routes::health::probes().with_state(state).layer(
+            axum::middleware::from_fn_with_state(allowed, crate::hosts::check_host),
+        );
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("winplace-probes".into())

@@ -150,7 +150,12 @@ fn ask_blocking(addr: std::net::SocketAddr, path: &str, wait: Duration) -> Optio
     let mut answer = Vec::new();
     match stream.read_to_end(&mut answer) {
         Ok(_) => Some(String::from_utf8_lossy(&answer).to_string()),
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
             None
         }
         Err(e) => panic!("read: {e}"),
@@ -198,7 +203,9 @@ fn the_probe_listener_answers_while_every_main_worker_is_busy() {
         let _ = started.send(());
         let _ = released.recv_timeout(GUARD);
     });
-    is_started.recv_timeout(GUARD).expect("the busy task started");
+    is_started
+        .recv_timeout(GUARD)
+        .expect("the busy task started");
     assert_eq!(
         ask_blocking(main_addr, "/healthz", Duration::from_millis(500)),
         None,
