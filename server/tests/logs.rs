@@ -79,8 +79,8 @@ fn json_logs_are_one_object_per_line() {
     assert!(lines.iter().any(|l| l.contains("serving on")), "{lines:?}");
 }
 
-/// Asks `GET path` of the server at `addr`; the status code.
-fn status_of(addr: &str, path: &str) -> u16 {
+/// Asks `GET path` of the server at `addr`; the status code and the whole answer.
+fn ask(addr: &str, path: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream.set_read_timeout(Some(GUARD)).expect("timeout");
     write!(
@@ -90,11 +90,12 @@ fn status_of(addr: &str, path: &str) -> u16 {
     .expect("write");
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
-    answer
+    let code = answer
         .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("no status line: {answer:?}"))
+        .unwrap_or_else(|| panic!("no status line: {answer:?}"));
+    (code, answer)
 }
 
 /// Every `/readyz` 503 used to be logged at ERROR by the trace layer (issue 17.6): a probe every few
@@ -140,12 +141,19 @@ fn a_server_that_is_not_ready_says_so_once_not_per_probe() {
             break addr;
         }
     };
-    // Until the refusal is known the answer is 503 too (not synced); then 503 with the reason.
+    // Until the refusal is known the answer is 503 too (not synced); then 503 with the reason, probe
+    // after probe.
     let mut codes = Vec::new();
-    for _ in 0..6 {
-        codes.push(status_of(&addr, "/readyz"));
-        std::thread::sleep(Duration::from_millis(100));
+    let mut refused = 0;
+    while refused < 5 && start.elapsed() < GUARD {
+        let (code, answer) = ask(&addr, "/readyz");
+        codes.push(code);
+        if answer.contains("the file is empty") {
+            refused += 1;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
+    assert_eq!(refused, 5, "the refusal never reached /readyz: {codes:?}");
     let _ = child.kill();
     let _ = child.wait();
     lines.extend(rx.try_iter());
