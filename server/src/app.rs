@@ -92,15 +92,31 @@ pub fn router_for(state: AppState, allowed: crate::hosts::AllowedHosts) -> Route
     ))
 }
 
-/// Listens on `addr` until Ctrl-C or SIGTERM, answering the host names `allowed` accepts.
-pub async fn serve(
-    addr: SocketAddr,
-    state: AppState,
-    allowed: crate::hosts::AllowedHosts,
-) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+/// Where [`serve`] listens.
+#[derive(Debug, Clone)]
+pub struct Listen {
+    /// The dashboard, the API and (also) the probes.
+    pub addr: SocketAddr,
+    /// The probes alone, on their own thread ([`crate::probes`]), when given.
+    pub probes: Option<SocketAddr>,
+    /// Host names answered besides the defaults ([`crate::hosts::AllowedHosts::for_listen`]).
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Listens until Ctrl-C or SIGTERM.
+pub async fn serve(listen: Listen, state: AppState) -> anyhow::Result<()> {
+    let addr = listen.addr;
+    let allowed = crate::hosts::AllowedHosts::for_listen(&addr, &listen.allowed_hosts);
+    // Before the main listener, so that the kubelet's first probe finds it.
+    let _probes = listen
+        .probes
+        .map(|probes| {
+            let allowed = crate::hosts::AllowedHosts::for_listen(&probes, &listen.allowed_hosts);
+            crate::probes::ProbeServer::start(probes, state.clone(), allowed)
+        })
+        .transpose()?;
+    let listener =
+        crate::conn::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     tracing::info!("winplace serving on http://{}", listener.local_addr()?);
     let on_shutdown = state.clone();
     crate::conn::serve_listener(

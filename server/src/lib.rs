@@ -7,7 +7,7 @@
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
-//!   answered;
+//!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
 //! * [`state`]: the audit thread and the published report every handler reads;
@@ -28,6 +28,7 @@ pub mod hosts;
 pub mod image_resolution;
 pub mod logging;
 pub mod metrics;
+pub mod probes;
 pub mod registry;
 pub mod routes;
 pub mod source;

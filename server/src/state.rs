@@ -90,6 +90,8 @@ struct Shared {
     answers: Answers,
     /// The registry client, when the server resolves images (`serve --resolve-images`).
     image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
+    /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
+    readiness_log: crate::routes::health::ReadinessLog,
 }
 
 /// What every handler can read; cheap to clone.
@@ -125,8 +127,14 @@ impl AppState {
                 timing,
                 answers: Answers::default(),
                 image_resolver: std::sync::OnceLock::new(),
+                readiness_log: Default::default(),
             }),
         }
+    }
+
+    /// What readiness was at the last probe (`/readyz` logs only its changes).
+    pub fn readiness_log(&self) -> &crate::routes::health::ReadinessLog {
+        &self.inner.readiness_log
     }
 
     /// Turns image resolution on with `resolver` (once; later calls are ignored).
@@ -265,8 +273,23 @@ impl AppState {
     }
 
     /// A list the source read and did not publish: shown until the next published state.
+    /// Records why the last list was not published and, when the reason is new, announces it on the
+    /// event stream as a change of the current revision that names nothing (clients refetch, and the
+    /// dashboard's header shows the reason without a reload).
     fn note_rejected(&self, why: String) {
-        self.health().rejected = Some(why);
+        let new = {
+            let mut health = self.health();
+            let new = health.rejected.as_ref() != Some(&why);
+            health.rejected = Some(why);
+            new
+        };
+        if new {
+            let revision = self.published().revision;
+            let _ = self.inner.events.send(ChangeEvent {
+                revision,
+                touched: Touched::default(),
+            });
+        }
     }
 
     fn note_update(&self, synced: bool) {
@@ -653,6 +676,7 @@ mod tests {
     #[test]
     fn a_streamed_list_is_published_when_done_and_a_failed_one_never() {
         let s = state(60_000, 45_000);
+        let mut stream = s.subscribe();
         let mut applier = Applier::new(Audit::default());
         // A first list that fails: nothing published, not ready, and the reason is shown.
         assert!(!applier.apply_batch(&s, listed(5, SourceEvent::ListFailed("cut short".into()))));
@@ -674,6 +698,19 @@ mod tests {
         assert_eq!((p.revision, p.objects["node"]), (1, 10));
         assert_eq!(s.readiness(), Ok(()));
         assert_eq!(s.meta(&p).freshness.rejected.as_deref(), Some("no nodes"));
+        // Each refusal was announced (clients refetch and show it), between the publications.
+        let announced: Vec<(u64, bool)> = std::iter::from_fn(|| stream.try_recv().ok())
+            .map(|e| (e.revision, e.touched == Touched::default()))
+            .collect();
+        assert_eq!(
+            announced.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+            [0, 1, 1],
+            "refused, published, refused"
+        );
+        assert!(announced[0].1 && announced[2].1, "a refusal names nothing");
+        // The same reason again is not announced again.
+        assert!(!applier.apply_batch(&s, listed(3, SourceEvent::ListFailed("no nodes".into()))));
+        assert!(stream.try_recv().is_err());
         // The applier's audit is the good one, and a good reload clears the reason.
         assert_eq!(applier.audit().summary().nodes, 10);
         assert!(applier.apply_batch(&s, listed(usize::MAX, SourceEvent::ListDone)));

@@ -1,5 +1,6 @@
 //! Connections through a real socket: slow and idle clients are closed by the header-read timeout,
-//! normal keep-alive still works, and a loopback server answers loopback host names only.
+//! normal keep-alive still works, a loopback server answers loopback host names only, and the probe
+//! listener answers when the main one cannot.
 
 use std::time::Duration;
 
@@ -136,4 +137,93 @@ async fn a_loopback_server_refuses_other_host_names() {
             assert!(answer.contains("--allowed-host"), "{answer}");
         }
     }
+}
+
+/// `GET path` on a fresh connection (std, outside any runtime); the answer, or `None` when none came
+/// within `wait`.
+fn ask_blocking(addr: std::net::SocketAddr, path: &str, wait: Duration) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(wait)).expect("timeout");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut answer = Vec::new();
+    match stream.read_to_end(&mut answer) {
+        Ok(_) => Some(String::from_utf8_lossy(&answer).to_string()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            None
+        }
+        Err(e) => panic!("read: {e}"),
+    }
+}
+
+/// Issue 17.1: the probes must come from a path no load can starve. With every worker of the main
+/// runtime busy, `/healthz` on the main listener waits; on the probe listener (its own thread and
+/// runtime) `/healthz` and `/readyz` answer at once.
+#[test]
+fn the_probe_listener_answers_while_every_main_worker_is_busy() {
+    let state = AppState::new(winplace::source::demo::info(), Timing::default());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let main = runtime
+        .block_on(async { winplace::conn::bind("127.0.0.1:0".parse().expect("addr")) })
+        .expect("bind");
+    let main_addr = main.local_addr().expect("addr");
+    let app = winplace::app::router_for(state.clone(), AllowedHosts::for_listen(&main_addr, &[]));
+    runtime.spawn(serve_listener(
+        main,
+        app,
+        ConnectionLimits::default(),
+        std::future::pending(),
+    ));
+    let probe_addr = "127.0.0.1:0".parse().expect("addr");
+    let probes = winplace::probes::ProbeServer::start(
+        probe_addr,
+        state.clone(),
+        AllowedHosts::for_listen(&probe_addr, &[]),
+    )
+    .expect("probe listener");
+    // Both answer while nothing is busy.
+    let ok = |answer: Option<String>| answer.is_some_and(|a| a.starts_with("HTTP/1.1 200"));
+    assert!(ok(ask_blocking(main_addr, "/healthz", GUARD)));
+    assert!(ok(ask_blocking(probes.addr(), "/healthz", GUARD)));
+
+    // Every worker of the main runtime busy (as a saturated server's are), until released.
+    let (started, is_started) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    runtime.spawn(async move {
+        let _ = started.send(());
+        let _ = released.recv_timeout(GUARD);
+    });
+    is_started
+        .recv_timeout(GUARD)
+        .expect("the busy task started");
+    assert_eq!(
+        ask_blocking(main_addr, "/healthz", Duration::from_millis(500)),
+        None,
+        "the main listener answered although its only worker is busy: the test proves nothing"
+    );
+    let health = ask_blocking(probes.addr(), "/healthz", GUARD);
+    assert!(ok(health.clone()), "{health:?}");
+    // Not synced yet: 503 with the reason, answered all the same.
+    let ready = ask_blocking(probes.addr(), "/readyz", GUARD).expect("/readyz answered");
+    assert!(
+        ready.starts_with("HTTP/1.1 503") && ready.contains("first list"),
+        "{ready}"
+    );
+    // Only the probes are there.
+    let other = ask_blocking(probes.addr(), "/api/summary", GUARD).expect("answered");
+    assert!(other.starts_with("HTTP/1.1 404"), "{other}");
+    let _ = release.send(());
+    assert!(ok(ask_blocking(main_addr, "/healthz", GUARD)));
+    drop(probes);
+    runtime.shutdown_timeout(Duration::from_secs(1));
 }

@@ -89,6 +89,29 @@ fn the_cluster_role_reads_nodes_pods_and_runtimeclasses_and_nothing_else() {
     assert_eq!(subjects[0].namespace.as_deref(), Some("winplace"));
 }
 
+/// Peak resident memory of the release server at 5,000 nodes / 150,000 pods under the load script
+/// (README, "Numbers": `python3 server/load/load.py --nodes 5000 --pods 150000 --seconds 60`).
+const ENVELOPE_PEAK_MIB: u64 = 646;
+
+/// A memory quantity (`Ki`, `Mi`, `Gi`, or plain bytes) in MiB, rounded down.
+fn mebibytes(quantity: &str) -> u64 {
+    let (number, unit) = quantity.split_at(
+        quantity
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(quantity.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .unwrap_or_else(|_| panic!("quantity {quantity:?}"));
+    match unit {
+        "" => n >> 20,
+        "Ki" => n >> 10,
+        "Mi" => n,
+        "Gi" => n << 10,
+        other => panic!("unit {other:?} in {quantity:?}"),
+    }
+}
+
 #[test]
 fn the_deployment_runs_locked_down_with_probes() {
     let d: Deployment = one("Deployment");
@@ -113,9 +136,15 @@ fn the_deployment_runs_locked_down_with_probes() {
     assert_eq!(
         c.args.as_deref(),
         Some(
-            ["serve", "--listen", "0.0.0.0:8080"]
-                .map(String::from)
-                .as_slice()
+            [
+                "serve",
+                "--listen",
+                "0.0.0.0:8080",
+                "--probe-listen",
+                "0.0.0.0:8081"
+            ]
+            .map(String::from)
+            .as_slice()
         )
     );
     let sc = c
@@ -147,6 +176,28 @@ fn the_deployment_runs_locked_down_with_probes() {
             "limit {key}"
         );
     }
+    // Memory request and limit from the measured envelope (issue 17.6: they were 256Mi and 4Gi, 16x
+    // apart): the request at least the measured peak at 5,000 nodes / 150,000 pods under load, the
+    // limit above it by less than 2x.
+    let mib = |map: &Option<
+        std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >| {
+        mebibytes(
+            &map.as_ref()
+                .and_then(|m| m.get("memory"))
+                .expect("memory")
+                .0,
+        )
+    };
+    let (request, limit) = (mib(&resources.requests), mib(&resources.limits));
+    assert!(
+        request >= ENVELOPE_PEAK_MIB,
+        "request {request} MiB < the measured peak {ENVELOPE_PEAK_MIB} MiB"
+    );
+    assert!(
+        limit > request && limit < 2 * request,
+        "limit {limit} MiB vs request {request} MiB"
+    );
     let path = |p: &Option<k8s_openapi::api::core::v1::Probe>| {
         p.as_ref()
             .and_then(|p| p.http_get.as_ref())
@@ -166,17 +217,45 @@ fn the_deployment_runs_locked_down_with_probes() {
             "{name}: timeoutSeconds {timeout:?}"
         );
     }
-    let port = c
-        .ports
-        .iter()
-        .flatten()
-        .find(|p| p.name.as_deref() == Some("http"));
-    assert_eq!(port.map(|p| p.container_port), Some(8080));
+    let port = |name: &str| {
+        c.ports
+            .iter()
+            .flatten()
+            .find(|p| p.name.as_deref() == Some(name))
+            .map(|p| p.container_port)
+    };
+    assert_eq!(port("http"), Some(8080));
+    // Every probe asks the probe listener (issue 17.1: a path no load on 8080 can starve).
+    assert_eq!(port("probes"), Some(8081));
+    for (name, probe) in [
+        ("liveness", &c.liveness_probe),
+        ("readiness", &c.readiness_probe),
+        ("startup", &c.startup_probe),
+    ] {
+        let target = probe
+            .as_ref()
+            .and_then(|p| p.http_get.as_ref())
+            .map(|h| h.port.clone());
+        assert_eq!(
+            target,
+            Some(IntOrString::String("probes".into())),
+            "{name} probe's port"
+        );
+    }
 
     let service: Service = one("Service");
-    let selector = service.spec.and_then(|s| s.selector).unwrap_or_default();
+    let spec = service.spec.expect("service spec");
+    let selector = spec.selector.unwrap_or_default();
     let labels = d.metadata.labels.unwrap_or_default();
     assert!(selector.iter().all(|(k, v)| labels.get(k) == Some(v)));
+    // The probe listener is not a service: clients cannot queue on it.
+    for p in spec.ports.iter().flatten() {
+        assert_eq!(
+            p.target_port,
+            Some(IntOrString::String("http".into())),
+            "{p:?}"
+        );
+    }
 }
 
 /// The NetworkPolicy selects the server's pods, isolates them both ways, lets in only the server's

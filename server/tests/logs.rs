@@ -1,7 +1,9 @@
 //! Logs of the real binary: no ANSI colour codes when standard error is not a terminal (even without
-//! `NO_COLOR`), and `--log-format json` writes one JSON object per line.
+//! `NO_COLOR`), `--log-format json` writes one JSON object per line, and a server that is not ready
+//! says so once, not at ERROR per probe.
 
-use std::io::{BufRead as _, BufReader};
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -75,4 +77,97 @@ fn json_logs_are_one_object_per_line() {
         assert!(value["fields"]["message"].is_string(), "{line}");
     }
     assert!(lines.iter().any(|l| l.contains("serving on")), "{lines:?}");
+}
+
+/// Asks `GET path` of the server at `addr`; the status code and the whole answer.
+fn ask(addr: &str, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(GUARD)).expect("timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let code = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer:?}"));
+    (code, answer)
+}
+
+/// Every `/readyz` 503 used to be logged at ERROR by the trace layer (issue 17.6): a probe every few
+/// seconds filled the logs. The refused snapshot is one ERROR (where it happens), the change of
+/// readiness one WARN, and the probes nothing more.
+#[test]
+fn a_server_that_is_not_ready_says_so_once_not_per_probe() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("cluster.json");
+    std::fs::write(&empty, "\n").expect("write");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--snapshot"])
+        .arg(&empty)
+        .env_remove("NO_COLOR")
+        .env("RUST_LOG", "info")
+        .env_remove("WINPLACE_LOG_FORMAT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the winplace binary runs");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let start = Instant::now();
+    let addr = loop {
+        let line = rx
+            .recv_timeout(GUARD.saturating_sub(start.elapsed()))
+            .unwrap_or_else(|_| panic!("the server did not start: {lines:?}"));
+        let addr = line
+            .split("serving on http://")
+            .nth(1)
+            .map(|a| a.trim().to_string());
+        lines.push(line);
+        if let Some(addr) = addr {
+            break addr;
+        }
+    };
+    // Until the refusal is known the answer is 503 too (not synced); then 503 with the reason, probe
+    // after probe.
+    let mut codes = Vec::new();
+    let mut refused = 0;
+    while refused < 5 && start.elapsed() < GUARD {
+        let (code, answer) = ask(&addr, "/readyz");
+        codes.push(code);
+        if answer.contains("the file is empty") {
+            refused += 1;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(refused, 5, "the refusal never reached /readyz: {codes:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+    lines.extend(rx.try_iter());
+    assert!(codes.iter().all(|&c| c == 503), "{codes:?}");
+    let at = |level: &str| -> Vec<&String> {
+        lines
+            .iter()
+            .filter(|l| l.split_whitespace().nth(1) == Some(level))
+            .collect()
+    };
+    let errors = at("ERROR");
+    assert_eq!(errors.len(), 1, "one ERROR, the refused file: {lines:#?}");
+    assert!(errors[0].contains("the file is empty"), "{errors:?}");
+    let warnings = at("WARN");
+    assert_eq!(warnings.len(), 1, "one WARN, not ready: {lines:#?}");
+    assert!(warnings[0].contains("not ready"), "{warnings:?}");
 }

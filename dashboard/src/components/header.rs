@@ -73,6 +73,13 @@ pub fn DataStatus() -> impl IntoView {
                         {fresh.stale.then(|| view! {
                             <span class="stale" role="status">"stale: the watch is broken, data may be out of date"</span>
                         })}
+                        // The source's last list was refused (a snapshot cut short, not a cluster): what is
+                        // shown is the last complete state, or nothing before the first.
+                        {fresh.rejected.map(|why| view! {
+                            <span class="rejected" role="status" title=why.clone()>
+                                {format!("not published: {why}")}
+                            </span>
+                        })}
                     }.into_any()
                 }
             }}

@@ -11,6 +11,10 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080", env = "WINPLACE_LISTEN")]
     pub listen: SocketAddr,
+    /// Also answer `/healthz` and `/readyz` on this address, from a thread of their own that no load
+    /// on `--listen` can delay (point the kubelet's probes at it; the deployment uses 0.0.0.0:8081).
+    #[arg(long, value_name = "ADDR", env = "WINPLACE_PROBE_LISTEN")]
+    pub probe_listen: Option<SocketAddr>,
     /// Where the cluster comes from.
     #[command(flatten)]
     pub source: crate::source::SourceArgs,
@@ -90,7 +94,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         winplace_rules::audit::Audit::new(settings),
         events,
     );
-    let allowed = crate::hosts::AllowedHosts::for_listen(&args.listen, &args.allowed_hosts);
-    crate::app::serve(args.listen, state, allowed).await?;
+    let listen = crate::app::Listen {
+        addr: args.listen,
+        probes: args.probe_listen,
+        allowed_hosts: args.allowed_hosts,
+    };
+    crate::app::serve(listen, state).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,9 @@
 //! Events: `hello` once on connect (`{"revision": n}`: fetch what you need, newer changes follow);
 //! `change` per published revision (a [`ChangeEvent`]). A client that fell behind and missed changes
 //! gets one `change` for the current revision that touches nothing in particular, which means "anything
-//! may have changed: refetch". A comment line keeps idle connections alive every 15 s.
+//! may have changed: refetch". A refused list (`freshness.rejected`) is announced the same way, as a
+//! `change` of the current revision that names nothing. A comment line keeps idle connections alive every
+//! 15 s.
 
 use crate::state::AppState;
 use axum::Router;

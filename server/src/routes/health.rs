@@ -1,4 +1,5 @@
-//! Liveness, readiness and metrics.
+//! Liveness, readiness and metrics. The two probes are also served alone, on the probe listener
+//! ([`crate::probes`]).
 
 use crate::metrics::Exposition;
 use crate::state::{AppState, NotReady};
@@ -6,22 +7,29 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Router, routing::get};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// `GET /healthz`, `GET /readyz`, `GET /metrics`.
 pub fn router() -> Router<AppState> {
-    let log = Arc::new(ReadinessLog::default());
+    probes().route("/metrics", get(metrics))
+}
+
+/// `GET /healthz` and `GET /readyz` only: what the probe listener answers.
+///
+/// ```
+/// use winplace::state::{AppState, Timing};
+/// let state = AppState::new(winplace::source::demo::info(), Timing::default());
+/// let app: axum::Router = winplace::routes::health::probes().with_state(state);
+/// ```
+pub fn probes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .route(
-            "/readyz",
-            get(move |state: State<AppState>| readyz(state, log.clone())),
-        )
-        .route("/metrics", get(metrics))
+        .route("/readyz", get(readyz))
 }
 
 /// What readiness was at the last probe, so that only changes are logged (a probe every few seconds
-/// must not write a line each time).
+/// must not write a line each time). One per server ([`AppState::readiness_log`]), whichever listener
+/// the probe came on.
 #[derive(Debug, Default)]
 pub struct ReadinessLog {
     last: Mutex<Option<Readiness>>,
@@ -58,9 +66,9 @@ impl ReadinessLog {
 /// 200 once the first full list is audited (saying so when a later list was refused); 503 before (with
 /// the reason when the first list was refused), and while the watch has been failing past the grace
 /// period. Changes are logged once (ready at INFO, stale and refused at WARN).
-async fn readyz(State(state): State<AppState>, log: Arc<ReadinessLog>) -> Response {
+async fn readyz(State(state): State<AppState>) -> Response {
     let readiness = state.readiness();
-    match (log.observe(&readiness), &readiness) {
+    match (state.readiness_log().observe(&readiness), &readiness) {
         (Some(Readiness::Ready), _) => tracing::info!("ready"),
         (Some(Readiness::NotSynced), _) => {
             tracing::info!("not ready: the first list of the cluster has not completed")
