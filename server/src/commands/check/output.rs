@@ -272,12 +272,6 @@ impl<'a> CheckReport<'a> {
     }
 }
 
-/// The JSON report as text, pretty-printed.
-#[cfg(test)]
-fn json_text(outcome: &Outcome) -> String {
-    serde_json::to_string_pretty(&CheckReport::of(outcome)).unwrap_or_default()
-}
-
 fn sarif_level(s: Severity) -> &'static str {
     match s {
         Severity::Error => "error",
