@@ -43,10 +43,10 @@ use crate::windows::Os;
 
 pub use load::{ContextFiles, read_context};
 
-/// Findings about the node pools among `documents` (see [`read_context`]'s `findings`): what
+/// Findings about node pools (read by [`read`]; see [`read_context`]'s `findings`): what
 /// [`crate::check_text`] adds for infrastructure files.
-pub fn pool_findings_of(documents: &[Document], settings: &crate::Settings) -> Vec<crate::Finding> {
-    load::pool_findings(&read(documents), settings)
+pub fn pool_findings(infra: &InfraRead, settings: &crate::Settings) -> Vec<crate::Finding> {
+    load::pool_findings(infra, settings)
 }
 
 /// The file format a pool was read from.

@@ -24,6 +24,8 @@ mod tolerations;
 mod unknown_fields;
 // What a registry client handed in.
 mod image_facts;
+// What a checked file held (`not-checked`).
+pub(crate) mod coverage;
 // Object rules.
 mod nodes;
 mod runtimeclass_objects;
