@@ -6,7 +6,9 @@
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
 use super::{Emitter, RuleId, TemplateCx};
-use crate::placement::{BUILD_LABEL, NodeIndex, OS_LABEL, PodOs, fit, host_runs_any, os_word};
+use crate::placement::{
+    BUILD_LABEL, NodeIndex, OS_LABEL, Placement, PodOs, fit, host_runs_any, os_word,
+};
 use crate::windows::builds::{WindowsVersion, build_display};
 
 /// How many node names a message lists.
@@ -99,11 +101,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         // The builds of the cluster that run every image: pinning one of them helps; when there is none,
         // pinning only trades a failing container for a Pending pod, and the image is what must change.
         let cluster_builds = index.windows_builds();
-        let runnable: Vec<u32> = cluster_builds
-            .iter()
-            .copied()
-            .filter(|&b| images.iter().all(|(_, builds)| host_runs_any(b, builds)))
-            .collect();
+        let runnable = runnable_builds(p, index);
         let advice = match runnable.first() {
             Some(&good) => format!(
                 "Pin the build with the nodeSelector {BUILD_LABEL}: \"{}\".",
@@ -132,7 +130,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 /// What to do about a pod no node takes. A pin to a build the cluster lacks is the cause the scheduler
 /// reports, and the one finding about it (`windows-build-mismatch` stays silent then): say which build
 /// to pin instead, or that the image must be rebuilt when no build of the cluster runs it.
-fn pending_advice(p: &crate::placement::Placement, index: &NodeIndex) -> String {
+fn pending_advice(p: &Placement, index: &NodeIndex) -> String {
     const GENERIC: &str = "Change its selectors or tolerations, or add nodes that match.";
     let cluster_builds = index.windows_builds();
     let Some(pin) = p.build_pin.as_ref().filter(|pin| {
@@ -143,12 +141,7 @@ fn pending_advice(p: &crate::placement::Placement, index: &NodeIndex) -> String 
     if cluster_builds.is_empty() {
         return GENERIC.to_string();
     }
-    let images: Vec<&[u32]> = p.windows_image_builds().map(|(_, b)| b).collect();
-    let runnable: Vec<u32> = cluster_builds
-        .iter()
-        .copied()
-        .filter(|&b| p.host_process || images.iter().all(|builds| host_runs_any(b, builds)))
-        .collect();
+    let runnable = runnable_builds(p, index);
     let pinned = pin.builds.join(", ");
     match runnable.first() {
         Some(&good) => format!(
@@ -160,6 +153,31 @@ fn pending_advice(p: &crate::placement::Placement, index: &NodeIndex) -> String 
             builds_list(&cluster_builds)
         ),
     }
+}
+
+/// The Windows builds of the cluster whose hosts run every image of the pod (all of them for a
+/// HostProcess pod, which is exempt from build matching, §2.2), ascending.
+pub(super) fn runnable_builds(p: &Placement, index: &NodeIndex) -> Vec<u32> {
+    let images: Vec<&[u32]> = p.windows_image_builds().map(|(_, b)| b).collect();
+    index
+        .windows_builds()
+        .into_iter()
+        .filter(|&b| p.host_process || images.iter().all(|builds| host_runs_any(b, builds)))
+        .collect()
+}
+
+/// Whether `schedulable-on-incompatible-build` tells this unpinned pod to rebuild its image: no build of
+/// the cluster runs its images, and the scheduler can put it on a Windows node of a known build.
+pub(super) fn rebuild_advised(p: &Placement, index: &NodeIndex) -> bool {
+    if p.os != PodOs::Windows || p.host_process || p.build_pin.is_some() {
+        return false;
+    }
+    if index.windows_builds().is_empty() || !runnable_builds(p, index).is_empty() {
+        return false;
+    }
+    fit(p, index)
+        .candidate_nodes(index)
+        .any(|n| n.os == Some(crate::windows::Os::Windows) && n.build.is_some())
 }
 
 /// Builds for a message: `Windows Server 2019 (10.0.17763), Windows Server 2022 (10.0.20348)`.
