@@ -200,7 +200,15 @@ fn comparison_reports_missing_and_unexpected() {
             2,
         ),
         // Info findings count when listed, and are never unexpected.
-        (vec![], vec![Got { severity: "info".into(), ..got("a", "x") }], vec![], 0),
+        (
+            vec![],
+            vec![Got {
+                severity: "info".into(),
+                ..got("a", "x")
+            }],
+            vec![],
+            0,
+        ),
         (
             vec![Expected {
                 severity: Some("info".into()),

@@ -138,7 +138,10 @@ fn corpus_fixed_files_through_the_binary() {
             ));
         }
     }
-    assert!(checked >= 2, "only {checked} corpus cases have a fixed.yaml");
+    assert!(
+        checked >= 2,
+        "only {checked} corpus cases have a fixed.yaml"
+    );
     assert!(report.is_empty(), "{}", report.join("\n"));
 }
 
@@ -148,15 +151,27 @@ fn corpus_fixed_files_through_the_binary() {
 fn a_file_with_nothing_to_check_says_so_in_every_format() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n";
-    let nodes = "apiVersion: v1\nkind: Node\nmetadata:\n  name: l1\n  labels: {kubernetes.io/os: linux}\n";
+    let nodes =
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: l1\n  labels: {kubernetes.io/os: linux}\n";
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: nginx:1.27}]\n";
-    for (name, text) in [("config.yaml", config), ("nodes.yaml", nodes), ("pod.yaml", pod)] {
+    for (name, text) in [
+        ("config.yaml", config),
+        ("nodes.yaml", nodes),
+        ("pod.yaml", pod),
+    ] {
         std::fs::write(dir.path().join(name), text).expect("write");
     }
     // JSON: one info on the ConfigMap's file; the Node file and the clean pod are checked; exit 0.
     let out = winplace(
         dir.path(),
-        &["check", "--format", "json", "config.yaml", "nodes.yaml", "pod.yaml"],
+        &[
+            "check",
+            "--format",
+            "json",
+            "config.yaml",
+            "nodes.yaml",
+            "pod.yaml",
+        ],
         None,
     );
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
@@ -173,7 +188,11 @@ fn a_file_with_nothing_to_check_says_so_in_every_format() {
     assert_eq!(notes[0]["object"]["kind"], "ConfigMap");
     assert_eq!(value["summary"]["infos"], 1);
     // Text: the note is printed with its file and line.
-    let text = stdout(&winplace(dir.path(), &["check", "--format", "text", "config.yaml"], None));
+    let text = stdout(&winplace(
+        dir.path(),
+        &["check", "--format", "text", "config.yaml"],
+        None,
+    ));
     assert!(
         text.contains("config.yaml:1: info not-checked: Nothing in this file was checked"),
         "{text}"
@@ -185,22 +204,30 @@ fn a_file_with_nothing_to_check_says_so_in_every_format() {
         None,
     )))
     .expect("SARIF is JSON");
-    let results = sarif["runs"][0]["results"].as_array().cloned().unwrap_or_default();
+    let results = sarif["runs"][0]["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert!(
-        results.iter().any(|r| r["ruleId"] == "not-checked" && r["level"] == "note"),
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "not-checked" && r["level"] == "note"),
         "{sarif}"
     );
     // Context files are not inputs: a ConfigMap in --cluster is never reported.
     let out = winplace(
         dir.path(),
-        &["check", "--format", "json", "--cluster", "config.yaml", "pod.yaml"],
+        &[
+            "check",
+            "--format",
+            "json",
+            "--cluster",
+            "config.yaml",
+            "pod.yaml",
+        ],
         None,
     );
-    assert!(
-        !stdout(&out).contains("not-checked"),
-        "{}",
-        stdout(&out)
-    );
+    assert!(!stdout(&out).contains("not-checked"), "{}", stdout(&out));
 }
 
 /// A Windows Deployment that is placed right but does not pin a build: warnings only.

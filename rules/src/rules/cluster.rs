@@ -378,14 +378,23 @@ mod tests {
     fn a_pin_to_a_build_no_node_has_is_one_error_with_the_build_to_pin() {
         let taint = "{key: os, value: windows, effect: NoSchedule}";
         let only_2022 = cluster(&[node("w22", "windows", "10.0.20348", taint)]);
-        let rules = ["no-schedulable-node", "windows-build-mismatch", "schedulable-on-incompatible-build"];
+        let rules = [
+            "no-schedulable-node",
+            "windows-build-mismatch",
+            "schedulable-on-incompatible-build",
+        ];
         let spec = |build: &str, image: &str| {
             format!(
                 "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"{build}\"}}\n{TOLERATE}  containers: [{{name: c, image: \"{image}\"}}]\n"
             )
         };
         // A 2022 image pinned to 2019, which no node has: Pending, not a failing container.
-        let found = findings(&pod(&spec("10.0.17763", WIN)), Some(&only_2022), &Settings::default(), &rules);
+        let found = findings(
+            &pod(&spec("10.0.17763", WIN)),
+            Some(&only_2022),
+            &Settings::default(),
+            &rules,
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].rule, "no-schedulable-node");
         assert!(
@@ -395,7 +404,10 @@ mod tests {
         );
         // A 2025 image pinned to 2025 on 2022 nodes: no build of the cluster runs it, rebuild.
         let found = findings(
-            &pod(&spec("10.0.26100", "mcr.microsoft.com/windows/servercore:ltsc2025")),
+            &pod(&spec(
+                "10.0.26100",
+                "mcr.microsoft.com/windows/servercore:ltsc2025",
+            )),
             Some(&only_2022),
             &Settings::default(),
             &rules,
@@ -411,11 +423,21 @@ mod tests {
             node("w19", "windows", "10.0.17763", taint),
             node("w22", "windows", "10.0.20348", taint),
         ]);
-        let found = findings(&pod(&spec("10.0.17763", WIN)), Some(&both), &Settings::default(), &rules);
+        let found = findings(
+            &pod(&spec("10.0.17763", WIN)),
+            Some(&both),
+            &Settings::default(),
+            &rules,
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].rule, "windows-build-mismatch");
         // Without nodes, only the mismatch can be known.
-        let found = findings(&pod(&spec("10.0.17763", WIN)), None, &Settings::default(), &rules);
+        let found = findings(
+            &pod(&spec("10.0.17763", WIN)),
+            None,
+            &Settings::default(),
+            &rules,
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].rule, "windows-build-mismatch");
     }

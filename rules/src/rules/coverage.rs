@@ -10,10 +10,10 @@
 use std::collections::BTreeSet;
 
 use super::{Emitter, RuleId};
+use crate::Finding;
 use crate::model::{Object, WorkloadKind};
 use crate::path::FieldPath;
 use crate::settings::Settings;
-use crate::Finding;
 
 /// How many kinds the message names.
 const KINDS_SHOWN: usize = 4;
@@ -41,10 +41,7 @@ impl Coverage {
             }
             self.objects += 1;
             self.kinds.insert(object.kind.clone());
-            let exempt = object
-                .namespace
-                .as_ref()
-                .is_some_and(|ns| settings.exempt_namespaces.contains(ns));
+            let exempt = settings.exempts(object.namespace.as_deref());
             let workload = WorkloadKind::of(&object.api_version, &object.kind).is_some();
             let context = matches!(object.kind.as_str(), "Node" | "RuntimeClass");
             if workload && exempt {
@@ -109,10 +106,13 @@ mod tests {
     use crate::rules::test_kit::findings;
     use crate::settings::Settings;
 
-    const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {a: b}\n";
-    const SERVICE: &str = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n";
+    const CONFIG_MAP: &str =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {a: b}\n";
+    const SERVICE: &str =
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n";
     const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: kube-system}\nspec:\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: nginx}]\n";
-    const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: l1, labels: {kubernetes.io/os: linux}}\n";
+    const NODE: &str =
+        "apiVersion: v1\nkind: Node\nmetadata: {name: l1, labels: {kubernetes.io/os: linux}}\n";
     const RUNTIME_CLASS: &str = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\n";
     const EKSCTL: &str = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c, region: eu-west-1}\nnodeGroups:\n- name: linux\n  amiFamily: AmazonLinux2023\n";
 
@@ -162,7 +162,13 @@ mod tests {
         };
         let got = not_checked(POD, &exempt);
         assert_eq!(got.len(), 1, "{got:?}");
-        assert!(got[0].2.contains("its workloads are all in exemptNamespaces"), "{}", got[0].2);
+        assert!(
+            got[0]
+                .2
+                .contains("its workloads are all in exemptNamespaces"),
+            "{}",
+            got[0].2
+        );
         let off = Settings {
             disabled_rules: vec!["not-checked".into()],
             ..Settings::default()

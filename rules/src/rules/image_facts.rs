@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::{Emitter, RuleId};
 use crate::finding::Finding;
-use crate::model::{self, Object};
+use crate::model::Object;
 use crate::placement::container_images;
 use crate::settings::Settings;
 use crate::windows::{ImageClass, ImageOs, ImageSource, classify_image};
@@ -51,17 +51,7 @@ pub fn images_to_resolve<'a>(
     settings: &Settings,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for object in objects {
-        if object
-            .namespace
-            .as_ref()
-            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
-        {
-            continue;
-        }
-        let Some(Ok(template)) = model::pod_template(object) else {
-            continue;
-        };
+    for (_, template) in super::checked_templates(objects, settings) {
         for (_, image) in container_images(&template.spec, &template.prefix) {
             let class = classify_image(image, &settings.image_rules);
             let unknown = match &class.os {
@@ -86,17 +76,7 @@ pub(super) fn check_unresolved(
     unresolved: &BTreeMap<String, String>,
     findings: &mut Vec<Finding>,
 ) {
-    for object in objects {
-        if object
-            .namespace
-            .as_ref()
-            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
-        {
-            continue;
-        }
-        let Some(Ok(template)) = model::pod_template(object) else {
-            continue;
-        };
+    for (object, template) in super::checked_templates(objects, settings) {
         let mut out = Emitter::new(object, settings, findings);
         for (path, image) in container_images(&template.spec, &template.prefix) {
             let Some(why) = unresolved.get(image) else {
@@ -122,6 +102,7 @@ pub(super) fn check_unresolved(
 mod tests {
     use super::*;
     use crate::input::{Limits, parse};
+    use crate::model;
     use crate::rules::evaluate_with_image_facts;
 
     const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers:\n  - {name: a, image: registry.example.com/app:1}\n  - {name: b, image: nginx:1.27}\n";

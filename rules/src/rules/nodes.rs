@@ -376,7 +376,11 @@ mod tests {
     fn the_untainted_message_says_what_the_node_carries() {
         let message = |taints: &str| {
             let found = findings(
-                &node(&format!("{W}, node.kubernetes.io/windows-build: '10.0.20348'"), taints, "10.0.20348.2762"),
+                &node(
+                    &format!("{W}, node.kubernetes.io/windows-build: '10.0.20348'"),
+                    taints,
+                    "10.0.20348.2762",
+                ),
                 None,
                 &Settings::default(),
                 &["windows-node-untainted"],
@@ -385,7 +389,9 @@ mod tests {
             found[0].message.clone()
         };
         assert!(message("").starts_with("This Windows node has no taint, so"));
-        let m = message("{key: os, value: windows, effect: PreferNoSchedule}, {key: node.kubernetes.io/not-ready, effect: NoExecute}");
+        let m = message(
+            "{key: os, value: windows, effect: PreferNoSchedule}, {key: node.kubernetes.io/not-ready, effect: NoExecute}",
+        );
         assert!(
             m.starts_with("This Windows node carries only taints that do not keep pods off it (os=windows:PreferNoSchedule, node.kubernetes.io/not-ready:NoExecute: PreferNoSchedule only lowers its score; node-condition taints go when the condition clears), so"),
             "{m}"

@@ -252,7 +252,10 @@ fn windows_pod_without_build_selector(
     }
     // No build of the cluster runs the images: pinning one would leave the pod Pending, and
     // `schedulable-on-incompatible-build` says to rebuild the image instead (one problem, one error).
-    if cx.nodes.is_some_and(|ix| super::cluster::rebuild_advised(p, ix)) {
+    if cx
+        .nodes
+        .is_some_and(|ix| super::cluster::rebuild_advised(p, ix))
+    {
         return;
     }
     let several = cx.context.is_some_and(|c| c.windows_builds().len() > 1);
@@ -352,7 +355,10 @@ fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     for host in pin.numbers() {
         // A build no node of the cluster has: the pod stays Pending rather than failing to start, and
         // `no-schedulable-node` says so with the build to pin (one problem, one error).
-        if cx.nodes.is_some_and(|ix| !ix.windows_builds().contains(&host)) {
+        if cx
+            .nodes
+            .is_some_and(|ix| !ix.windows_builds().contains(&host))
+        {
             continue;
         }
         let bad = p

@@ -288,7 +288,9 @@ fn matches(e: &Expected, g: &Got) -> bool {
         && e.object == g.object
         && e.path.as_ref().is_none_or(|p| p == &g.path)
         && e.severity.as_ref().is_none_or(|s| s == &g.severity)
-        && e.message.as_ref().is_none_or(|m| g.message.contains(m.as_str()))
+        && e.message
+            .as_ref()
+            .is_none_or(|m| g.message.contains(m.as_str()))
 }
 
 /// The differences between what a case expects and what was produced, one line each (empty when equal).
