@@ -222,11 +222,13 @@ pub(crate) fn collect<P: IntoIterator<Item = NodePool>>(
     }
 }
 
-/// Each pool's name, OS, build, arch and node count: what the readers' tests compare.
+/// A pool as the readers' tests compare it: name, OS, build, arch, node count.
 #[cfg(test)]
-pub(crate) fn pool_summary(
-    read: &InfraRead,
-) -> Vec<(&str, Option<Os>, Option<&str>, Option<&str>, u32)> {
+pub(crate) type PoolSummary<'a> = (&'a str, Option<Os>, Option<&'a str>, Option<&'a str>, u32);
+
+/// Each pool's [`PoolSummary`].
+#[cfg(test)]
+pub(crate) fn pool_summary(read: &InfraRead) -> Vec<PoolSummary<'_>> {
     read.pools
         .iter()
         .map(|p| {
