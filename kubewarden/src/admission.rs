@@ -277,7 +277,7 @@ pub fn malformed(request: &AdmissionRequest) -> Option<String> {
 /// Whether the request's namespace is in the settings' `exemptNamespaces`.
 pub fn is_exempt(request: &AdmissionRequest, settings: &Settings) -> bool {
     let ns = namespace_of(request);
-    !ns.is_empty() && settings.exempt_namespaces.contains(&ns)
+    !ns.is_empty() && settings.exempts(Some(&ns))
 }
 
 /// Whether the rules for this request read the cluster (workloads do; Node and RuntimeClass objects are

@@ -40,14 +40,15 @@ export const corpusCases: [string, string][] = corpora.flatMap(([prefix, dir]) =
     .map((n): [string, string] => [`${prefix}${n}`, path.join(dir, n)]));
 
 /** A finding as the page lists it (its data attributes). */
-export type Listed = { rule: string; object: string; path: string; severity: string; line: string; source: string; fixable: string };
+export type Listed = { rule: string; object: string; path: string; severity: string; line: string; source: string; fixable: string; message: string };
 
 /** Every finding the page lists now, in order. */
 export async function listedFindings(page: Page): Promise<Listed[]> {
   return page.locator('.finding').evaluateAll((els) => els.map((e) => {
     const d = (e as HTMLElement).dataset;
     return { rule: d.rule ?? '', object: d.object ?? '', path: d.path ?? '', severity: d.severity ?? '',
-      line: d.line ?? '', source: d.source ?? '', fixable: d.fixable ?? '' };
+      line: d.line ?? '', source: d.source ?? '', fixable: d.fixable ?? '',
+      message: e.querySelector('.message')?.textContent ?? '' };
   }));
 }
 

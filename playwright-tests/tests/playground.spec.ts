@@ -13,25 +13,28 @@ import { enterCase as enter, watchConsole, corpora, corpusCases, listedFindings 
 const port = Number(process.env.WINPLACE_TEST_PORT ?? 8099);
 const bin = process.env.WINPLACE_BIN ?? path.resolve(__dirname, '../../target/debug/winplace');
 
-type Expected = { rule: string; object: string; path?: string; severity?: string };
+type Expected = { rule: string; object: string; path?: string; severity?: string; message?: string };
 
 async function parseErrorLines(page: Page): Promise<number[]> {
   return page.locator('.parse-error').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.line)));
 }
 
-// The corpus comparison (corpus/README.md): a multiset of {rule, object, path?, severity?}, info ignored.
+// The corpus comparison (corpus/README.md): a multiset of {rule, object, path?, severity?, message?}; info
+// findings count only when listed.
 function differences(expected: Expected[], got: Listed[]): string[] {
-  const rest = got.filter((g) => g.severity !== 'info');
+  const rest = got;
   const used = rest.map(() => false);
   const diffs: string[] = [];
   // Most specific expectations first, so that a loose one does not take a finding a precise one needs.
-  const order = [...expected].sort((a, b) => (Number(!!b.path) + Number(!!b.severity)) - (Number(!!a.path) + Number(!!a.severity)));
+  const weight = (e: Expected) => Number(!!e.path) + Number(!!e.severity) + Number(!!e.message);
+  const order = [...expected].sort((a, b) => weight(b) - weight(a));
   for (const e of order) {
     const i = rest.findIndex((g, j) => !used[j] && g.rule === e.rule && g.object === e.object
-      && (e.path === undefined || g.path === e.path) && (e.severity === undefined || g.severity === e.severity));
+      && (e.path === undefined || g.path === e.path) && (e.severity === undefined || g.severity === e.severity)
+      && (e.message === undefined || g.message.includes(e.message)));
     if (i < 0) diffs.push(`missing: ${JSON.stringify(e)}`); else used[i] = true;
   }
-  rest.forEach((g, j) => { if (!used[j]) diffs.push(`unexpected: ${JSON.stringify(g)}`); });
+  rest.forEach((g, j) => { if (!used[j] && g.severity !== 'info') diffs.push(`unexpected: ${JSON.stringify(g)}`); });
   return diffs;
 }
 
@@ -42,7 +45,8 @@ function readCase(dir: string) {
     input: read('input.yaml') ?? '',
     cluster: read('cluster.yaml'),
     settings: read('settings.yaml'),
-    findings: ((expect.findings ?? []) as Expected[]).map((f) => ({ ...f, severity: f.severity ?? undefined, path: f.path ?? undefined })),
+    findings: ((expect.findings ?? []) as Expected[]).map((f) => ({ ...f, severity: f.severity ?? undefined, path: f.path ?? undefined, message: f.message ?? undefined })),
+    fixed: read('fixed.yaml'),
     parseErrors: ((expect.parse_errors ?? []) as { line: number }[]).map((e) => e.line),
   };
 }
@@ -74,6 +78,10 @@ for (const [name, dir] of cases) {
       await page.locator('.use-repair').click();
       await expect.poll(async () => (await listed(page)).filter((f) => f.source === 'input' && f.fixable === 'true'),
         { timeout: 10_000 }).toEqual([]);
+      // fixed.yaml: the repaired manifests, byte for byte, as `winplace check --fix` writes them.
+      if (c.fixed !== undefined) expect(await page.locator('#manifest').inputValue()).toBe(c.fixed);
+    } else {
+      expect(c.fixed, 'a case with fixed.yaml has fixes to apply').toBeUndefined();
     }
     expect(problems).toEqual([]);
   });

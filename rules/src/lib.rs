@@ -68,7 +68,12 @@ pub fn check_text(
             }
         });
     }
-    let pool_findings = infra::pool_findings_of(&pools, settings);
+    let pools = infra::read(&pools);
+    let pool_findings = infra::pool_findings(&pools, settings);
+    let mut coverage = rules::coverage::Coverage::default();
+    if !pools.pools.is_empty() || !pools.errors.is_empty() {
+        coverage.saw_node_pools();
+    }
     drop(pools);
     let merged = rules::merged_context(&own, context);
     drop(own);
@@ -79,14 +84,19 @@ pub fn check_text(
         .map(placement::NodeIndex::from_context);
     let mut report = Report::default();
     input::parse_each(file, text, &limits, &mut |read| match read {
-        Ok(doc) => rules::evaluate_prepared(
-            &model::objects(std::slice::from_ref(&doc)),
-            (context, &resolver, index.as_ref()),
-            settings,
-            &mut report.findings,
-        ),
+        Ok(doc) => {
+            let objects = model::objects(std::slice::from_ref(&doc));
+            coverage.see(&objects, settings);
+            rules::evaluate_prepared(
+                &objects,
+                (context, &resolver, index.as_ref()),
+                settings,
+                &mut report.findings,
+            );
+        }
         Err(e) => report.parse_errors.push(e),
     });
+    coverage.finish(settings, &mut report.findings);
     report.findings.extend(pool_findings);
     report.sort();
     report
@@ -128,9 +138,16 @@ pub fn check_text_with_images(
         findings: rules::evaluate_with_image_facts(&objects, context, settings, facts),
         parse_errors: Vec::new(),
     };
+    let pools = infra::read(&parsed.documents);
     report
         .findings
-        .extend(infra::pool_findings_of(&parsed.documents, settings));
+        .extend(infra::pool_findings(&pools, settings));
+    let mut coverage = rules::coverage::Coverage::default();
+    coverage.see(&objects, settings);
+    if !pools.pools.is_empty() || !pools.errors.is_empty() {
+        coverage.saw_node_pools();
+    }
+    coverage.finish(settings, &mut report.findings);
     report.parse_errors = parsed.errors;
     report.sort();
     report
@@ -168,6 +185,9 @@ mod tests {
             findings: rules::evaluate(&objects, context, &settings),
             parse_errors: parsed.errors,
         };
+        let mut coverage = rules::coverage::Coverage::default();
+        coverage.see(&objects, &settings);
+        coverage.finish(&settings, &mut report.findings);
         report.sort();
         report
     }

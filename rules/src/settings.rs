@@ -310,6 +310,17 @@ impl Settings {
         self.platform = platform;
     }
 
+    /// Whether objects of `namespace` are exempt (`exemptNamespaces`); cluster-scoped objects never are.
+    ///
+    /// ```
+    /// let s = winplace_rules::Settings { exempt_namespaces: vec!["kube-system".into()], ..Default::default() };
+    /// assert!(s.exempts(Some("kube-system")));
+    /// assert!(!s.exempts(Some("shop")) && !s.exempts(None));
+    /// ```
+    pub fn exempts(&self, namespace: Option<&str>) -> bool {
+        namespace.is_some_and(|ns| self.exempt_namespaces.iter().any(|e| e == ns))
+    }
+
     /// Supported builds as numbers (`10.0.20348` → 20348); bad entries are skipped (validate reports them).
     pub fn supported_build_numbers(&self) -> Vec<u32> {
         self.supported_builds

@@ -91,6 +91,12 @@ fn repairing_every_case_leaves_no_fixable_error() {
                 .iter()
                 .map(|e| format!("  repaired text does not parse: {e}")),
         );
+        if let Some(fixed) = case.fixed.as_ref().filter(|f| **f != repair.text) {
+            problems.push(format!(
+                "  the repaired text differs from fixed.yaml:\n{}",
+                first_difference(fixed, &repair.text)
+            ));
+        }
         for s in &repair.skipped {
             problems.push(format!(
                 "  fix of {} at {} did not apply: {}",
@@ -109,6 +115,18 @@ fn repairing_every_case_leaves_no_fixable_error() {
     assert!(report.is_empty(), "{}", report.join("\n"));
 }
 
+/// The first line where `want` and `got` differ, both shown, for a readable failure.
+fn first_difference(want: &str, got: &str) -> String {
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.split('\n').collect(), got.split('\n').collect());
+    let i = w.iter().zip(&g).take_while(|(a, b)| a == b).count();
+    format!(
+        "  line {}: fixed.yaml has {:?}, the repair wrote {:?}",
+        i + 1,
+        w.get(i).copied().unwrap_or("<end>"),
+        g.get(i).copied().unwrap_or("<end>")
+    )
+}
+
 /// The comparison itself: multiset semantics, optional fields, info ignored upstream.
 #[test]
 fn comparison_reports_missing_and_unexpected() {
@@ -116,13 +134,14 @@ fn comparison_reports_missing_and_unexpected() {
         rule: rule.into(),
         object: "Pod/default/p".into(),
         path: path.map(str::to_string),
-        severity: None,
+        ..Expected::default()
     };
     let got = |rule: &str, path: &str| Got {
         rule: rule.into(),
         object: "Pod/default/p".into(),
         path: path.into(),
         severity: "error".into(),
+        message: "The pod stays Pending.".into(),
         place: "f:1".into(),
     };
     let case = |expected: Vec<Expected>, lines: Vec<u32>| Case {
@@ -133,6 +152,7 @@ fn comparison_reports_missing_and_unexpected() {
         settings_text: None,
         expected,
         parse_error_lines: lines,
+        fixed: None,
     };
     // (expected, produced, produced parse error lines, number of differences)
     type Row = (Vec<Expected>, Vec<Got>, Vec<u32>, usize);
@@ -160,6 +180,44 @@ fn comparison_reports_missing_and_unexpected() {
             0,
         ),
         (vec![], vec![], vec![3], 1),
+        // A message expectation is a part of the message.
+        (
+            vec![Expected {
+                message: Some("stays Pending".into()),
+                ..expected("a", None)
+            }],
+            vec![got("a", "x")],
+            vec![],
+            0,
+        ),
+        (
+            vec![Expected {
+                message: Some("pin the build".into()),
+                ..expected("a", None)
+            }],
+            vec![got("a", "x")],
+            vec![],
+            2,
+        ),
+        // Info findings count when listed, and are never unexpected.
+        (
+            vec![],
+            vec![Got {
+                severity: "info".into(),
+                ..got("a", "x")
+            }],
+            vec![],
+            0,
+        ),
+        (
+            vec![Expected {
+                severity: Some("info".into()),
+                ..expected("a", None)
+            }],
+            vec![],
+            vec![],
+            1,
+        ),
     ];
     for (i, (exp, produced, lines, n)) in rows.into_iter().enumerate() {
         let diffs = compare(&case(exp, vec![]), &produced, &lines);

@@ -110,6 +110,126 @@ fn every_corpus_case_through_the_binary() {
     );
 }
 
+/// Every case with a `fixed.yaml`: `winplace check --fix` on a copy of its input writes exactly that text.
+#[test]
+fn corpus_fixed_files_through_the_binary() {
+    let mut report = Vec::new();
+    let mut checked = 0;
+    for case in cases() {
+        let Some(fixed) = &case.fixed else {
+            continue;
+        };
+        checked += 1;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for file in ["input.yaml", "cluster.yaml", "settings.yaml"] {
+            if let Ok(text) = std::fs::read(case.dir.join(file)) {
+                std::fs::write(dir.path().join(file), text).expect("copy");
+            }
+        }
+        let mut args = case_args(&case);
+        args.push("--fix");
+        let out = winplace(dir.path(), &args, None);
+        let written = std::fs::read_to_string(dir.path().join("input.yaml")).expect("input.yaml");
+        if &written != fixed {
+            report.push(format!(
+                "{} (exit {}): `check --fix` wrote\n{written}\nfixed.yaml has\n{fixed}",
+                case.name,
+                code(&out)
+            ));
+        }
+    }
+    assert!(
+        checked >= 2,
+        "only {checked} corpus cases have a fixed.yaml"
+    );
+    assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+/// A file with nothing to check is reported as such (`not-checked`, info) in every format, so that it does
+/// not look like a clean one; files given as `--cluster` context never are.
+#[test]
+fn a_file_with_nothing_to_check_says_so_in_every_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n";
+    let nodes =
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: l1\n  labels: {kubernetes.io/os: linux}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: nginx:1.27}]\n";
+    for (name, text) in [
+        ("config.yaml", config),
+        ("nodes.yaml", nodes),
+        ("pod.yaml", pod),
+    ] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    // JSON: one info on the ConfigMap's file; the Node file and the clean pod are checked; exit 0.
+    let out = winplace(
+        dir.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "config.yaml",
+            "nodes.yaml",
+            "pod.yaml",
+        ],
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let value = json(&out);
+    let notes: Vec<&Value> = value["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == "not-checked")
+        .collect();
+    assert_eq!(notes.len(), 1, "{value}");
+    assert_eq!(notes[0]["file"], "config.yaml");
+    assert_eq!(notes[0]["severity"], "info");
+    assert_eq!(notes[0]["object"]["kind"], "ConfigMap");
+    assert_eq!(value["summary"]["infos"], 1);
+    // Text: the note is printed with its file and line.
+    let text = stdout(&winplace(
+        dir.path(),
+        &["check", "--format", "text", "config.yaml"],
+        None,
+    ));
+    assert!(
+        text.contains("config.yaml:1: info not-checked: Nothing in this file was checked"),
+        "{text}"
+    );
+    // SARIF: a result at level "note".
+    let sarif: Value = serde_json::from_str(&stdout(&winplace(
+        dir.path(),
+        &["check", "--format", "sarif", "config.yaml"],
+        None,
+    )))
+    .expect("SARIF is JSON");
+    let results = sarif["runs"][0]["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "not-checked" && r["level"] == "note"),
+        "{sarif}"
+    );
+    // Context files are not inputs: a ConfigMap in --cluster is never reported.
+    let out = winplace(
+        dir.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--cluster",
+            "config.yaml",
+            "pod.yaml",
+        ],
+        None,
+    );
+    assert!(!stdout(&out).contains("not-checked"), "{}", stdout(&out));
+}
+
 /// A Windows Deployment that is placed right but does not pin a build: warnings only.
 const WARNINGS_ONLY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w, namespace: t}\nspec:\n  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    spec:\n      nodeSelector: {kubernetes.io/os: windows}\n      tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n      containers: [{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2022}]\n";
 

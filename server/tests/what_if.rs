@@ -41,10 +41,24 @@ fn change<'a>(report: &'a Value, object: &str) -> Option<&'a Value> {
 }
 
 /// Retiring the Windows Server 2019 pool for a 2025 one breaks exactly the workload pinned to 2019, and
-/// the fix names the ltsc2025 tag of its image and the 2025 build selector.
+/// the fix names the ltsc2025 tag of its image and the 2025 build selector. The unpinned 2019 workload
+/// (`legacy/ledger`) was broken before and stays broken, but its advice changes: with no 2019 node left,
+/// pinning a build cannot help, so `windows-pod-without-build-selector` gives way to the rebuild advice
+/// of `schedulable-on-incompatible-build` (one problem, one error).
 fn assert_2019_to_2025(report: &Value) {
     let changes = report["changes"].as_array().expect("changes");
-    assert_eq!(changes.len(), 1, "{report:#}");
+    assert_eq!(changes.len(), 2, "{report:#}");
+    let ledger = change(report, "Deployment/legacy/ledger").expect("ledger changes");
+    assert_eq!(
+        ledger["after"],
+        serde_json::json!(["schedulable-on-incompatible-build"])
+    );
+    assert!(
+        ledger["before"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|r| r == "windows-pod-without-build-selector")),
+        "{ledger:#}"
+    );
     let invoice = change(report, "Deployment/billing/invoice-api").expect("invoice-api changes");
     assert_eq!(invoice["before"], serde_json::json!([]));
     assert_eq!(invoice["after"], serde_json::json!(["no-schedulable-node"]));

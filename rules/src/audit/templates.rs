@@ -68,10 +68,7 @@ impl Audit {
                 continue;
             };
             let owner = workload.owner.object.clone();
-            let exempt = owner
-                .namespace
-                .as_ref()
-                .is_some_and(|ns| settings.exempt_namespaces.contains(ns));
+            let exempt = settings.exempts(owner.namespace.as_deref());
             let Some(template) = workload.templates.get_mut(rev) else {
                 continue;
             };

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::value::{FieldError, Reader};
-use super::{Format, InfraRead, NodePool, azure_arch, parse_taint_text};
+use super::{Format, InfraRead, NodePool, azure_arch, parse_taint_text, read_document};
 use crate::finding::ObjectRef;
 use crate::input::Document;
 use crate::path::FieldPath;
@@ -34,17 +34,9 @@ pub fn os_sku_build(sku: &str) -> Option<&'static str> {
 
 /// Reads one agent pool.
 pub fn read(doc: &Document, out: &mut InfraRead) {
-    let name = doc
-        .value
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let reader = Reader::new(doc, format!("AgentPool/{name}"));
-    match agent_pool(&reader, &name) {
-        Ok(pool) => out.pools.push(pool),
-        Err(e) => out.errors.push(reader.error(e)),
-    }
+    read_document(doc, out, "AgentPool", "/name", |r, name| {
+        agent_pool(r, name).map(std::iter::once)
+    });
 }
 
 fn agent_pool(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
@@ -123,12 +115,6 @@ fn agent_pool(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
     let vm_size = r.str(&root.field("vmSize"))?.unwrap_or("");
     let count = r.count(&root.field("count"))?.unwrap_or(1);
     Ok(NodePool {
-        name: name.to_string(),
-        format: Format::Aks,
-        object: ObjectRef::new("", "AgentPool", None, name),
-        file: r.doc.file.clone(),
-        line: Some(r.doc.line),
-        path: String::new(),
         os,
         arch: Some(azure_arch(vm_size).to_string()),
         build,
@@ -136,6 +122,13 @@ fn agent_pool(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
         labels,
         taints,
         count: count.max(1),
+        ..NodePool::at(
+            r,
+            &root,
+            Format::Aks,
+            ObjectRef::new("", "AgentPool", None, name),
+            name,
+        )
     })
 }
 
@@ -172,19 +165,7 @@ mod tests {
 ]"#;
         let docs = crate::infra::load::documents("aks.json", text).0;
         let read = read(&docs);
-        let got: Vec<_> = read
-            .pools
-            .iter()
-            .map(|p| {
-                (
-                    p.name.as_str(),
-                    p.os,
-                    p.build.as_deref(),
-                    p.arch.as_deref(),
-                    p.count,
-                )
-            })
-            .collect();
+        let got = crate::infra::pool_summary(&read);
         assert_eq!(
             got,
             [

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::value::{FieldError, Reader, kubernetes_effect};
-use super::{Format, InfraRead, NodePool, aws_arch, parse_taint_text};
+use super::{Format, InfraRead, NodePool, aws_arch, collect, parse_taint_text};
 use crate::finding::ObjectRef;
 use crate::input::Document;
 use crate::path::FieldPath;
@@ -77,10 +77,8 @@ pub fn read(doc: &Document, out: &mut InfraRead) {
                 .unwrap_or("")
                 .to_string();
             let reader = Reader::new(doc, format!("ClusterConfig/{cluster}: {list}/{name}"));
-            match group(&reader, &path, &cluster, &name, managed) {
-                Ok(pool) => out.pools.push(pool),
-                Err(e) => out.errors.push(reader.error(e)),
-            }
+            let pool = group(&reader, &path, &cluster, &name, managed);
+            collect(out, &reader, pool.map(std::iter::once));
         }
     }
 }
@@ -125,13 +123,8 @@ fn group(
         Some(n) => n,
         None => r.count(&path.field("minSize"))?.unwrap_or(DEFAULT_COUNT),
     };
+    let object = ObjectRef::new(API_VERSION, "NodeGroup", None, name);
     Ok(NodePool {
-        name: name.to_string(),
-        format: Format::Eksctl,
-        object: ObjectRef::new(API_VERSION, "NodeGroup", None, name),
-        file: r.doc.file.clone(),
-        line: Some(r.line(path)),
-        path: path.to_string(),
         os,
         arch: Some(aws_arch(instance_type).to_string()),
         build,
@@ -139,6 +132,7 @@ fn group(
         labels,
         taints,
         count: count.max(1),
+        ..NodePool::at(r, path, Format::Eksctl, object, name)
     })
 }
 
@@ -175,19 +169,7 @@ mod tests {
             "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\nnodeGroups:\n- {name: core19, amiFamily: WindowsServer2019CoreContainer}\n- {name: full22, amiFamily: WindowsServer2022FullContainer, instanceType: m6i.large}\n- {name: al, instanceType: m7g.large}\nmanagedNodeGroups:\n- {name: w25, amiFamily: WindowsServer2025CoreContainer, desiredCapacity: 3}\n",
         );
         assert!(read.errors.is_empty(), "{:?}", read.errors);
-        let got: Vec<_> = read
-            .pools
-            .iter()
-            .map(|p| {
-                (
-                    p.name.as_str(),
-                    p.os,
-                    p.build.as_deref(),
-                    p.arch.as_deref(),
-                    p.count,
-                )
-            })
-            .collect();
+        let got = crate::infra::pool_summary(&read);
         assert_eq!(
             got,
             [

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::value::{FieldError, Reader};
-use super::{Format, InfraRead, NodePool, taint};
+use super::{Format, InfraRead, NodePool, arch_name, read_document, taint};
 use crate::finding::ObjectRef;
 use crate::input::Document;
 use crate::path::FieldPath;
@@ -46,17 +46,9 @@ pub fn os_version_build(os_version: &str) -> Option<&'static str> {
 
 /// Reads one node pool.
 pub fn read(doc: &Document, out: &mut InfraRead) {
-    let name = doc
-        .value
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let reader = Reader::new(doc, format!("NodePool/{name}"));
-    match node_pool(&reader, &name) {
-        Ok(pool) => out.pools.push(pool),
-        Err(e) => out.errors.push(reader.error(e)),
-    }
+    read_document(doc, out, "NodePool", "/name", |r, name| {
+        node_pool(r, name).map(std::iter::once)
+    });
 }
 
 fn node_pool(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
@@ -101,13 +93,8 @@ fn node_pool(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
             .count(&FieldPath::parse("autoscaling.minNodeCount"))?
             .unwrap_or(1),
     };
+    let object = ObjectRef::new("container.googleapis.com/v1", "NodePool", None, name);
     Ok(NodePool {
-        name: name.to_string(),
-        format: Format::Gke,
-        object: ObjectRef::new("container.googleapis.com/v1", "NodePool", None, name),
-        file: r.doc.file.clone(),
-        line: Some(r.doc.line),
-        path: String::new(),
         os,
         arch: Some(gce_arch(machine).to_string()),
         build,
@@ -115,17 +102,14 @@ fn node_pool(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
         labels,
         taints,
         count: count.max(1),
+        ..NodePool::at(r, &FieldPath::root(), Format::Gke, object, name)
     })
 }
 
 /// `arm64` for the Arm machine series (T2A, C4A, N4A: `platforms.md §4.4`), else `amd64`.
 fn gce_arch(machine_type: &str) -> &'static str {
     let series = machine_type.split('-').next().unwrap_or("");
-    if matches!(series, "t2a" | "c4a" | "n4a") {
-        "arm64"
-    } else {
-        "amd64"
-    }
+    arch_name(matches!(series, "t2a" | "c4a" | "n4a"))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::value::{FieldError, Reader, kubernetes_effect};
-use super::{Format, InfraRead, NodePool};
+use super::{Format, InfraRead, NodePool, read_document};
 use crate::finding::ObjectRef;
 use crate::input::Document;
 use crate::path::FieldPath;
@@ -92,17 +92,9 @@ pub fn ami_family(family: &str) -> Option<(Os, Option<&'static str>)> {
 
 /// Reads one `NodePool`.
 pub fn read(doc: &Document, classes: &BTreeMap<String, NodeClass>, out: &mut InfraRead) {
-    let name = doc
-        .value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let reader = Reader::new(doc, format!("NodePool/{name}"));
-    match node_pool(&reader, &name, classes) {
-        Ok(pools) => out.pools.extend(pools),
-        Err(e) => out.errors.push(reader.error(e)),
-    }
+    read_document(doc, out, "NodePool", "/metadata/name", |r, name| {
+        node_pool(r, name, classes)
+    });
 }
 
 /// A requirement's single `In` value, or all its values.
@@ -227,20 +219,15 @@ fn node_pool(
             } else {
                 name.to_string()
             };
+            let object = ObjectRef::new(api_version, "NodePool", None, name);
             NodePool {
-                name: pool_name,
-                format: Format::Karpenter,
-                object: ObjectRef::new(api_version, "NodePool", None, name),
-                file: r.doc.file.clone(),
-                line: Some(r.doc.line),
-                path: String::new(),
                 os,
                 arch: Some(arch),
                 build: build.clone(),
                 unknown: unknown.clone(),
                 labels: labels.clone(),
                 taints: taints.clone(),
-                count: 1,
+                ..NodePool::at(r, &FieldPath::root(), Format::Karpenter, object, &pool_name)
             }
         })
         .collect())

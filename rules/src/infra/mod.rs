@@ -39,14 +39,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::finding::ObjectRef;
 use crate::input::Document;
+use crate::path::FieldPath;
 use crate::windows::Os;
+use value::{FieldError, Reader};
 
 pub use load::{ContextFiles, read_context};
 
-/// Findings about the node pools among `documents` (see [`read_context`]'s `findings`): what
+/// Findings about node pools (read by [`read`]; see [`read_context`]'s `findings`): what
 /// [`crate::check_text`] adds for infrastructure files.
-pub fn pool_findings_of(documents: &[Document], settings: &crate::Settings) -> Vec<crate::Finding> {
-    load::pool_findings(&read(documents), settings)
+pub fn pool_findings(infra: &InfraRead, settings: &crate::Settings) -> Vec<crate::Finding> {
+    load::pool_findings(infra, settings)
 }
 
 /// The file format a pool was read from.
@@ -157,6 +159,88 @@ impl NodePool {
             })
             .collect()
     }
+}
+
+impl NodePool {
+    /// A pool of `format` named `name`, reported as `object`, that `r` reads at `path` (the root for a
+    /// pool that is a whole document): where it is, and nothing yet about its nodes (no OS, one node).
+    /// Each format's reader fills in what its file tells (`NodePool { os, taints, ..NodePool::at(…) }`).
+    pub(crate) fn at(
+        r: &Reader<'_>,
+        path: &FieldPath,
+        format: Format,
+        object: ObjectRef,
+        name: &str,
+    ) -> NodePool {
+        let root = path.to_string().is_empty();
+        NodePool {
+            name: name.to_string(),
+            format,
+            object,
+            file: r.doc.file.clone(),
+            line: Some(if root { r.doc.line } else { r.line(path) }),
+            path: path.to_string(),
+            os: None,
+            arch: None,
+            build: None,
+            unknown: None,
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            count: 1,
+        }
+    }
+}
+
+/// Reads the pools of one document whose name is at `name_pointer` (`/name`, `/metadata/name`):
+/// `pools` gets a reader that names the object `Kind/name` in errors, and the name; its pools go to
+/// `out`, or its error does.
+pub(crate) fn read_document<P: IntoIterator<Item = NodePool>>(
+    doc: &Document,
+    out: &mut InfraRead,
+    kind: &str,
+    name_pointer: &str,
+    pools: impl FnOnce(&Reader<'_>, &str) -> Result<P, FieldError>,
+) {
+    let name = doc
+        .value
+        .pointer(name_pointer)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let reader = Reader::new(doc, format!("{kind}/{name}"));
+    collect(out, &reader, pools(&reader, name));
+}
+
+/// Adds what a reader made of a pool to `out`: the pools, or the error.
+pub(crate) fn collect<P: IntoIterator<Item = NodePool>>(
+    out: &mut InfraRead,
+    reader: &Reader<'_>,
+    read: Result<P, FieldError>,
+) {
+    match read {
+        Ok(pools) => out.pools.extend(pools),
+        Err(e) => out.errors.push(reader.error(e)),
+    }
+}
+
+/// A pool as the readers' tests compare it: name, OS, build, arch, node count.
+#[cfg(test)]
+pub(crate) type PoolSummary<'a> = (&'a str, Option<Os>, Option<&'a str>, Option<&'a str>, u32);
+
+/// Each pool's [`PoolSummary`].
+#[cfg(test)]
+pub(crate) fn pool_summary(read: &InfraRead) -> Vec<PoolSummary<'_>> {
+    read.pools
+        .iter()
+        .map(|p| {
+            (
+                p.name.as_str(),
+                p.os,
+                p.build.as_deref(),
+                p.arch.as_deref(),
+                p.count,
+            )
+        })
+        .collect()
 }
 
 /// A field of an infrastructure file that cannot be read.
@@ -283,11 +367,7 @@ pub(crate) fn aws_arch(instance_type: &str) -> &'static str {
     let generation_present = family
         .trim_start_matches(|c: char| c.is_ascii_lowercase())
         .starts_with(|c: char| c.is_ascii_digit());
-    if generation_present && after_digits.starts_with('g') {
-        "arm64"
-    } else {
-        "amd64"
-    }
+    arch_name(generation_present && after_digits.starts_with('g'))
 }
 
 /// `arm64` for an Azure VM size whose additive features include `p` (`Standard_D4ps_v5`,
@@ -298,11 +378,12 @@ pub(crate) fn azure_arch(vm_size: &str) -> &'static str {
     let features = head
         .trim_start_matches(|c: char| c.is_ascii_alphabetic())
         .trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
-    if features.contains('p') {
-        "arm64"
-    } else {
-        "amd64"
-    }
+    arch_name(features.contains('p'))
+}
+
+/// `kubernetes.io/arch` of a machine type: `arm64` for an Arm one, else `amd64`.
+pub(crate) fn arch_name(arm: bool) -> &'static str {
+    if arm { "arm64" } else { "amd64" }
 }
 
 #[cfg(test)]

@@ -10,7 +10,10 @@
 use serde_json::Value;
 
 use super::value::{FieldError, Reader, kubernetes_effect};
-use super::{Format, InfraRead, NodePool, aws_arch, azure_arch, ltsc_build, single_year, taint};
+use super::{
+    Format, InfraRead, NodePool, aws_arch, azure_arch, ltsc_build, read_document, single_year,
+    taint,
+};
 use crate::finding::ObjectRef;
 use crate::input::Document;
 use crate::path::FieldPath;
@@ -26,17 +29,9 @@ pub fn is_machine_set(kind: &str, api_version: &str) -> bool {
 
 /// Reads one MachineSet.
 pub fn read(doc: &Document, out: &mut InfraRead) {
-    let name = doc
-        .value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let reader = Reader::new(doc, format!("MachineSet/{name}"));
-    match machine_set(&reader, &name) {
-        Ok(pool) => out.pools.push(pool),
-        Err(e) => out.errors.push(reader.error(e)),
-    }
+    read_document(doc, out, "MachineSet", "/metadata/name", |r, name| {
+        machine_set(r, name).map(std::iter::once)
+    });
 }
 
 fn machine_set(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
@@ -83,21 +78,13 @@ fn machine_set(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
         taints.push(taint("os", "Windows", "NoSchedule"));
     }
     let count = r.count(&FieldPath::parse("spec.replicas"))?.unwrap_or(1);
+    let namespace = r
+        .doc
+        .value
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    let object = ObjectRef::new(API_VERSION, "MachineSet", namespace, name);
     Ok(NodePool {
-        name: name.to_string(),
-        format: Format::OpenShift,
-        object: ObjectRef::new(
-            API_VERSION,
-            "MachineSet",
-            r.doc
-                .value
-                .pointer("/metadata/namespace")
-                .and_then(Value::as_str),
-            name,
-        ),
-        file: r.doc.file.clone(),
-        line: Some(r.doc.line),
-        path: String::new(),
         os: Some(if windows { Os::Windows } else { Os::Linux }),
         arch: Some(image_arch.unwrap_or("amd64").to_string()),
         build,
@@ -105,6 +92,7 @@ fn machine_set(r: &Reader<'_>, name: &str) -> Result<NodePool, FieldError> {
         labels,
         taints,
         count: count.max(1),
+        ..NodePool::at(r, &FieldPath::root(), Format::OpenShift, object, name)
     })
 }
 

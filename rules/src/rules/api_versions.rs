@@ -123,33 +123,28 @@ mod tests {
 
     #[test]
     fn the_fix_moves_to_apps_v1_and_keeps_selecting_the_same_pods() {
-        let text = workload(
-            "extensions/v1beta1",
-            "Deployment",
-            "",
-            "{app: web, tier: front}",
-        );
-        let got = findings(&text, None, &Settings::default(), RULE);
-        let fixed = after_fix(&objects(&text)[0].value, &got[0]);
-        assert_eq!(fixed["apiVersion"], "apps/v1");
-        assert_eq!(
-            fixed["spec"]["selector"],
-            serde_json::json!({"matchLabels": {"app": "web", "tier": "front"}})
-        );
-        // An existing selector is kept as it is.
-        let text = workload(
-            "apps/v1beta2",
-            "Deployment",
-            "  selector: {matchLabels: {app: web}}\n",
-            "{app: web, tier: front}",
-        );
-        let got = findings(&text, None, &Settings::default(), RULE);
-        let fixed = after_fix(&objects(&text)[0].value, &got[0]);
-        assert_eq!(fixed["apiVersion"], "apps/v1");
-        assert_eq!(
-            fixed["spec"]["selector"],
-            serde_json::json!({"matchLabels": {"app": "web"}})
-        );
+        // (apiVersion, the spec's own selector, template labels, the selector after the fix)
+        let rows = [
+            // The selector the old version defaulted from the template's labels is written.
+            (
+                "extensions/v1beta1",
+                "",
+                serde_json::json!({"matchLabels": {"app": "web", "tier": "front"}}),
+            ),
+            // An existing selector is kept as it is.
+            (
+                "apps/v1beta2",
+                "  selector: {matchLabels: {app: web}}\n",
+                serde_json::json!({"matchLabels": {"app": "web"}}),
+            ),
+        ];
+        for (api, selector, want) in rows {
+            let text = workload(api, "Deployment", selector, "{app: web, tier: front}");
+            let got = findings(&text, None, &Settings::default(), RULE);
+            let fixed = after_fix(&objects(&text)[0].value, &got[0]);
+            assert_eq!(fixed["apiVersion"], "apps/v1", "{api}");
+            assert_eq!(fixed["spec"]["selector"], want, "{api}");
+        }
         // No labels to select: no automatic fix, and the message says what to add.
         let text = workload("apps/v1beta1", "Deployment", "", "{}");
         let got = findings(&text, None, &Settings::default(), RULE);

@@ -448,6 +448,15 @@ pub const RULES: &[RuleMeta] = &[
         true,
         false,
     ),
+    r(
+        RuleId::NotChecked,
+        ApiValidation,
+        I,
+        "File with nothing to check",
+        "A checked file holds no workload, Node, RuntimeClass or node pool (only a ConfigMap, a Service, a CRD…): nothing in it was checked, so its clean result says nothing. Files given as cluster context never get it.",
+        false,
+        false,
+    ),
     // Cluster
     r(
         RuleId::NoSchedulableNode,
@@ -748,6 +757,8 @@ mod tests {
                     "unknown-field",
                     "manifest-invalid",
                     "workload-api-version-removed",
+                    // issue 16: a file with nothing to check says so.
+                    "not-checked",
                 ],
             ),
             (
@@ -811,6 +822,7 @@ mod tests {
             "runtimeclass-unchecked",
             "node-pool-build-unknown",
             "image-manifest-unresolved",
+            "not-checked",
         ];
         for m in RULES {
             let want = if warnings.contains(&m.id) {

@@ -6,7 +6,9 @@
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
 use super::{Emitter, RuleId, TemplateCx};
-use crate::placement::{BUILD_LABEL, OS_LABEL, PodOs, fit, host_runs_any, os_word};
+use crate::placement::{
+    BUILD_LABEL, NodeIndex, OS_LABEL, Placement, PodOs, fit, host_runs_any, os_word,
+};
 use crate::windows::builds::{WindowsVersion, build_display};
 
 /// How many node names a message lists.
@@ -39,8 +41,9 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             RuleId::NoSchedulableNode,
             &p.prefix,
             format!(
-                "No node can take this pod, so it stays Pending: {}. Change its selectors or tolerations, or add nodes that match.",
-                fit.summary(index)
+                "No node can take this pod, so it stays Pending: {}. {}",
+                fit.summary(index),
+                pending_advice(p, index)
             ),
             None,
         );
@@ -83,6 +86,12 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .filter_map(|n| Some((n.name.as_str(), n.build?)))
         .filter(|(_, b)| images.iter().any(|(_, builds)| !host_runs_any(*b, builds)))
         .collect();
+    // A pod that already pins its build onto hosts that cannot run the image: `windows-build-mismatch`
+    // reports that pin (one problem, one error); advising to pin a build here would repeat it.
+    let pinned = p.build_pin.as_ref().map(|pin| pin.numbers());
+    if pinned.is_some_and(|pinned| bad.iter().all(|(_, b)| pinned.contains(b))) {
+        return;
+    }
     if let Some(&(_, build)) = bad.first() {
         let (image, image_builds) = images
             .iter()
@@ -92,11 +101,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         // The builds of the cluster that run every image: pinning one of them helps; when there is none,
         // pinning only trades a failing container for a Pending pod, and the image is what must change.
         let cluster_builds = index.windows_builds();
-        let runnable: Vec<u32> = cluster_builds
-            .iter()
-            .copied()
-            .filter(|&b| images.iter().all(|(_, builds)| host_runs_any(b, builds)))
-            .collect();
+        let runnable = runnable_builds(p, index);
         let advice = match runnable.first() {
             Some(&good) => format!(
                 "Pin the build with the nodeSelector {BUILD_LABEL}: \"{}\".",
@@ -120,6 +125,59 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             None,
         );
     }
+}
+
+/// What to do about a pod no node takes. A pin to a build the cluster lacks is the cause the scheduler
+/// reports, and the one finding about it (`windows-build-mismatch` stays silent then): say which build
+/// to pin instead, or that the image must be rebuilt when no build of the cluster runs it.
+fn pending_advice(p: &Placement, index: &NodeIndex) -> String {
+    const GENERIC: &str = "Change its selectors or tolerations, or add nodes that match.";
+    let cluster_builds = index.windows_builds();
+    let Some(pin) = p.build_pin.as_ref().filter(|pin| {
+        p.os == PodOs::Windows && !pin.numbers().iter().any(|b| cluster_builds.contains(b))
+    }) else {
+        return GENERIC.to_string();
+    };
+    if cluster_builds.is_empty() {
+        return GENERIC.to_string();
+    }
+    let runnable = runnable_builds(p, index);
+    let pinned = pin.builds.join(", ");
+    match runnable.first() {
+        Some(&good) => format!(
+            "No node has the pinned build {pinned}: pin a build the cluster has and the image runs on, {BUILD_LABEL}: \"{}\".",
+            WindowsVersion::new(good).label()
+        ),
+        None => format!(
+            "No node has the pinned build {pinned}, and no build the cluster has ({}) runs the image: rebuild it on a base image for one of them.",
+            builds_list(&cluster_builds)
+        ),
+    }
+}
+
+/// The Windows builds of the cluster whose hosts run every image of the pod (all of them for a
+/// HostProcess pod, which is exempt from build matching, §2.2), ascending.
+pub(super) fn runnable_builds(p: &Placement, index: &NodeIndex) -> Vec<u32> {
+    let images: Vec<&[u32]> = p.windows_image_builds().map(|(_, b)| b).collect();
+    index
+        .windows_builds()
+        .into_iter()
+        .filter(|&b| p.host_process || images.iter().all(|builds| host_runs_any(b, builds)))
+        .collect()
+}
+
+/// Whether `schedulable-on-incompatible-build` tells this unpinned pod to rebuild its image: no build of
+/// the cluster runs its images, and the scheduler can put it on a Windows node of a known build.
+pub(super) fn rebuild_advised(p: &Placement, index: &NodeIndex) -> bool {
+    if p.os != PodOs::Windows || p.host_process || p.build_pin.is_some() {
+        return false;
+    }
+    if index.windows_builds().is_empty() || !runnable_builds(p, index).is_empty() {
+        return false;
+    }
+    fit(p, index)
+        .candidate_nodes(index)
+        .any(|n| n.os == Some(crate::windows::Os::Windows) && n.build.is_some())
 }
 
 /// Builds for a message: `Windows Server 2019 (10.0.17763), Windows Server 2022 (10.0.20348)`.
@@ -314,5 +372,73 @@ mod tests {
                 && m.ends_with("rebuild it on a base image for a build the cluster has (Windows Server 2019 (10.0.17763))."),
             "{m}"
         );
+    }
+
+    #[test]
+    fn a_pin_to_a_build_no_node_has_is_one_error_with_the_build_to_pin() {
+        let taint = "{key: os, value: windows, effect: NoSchedule}";
+        let only_2022 = cluster(&[node("w22", "windows", "10.0.20348", taint)]);
+        let rules = [
+            "no-schedulable-node",
+            "windows-build-mismatch",
+            "schedulable-on-incompatible-build",
+        ];
+        let spec = |build: &str, image: &str| {
+            format!(
+                "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"{build}\"}}\n{TOLERATE}  containers: [{{name: c, image: \"{image}\"}}]\n"
+            )
+        };
+        // A 2022 image pinned to 2019, which no node has: Pending, not a failing container.
+        let found = findings(
+            &pod(&spec("10.0.17763", WIN)),
+            Some(&only_2022),
+            &Settings::default(),
+            &rules,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, "no-schedulable-node");
+        assert!(
+            found[0].message.ends_with("No node has the pinned build 10.0.17763: pin a build the cluster has and the image runs on, node.kubernetes.io/windows-build: \"10.0.20348\"."),
+            "{}",
+            found[0].message
+        );
+        // A 2025 image pinned to 2025 on 2022 nodes: no build of the cluster runs it, rebuild.
+        let found = findings(
+            &pod(&spec(
+                "10.0.26100",
+                "mcr.microsoft.com/windows/servercore:ltsc2025",
+            )),
+            Some(&only_2022),
+            &Settings::default(),
+            &rules,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].message.ends_with("No node has the pinned build 10.0.26100, and no build the cluster has (Windows Server 2022 (10.0.20348)) runs the image: rebuild it on a base image for one of them."),
+            "{}",
+            found[0].message
+        );
+        // The cluster has the pinned build: the mismatch is what happens there, and the only error.
+        let both = cluster(&[
+            node("w19", "windows", "10.0.17763", taint),
+            node("w22", "windows", "10.0.20348", taint),
+        ]);
+        let found = findings(
+            &pod(&spec("10.0.17763", WIN)),
+            Some(&both),
+            &Settings::default(),
+            &rules,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, "windows-build-mismatch");
+        // Without nodes, only the mismatch can be known.
+        let found = findings(
+            &pod(&spec("10.0.17763", WIN)),
+            None,
+            &Settings::default(),
+            &rules,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, "windows-build-mismatch");
     }
 }

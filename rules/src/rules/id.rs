@@ -86,6 +86,7 @@ rule_ids! {
     UnknownField = "unknown-field",
     ManifestInvalid = "manifest-invalid",
     WorkloadApiVersionRemoved = "workload-api-version-removed",
+    NotChecked = "not-checked",
     // Cluster
     NoSchedulableNode = "no-schedulable-node",
     SchedulableOnWrongOs = "schedulable-on-wrong-os",

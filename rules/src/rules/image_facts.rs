@@ -128,17 +128,7 @@ pub fn images_to_resolve<'a>(
     settings: &Settings,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for object in objects {
-        if object
-            .namespace
-            .as_ref()
-            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
-        {
-            continue;
-        }
-        let Some(Ok(template)) = model::pod_template(object) else {
-            continue;
-        };
+    for (_, template) in super::checked_templates(objects, settings) {
         for (_, image) in container_images(&template.spec, &template.prefix) {
             let class = classify_image(image, &settings.image_rules);
             let unknown = match &class.os {
@@ -164,11 +154,7 @@ pub(super) fn check_unresolved(
     findings: &mut Vec<Finding>,
 ) {
     for object in objects {
-        if object
-            .namespace
-            .as_ref()
-            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
-        {
+        if settings.exempts(object.namespace.as_deref()) {
             continue;
         }
         check_unresolved_object(object, settings, unresolved, findings);
@@ -213,6 +199,7 @@ pub(crate) fn check_unresolved_object(
 mod tests {
     use super::*;
     use crate::input::{Limits, parse};
+    use crate::model;
     use crate::rules::evaluate_with_image_facts;
 
     const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers:\n  - {name: a, image: registry.example.com/app:1}\n  - {name: b, image: nginx:1.27}\n";

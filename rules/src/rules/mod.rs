@@ -24,6 +24,8 @@ mod tolerations;
 mod unknown_fields;
 // What a registry client handed in.
 mod image_facts;
+// What a checked file held (`not-checked`).
+pub(crate) mod coverage;
 // Object rules.
 mod nodes;
 mod runtimeclass_objects;
@@ -117,11 +119,7 @@ pub(crate) fn evaluate_prepared(
 ) {
     let (context, resolver, index) = cluster;
     for object in objects {
-        if object
-            .namespace
-            .as_ref()
-            .is_some_and(|ns| settings.exempt_namespaces.contains(ns))
-        {
+        if settings.exempts(object.namespace.as_deref()) {
             continue;
         }
         let mut out = Emitter::new(object, settings, findings);
@@ -222,6 +220,18 @@ const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
     node_affinity::check,
     unknown_fields::check,
 ];
+
+/// The workloads among `objects` that the rules check (outside `exemptNamespaces`), with their pod
+/// templates; objects whose template cannot be read are left out (`manifest-invalid` reports them).
+pub(crate) fn checked_templates<'a, 's>(
+    objects: impl IntoIterator<Item = &'a Object>,
+    settings: &'s Settings,
+) -> impl Iterator<Item = (&'a Object, PodTemplate<'a>)> {
+    objects
+        .into_iter()
+        .filter(|o| !settings.exempts(o.namespace.as_deref()))
+        .filter_map(|o| Some((o, model::pod_template(o)?.ok()?)))
+}
 
 /// The given context plus the Nodes and RuntimeClasses of the input; `None` when there are none.
 pub(crate) fn merged_context(

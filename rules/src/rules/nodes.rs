@@ -13,10 +13,22 @@ use crate::windows::builds::{WindowsVersion, build_display};
 /// The Windows build label the kubelet sets (`node.kubernetes.io/windows-build`, §5.4).
 pub(crate) const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 
-/// Taint key prefixes of the taints Kubernetes itself sets for node conditions (`not-ready`,
-/// `unschedulable`, `uninitialized`, ...): they come and go, so they do not keep Linux pods away.
-const CONDITION_TAINT_PREFIXES: &[&str] =
-    &["node.kubernetes.io/", "node.cloudprovider.kubernetes.io/"];
+/// The taints Kubernetes itself sets for node conditions (kubernetes/api `core/v1/well_known_taints.go`,
+/// docs/reference/kubernetes-windows-rules.md §3.2): they come and go with the condition, so they do not
+/// keep Linux pods away. Exact keys, not the `node.kubernetes.io/` prefix: GKE's Windows taint is
+/// `node.kubernetes.io/os=windows:NoSchedule` (platforms.md §4.3) and does.
+const CONDITION_TAINT_KEYS: &[&str] = &[
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable",
+    "node.kubernetes.io/out-of-service",
+    "node.cloudprovider.kubernetes.io/uninitialized",
+    "node.cloudprovider.kubernetes.io/shutdown",
+];
 
 /// Runs the node rules on one object (nothing unless it is a `v1` Node).
 pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
@@ -50,12 +62,8 @@ fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
         .as_ref()
         .and_then(|s| s.taints.as_deref())
         .unwrap_or(&[]);
-    let own_filtering = taints.iter().any(|t| {
-        filters(t)
-            && !CONDITION_TAINT_PREFIXES
-                .iter()
-                .any(|p| t.key.starts_with(p))
-    });
+    let condition = |t: &Taint| CONDITION_TAINT_KEYS.contains(&t.key.as_str());
+    let own_filtering = taints.iter().any(|t| filters(t) && !condition(t));
     let wanted = &cx.settings.windows_taints;
     let carries_settings = !wanted.is_empty()
         && wanted.iter().all(|w| {
@@ -72,8 +80,26 @@ fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
         .map(taint_display)
         .unwrap_or_else(|| "os=windows:NoSchedule".to_string());
     let name = &cx.object.name;
+    // Say what the node carries: no taint at all, or only taints that do not keep pods off it.
+    let has = if taints.is_empty() {
+        "has no taint".to_string()
+    } else {
+        let mut why = Vec::new();
+        if taints.iter().any(|t| !filters(t)) {
+            why.push("PreferNoSchedule only lowers its score");
+        }
+        if taints.iter().any(|t| filters(t) && condition(t)) {
+            why.push("node-condition taints go when the condition clears");
+        }
+        let shown: Vec<String> = taints.iter().map(taint_display).collect();
+        format!(
+            "carries only taints that do not keep pods off it ({}: {})",
+            shown.join(", "),
+            why.join("; ")
+        )
+    };
     let message = format!(
-        "this Windows node has no NoSchedule or NoExecute taint, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
+        "this Windows node {has}, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
     );
     let path = FieldPath::root().field("spec").field("taints");
     out.emit(RuleId::WindowsNodeUntainted, &path, message, None);
@@ -171,7 +197,7 @@ fn unsupported_version(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::test_kit::{rule_paths, run_object};
+    use crate::rules::test_kit::{findings, rule_paths, run_object};
     use crate::settings::Settings;
 
     fn node(labels: &str, taints: &str, kernel: &str) -> String {
@@ -216,6 +242,13 @@ mod tests {
             (
                 l("10.0.20348"),
                 "{key: sku, value: win, effect: NoExecute}",
+                "10.0.20348.2762",
+                vec![],
+            ),
+            // GKE's Windows taint is under node.kubernetes.io/ but is no node-condition taint (platforms.md §4.3).
+            (
+                l("10.0.20348"),
+                "{key: node.kubernetes.io/os, value: windows, effect: NoSchedule}",
                 "10.0.20348.2762",
                 vec![],
             ),
@@ -336,6 +369,32 @@ mod tests {
                 "manifest-invalid".to_string(),
                 "metadata.labels[kubernetes.io/os]".to_string()
             )]
+        );
+    }
+
+    #[test]
+    fn the_untainted_message_says_what_the_node_carries() {
+        let message = |taints: &str| {
+            let found = findings(
+                &node(
+                    &format!("{W}, node.kubernetes.io/windows-build: '10.0.20348'"),
+                    taints,
+                    "10.0.20348.2762",
+                ),
+                None,
+                &Settings::default(),
+                &["windows-node-untainted"],
+            );
+            assert_eq!(found.len(), 1, "{taints}: {found:?}");
+            found[0].message.clone()
+        };
+        assert!(message("").starts_with("This Windows node has no taint, so"));
+        let m = message(
+            "{key: os, value: windows, effect: PreferNoSchedule}, {key: node.kubernetes.io/not-ready, effect: NoExecute}",
+        );
+        assert!(
+            m.starts_with("This Windows node carries only taints that do not keep pods off it (os=windows:PreferNoSchedule, node.kubernetes.io/not-ready:NoExecute: PreferNoSchedule only lowers its score; node-condition taints go when the condition clears), so"),
+            "{m}"
         );
     }
 }

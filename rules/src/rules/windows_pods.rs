@@ -250,6 +250,14 @@ fn windows_pod_without_build_selector(
     if !plan::needs_build_selector(p) {
         return;
     }
+    // No build of the cluster runs the images: pinning one would leave the pod Pending, and
+    // `schedulable-on-incompatible-build` says to rebuild the image instead (one problem, one error).
+    if cx
+        .nodes
+        .is_some_and(|ix| super::cluster::rebuild_advised(p, ix))
+    {
+        return;
+    }
     let several = cx.context.is_some_and(|c| c.windows_builds().len() > 1);
     let severity = if several || cx.settings.require_build_selector {
         Severity::Error
@@ -345,6 +353,14 @@ fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     };
     for host in pin.numbers() {
+        // A build no node of the cluster has: the pod stays Pending rather than failing to start, and
+        // `no-schedulable-node` says so with the build to pin (one problem, one error).
+        if cx
+            .nodes
+            .is_some_and(|ix| !ix.windows_builds().contains(&host))
+        {
+            continue;
+        }
         let bad = p
             .windows_image_builds()
             .find(|(_, builds)| !host_runs_any(host, builds));
@@ -382,11 +398,21 @@ fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .and_then(|(i, _)| p.images.get(i).map(|img| img.path.clone()))
         .or_else(|| p.build_pin.as_ref().map(|b| b.path.clone()))
         .unwrap_or_else(|| p.prefix.clone());
+    // The base-image tags of the supported builds (`ltsc2022`), not a fixed pair: supportedBuilds varies.
+    let tags: Vec<&str> = supported
+        .iter()
+        .filter_map(|&b| crate::windows::builds::build_info(b)?.tags.first().copied())
+        .collect();
+    let base = if tags.is_empty() {
+        "a supported base image".to_string()
+    } else {
+        format!("a supported base image ({})", tags.join(" or "))
+    };
     out.emit(
         RuleId::WindowsVersionUnsupported,
         &path,
         format!(
-            "This pod can only run on {}, outside the supported Windows builds ({}); it cannot move to supported nodes without a new image. Rebuild it on a supported base image (ltsc2022 or ltsc2025), or add the build to supportedBuilds if you run it deliberately.",
+            "This pod can only run on {}, outside the supported Windows builds ({}); it cannot move to supported nodes without a new image. Rebuild it on {base}, or add the build to supportedBuilds if you run it deliberately.",
             describe_builds(runnable),
             cx.settings.supported_builds.join(", ")
         ),

@@ -34,22 +34,25 @@ pub fn extra_corpus_dirs() -> Vec<PathBuf> {
         .collect()
 }
 
-/// One expected finding; `path` and `severity` are compared only when given.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// One expected finding; `path`, `severity` and `message` (a part of the message) are compared only when
+/// given.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Expected {
     pub rule: String,
     pub object: String,
     pub path: Option<String>,
     pub severity: Option<String>,
+    pub message: Option<String>,
 }
 
-/// One finding as produced (info-level findings are dropped before comparing).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// One finding as produced. Info-level findings count only when a case lists them (corpus/README.md).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Got {
     pub rule: String,
     pub object: String,
     pub path: String,
     pub severity: String,
+    pub message: String,
     /// `file:line`, to help whoever reads a difference.
     pub place: String,
 }
@@ -62,6 +65,9 @@ impl std::fmt::Display for Expected {
         }
         if let Some(s) = &self.severity {
             write!(f, " ({s})")?;
+        }
+        if let Some(m) = &self.message {
+            write!(f, " saying {m:?}")?;
         }
         Ok(())
     }
@@ -88,6 +94,8 @@ pub struct Case {
     pub expected: Vec<Expected>,
     /// Lines of the expected parse errors (`parse_errors: [{line: N}]`).
     pub parse_error_lines: Vec<u32>,
+    /// `fixed.yaml`: the whole input after every fix is applied (`--fix`), byte for byte.
+    pub fixed: Option<String>,
 }
 
 fn read_yaml(path: &Path) -> Result<Value, String> {
@@ -143,6 +151,7 @@ impl Case {
                 object,
                 path: text_field(f, "path"),
                 severity: text_field(f, "severity"),
+                message: text_field(f, "message"),
             });
         }
         let parse_error_lines = expect
@@ -161,6 +170,7 @@ impl Case {
             settings_text,
             expected,
             parse_error_lines,
+            fixed: std::fs::read_to_string(dir.join("fixed.yaml")).ok(),
         })
     }
 
@@ -220,16 +230,16 @@ fn cases_in(dir: &Path, prefix: &str) -> Vec<Result<Case, String>> {
         .collect()
 }
 
-/// Findings of the rules crate as compared (info dropped).
+/// Findings of the rules crate as compared.
 pub fn got_from_findings(findings: &[Finding]) -> Vec<Got> {
     findings
         .iter()
-        .filter(|f| f.severity != winplace_rules::Severity::Info)
         .map(|f| Got {
             rule: f.rule.clone(),
             object: f.object.display_name(),
             path: f.path.clone(),
             severity: f.severity.as_str().to_string(),
+            message: f.message.clone(),
             place: format!(
                 "{}:{}",
                 f.file.as_deref().unwrap_or("-"),
@@ -239,7 +249,7 @@ pub fn got_from_findings(findings: &[Finding]) -> Vec<Got> {
         .collect()
 }
 
-/// Findings of `winplace check --format json` output as compared (info dropped).
+/// Findings of `winplace check --format json` output as compared.
 pub fn got_from_json(output: &Value) -> Vec<Got> {
     let mut out = Vec::new();
     for f in output
@@ -249,9 +259,6 @@ pub fn got_from_json(output: &Value) -> Vec<Got> {
         .flatten()
     {
         let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        if s("severity") == "info" {
-            continue;
-        }
         let o = &f["object"];
         let os = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
         let kind = os("kind").unwrap_or_default();
@@ -265,6 +272,7 @@ pub fn got_from_json(output: &Value) -> Vec<Got> {
             object,
             path: s("path"),
             severity: s("severity"),
+            message: s("message"),
             place: format!(
                 "{}:{}",
                 s("file"),
@@ -280,6 +288,9 @@ fn matches(e: &Expected, g: &Got) -> bool {
         && e.object == g.object
         && e.path.as_ref().is_none_or(|p| p == &g.path)
         && e.severity.as_ref().is_none_or(|s| s == &g.severity)
+        && e.message
+            .as_ref()
+            .is_none_or(|m| g.message.contains(m.as_str()))
 }
 
 /// The differences between what a case expects and what was produced, one line each (empty when equal).
@@ -289,7 +300,11 @@ fn matches(e: &Expected, g: &Got) -> bool {
 pub fn compare(case: &Case, got: &[Got], parse_error_lines: &[u32]) -> Vec<String> {
     let mut expected: Vec<&Expected> = case.expected.iter().collect();
     expected.sort_by_key(|e| {
-        std::cmp::Reverse(usize::from(e.path.is_some()) + usize::from(e.severity.is_some()))
+        std::cmp::Reverse(
+            usize::from(e.path.is_some())
+                + usize::from(e.severity.is_some())
+                + usize::from(e.message.is_some()),
+        )
     });
     let mut used = vec![false; got.len()];
     let mut diffs = Vec::new();
@@ -305,7 +320,7 @@ pub fn compare(case: &Case, got: &[Got], parse_error_lines: &[u32]) -> Vec<Strin
                 let near: Vec<String> = got
                     .iter()
                     .filter(|g| g.rule == e.rule && g.object == e.object)
-                    .map(|g| format!("{} ({})", g.path, g.severity))
+                    .map(|g| format!("{} ({}) saying {:?}", g.path, g.severity, g.message))
                     .collect();
                 let hint = if near.is_empty() {
                     String::new()
@@ -316,8 +331,9 @@ pub fn compare(case: &Case, got: &[Got], parse_error_lines: &[u32]) -> Vec<Strin
             }
         }
     }
+    // Info findings are notes: they must be there when listed, and are not unexpected when not.
     for (g, used) in got.iter().zip(&used) {
-        if !used {
+        if !used && g.severity != "info" {
             diffs.push(format!("  unexpected: {g}"));
         }
     }
