@@ -10,20 +10,25 @@ use std::time::{Duration, Instant};
 /// Guard against a hang while waiting for the server's first lines.
 const GUARD: Duration = Duration::from_secs(60);
 
-/// Starts `winplace serve --demo` on a free port with `extra` arguments, collects standard error up to
-/// the "serving on" line, stops the server and returns the lines.
-fn serve_log(extra: &[&str]) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
-        .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
-        .args(extra)
+/// Starts `winplace` with `args` (standard error piped, no colour or format from the environment, `RUST_LOG`
+/// as given or unset) and a thread that sends its standard error line by line.
+fn spawn_logging(
+    args: &[&std::ffi::OsStr],
+    rust_log: Option<&str>,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_winplace"));
+    command
+        .args(args)
         .env_remove("NO_COLOR")
-        .env_remove("RUST_LOG")
         .env_remove("WINPLACE_LOG_FORMAT")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the winplace binary runs");
+        .stderr(Stdio::piped());
+    match rust_log {
+        Some(level) => command.env("RUST_LOG", level),
+        None => command.env_remove("RUST_LOG"),
+    };
+    let mut child = command.spawn().expect("the winplace binary runs");
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -33,6 +38,18 @@ fn serve_log(extra: &[&str]) -> Vec<String> {
             }
         }
     });
+    (child, rx)
+}
+
+/// Starts `winplace serve --demo` on a free port with `extra` arguments, collects standard error up to
+/// the "serving on" line, stops the server and returns the lines.
+fn serve_log(extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<&std::ffi::OsStr> = ["serve", "--demo", "--listen", "127.0.0.1:0"]
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .collect();
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    let (mut child, rx) = spawn_logging(&args, None);
     let start = Instant::now();
     let mut lines = Vec::new();
     while start.elapsed() < GUARD {
@@ -106,26 +123,12 @@ fn a_server_that_is_not_ready_says_so_once_not_per_probe() {
     let dir = tempfile::tempdir().expect("tempdir");
     let empty = dir.path().join("cluster.json");
     std::fs::write(&empty, "\n").expect("write");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--snapshot"])
-        .arg(&empty)
-        .env_remove("NO_COLOR")
-        .env("RUST_LOG", "info")
-        .env_remove("WINPLACE_LOG_FORMAT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the winplace binary runs");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let args: Vec<&std::ffi::OsStr> = ["serve", "--listen", "127.0.0.1:0", "--snapshot"]
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .chain([empty.as_os_str()])
+        .collect();
+    let (mut child, rx) = spawn_logging(&args, Some("info"));
     let mut lines = Vec::new();
     let start = Instant::now();
     let addr = loop {

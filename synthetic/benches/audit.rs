@@ -17,7 +17,7 @@ use criterion::{BatchSize, Criterion, black_box, criterion_group, criterion_main
 use k8s_openapi::api::core::v1::{Node, Pod};
 use winplace_rules::Settings;
 use winplace_rules::audit::{Audit, Change};
-use winplace_synthetic::synthetic_cluster;
+use winplace_synthetic::{first_tainted_windows_node, synthetic_cluster};
 
 const NODES: usize = 5_000;
 const PODS: usize = 150_000;
@@ -84,20 +84,7 @@ fn audit(c: &mut Criterion) {
         )
     });
     // A Windows node loses its taint and gets it back: every template re-runs.
-    let windows = nodes
-        .iter()
-        .find(|n| {
-            let os = n
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("kubernetes.io/os"));
-            os.map(String::as_str) == Some("windows")
-                && n.spec
-                    .as_ref()
-                    .and_then(|s| s.taints.as_ref())
-                    .is_some_and(|t| !t.is_empty())
-        })
+    let windows = first_tainted_windows_node(&nodes)
         .cloned()
         .unwrap_or_default();
     let mut untainted = false;

@@ -17,7 +17,7 @@ use std::time::Instant;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use winplace_rules::Settings;
 use winplace_rules::audit::{Audit, Change};
-use winplace_synthetic::synthetic_cluster;
+use winplace_synthetic::{first_tainted_windows_node, synthetic_cluster};
 
 fn memory() -> String {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -301,19 +301,12 @@ fn main() {
         );
     }
     // A Windows node loses its taint: read cluster-wide, so every template is re-run.
-    if let Some(node) = nodes.iter_mut().find(|n| {
-        let os = n
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get("kubernetes.io/os"));
-        os.map(String::as_str) == Some("windows")
-    }) {
+    if let Some(mut node) = first_tainted_windows_node(&nodes).cloned() {
         if let Some(spec) = node.spec.as_mut() {
             spec.taints = None;
         }
         let t = Clock::start();
-        let touched = audit.apply(Change::Node(Box::new(node.clone())));
+        let touched = audit.apply(Change::Node(Box::new(node)));
         println!(
             "incremental: a Windows node's taint in {} ({} nodes, {} workloads touched; every template re-run)",
             ms(&t),

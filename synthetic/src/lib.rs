@@ -1141,6 +1141,23 @@ fn fixed_workloads(b: &mut Builder<'_>, total: usize) {
     }
 }
 
+/// The first Windows node of `nodes` that carries a taint: the node whose taint the benchmarks take away
+/// (a change every template reads, since the Windows nodes' taints are cluster-wide facts).
+pub fn first_tainted_windows_node(nodes: &[Node]) -> Option<&Node> {
+    nodes.iter().find(|n| {
+        let os = n
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("kubernetes.io/os"));
+        os.map(String::as_str) == Some("windows")
+            && n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_some_and(|t| !t.is_empty())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

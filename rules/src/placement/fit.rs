@@ -939,14 +939,7 @@ mod tests {
     /// same order (so the same fits and messages).
     #[test]
     fn replacing_a_node_in_place_equals_indexing_anew() {
-        let mut nodes = vec![
-            win("w22-a", "10.0.20348"),
-            win("w22-b", "10.0.20348"),
-            win("w25-a", "10.0.26100"),
-            linux("l-a"),
-            linux("l-b"),
-            linux("l-c"),
-        ];
+        let mut nodes = cluster_nodes();
         let mut index = NodeIndex::new(&nodes);
         let edits: Vec<(usize, Node)> = vec![
             (
@@ -1017,15 +1010,19 @@ mod tests {
         );
     }
 
-    fn cluster() -> NodeIndex {
-        NodeIndex::new(&[
+    fn cluster_nodes() -> Vec<Node> {
+        vec![
             win("w22-a", "10.0.20348"),
             win("w22-b", "10.0.20348"),
             win("w25-a", "10.0.26100"),
             linux("l-a"),
             linux("l-b"),
             linux("l-c"),
-        ])
+        ]
+    }
+
+    fn cluster() -> NodeIndex {
+        NodeIndex::new(&cluster_nodes())
     }
 
     const TOLERATE: &str =
