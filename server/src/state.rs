@@ -442,21 +442,14 @@ impl Applier {
                 let Some(mut next) = self.listing.take() else {
                     return Step::Nothing;
                 };
-                let mut touched = next.finish_reset();
+                let touched = next.finish_reset();
                 // Rows that were and are no more are touched too.
                 let old = std::mem::replace(&mut self.audit, next);
-                let union = |a: Vec<String>, b: Vec<String>| -> Vec<String> {
-                    a.into_iter()
-                        .chain(b)
-                        .collect::<BTreeSet<_>>()
-                        .into_iter()
-                        .collect()
+                let gone = Touched {
+                    nodes: old.nodes().map(|n| n.name.clone()).collect(),
+                    workloads: old.workload_keys().map(str::to_string).collect(),
                 };
-                touched.nodes = union(touched.nodes, old.nodes().map(|n| n.name.clone()).collect());
-                touched.workloads = union(
-                    touched.workloads,
-                    old.workload_keys().map(str::to_string).collect(),
-                );
+                let touched = touched.union(gone);
                 Step::Changed(touched)
             }
             SourceEvent::ListFailed(why) => {

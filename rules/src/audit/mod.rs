@@ -350,17 +350,7 @@ impl Audit {
             return touched;
         }
         // A reset was finished on the way: report the union.
-        let union = |a: Vec<String>, b: Vec<String>| -> Vec<String> {
-            a.into_iter()
-                .chain(b)
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect()
-        };
-        Touched {
-            nodes: union(finished.nodes, touched.nodes),
-            workloads: union(finished.workloads, touched.workloads),
-        }
+        finished.union(touched)
     }
 
     /// Every node row, by name.

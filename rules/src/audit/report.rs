@@ -304,3 +304,26 @@ pub struct Touched {
     /// Workloads whose report changed (`Kind/namespace/name`).
     pub workloads: Vec<String>,
 }
+
+impl Touched {
+    /// Everything either touched, sorted and without repeats.
+    ///
+    /// ```
+    /// use winplace_rules::audit::Touched;
+    /// let a = Touched { nodes: vec!["n2".into()], workloads: vec!["Pod/a/p".into()] };
+    /// let b = Touched { nodes: vec!["n1".into(), "n2".into()], workloads: vec![] };
+    /// let both = a.union(b);
+    /// assert_eq!(both.nodes, ["n1", "n2"]);
+    /// assert_eq!(both.workloads, ["Pod/a/p"]);
+    /// ```
+    pub fn union(self, other: Touched) -> Touched {
+        let merge = |a: Vec<String>, b: Vec<String>| -> Vec<String> {
+            let set: std::collections::BTreeSet<String> = a.into_iter().chain(b).collect();
+            set.into_iter().collect()
+        };
+        Touched {
+            nodes: merge(self.nodes, other.nodes),
+            workloads: merge(self.workloads, other.workloads),
+        }
+    }
+}
