@@ -3,14 +3,14 @@
 
 #[path = "common/report.rs"]
 mod fixture;
+#[path = "common/router.rs"]
+mod router;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
-use http_body_util::BodyExt;
 use serde_json::Value;
 use std::io::Read;
 use std::time::Duration;
-use tower::ServiceExt;
 use winplace::state::{AppState, Timing};
 use winplace_rules::ObjectRef;
 use winplace_rules::audit::{AuditReport, PlacementState, PodRef};
@@ -70,20 +70,7 @@ async fn get_with(state: &AppState, uri: &str, accept: &str) -> (StatusCode, Hea
     if !accept.is_empty() {
         request = request.header(header::ACCEPT_ENCODING, accept);
     }
-    let response = winplace::app::router(state.clone())
-        .oneshot(request.body(Body::empty()).expect("request"))
-        .await
-        .expect("response");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes()
-        .to_vec();
-    (status, headers, body)
+    router::send(state, request.body(Body::empty()).expect("request")).await
 }
 
 async fn get_json(state: &AppState, uri: &str) -> (StatusCode, Value) {

@@ -2,6 +2,8 @@
 
 #[path = "common/report.rs"]
 mod fixture;
+#[path = "common/router.rs"]
+mod router;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -18,20 +20,11 @@ fn state() -> AppState {
 }
 
 async fn get(state: &AppState, uri: &str) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
-    let response = winplace::app::router(state.clone())
-        .oneshot(Request::get(uri).body(Body::empty()).expect("request"))
-        .await
-        .expect("response");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes()
-        .to_vec();
-    (status, headers, body)
+    router::send(
+        state,
+        Request::get(uri).body(Body::empty()).expect("request"),
+    )
+    .await
 }
 
 async fn get_json(state: &AppState, uri: &str) -> (StatusCode, Value) {
