@@ -43,7 +43,6 @@ impl Audit {
         if dirty.cluster {
             if !local {
                 self.index = NodeIndex::new(&self.context.nodes);
-                self.per_node_keys = self.index.per_node_keys().clone();
             }
             // One node per class: what the template rules read of the nodes is the same for these as for
             // all of them, as long as a template's selectors read no per-node key (classes.rs).

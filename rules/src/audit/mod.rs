@@ -256,8 +256,8 @@ pub struct Audit {
     context: ClusterContext,
     /// One node per class of nodes the template rules cannot tell apart, and the RuntimeClasses.
     classes: ClusterContext,
-    /// Label keys with a value per node (hostname, ...): templates that read them see every node.
-    per_node_keys: BTreeSet<String>,
+    /// The nodes prepared for fits; its per-node label keys (hostname, ...) make the templates that read
+    /// them see every node.
     index: NodeIndex,
     nodes: BTreeMap<String, NodeEntry>,
     pods: FxHashMap<Arc<str>, PodRecord>,

@@ -60,7 +60,7 @@ impl Audit {
         let index = Some(&self.index).filter(|i| !i.is_empty());
         let settings = &self.settings;
         let image_facts = &self.image_facts;
-        let per_node = &self.per_node_keys;
+        let per_node = self.index.per_node_keys();
         let mut changed: Vec<(Arc<str>, Arc<str>)> = Vec::new();
         let mut evaluations = 0u64;
         for (wk, rev) in todo {

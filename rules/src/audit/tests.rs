@@ -618,7 +618,7 @@ fn class_context_gives_the_findings_of_every_node() {
     pods.push(pinned);
     let mut a = Audit::new(Settings::default());
     a.reset(&nodes, &pods, &rcs);
-    assert!(a.per_node_keys.contains("kubernetes.io/hostname"));
+    assert!(a.index.per_node_keys().contains("kubernetes.io/hostname"));
     assert!(
         a.classes.nodes.len() * 4 < a.context.nodes.len(),
         "{} classes",
