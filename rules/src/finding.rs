@@ -144,12 +144,15 @@ pub struct Report {
     pub parse_errors: Vec<crate::ParseError>,
 }
 
+/// The order of a report: by file, line, rule and path.
+pub(crate) fn order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    (&a.file, a.line, &a.rule, &a.path).cmp(&(&b.file, b.line, &b.rule, &b.path))
+}
+
 impl Report {
     /// Sorts findings by file, line, rule and path so that output is stable.
     pub fn sort(&mut self) {
-        self.findings.sort_by(|a, b| {
-            (&a.file, a.line, &a.rule, &a.path).cmp(&(&b.file, b.line, &b.rule, &b.path))
-        });
+        self.findings.sort_by(order);
     }
 
     /// Number of findings with the given severity.

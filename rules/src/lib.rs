@@ -40,13 +40,39 @@ pub use settings::Settings;
 /// Parses `text` (multi-document YAML or JSON, `List` objects allowed) and evaluates every object in it.
 ///
 /// `file` names the input in findings and parse errors; `context` is the cluster (Nodes, RuntimeClasses)
-/// when known.
+/// when known. The findings are sorted by line, rule and path ([`Report::sort`]).
 pub fn check_text(
     file: &str,
     text: &str,
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Report {
+    let mut report = Report::default();
+    report.parse_errors = check_text_each(file, text, context, settings, &mut |finding| {
+        report.findings.push(finding)
+    });
+    report
+}
+
+/// [`check_text`], handing each finding to `sink` as soon as its document is evaluated, in the order
+/// [`check_text`] reports them, and returning the parse errors: a caller that writes the findings out
+/// (`winplace check` on 100,000 documents) never holds those of the whole text.
+///
+/// ```
+/// let input = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]\n---\nkind: [\n";
+/// let settings = winplace_rules::Settings::default();
+/// let mut rules = Vec::new();
+/// let errors = winplace_rules::check_text_each("pods.yaml", input, None, &settings, &mut |f| rules.push(f.rule));
+/// assert!(rules.contains(&"windows-pod-without-os-selector".to_string()));
+/// assert_eq!(errors.len(), 1);
+/// ```
+pub fn check_text_each(
+    file: &str,
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    sink: &mut dyn FnMut(Finding),
+) -> Vec<ParseError> {
     let limits = input::Limits::default();
     // Nodes and RuntimeClasses anywhere in the text are context for every object in it: a first pass
     // keeps only those, so that the second can evaluate and drop one document at a time.
@@ -69,7 +95,13 @@ pub fn check_text(
         });
     }
     let pools = infra::read(&pools);
-    let pool_findings = infra::pool_findings(&pools, settings);
+    // The node pools' findings are known before the documents are evaluated: merged into their order.
+    let mut pool_findings = Report {
+        findings: infra::pool_findings(&pools, settings),
+        parse_errors: Vec::new(),
+    };
+    pool_findings.sort();
+    let mut ordered = InOrder::new(pool_findings.findings, sink);
     let mut coverage = rules::coverage::Coverage::default();
     if !pools.pools.is_empty() || !pools.errors.is_empty() {
         coverage.saw_node_pools();
@@ -82,7 +114,8 @@ pub fn check_text(
     let index = context
         .filter(|c| !c.nodes.is_empty())
         .map(placement::NodeIndex::from_context);
-    let mut report = Report::default();
+    let mut parse_errors = Vec::new();
+    let mut batch = Report::default();
     input::parse_each(file, text, &limits, &mut |read| match read {
         Ok(doc) => {
             let objects = model::objects(std::slice::from_ref(&doc));
@@ -91,15 +124,59 @@ pub fn check_text(
                 &objects,
                 (context, &resolver, index.as_ref()),
                 settings,
-                &mut report.findings,
+                &mut batch.findings,
             );
+            // A document's findings lie on its own lines, after those of the documents before it.
+            batch.sort();
+            ordered.send(batch.findings.drain(..));
         }
-        Err(e) => report.parse_errors.push(e),
+        Err(e) => parse_errors.push(e),
     });
-    coverage.finish(settings, &mut report.findings);
-    report.findings.extend(pool_findings);
-    report.sort();
-    report
+    let mut last = Vec::new();
+    coverage.finish(settings, &mut last);
+    ordered.send(last.into_iter());
+    ordered.finish();
+    parse_errors
+}
+
+/// Hands findings to a sink in [`Report::sort`]'s order, merging in findings known beforehand (sorted)
+/// as the ones sent in order pass them.
+struct InOrder<'s> {
+    known: std::collections::VecDeque<Finding>,
+    sink: &'s mut dyn FnMut(Finding),
+}
+
+impl<'s> InOrder<'s> {
+    fn new(known: Vec<Finding>, sink: &'s mut dyn FnMut(Finding)) -> Self {
+        InOrder {
+            known: known.into(),
+            sink,
+        }
+    }
+
+    /// Sends `findings` (sorted, and after every finding sent before), each after the known findings
+    /// that sort before it; on a tie the sent one goes first, as in a stable sort of the two appended.
+    fn send(&mut self, findings: impl Iterator<Item = Finding>) {
+        for finding in findings {
+            while self
+                .known
+                .front()
+                .is_some_and(|k| finding::order(k, &finding).is_lt())
+            {
+                if let Some(k) = self.known.pop_front() {
+                    (self.sink)(k);
+                }
+            }
+            (self.sink)(finding);
+        }
+    }
+
+    /// Sends the known findings not sent yet.
+    fn finish(self) {
+        for k in self.known {
+            (self.sink)(k);
+        }
+    }
 }
 
 /// Whether `text` may hold a Node or a RuntimeClass: a `kind` is written `Node` or `RuntimeClass` in
@@ -185,11 +262,49 @@ mod tests {
             findings: rules::evaluate(&objects, context, &settings),
             parse_errors: parsed.errors,
         };
+        let pools = infra::read(&parsed.documents);
         let mut coverage = rules::coverage::Coverage::default();
         coverage.see(&objects, &settings);
+        if !pools.pools.is_empty() || !pools.errors.is_empty() {
+            coverage.saw_node_pools();
+        }
         coverage.finish(&settings, &mut report.findings);
+        report
+            .findings
+            .extend(infra::pool_findings(&pools, &settings));
         report.sort();
         report
+    }
+
+    #[test]
+    fn node_pools_findings_are_merged_in_line_order() {
+        // Pods before, between and after an eksctl ClusterConfig whose Windows node group is
+        // untainted: the pool's findings come out among the pods' in line order, as a sort would put them.
+        let pod = |name: &str| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers:\n  - name: app\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n"
+            )
+        };
+        let eksctl = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c, region: eu-west-1}\nnodeGroups:\n- name: win\n  amiFamily: WindowsServer2022CoreContainer\n  desiredCapacity: 2\n- name: lin\n  amiFamily: AmazonLinux2023\n";
+        let text = format!("{}---\n{eksctl}---\n{}---\n{eksctl}", pod("a"), pod("b"));
+        let streamed = check_text("t.yaml", &text, None, &Settings::default());
+        assert_eq!(streamed, all_at_once("t.yaml", &text, None));
+        let lines: Vec<u32> = streamed.findings.iter().filter_map(|f| f.line).collect();
+        let pools_first_line = 9;
+        assert!(
+            lines.iter().any(|l| *l < pools_first_line)
+                && lines.iter().any(|l| *l >= pools_first_line),
+            "{lines:?}"
+        );
+        assert!(
+            streamed.findings.iter().any(|f| f.object.kind != "Pod"),
+            "the node groups have findings: {:?}",
+            streamed
+                .findings
+                .iter()
+                .map(|f| (&f.rule, f.line))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Exit codes: 0 when nothing reaches `--fail-on`, 1 when something does, 2 for usage errors and for
 //! input that cannot be read or parsed (the other findings are still printed).
 
+mod findings;
 mod inputs;
 mod output;
 mod resolve;
@@ -16,6 +17,7 @@ use clap::{Args, ValueEnum};
 use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity};
 
+pub use findings::{FindingLog, Run};
 pub use output::{CheckReport, CheckSummary, Format};
 pub use resolve::{ImageLookup, ResolveArgs, parse_seconds};
 
@@ -82,8 +84,8 @@ impl FailOn {
 /// Everything one run produced, in input order.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    /// Findings of every input.
-    pub findings: Vec<Finding>,
+    /// Findings of every input, held compactly until the report is written.
+    pub findings: FindingLog,
     /// Parse errors, unreadable files, bad settings or cluster objects (each makes the exit code 2).
     pub errors: Vec<ParseError>,
     /// Files rewritten by `--fix`, with the number of fixes applied.
@@ -195,7 +197,9 @@ pub fn check(
         }
     };
     let (context, cluster_findings) = load_cluster(&args.cluster, &settings, &mut out.errors);
-    out.findings.extend(cluster_findings);
+    for finding in &cluster_findings {
+        out.findings.push(finding);
+    }
     let (files, walk_errors) = inputs::expand(&args.paths);
     out.errors.extend(walk_errors);
     let mut stdin_used = false;
@@ -226,17 +230,36 @@ pub fn check(
             }
         };
         out.files += 1;
+        if !args.fix {
+            match &lookup {
+                Some(lookup) => {
+                    out.add(lookup.check_text(&name, &text, context.as_ref(), &settings))
+                }
+                None => {
+                    // Each document's findings go to the log as it is evaluated: never all of a file's.
+                    let findings = &mut out.findings;
+                    let errors = winplace_rules::check_text_each(
+                        &name,
+                        &text,
+                        context.as_ref(),
+                        &settings,
+                        &mut |finding| findings.push(&finding),
+                    );
+                    out.errors.extend(errors);
+                }
+            }
+            continue;
+        }
         let report = match &lookup {
             Some(lookup) => lookup.check_text(&name, &text, context.as_ref(), &settings),
             None => winplace_rules::check_text(&name, &text, context.as_ref(), &settings),
         };
-        if !args.fix || !report.parse_errors.is_empty() {
-            if args.fix && matches!(input, inputs::Input::Stdin) {
+        if !report.parse_errors.is_empty() {
+            if matches!(input, inputs::Input::Stdin) {
                 // Still echo the input, so a pipeline does not lose it.
                 repaired_stdin.extend_from_slice(text.as_bytes());
             }
-            out.findings.extend(report.findings);
-            out.errors.extend(report.parse_errors);
+            out.add(report);
             continue;
         }
         let repair = winplace_rules::fix::repair_text(&name, &text, context.as_ref(), &settings);
@@ -267,28 +290,35 @@ pub fn check(
                     out.unwritten += 1;
                     out.not_fixed
                         .push((name.clone(), repair.applied.len(), e.to_string()));
-                    out.findings.extend(report.findings);
-                    out.errors.extend(report.parse_errors);
+                    out.add(report);
                     continue;
                 }
                 out.fixed.push((name.clone(), repair.applied.len()));
             }
             inputs::Input::File(_) => {}
         }
-        out.findings.extend(repair.remaining.findings);
-        out.errors.extend(repair.remaining.parse_errors);
+        out.add(repair.remaining);
     }
     out
+}
+
+impl Outcome {
+    /// Adds the findings and parse errors of one input.
+    fn add(&mut self, report: winplace_rules::Report) {
+        for finding in &report.findings {
+            self.findings.push(finding);
+        }
+        self.errors.extend(report.parse_errors);
+    }
 }
 
 /// The exit code of an outcome: 2 on any error, 1 when a finding reaches `fail_on`, else 0.
 pub fn exit_code(outcome: &Outcome, fail_on: FailOn) -> u8 {
     if !outcome.errors.is_empty() {
         2
-    } else if outcome
-        .findings
-        .iter()
-        .any(|f| f.severity >= fail_on.threshold())
+    } else if [Severity::Error, Severity::Warning, Severity::Info]
+        .into_iter()
+        .any(|s| s >= fail_on.threshold() && outcome.findings.count(s) > 0)
     {
         1
     } else {
@@ -402,7 +432,7 @@ mod tests {
             outcome
                 .findings
                 .iter()
-                .all(|f| f.file.as_deref() == Some(STDIN_NAME))
+                .all(|f| f.expect("decodes").file.as_deref() == Some(STDIN_NAME))
         );
     }
 

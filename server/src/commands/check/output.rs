@@ -12,6 +12,7 @@ use winplace_rules::rules::catalog::{self, RULES};
 use winplace_rules::{Finding, ParseError, Severity};
 
 use super::Outcome;
+use super::findings::{FindingLog, Run};
 
 /// Output formats of `winplace check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -150,37 +151,53 @@ impl Row<'_> {
     }
 }
 
-/// The text report: read errors and findings grouped by file in first-seen order, then by line; what
-/// `--fix` did; the summary line.
+/// The text report: read errors and findings grouped by file in first-seen order (the files of read
+/// errors first), then by line, errors before findings on a line; what `--fix` did; the summary line.
+///
+/// The findings are decoded from the log one at a time and merged with the file's few errors; only a
+/// file whose findings came in several runs or out of line order is gathered and sorted whole.
 fn text(outcome: &Outcome, color: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let rows = outcome
-        .errors
-        .iter()
-        .map(|e| (e.file.as_str(), Row::Error(e)))
-        .chain(
-            outcome
-                .findings
-                .iter()
-                .map(|f| (f.file.as_deref().unwrap_or("-"), Row::Finding(f))),
-        );
-    // Grouped by file in first-seen order, then by line (stable: errors before findings on a line).
     let mut order: Vec<&str> = Vec::new();
-    let mut groups: HashMap<&str, Vec<Row<'_>>> = HashMap::new();
-    for (file, row) in rows {
-        let group = groups.entry(file).or_insert_with(|| {
+    let mut errors: HashMap<&str, Vec<&ParseError>> = HashMap::new();
+    for e in &outcome.errors {
+        errors
+            .entry(e.file.as_str())
+            .or_insert_with(|| {
+                order.push(e.file.as_str());
+                Vec::new()
+            })
+            .push(e);
+    }
+    let mut runs: HashMap<&str, Vec<&Run>> = HashMap::new();
+    for run in outcome.findings.runs() {
+        let file = run.file.as_deref().unwrap_or("-");
+        if !errors.contains_key(file) && !runs.contains_key(file) {
             order.push(file);
-            Vec::new()
-        });
-        group.push(row);
+        }
+        runs.entry(file).or_default().push(run);
     }
     for (i, file) in order.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
-        if let Some(group) = groups.get_mut(file) {
-            group.sort_by_key(Row::line);
-            for row in group.iter() {
-                row.write(color, out)?;
+        let mut file_errors = errors.remove(file).unwrap_or_default();
+        // Stable: errors of one line keep their order.
+        file_errors.sort_by_key(|e| e.line);
+        let file_runs = runs.remove(file).unwrap_or_default();
+        match file_runs.as_slice() {
+            [] => write_merged(&file_errors, std::iter::empty(), color, out)?,
+            [run] if run.by_line => {
+                write_merged(&file_errors, outcome.findings.run(run), color, out)?
+            }
+            _ => {
+                let mut findings = Vec::new();
+                for run in &file_runs {
+                    for finding in outcome.findings.run(run) {
+                        findings.push(finding.map_err(std::io::Error::other)?);
+                    }
+                }
+                findings.sort_by_key(|f| f.line.unwrap_or(0));
+                write_merged(&file_errors, findings.into_iter().map(Ok), color, out)?;
             }
         }
     }
@@ -220,9 +237,32 @@ fn text(outcome: &Outcome, color: bool, out: &mut dyn std::io::Write) -> std::io
     writeln!(out, "{}", paint(color, Style::new().bold(), &line))
 }
 
+/// One file's rows: its errors (sorted by line) merged with its findings (in line order), an error
+/// before a finding of the same line.
+fn write_merged(
+    errors: &[&ParseError],
+    findings: impl Iterator<Item = Result<Finding, serde_json::Error>>,
+    color: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut errors = errors.iter().peekable();
+    for finding in findings {
+        let finding = finding.map_err(std::io::Error::other)?;
+        let row = Row::Finding(&finding);
+        while let Some(e) = errors.next_if(|e| e.line <= row.line()) {
+            Row::Error(e).write(color, out)?;
+        }
+        row.write(color, out)?;
+    }
+    for e in errors {
+        Row::Error(e).write(color, out)?;
+    }
+    Ok(())
+}
+
 /// Errors, warnings and infos among the findings.
 fn summary(outcome: &Outcome) -> (usize, usize, usize) {
-    let count = |s| outcome.findings.iter().filter(|f| f.severity == s).count();
+    let count = |s| outcome.findings.count(s);
     (
         count(Severity::Error),
         count(Severity::Warning),
@@ -238,7 +278,7 @@ fn summary(outcome: &Outcome) -> (usize, usize, usize) {
 #[derive(Debug, Serialize)]
 pub struct CheckReport<'a> {
     /// Every finding.
-    pub findings: &'a [Finding],
+    pub findings: &'a FindingLog,
     /// Input that could not be read.
     pub parse_errors: &'a [ParseError],
     /// Findings by severity.
@@ -394,11 +434,16 @@ impl Serialize for SarifRun<'_> {
 }
 
 /// The findings as SARIF results, each built as it is written.
-struct SarifResults<'a>(&'a [Finding]);
+struct SarifResults<'a>(&'a FindingLog);
 
 impl Serialize for SarifResults<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(sarif_result))
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for finding in self.0.iter() {
+            seq.serialize_element(&sarif_result(&finding.map_err(S::Error::custom)?))?;
+        }
+        seq.end()
     }
 }
 
@@ -520,7 +565,7 @@ mod tests {
             name: "web".into(),
         };
         Outcome {
-            findings: vec![
+            findings: [
                 Finding {
                     rule: "windows-pod-without-os-selector".into(),
                     severity: Severity::Error,
@@ -544,7 +589,9 @@ mod tests {
                     message: "unknown".into(),
                     fix: None,
                 },
-            ],
+            ]
+            .into_iter()
+            .collect(),
             errors: vec![winplace_rules::ParseError {
                 file: "bad.yaml".into(),
                 line: 2,
@@ -617,5 +664,92 @@ mod tests {
 }
 "#;
         assert_eq!(render(&sample(), Format::Json, false), want);
+    }
+
+    /// The text report as it was rendered with every finding in memory: errors then findings, grouped
+    /// by file in first-seen order, each group sorted by line (stable).
+    fn text_all_at_once(outcome: &Outcome, findings: &[Finding]) -> String {
+        let mut order: Vec<&str> = Vec::new();
+        let mut groups: HashMap<&str, Vec<Row<'_>>> = HashMap::new();
+        let rows = outcome
+            .errors
+            .iter()
+            .map(|e| (e.file.as_str(), Row::Error(e)))
+            .chain(
+                findings
+                    .iter()
+                    .map(|f| (f.file.as_deref().unwrap_or("-"), Row::Finding(f))),
+            );
+        for (file, row) in rows {
+            groups
+                .entry(file)
+                .or_insert_with(|| {
+                    order.push(file);
+                    Vec::new()
+                })
+                .push(row);
+        }
+        let mut out = Vec::new();
+        for (i, file) in order.iter().enumerate() {
+            if i > 0 {
+                out.push(b'\n');
+            }
+            let group = groups.get_mut(file).expect("grouped");
+            group.sort_by_key(Row::line);
+            for row in group.iter() {
+                row.write(false, &mut out).expect("vec");
+            }
+        }
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn text_report_merges_errors_and_findings_as_a_whole_sort_would() {
+        let finding = |file: Option<&str>, line: Option<u32>, rule: &str| Finding {
+            file: file.map(str::to_string),
+            line,
+            ..Finding::new(
+                rule,
+                Severity::Warning,
+                winplace_rules::ObjectRef::new("v1", "Pod", Some("ns"), "p"),
+            )
+        };
+        let error = |file: &str, line: u32| winplace_rules::ParseError {
+            file: file.into(),
+            line,
+            column: 1,
+            message: format!("bad at {line}"),
+        };
+        // a.yaml: one run in line order, errors on a finding's line, before, between and after; b.yaml:
+        // two runs (a file given twice) and c.yaml out of line order; a finding of no file; an error of a
+        // file without findings first.
+        let findings = vec![
+            finding(Some("a.yaml"), Some(3), "r1"),
+            finding(Some("a.yaml"), Some(5), "r2"),
+            finding(Some("a.yaml"), Some(5), "r3"),
+            finding(Some("a.yaml"), Some(9), "r4"),
+            finding(Some("b.yaml"), Some(8), "r5"),
+            finding(None, None, "r6"),
+            finding(Some("b.yaml"), Some(2), "r7"),
+            finding(Some("c.yaml"), Some(7), "r8"),
+            finding(Some("c.yaml"), Some(1), "r9"),
+        ];
+        let outcome = Outcome {
+            findings: findings.iter().cloned().collect(),
+            errors: vec![
+                error("z.yaml", 4),
+                error("a.yaml", 5),
+                error("a.yaml", 1),
+                error("a.yaml", 12),
+                error("b.yaml", 4),
+                error("a.yaml", 5),
+            ],
+            files: 4,
+            ..Outcome::default()
+        };
+        let report = render(&outcome, Format::Text, false);
+        let want = text_all_at_once(&outcome, &findings);
+        assert!(report.starts_with(&want), "{report}\n---\n{want}");
+        assert!(report.contains("a.yaml:5:1: error input-error: bad at 5\na.yaml:5:1: error input-error: bad at 5\na.yaml:5: warning r2"), "{report}");
     }
 }
