@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+#[path = "common/router.rs"]
+mod router;
+
 use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
@@ -626,24 +629,11 @@ fn a_registry_that_demands_a_token_is_read_with_the_docker_config_credentials() 
 
 /// `GET uri` through the router: status and JSON (or text) body.
 async fn get(state: &winplace::state::AppState, uri: &str) -> (u16, String) {
-    use http_body_util::BodyExt as _;
-    use tower::ServiceExt as _;
-    let response = winplace::app::router(state.clone())
-        .oneshot(
-            axum::http::Request::get(uri)
-                .body(axum::body::Body::empty())
-                .expect("request"),
-        )
-        .await
-        .expect("response");
-    let status = response.status().as_u16();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let request = axum::http::Request::get(uri)
+        .body(axum::body::Body::empty())
+        .expect("request");
+    let (status, _, body) = router::send(state, request).await;
+    (status.as_u16(), String::from_utf8_lossy(&body).into_owned())
 }
 
 fn resolver_for(host: &str) -> std::sync::Arc<winplace::registry::ImageResolver> {
