@@ -96,12 +96,9 @@ pub fn check_text_each(
     }
     let pools = infra::read(&pools);
     // The node pools' findings are known before the documents are evaluated: merged into their order.
-    let mut pool_findings = Report {
-        findings: infra::pool_findings(&pools, settings),
-        parse_errors: Vec::new(),
-    };
-    pool_findings.sort();
-    let mut ordered = InOrder::new(pool_findings.findings, sink);
+    let mut pool_findings = infra::pool_findings(&pools, settings);
+    pool_findings.sort_by(finding::order);
+    let mut ordered = InOrder::new(pool_findings, sink);
     let mut coverage = rules::coverage::Coverage::default();
     if !pools.pools.is_empty() || !pools.errors.is_empty() {
         coverage.saw_node_pools();
@@ -115,7 +112,7 @@ pub fn check_text_each(
         .filter(|c| !c.nodes.is_empty())
         .map(placement::NodeIndex::from_context);
     let mut parse_errors = Vec::new();
-    let mut batch = Report::default();
+    let mut batch = Vec::new();
     input::parse_each(file, text, &limits, &mut |read| match read {
         Ok(doc) => {
             let objects = model::objects(std::slice::from_ref(&doc));
@@ -124,11 +121,11 @@ pub fn check_text_each(
                 &objects,
                 (context, &resolver, index.as_ref()),
                 settings,
-                &mut batch.findings,
+                &mut batch,
             );
             // A document's findings lie on its own lines, after those of the documents before it.
-            batch.sort();
-            ordered.send(batch.findings.drain(..));
+            batch.sort_by(finding::order);
+            ordered.send(batch.drain(..));
         }
         Err(e) => parse_errors.push(e),
     });
