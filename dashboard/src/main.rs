@@ -1,6 +1,8 @@
 //! The winplace dashboard: a Leptos client-side app served by `winplace serve`.
 //!
-//! It links the rules crate, so the playground evaluates manifests in the browser with no server round trip.
+//! It links the rules crate, so the playground evaluates manifests in the browser with no server round trip;
+//! the playground, the planner and the policy view are lazy routes, loaded from chunks of their own
+//! (`pages/mod.rs`).
 
 mod api;
 mod components;
@@ -11,7 +13,7 @@ use components::header::{ConnectionBanner, DataStatus, SummaryData};
 use components::live::{self, Live};
 use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{Lazy, path};
 
 fn main() {
     console_error_panic_hook::set_once();
@@ -51,10 +53,10 @@ fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::overview::OverviewPage/>
                     <Route path=path!("/nodes") view=pages::nodes::NodesPage/>
                     <Route path=path!("/workloads") view=pages::workloads::WorkloadsPage/>
-                    <Route path=path!("/planner") view=pages::planner::PlannerPage/>
-                    <Route path=path!("/playground") view=pages::playground::PlaygroundPage/>
+                    <Route path=path!("/planner") view={Lazy::<pages::PlannerRoute>::new()}/>
+                    <Route path=path!("/playground") view={Lazy::<pages::PlaygroundRoute>::new()}/>
                     <Route path=path!("/rules") view=pages::rules::RulesPage/>
-                    <Route path=path!("/policy") view=pages::policy::PolicyPage/>
+                    <Route path=path!("/policy") view={Lazy::<pages::PolicyRoute>::new()}/>
                 </Routes>
             </main>
         </Router>

@@ -375,6 +375,51 @@ async fn index_html_has_no_inline_script() {
 }
 
 #[tokio::test]
+async fn the_dashboards_modules_and_loaders_are_served_typed_and_compressed() {
+    // static/pkg/ as `cargo xtask build` left it: wasm-bindgen's JavaScript, the main module, the chunks
+    // the lazy routes are loaded from and the loader that fetches them (xtask/src/split.rs).
+    let files: Vec<String> = winplace::assets::Static::iter()
+        .filter(|path| path.starts_with("pkg/"))
+        .map(|path| path.into_owned())
+        .collect();
+    if files.is_empty() {
+        return; // the dashboard was not built into this binary
+    }
+    let has = |wanted: &dyn Fn(&str) -> bool| files.iter().any(|f| wanted(f));
+    assert!(has(&|f| f == "pkg/winplace_dashboard_bg.wasm"), "{files:?}");
+    assert!(has(&|f| f == "pkg/__wasm_split.js"), "{files:?}");
+    assert!(
+        has(&|f| f.starts_with("pkg/split_") && f.contains("playground") && f.ends_with(".wasm")),
+        "no playground chunk in {files:?}"
+    );
+    let s = state();
+    for file in &files {
+        let (status, headers, body) = router::send(
+            &s,
+            Request::get(format!("/{file}"))
+                .header(header::ACCEPT_ENCODING, "gzip")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{file}");
+        let content_type = headers[header::CONTENT_TYPE].to_str().unwrap_or("");
+        match file.rsplit('.').next() {
+            // instantiateStreaming accepts nothing else.
+            Some("wasm") => assert_eq!(content_type, "application/wasm", "{file}"),
+            // Module scripts must be served as JavaScript.
+            Some("js") => assert!(
+                content_type.contains("javascript"),
+                "{file}: {content_type}"
+            ),
+            _ => continue,
+        }
+        assert_eq!(headers[header::CONTENT_ENCODING], "gzip", "{file}");
+        assert_eq!(&body[..2], [0x1f, 0x8b], "{file}: not gzip");
+    }
+}
+
+#[tokio::test]
 async fn large_answers_are_compressed_when_asked() {
     let s = state();
     let response = winplace::app::router(s)

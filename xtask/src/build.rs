@@ -2,7 +2,9 @@
 
 use crate::setup::wasm_opt;
 use crate::util::{cargo, root, run, target_dir};
+use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Builds everything; the server in release mode when `release`, else in the dev profile tests use.
 ///
@@ -17,14 +19,14 @@ pub fn all(release: bool) -> Result<(), String> {
     let tools = std::thread::spawn(crate::setup::wasm_tools);
     let policy = compile_policy().map(|()| {
         std::thread::spawn(move || {
-            joined(tools, "installing the wasm tools")?;
+            joined(tools.join(), "installing the wasm tools")?;
             finish_policy()
         })
     });
     let dashboard = compile_dashboard();
     // Both halves finish (or fail) before either result is reported.
     let policy = match policy {
-        Ok(finishing) => joined(finishing, "shrinking policy.wasm"),
+        Ok(finishing) => joined(finishing.join(), "shrinking policy.wasm"),
         Err(e) => Err(e),
     };
     dashboard?;
@@ -33,11 +35,9 @@ pub fn all(release: bool) -> Result<(), String> {
     server(release)
 }
 
-/// The result of a thread's work (a panic becomes an error naming the work).
-fn joined(handle: std::thread::JoinHandle<Result<(), String>>, what: &str) -> Result<(), String> {
-    handle
-        .join()
-        .unwrap_or_else(|_| Err(format!("{what} panicked")))
+/// The result of a thread's work, from its `join()` (a panic becomes an error naming the work).
+fn joined(joined: std::thread::Result<Result<(), String>>, what: &str) -> Result<(), String> {
+    joined.unwrap_or_else(|_| Err(format!("{what} panicked")))
 }
 
 /// `cargo build`, with `--timings` (an HTML report under the target directory's `cargo-timings/`) when
@@ -78,7 +78,8 @@ fn finish_policy() -> Result<(), String> {
     )
 }
 
-/// The Leptos app: cargo's part.
+/// The Leptos app: cargo's part. `.cargo/config.toml` gives this target its flags: the relocations the
+/// splitter follows (`split.rs`) and Leptos' type-erased views.
 fn compile_dashboard() -> Result<(), String> {
     run(cargo_build().args([
         "-p",
@@ -90,21 +91,56 @@ fn compile_dashboard() -> Result<(), String> {
     ]))
 }
 
-/// The Leptos app: wasm-bindgen (web target) → wasm-opt, into static/pkg.
+/// wasm-bindgen's name for the dashboard: `winplace_dashboard.js` and `winplace_dashboard_bg.wasm`.
+const DASHBOARD: &str = "winplace_dashboard";
+
+/// The Leptos app into static/pkg: split (the main module and the lazily loaded chunks, `split.rs`) →
+/// wasm-bindgen (web target) on the main module → wasm-opt on every module.
 fn finish_dashboard() -> Result<(), String> {
     let raw = target_dir()?.join("wasm32-unknown-unknown/wasm-release/winplace-dashboard.wasm");
+    let main = raw.with_file_name("winplace-dashboard.main.wasm");
     let pkg = root().join("static/pkg");
+    // A fresh folder: chunks are named after their split points, and the server embeds whatever is there.
+    match std::fs::remove_dir_all(&pkg) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", pkg.display()));
+        }
+        _ => {}
+    }
+    std::fs::create_dir_all(&pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
+    let chunks = crate::split::split(&raw, &main, &pkg, &format!("./{DASHBOARD}.js"))?;
+    // --keep-lld-exports: the chunks import the main module's stack pointer, table and functions by
+    // the names the linker exported.
     run(Command::new("wasm-bindgen")
         .arg("--target")
         .arg("web")
         .arg("--no-typescript")
+        .arg("--keep-lld-exports")
         .arg("--out-dir")
         .arg(&pkg)
         .arg("--out-name")
-        .arg("winplace_dashboard")
-        .arg(&raw))?;
-    let bg = pkg.join("winplace_dashboard_bg.wasm");
-    optimize(&bg.clone(), &bg)
+        .arg(DASHBOARD)
+        .arg(&main))?;
+    let mut modules = chunks;
+    modules.push(pkg.join(format!("{DASHBOARD}_bg.wasm")));
+    optimize_all(modules)
+}
+
+/// wasm-opt on each of `modules` in place, two at a time (it keeps one core busy), the largest first.
+fn optimize_all(mut modules: Vec<PathBuf>) -> Result<(), String> {
+    modules.sort_by_key(|m| std::cmp::Reverse(std::fs::metadata(m).map(|m| m.len()).unwrap_or(0)));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        while let Some(module) = modules.get(next.fetch_add(1, Ordering::Relaxed)) {
+            optimize(module, module)?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| {
+        let other = scope.spawn(work);
+        let here = work();
+        joined(other.join(), "shrinking the dashboard's modules").and(here)
+    })
 }
 
 /// The `winplace` binary (it embeds static/ at compile time, so it is built last).

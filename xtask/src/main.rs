@@ -13,6 +13,7 @@ mod annotate;
 mod build;
 mod fuzz;
 mod setup;
+mod split;
 mod test;
 mod util;
 
