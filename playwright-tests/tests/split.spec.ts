@@ -1,5 +1,7 @@
 import { test, expect, Page, Request } from '@playwright/test';
-import { watchConsole } from './helpers';
+import * as fs from 'fs';
+import * as path from 'path';
+import { corpora, watchConsole } from './helpers';
 
 // The dashboard's wasm is split (xtask/src/split.rs): the main module shows the cluster's views; the
 // playground, the planner and the policy view are lazy routes whose code comes in chunks fetched the
@@ -47,12 +49,8 @@ test('the overview loads the main module alone; the playground fetches its chunk
 
   // Everything the playground runs is in the page now: with the server out of reach it still evaluates.
   await context.setOffline(true);
-  const unpinned = [
-    'apiVersion: apps/v1', 'kind: Deployment', 'metadata: {name: web, namespace: shop}', 'spec:',
-    '  template:', '    spec:', '      containers:', '      - name: web',
-    '        image: mcr.microsoft.com/windows/servercore:ltsc2022', '',
-  ].join('\n');
-  await page.locator('#manifest').fill(unpinned);
+  const input = fs.readFileSync(path.join(corpora[0][1], 'windows-deployment-unpinned', 'input.yaml'), 'utf8');
+  await page.locator('#manifest').fill(input);
   await expect(page.locator('.finding[data-rule="windows-pod-without-os-selector"]')).toHaveCount(1);
   await page.locator('.fix-all').click();
   await expect(page.locator('.repair')).toHaveAttribute('data-remaining-fixable', '0');
