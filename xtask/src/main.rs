@@ -2,7 +2,8 @@
 //!
 //! - `setup`  installs what the build needs: Rust targets, wasm-bindgen-cli at the Cargo.lock version, wasm-opt
 //!   (npm `binaryen`, never Debian's 108, which corrupts wasm-bindgen output).
-//! - `build [--release]`  policy.wasm, the dashboard (static/pkg) and the `winplace` binary that embeds both.
+//! - `build [--release]`  policy.wasm, the dashboard (static/pkg: its main module and the chunks of its lazy
+//!   routes, `split.rs`) and the `winplace` binary that embeds both.
 //! - `run`  setup, release build, then `winplace serve` on the embedded demo cluster at http://127.0.0.1:8080.
 //! - `test`  every check CI runs: fmt, clippy, cargo test, the waPC host test, Playwright in Chromium.
 //! - `fuzz [SECONDS]`  every cargo-fuzz target in `fuzz/` for SECONDS each (default 600); not part of `test`.
