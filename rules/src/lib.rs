@@ -115,7 +115,7 @@ pub fn check_text_each(
     let mut batch = Vec::new();
     input::parse_each(file, text, &limits, &mut |read| match read {
         Ok(doc) => {
-            let objects = model::objects(std::slice::from_ref(&doc));
+            let objects = model::into_objects(doc);
             coverage.see(&objects, settings);
             rules::evaluate_prepared(
                 &objects,
@@ -242,8 +242,7 @@ pub fn check_value(
         value,
         lines: input::LineMap::default(),
     };
-    let objects = model::objects(std::slice::from_ref(&document));
-    rules::evaluate(&objects, context, settings)
+    rules::evaluate(&model::into_objects(document), context, settings)
 }
 
 #[cfg(test)]

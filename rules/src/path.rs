@@ -1,15 +1,21 @@
 //! Field paths in the notation Kubernetes uses in its error messages:
 //! `spec.containers[0].image`, with map keys in brackets: `spec.nodeSelector[kubernetes.io/os]`.
 
+use std::borrow::Cow;
 use std::fmt;
+
+/// The name in a [`Segment`]: borrowed for the field names and label keys the rules spell out (most of
+/// them), owned for names read from the input. Paths are built for every container of every template
+/// a request carries, so a step costs no allocation where it can.
+pub type Name = Cow<'static, str>;
 
 /// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Segment {
     /// A field of an object (`spec`, `nodeSelector`): printed as `.name`.
-    Field(String),
+    Field(Name),
     /// A key of a map (`kubernetes.io/os` in a nodeSelector): printed as `[key]`.
-    Key(String),
+    Key(Name),
     /// An element of a list: printed as `[3]`.
     Index(usize),
 }
@@ -17,9 +23,14 @@ pub enum Segment {
 impl Segment {
     /// The name this step has in the parsed document (a field or key name, or the index as text).
     pub fn as_key(&self) -> String {
+        self.key_text().into_owned()
+    }
+
+    /// [`Segment::as_key`] without a copy for fields and keys.
+    pub fn key_text(&self) -> Cow<'_, str> {
         match self {
-            Segment::Field(s) | Segment::Key(s) => s.clone(),
-            Segment::Index(i) => i.to_string(),
+            Segment::Field(s) | Segment::Key(s) => Cow::Borrowed(s),
+            Segment::Index(i) => Cow::Owned(i.to_string()),
         }
     }
 }
@@ -52,14 +63,14 @@ impl FieldPath {
                 let inner = &after[..end];
                 segments.push(match inner.parse::<usize>() {
                     Ok(i) => Segment::Index(i),
-                    Err(_) => Segment::Key(inner.to_string()),
+                    Err(_) => Segment::Key(inner.to_string().into()),
                 });
                 rest = after.get(end + 1..).unwrap_or("");
             } else {
                 let rest2 = rest.strip_prefix('.').unwrap_or(rest);
                 let end = rest2.find(['.', '[']).unwrap_or(rest2.len());
                 if end > 0 {
-                    segments.push(Segment::Field(rest2[..end].to_string()));
+                    segments.push(Segment::Field(rest2[..end].to_string().into()));
                 }
                 rest = &rest2[end..];
             }
@@ -67,14 +78,14 @@ impl FieldPath {
         FieldPath(segments)
     }
 
-    /// This path extended by the field `name`.
-    pub fn field(&self, name: &str) -> Self {
-        self.with(Segment::Field(name.to_string()))
+    /// This path extended by the field `name` (a `&'static str` is kept without a copy).
+    pub fn field(&self, name: impl Into<Name>) -> Self {
+        self.with(Segment::Field(name.into()))
     }
 
-    /// This path extended by the map key `key`.
-    pub fn key(&self, key: &str) -> Self {
-        self.with(Segment::Key(key.to_string()))
+    /// This path extended by the map key `key` (a `&'static str` is kept without a copy).
+    pub fn key(&self, key: impl Into<Name>) -> Self {
+        self.with(Segment::Key(key.into()))
     }
 
     /// This path extended by the list index `index`.
@@ -90,9 +101,10 @@ impl FieldPath {
     }
 
     fn with(&self, segment: Segment) -> Self {
-        let mut p = self.clone();
-        p.0.push(segment);
-        p
+        let mut steps = Vec::with_capacity(self.0.len() + 1);
+        steps.extend_from_slice(&self.0);
+        steps.push(segment);
+        FieldPath(steps)
     }
 
     /// The steps of the path.
@@ -112,7 +124,13 @@ impl FieldPath {
         let mut out = String::new();
         for s in &self.0 {
             out.push('/');
-            out.push_str(&s.as_key().replace('~', "~0").replace('/', "~1"));
+            for c in s.key_text().chars() {
+                match c {
+                    '~' => out.push_str("~0"),
+                    '/' => out.push_str("~1"),
+                    c => out.push(c),
+                }
+            }
         }
         out
     }

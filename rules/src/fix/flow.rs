@@ -137,7 +137,7 @@ impl Tree {
             node = match (&node.data, seg) {
                 (YamlDataOwned::Mapping(m), Segment::Field(k) | Segment::Key(k)) => m
                     .iter()
-                    .find(|(key, _)| key_name(key).as_deref() == Some(k.as_str()))
+                    .find(|(key, _)| key_name(key).as_deref() == Some(k.as_ref()))
                     .map(|(_, v)| v)?,
                 (YamlDataOwned::Sequence(items), Segment::Index(i)) => items.get(*i)?,
                 _ => return None,

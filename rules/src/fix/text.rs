@@ -138,7 +138,7 @@ impl Doc<'_> {
                 continue;
             };
             let children: Vec<Segment> = match pv {
-                Value::Object(m) => m.keys().map(|k| Segment::Key(k.clone())).collect(),
+                Value::Object(m) => m.keys().map(|k| Segment::Key(k.clone().into())).collect(),
                 Value::Array(a) => (0..a.len()).map(Segment::Index).collect(),
                 _ => Vec::new(),
             };
@@ -273,7 +273,7 @@ impl Doc<'_> {
         b: &serde_json::Map<String, Value>,
         edits: &mut Vec<Edit>,
     ) -> Option<()> {
-        let child = |k: &str| path.join(&FieldPath(vec![Segment::Key(k.to_string())]));
+        let child = |k: &str| path.key(k.to_string());
         let mut last_end = 0usize;
         let mut col = None;
         let mut first_line = usize::MAX;

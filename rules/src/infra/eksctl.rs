@@ -146,7 +146,8 @@ fn taints(
             .iter()
             .map(|(key, v)| {
                 let text = v.as_str().unwrap_or("");
-                parse_taint_text(&format!("{key}={text}")).map_err(|e| (path.key(key), e))
+                parse_taint_text(&format!("{key}={text}"))
+                    .map_err(|e| (path.key(key.to_string()), e))
             })
             .collect(),
         _ => r.taints(path, kubernetes_effect),

@@ -95,7 +95,7 @@ impl<'a> Reader<'a> {
                 Value::Bool(b) => b.to_string(),
                 other => {
                     return Err((
-                        path.key(k),
+                        path.key(k.to_string()),
                         format!("expected a label value, found {}", kind(other)),
                     ));
                 }

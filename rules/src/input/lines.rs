@@ -1,5 +1,7 @@
 //! Source lines of the nodes of one parsed document, addressed by field path.
 
+use std::borrow::Cow;
+
 use crate::path::FieldPath;
 
 /// One node of the tree: where it is written and its children by name (sorted for binary search).
@@ -104,15 +106,15 @@ impl LineMap {
 
     /// Line of `path` (its key's line for a mapping entry), or of its nearest present ancestor.
     pub fn line_of(&self, path: &FieldPath) -> Option<u32> {
-        let keys: Vec<String> = path.segments().iter().map(|s| s.as_key()).collect();
-        let (node, _) = self.walk(keys.iter().map(String::as_str))?;
+        let keys: Vec<Cow<'_, str>> = path.segments().iter().map(|s| s.key_text()).collect();
+        let (node, _) = self.walk(keys.iter().map(AsRef::as_ref))?;
         self.nodes.get(node as usize).map(|n| n.line)
     }
 
     /// Line where the value of `path` starts, or `None` when the path is not in the document.
     pub fn value_line_of(&self, path: &FieldPath) -> Option<u32> {
-        let keys: Vec<String> = path.segments().iter().map(|s| s.as_key()).collect();
-        match self.walk(keys.iter().map(String::as_str))? {
+        let keys: Vec<Cow<'_, str>> = path.segments().iter().map(|s| s.key_text()).collect();
+        match self.walk(keys.iter().map(AsRef::as_ref))? {
             (node, true) => self.nodes.get(node as usize).map(|n| n.value_line),
             _ => None,
         }
@@ -120,8 +122,8 @@ impl LineMap {
 
     /// Whether `path` is present in the document.
     pub fn contains(&self, path: &FieldPath) -> bool {
-        let keys: Vec<String> = path.segments().iter().map(|s| s.as_key()).collect();
-        matches!(self.walk(keys.iter().map(String::as_str)), Some((_, true)))
+        let keys: Vec<Cow<'_, str>> = path.segments().iter().map(|s| s.key_text()).collect();
+        matches!(self.walk(keys.iter().map(AsRef::as_ref)), Some((_, true)))
     }
 
     /// The sub-tree under `prefix` (e.g. `["items", "3"]` for one item of a `List`) as a map of its own.

@@ -126,7 +126,7 @@ impl Object {
 /// The value at `path` under `value` (fields, keys and indexes).
 pub fn get<'a>(value: &'a Value, path: &FieldPath) -> Option<&'a Value> {
     path.segments().iter().try_fold(value, |v, s| match s {
-        Segment::Field(k) | Segment::Key(k) => v.get(k.as_str()),
+        Segment::Field(k) | Segment::Key(k) => v.get(k.as_ref()),
         Segment::Index(i) => v.get(*i),
     })
 }
@@ -182,29 +182,63 @@ fn is_list(value: &Value) -> bool {
 pub fn objects(documents: &[Document]) -> Vec<Object> {
     let mut out = Vec::new();
     for doc in documents {
-        // (value, lines) still to look at, in order.
-        let mut pending = vec![(doc.value.clone(), doc.lines.clone(), None)];
-        while let Some((value, lines, item)) = pending.pop() {
-            if is_list(&value) {
-                let Value::Object(mut map) = value else {
-                    continue;
-                };
-                let Some(Value::Array(items)) = map.remove("items") else {
-                    continue;
-                };
-                for (i, value_of_item) in items.into_iter().enumerate().rev() {
-                    let item_lines = lines.rebase(&["items".to_string(), i.to_string()]);
-                    pending.push((value_of_item, item_lines, item.or(Some(i))));
-                }
-                continue;
-            }
-            if let Some(mut obj) = Object::from_value(&doc.file, doc.index, value, lines) {
-                obj.item = item;
-                out.push(obj);
-            }
-        }
+        push_objects(
+            &doc.file,
+            doc.index,
+            doc.value.clone(),
+            doc.lines.clone(),
+            &mut out,
+        );
     }
     out
+}
+
+/// [`objects`] of one document that the caller gives up: its tree becomes the objects' without a copy
+/// (the policy and `check` read each document once).
+///
+/// ```
+/// use winplace_rules::input::{Document, LineMap};
+/// let value = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+///     {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}]});
+/// let doc = Document { file: "f.json".into(), index: 0, line: 1, value, lines: LineMap::default() };
+/// let objects = winplace_rules::model::into_objects(doc);
+/// assert_eq!((objects[0].kind.as_str(), objects[0].item), ("Pod", Some(0)));
+/// ```
+pub fn into_objects(document: Document) -> Vec<Object> {
+    let mut out = Vec::new();
+    push_objects(
+        &document.file,
+        document.index,
+        document.value,
+        document.lines,
+        &mut out,
+    );
+    out
+}
+
+/// The objects of one document's `value`, lists expanded, appended to `out`.
+fn push_objects(file: &str, index: usize, value: Value, lines: LineMap, out: &mut Vec<Object>) {
+    // (value, lines) still to look at, in order.
+    let mut pending = vec![(value, lines, None)];
+    while let Some((value, lines, item)) = pending.pop() {
+        if is_list(&value) {
+            let Value::Object(mut map) = value else {
+                continue;
+            };
+            let Some(Value::Array(items)) = map.remove("items") else {
+                continue;
+            };
+            for (i, value_of_item) in items.into_iter().enumerate().rev() {
+                let item_lines = lines.rebase(&["items".to_string(), i.to_string()]);
+                pending.push((value_of_item, item_lines, item.or(Some(i))));
+            }
+            continue;
+        }
+        if let Some(mut obj) = Object::from_value(file, index, value, lines) {
+            obj.item = item;
+            out.push(obj);
+        }
+    }
 }
 
 /// A value that does not decode into its Kubernetes type, and the field at fault.
@@ -235,11 +269,11 @@ const MAP_FIELDS: &[&str] = &[
 
 fn step(parent: Option<&Segment>, key: &str) -> Segment {
     let parent_is_map =
-        matches!(parent, Some(Segment::Field(f)) if MAP_FIELDS.contains(&f.as_str()));
+        matches!(parent, Some(Segment::Field(f)) if MAP_FIELDS.contains(&f.as_ref()));
     if parent_is_map || key.contains(['.', '/']) {
-        Segment::Key(key.to_string())
+        Segment::Key(key.to_string().into())
     } else {
-        Segment::Field(key.to_string())
+        Segment::Field(key.to_string().into())
     }
 }
 
@@ -258,12 +292,14 @@ pub fn decode<T: serde::de::DeserializeOwned>(
     value: &Value,
     base: &FieldPath,
 ) -> Result<T, ModelError> {
-    let first = match serde_json::from_value::<T>(value.clone()) {
+    // Deserialized from the borrowed value: no copy of the tree on the way (this runs for every
+    // template of every request the policy sees).
+    let first = match <T as serde::Deserialize>::deserialize(value) {
         Ok(v) => return Ok(v),
         Err(e) => e.to_string(),
     };
     let fails = |v: &Value| {
-        serde_json::from_value::<T>(v.clone())
+        <T as serde::Deserialize>::deserialize(v)
             .err()
             .map(|e| e.to_string())
     };
@@ -278,7 +314,7 @@ pub fn decode<T: serde::de::DeserializeOwned>(
             Value::Object(map) => map
                 .iter()
                 .map(|(k, v)| {
-                    let s = Segment::Field(k.clone());
+                    let s = Segment::Field(k.clone().into());
                     (s, step(path.segments().last(), k), v.clone())
                 })
                 .collect(),
@@ -316,7 +352,7 @@ pub fn decode<T: serde::de::DeserializeOwned>(
                 (Segment::Index(_), _) => Value::Array(vec![child]),
                 (Segment::Field(k), _) => {
                     let mut m = serde_json::Map::new();
-                    m.insert(k.clone(), child);
+                    m.insert(k.to_string(), child);
                     Value::Object(m)
                 }
                 (Segment::Key(_), _) => break 'descend,
@@ -336,7 +372,7 @@ pub fn decode<T: serde::de::DeserializeOwned>(
 
 fn get_mut<'a>(value: &'a mut Value, path: &[Segment]) -> Option<&'a mut Value> {
     path.iter().try_fold(value, |v, s| match s {
-        Segment::Field(k) | Segment::Key(k) => v.get_mut(k.as_str()),
+        Segment::Field(k) | Segment::Key(k) => v.get_mut(k.as_ref()),
         Segment::Index(i) => v.get_mut(*i),
     })
 }

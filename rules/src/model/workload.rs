@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::PodSpec;
 use serde_json::Value;
 
 use super::{ModelError, Object, decode, get};
-use crate::path::FieldPath;
+use crate::path::{FieldPath, Segment};
 
 /// The kinds that create pods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,11 +82,12 @@ impl WorkloadKind {
     /// Path of the pod spec in the object: `spec`, `spec.template.spec`, or
     /// `spec.jobTemplate.spec.template.spec` for a CronJob.
     pub fn pod_spec_path(self) -> FieldPath {
-        match self {
-            WorkloadKind::Pod => FieldPath::parse("spec"),
-            WorkloadKind::CronJob => FieldPath::parse("spec.jobTemplate.spec.template.spec"),
-            _ => FieldPath::parse("spec.template.spec"),
-        }
+        let steps: &[&'static str] = match self {
+            WorkloadKind::Pod => &["spec"],
+            WorkloadKind::CronJob => &["spec", "jobTemplate", "spec", "template", "spec"],
+            _ => &["spec", "template", "spec"],
+        };
+        FieldPath(steps.iter().map(|s| Segment::Field((*s).into())).collect())
     }
 
     /// Path of the pod's metadata: `metadata` for a Pod, the template's otherwise.

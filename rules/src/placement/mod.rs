@@ -315,7 +315,7 @@ pub fn host_candidates(context: Option<&ClusterContext>, settings: &Settings) ->
 /// then ephemeral containers.
 pub fn container_images<'s>(spec: &'s PodSpec, prefix: &FieldPath) -> Vec<(FieldPath, &'s str)> {
     let mut out = Vec::new();
-    let mut add = |field: &str, images: Vec<Option<&'s str>>| {
+    let mut add = |field: &'static str, images: Vec<Option<&'s str>>| {
         for (i, image) in images.into_iter().enumerate() {
             if let Some(image) = image.filter(|s| !s.is_empty()) {
                 out.push((prefix.field(field).index(i).field("image"), image));
@@ -355,7 +355,7 @@ fn windows_options(spec: &PodSpec, prefix: &FieldPath) -> (Vec<(FieldPath, Optio
     }
     let mut host_process = false;
     let mut visit =
-        |field: &str, scs: Vec<Option<&k8s_openapi::api::core::v1::SecurityContext>>| {
+        |field: &'static str, scs: Vec<Option<&k8s_openapi::api::core::v1::SecurityContext>>| {
             for (i, sc) in scs.into_iter().enumerate() {
                 let wo = sc.and_then(|s| s.windows_options.as_ref());
                 if let Some(w) = wo {
@@ -412,16 +412,24 @@ pub struct Resolver<'a> {
     context: Option<&'a ClusterContext>,
     settings: &'a Settings,
     candidates: Vec<u32>,
+    /// `candidates` as build labels (`10.0.20348`), the values [`build_pin`] tries.
+    candidate_labels: Vec<String>,
     manifests: Option<&'a BTreeMap<String, ImageClass>>,
 }
 
 impl<'a> Resolver<'a> {
     /// Prepares a resolver for `context` (Nodes, RuntimeClasses; `None` when unknown) and `settings`.
     pub fn new(context: Option<&'a ClusterContext>, settings: &'a Settings) -> Self {
+        let candidates = host_candidates(context, settings);
+        let candidate_labels = candidates
+            .iter()
+            .map(|&b| WindowsVersion::new(b).label())
+            .collect();
         Resolver {
             context,
             settings,
-            candidates: host_candidates(context, settings),
+            candidates,
+            candidate_labels,
             manifests: None,
         }
     }
@@ -437,24 +445,14 @@ impl<'a> Resolver<'a> {
 
     /// Resolves the placement of one pod template (see [`resolve`]).
     pub fn resolve(&self, template: &PodTemplate<'_>) -> Placement {
-        resolve_with(
-            template,
-            self.context,
-            self.settings,
-            &self.candidates,
-            self.manifests,
-        )
+        resolve_with(template, self)
     }
 }
 
 /// The decisions of the module doc, in order; each is one function below.
-fn resolve_with(
-    template: &PodTemplate<'_>,
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    candidates: &[u32],
-    manifests: Option<&BTreeMap<String, ImageClass>>,
-) -> Placement {
+fn resolve_with(template: &PodTemplate<'_>, resolver: &Resolver<'_>) -> Placement {
+    let (context, settings, manifests) = (resolver.context, resolver.settings, resolver.manifests);
+    let candidates = &resolver.candidates;
     let spec = &template.spec;
     let prefix = &template.prefix;
 
@@ -495,7 +493,7 @@ fn resolve_with(
         spec.node_selector.as_ref(),
         &runtime_class,
         prefix,
-        candidates,
+        &resolver.candidate_labels,
     );
 
     let mut placement = Placement {

@@ -174,7 +174,7 @@ fn runtime_class_selector(rc: &RuntimeClassUse) -> Option<&BTreeMap<String, Stri
 /// Where a constraint on `keys` comes from: the pod's nodeSelector entry, else its first affinity
 /// expression, else the RuntimeClass.
 fn constraint_path(
-    keys: &[&str],
+    keys: &[&'static str],
     pod_selector: Option<&BTreeMap<String, String>>,
     required: Option<&NodeSelector>,
     rc: &RuntimeClassUse,
@@ -184,7 +184,7 @@ fn constraint_path(
         .iter()
         .find(|k| pod_selector.is_some_and(|s| s.contains_key(**k)))
     {
-        return Some(prefix.field("nodeSelector").key(key));
+        return Some(prefix.field("nodeSelector").key(*key));
     }
     if let Some(path) = first_expression_on(required, keys, prefix) {
         return Some(path);
@@ -216,45 +216,58 @@ pub fn os_pin(
     (pin, path)
 }
 
-/// The builds the merged constraints single out among `candidates` (build numbers) and the build labels
-/// the constraints name; `None` when a Windows node without the build label passes, or when every
-/// candidate passes (nothing is singled out, e.g. `Exists`).
+/// The builds the merged constraints single out among `candidates` (build labels such as `10.0.20348`,
+/// see [`WindowsVersion::label`]) and the build labels the constraints name; `None` when a Windows node
+/// without the build label passes, or when every candidate passes (nothing is singled out, e.g.
+/// `Exists`).
 pub fn build_pin(
     merged_selector: Option<&BTreeMap<String, String>>,
     required: Option<&NodeSelector>,
     pod_selector: Option<&BTreeMap<String, String>>,
     rc: &RuntimeClassUse,
     prefix: &FieldPath,
-    candidates: &[u32],
+    candidates: &[String],
 ) -> Option<BuildPin> {
     let keys = [BUILD_LABEL];
-    let mut labels = os_labels(Os::Windows);
-    if admits(merged_selector, required, &keys, &labels) {
+    let selected = merged_selector
+        .and_then(|s| s.get(BUILD_LABEL))
+        .map(String::as_str);
+    let mut labels = None;
+    // Whether a Windows node labelled with `build` (`None`: no build label) passes the constraints.
+    let mut passes = |build: Option<&str>| match required {
+        // Without required affinity only the nodeSelector reads the label (most pods: no label map
+        // to build per candidate).
+        None => selected.is_none_or(|s| Some(s) == build),
+        Some(_) => {
+            let labels = labels.get_or_insert_with(|| os_labels(Os::Windows));
+            match build {
+                Some(b) => labels.insert(BUILD_LABEL.to_string(), b.to_string()),
+                None => labels.remove(BUILD_LABEL),
+            };
+            admits(merged_selector, required, &keys, labels)
+        }
+    };
+    if passes(None) {
         return None;
     }
-    let mut values: Vec<String> = candidates
-        .iter()
-        .map(|&b| WindowsVersion::new(b).label())
-        .collect();
-    values.extend(merged_selector.and_then(|s| s.get(BUILD_LABEL)).cloned());
+    let mut values: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    values.extend(selected);
     if let Some(required) = required {
         for term in &required.node_selector_terms {
             for req in term.match_expressions.iter().flatten() {
                 if req.key == BUILD_LABEL {
-                    values.extend(req.values.iter().flatten().cloned());
+                    values.extend(req.values.iter().flatten().map(String::as_str));
                 }
             }
         }
     }
-    values.sort();
+    values.sort_unstable();
     values.dedup();
     let total = values.len();
     let builds: Vec<String> = values
         .into_iter()
-        .filter(|v| {
-            labels.insert(BUILD_LABEL.to_string(), v.clone());
-            admits(merged_selector, required, &keys, &labels)
-        })
+        .filter(|v| passes(Some(v)))
+        .map(str::to_string)
         .collect();
     if builds.len() == total {
         return None;

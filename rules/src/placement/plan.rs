@@ -132,7 +132,9 @@ pub fn selector_ops(p: &Placement, raw: &Value, plan: &SelectorPlan, key: &str) 
     };
     let selector = p.prefix.field("nodeSelector");
     if raw.get("nodeSelector").is_some_and(Value::is_object) {
-        vec![json!({"op": "add", "path": selector.key(key).to_json_pointer(), "value": value})]
+        vec![
+            json!({"op": "add", "path": selector.key(key.to_string()).to_json_pointer(), "value": value}),
+        ]
     } else {
         vec![json!({"op": "add", "path": selector.to_json_pointer(), "value": plan.entries})]
     }

@@ -22,20 +22,35 @@ use crate::windows::Os;
 pub(super) const CONTAINER_LISTS: [&str; 3] =
     ["initContainers", "containers", "ephemeralContainers"];
 
-/// Every container of a raw pod spec with its path (`<prefix>.containers[0]`), init containers first.
-pub(super) fn raw_containers<'v>(
-    raw: &'v Value,
-    prefix: &FieldPath,
-) -> Vec<(FieldPath, &'v Value)> {
-    let mut out = Vec::new();
-    for list in CONTAINER_LISTS {
-        if let Some(items) = raw.get(list).and_then(Value::as_array) {
-            for (i, c) in items.iter().enumerate() {
-                out.push((prefix.field(list).index(i), c));
-            }
-        }
+/// One container of a raw pod spec: which list it is in, where, and what it says.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RawContainer<'v> {
+    /// `initContainers`, `containers` or `ephemeralContainers`.
+    list: &'static str,
+    /// Its index in the list.
+    index: usize,
+    /// The container as written.
+    pub value: &'v Value,
+}
+
+impl RawContainer<'_> {
+    /// Its path (`<prefix>.containers[0]`): built only for what is reported, since these checks run for
+    /// every container of every template.
+    pub fn path(&self, prefix: &FieldPath) -> FieldPath {
+        prefix.field(self.list).index(self.index)
     }
-    out
+}
+
+/// Every container of a raw pod spec, init containers first.
+pub(super) fn raw_containers(raw: &Value) -> impl Iterator<Item = RawContainer<'_>> {
+    CONTAINER_LISTS.into_iter().flat_map(move |list| {
+        raw.get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(move |(index, value)| RawContainer { list, index, value })
+    })
 }
 
 /// The value at `steps` under `v` when it is present and not `null` (a non-nil pointer upstream).
@@ -136,7 +151,7 @@ fn linux_only_fields(raw: &Value, prefix: &FieldPath) -> Vec<LinuxOnlyField> {
             Presence::NonEmpty => v.as_array().is_some_and(|a| !a.is_empty()),
         };
         if set {
-            let path = steps.iter().fold(prefix.clone(), |p, s| p.field(s));
+            let path = steps.iter().fold(prefix.clone(), |p, s| p.field(*s));
             out.push(LinuxOnlyField {
                 path,
                 name: steps.join("."),
@@ -144,11 +159,11 @@ fn linux_only_fields(raw: &Value, prefix: &FieldPath) -> Vec<LinuxOnlyField> {
             });
         }
     }
-    for (cpath, c) in raw_containers(raw, prefix) {
+    for c in raw_containers(raw) {
         for field in CONTAINER_FORBIDDEN {
-            if present(c, &["securityContext", field]).is_some() {
+            if present(c.value, &["securityContext", field]).is_some() {
                 out.push(LinuxOnlyField {
-                    path: cpath.field("securityContext").field(field),
+                    path: c.path(prefix).field("securityContext").field(*field),
                     name: format!("securityContext.{field}"),
                     leaf: field,
                 });
@@ -227,7 +242,7 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         let parent_goes = parent != *prefix
             && get(&cx.object.value, &parent)
                 .and_then(Value::as_object)
-                .is_some_and(|m| m.keys().all(|k| found.contains(&&parent.field(k))));
+                .is_some_and(|m| m.keys().all(|k| found.contains(&&parent.field(k.clone()))));
         let (removed, removed_name) = if parent_goes {
             let name = f
                 .name
@@ -276,9 +291,13 @@ fn linux_forbidden_windows_options(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     if present(raw, &["securityContext", "windowsOptions"]).is_some() {
         found.push(prefix.field("securityContext").field("windowsOptions"));
     }
-    for (cpath, c) in raw_containers(raw, prefix) {
-        if present(c, &["securityContext", "windowsOptions"]).is_some() {
-            found.push(cpath.field("securityContext").field("windowsOptions"));
+    for c in raw_containers(raw) {
+        if present(c.value, &["securityContext", "windowsOptions"]).is_some() {
+            found.push(
+                c.path(prefix)
+                    .field("securityContext")
+                    .field("windowsOptions"),
+            );
         }
     }
     for path in found {
@@ -299,14 +318,15 @@ fn linux_forbidden_windows_options(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 pub(super) fn any_host_process(raw: &Value) -> bool {
     let pod = present(raw, &["securityContext", "windowsOptions", "hostProcess"])
         .and_then(Value::as_bool);
-    raw_containers(raw, &FieldPath::root())
-        .iter()
-        .any(|(_, c)| {
-            present(c, &["securityContext", "windowsOptions", "hostProcess"])
-                .and_then(Value::as_bool)
-                .or(pod)
-                == Some(true)
-        })
+    raw_containers(raw).any(|c| {
+        present(
+            c.value,
+            &["securityContext", "windowsOptions", "hostProcess"],
+        )
+        .and_then(Value::as_bool)
+        .or(pod)
+            == Some(true)
+    })
 }
 
 /// `windows-unsupported-feature`: what Windows nodes do not provide (§8), on declared or inferred Windows pods.
@@ -365,25 +385,29 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
             }
         }
     }
-    for (cpath, c) in raw_containers(raw, prefix) {
+    for c in raw_containers(raw) {
         for list in ["limits", "requests"] {
-            let Some(map) = present(c, &["resources", list]).and_then(Value::as_object) else {
+            let Some(map) = present(c.value, &["resources", list]).and_then(Value::as_object)
+            else {
                 continue;
             };
             for key in map.keys().filter(|k| k.starts_with("hugepages-")) {
                 emit(
-                    cpath.field("resources").field(list).key(key),
+                    c.path(prefix)
+                        .field("resources")
+                        .field(list)
+                        .key(key.clone()),
                     format!("this Windows container {list} {key} (HugePages)"),
                     "remove the hugepages resource or run this container on Linux",
                 );
             }
         }
-        if let Some(mounts) = c.get("volumeMounts").and_then(Value::as_array) {
+        if let Some(mounts) = c.value.get("volumeMounts").and_then(Value::as_array) {
             for (j, m) in mounts.iter().enumerate() {
                 let mode = present(m, &["mountPropagation"]).and_then(Value::as_str);
                 if let Some(mode @ ("HostToContainer" | "Bidirectional")) = mode {
                     emit(
-                        cpath
+                        c.path(prefix)
                             .field("volumeMounts")
                             .index(j)
                             .field("mountPropagation"),
@@ -395,12 +419,12 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
                 }
             }
         }
-        if present(c, &["volumeDevices"])
+        if present(c.value, &["volumeDevices"])
             .and_then(Value::as_array)
             .is_some_and(|d| !d.is_empty())
         {
             emit(
-                cpath.field("volumeDevices"),
+                c.path(prefix).field("volumeDevices"),
                 "this Windows container uses volumeDevices (raw block volumes)".into(),
                 "mount the volume as a filesystem with volumeMounts, or run this container on Linux",
             );
@@ -483,11 +507,15 @@ pub(super) const WINDOWS_STOP_SIGNALS: &[&str] = &["SIGKILL", "SIGTERM"];
 /// `stop-signal-invalid`: `validateStopSignal` for every container's `lifecycle.stopSignal` (§1.4).
 fn stop_signals(cx: &TemplateCx<'_>, declared: Option<Os>, out: &mut Emitter<'_>) {
     let os_name = cx.template.spec.os.as_ref().map(|os| os.name.as_str());
-    for (cpath, c) in raw_containers(cx.template.raw, &cx.template.prefix) {
-        let Some(signal) = present(c, &["lifecycle", "stopSignal"]).and_then(Value::as_str) else {
+    for c in raw_containers(cx.template.raw) {
+        let Some(signal) = present(c.value, &["lifecycle", "stopSignal"]).and_then(Value::as_str)
+        else {
             continue;
         };
-        let path = cpath.field("lifecycle").field("stopSignal");
+        let path = c
+            .path(&cx.template.prefix)
+            .field("lifecycle")
+            .field("stopSignal");
         let message = match (os_name, declared) {
             (None | Some(""), _) => format!(
                 "the API server rejects this pod: `{path}: Forbidden: may not be set for containers with empty `spec.os.name``; set spec.os.name (windows or linux) or remove stopSignal"

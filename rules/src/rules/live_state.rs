@@ -265,7 +265,7 @@ fn pod_path(path: &FieldPath, prefix: &FieldPath) -> FieldPath {
         .segments()
         .strip_prefix(prefix.segments())
         .unwrap_or(path.segments());
-    let mut out = vec![Segment::Field("spec".to_string())];
+    let mut out = vec![Segment::Field("spec".into())];
     out.extend(rest.iter().cloned());
     FieldPath(out)
 }

@@ -323,7 +323,8 @@ impl<'a> Emitter<'a> {
 /// assert_eq!(sentence("the API server rejects this pod".into()), "The API server rejects this pod.");
 /// ```
 fn sentence(message: String) -> String {
-    let mut out = message.trim_end().to_string();
+    let mut out = message;
+    out.truncate(out.trim_end().len());
     let first_word = out.split(' ').next().unwrap_or("");
     if !first_word.is_empty() && first_word.bytes().all(|b| b.is_ascii_lowercase()) {
         out[..1].make_ascii_uppercase();

@@ -51,7 +51,7 @@ fn selector_conflicts(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         };
         out.emit(
             RuleId::RuntimeClassSelectorConflict,
-            &p.prefix.field("nodeSelector").key(&conflict.key),
+            &p.prefix.field("nodeSelector").key(conflict.key.clone()),
             format!(
                 "RuntimeClass admission rejects the pod (`{upstream}`): its nodeSelector and the RuntimeClass {rc:?} set {} differently. Remove the key from the pod's nodeSelector (the RuntimeClass supplies it) or use the RuntimeClass that matches the pod.",
                 conflict.key

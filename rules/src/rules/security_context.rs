@@ -26,9 +26,14 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     if let Some(w) = present(raw, &["securityContext", "windowsOptions"]) {
         options.push((prefix.field("securityContext").field("windowsOptions"), w));
     }
-    for (cpath, c) in raw_containers(raw, prefix) {
-        if let Some(w) = present(c, &["securityContext", "windowsOptions"]) {
-            options.push((cpath.field("securityContext").field("windowsOptions"), w));
+    for c in raw_containers(raw) {
+        if let Some(w) = present(c.value, &["securityContext", "windowsOptions"]) {
+            options.push((
+                c.path(prefix)
+                    .field("securityContext")
+                    .field("windowsOptions"),
+                w,
+            ));
         }
     }
     for (path, w) in &options {
@@ -168,14 +173,16 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         present(v, &["securityContext", "windowsOptions", "hostProcess"]).and_then(Value::as_bool)
     };
     let pod = hp(raw);
-    let containers = raw_containers(raw, prefix);
+    let mut containers = 0;
     let mut host_process_count = 0;
-    for (cpath, c) in &containers {
-        let own = hp(c);
+    for c in raw_containers(raw) {
+        containers += 1;
+        let own = hp(c.value);
         if let (Some(pod), Some(own)) = (pod, own)
             && pod != own
         {
-            let p = cpath
+            let p = c
+                .path(prefix)
                 .field("securityContext")
                 .field("windowsOptions")
                 .field("hostProcess");
@@ -191,7 +198,7 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     if host_process_count == 0 {
         return;
     }
-    if host_process_count != containers.len() {
+    if host_process_count != containers {
         let message = format!(
             "the API server rejects this pod: `{prefix}: Invalid value: \"\": If pod contains any hostProcess containers then all containers must be HostProcess containers`; set windowsOptions.hostProcess: true for every container (init and ephemeral too), or for none"
         );

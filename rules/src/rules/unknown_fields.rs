@@ -180,9 +180,14 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             walk_child(v, child, &prefix.field(field), out);
         }
     }
-    for (cpath, c) in raw_containers(raw, prefix) {
-        if let Some(sc) = c.get("securityContext") {
-            walk(sc, &SECURITY_CONTEXT, &cpath.field("securityContext"), out);
+    for c in raw_containers(raw) {
+        if let Some(sc) = c.value.get("securityContext") {
+            walk(
+                sc,
+                &SECURITY_CONTEXT,
+                &c.path(prefix).field("securityContext"),
+                out,
+            );
         }
     }
 }
@@ -224,7 +229,9 @@ fn walk(value: &Value, schema: &Schema, path: &FieldPath, out: &mut Emitter<'_>)
     };
     for (key, v) in map {
         match schema.fields.iter().find(|(name, _)| name == key) {
-            Some((_, child)) => walk_child(v, *child, &path.field(key), out),
+            // A leaf holds no keys to check: no path to build for it.
+            Some((_, Leaf)) => {}
+            Some((name, child)) => walk_child(v, *child, &path.field(*name), out),
             None => report(map, key, schema, path, out),
         }
     }
@@ -233,9 +240,9 @@ fn walk(value: &Value, schema: &Schema, path: &FieldPath, out: &mut Emitter<'_>)
 /// Path step for a key as written: a field, unless it cannot be printed as one.
 fn step(path: &FieldPath, key: &str) -> FieldPath {
     if key.is_empty() || key.contains(['.', '/', '[', ']']) {
-        path.key(key)
+        path.key(key.to_string())
     } else {
-        path.field(key)
+        path.field(key.to_string())
     }
 }
 

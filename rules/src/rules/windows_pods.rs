@@ -470,7 +470,7 @@ pub(crate) fn deprecated_selector_labels(
         let Some(ga) = ga_label(key) else {
             continue;
         };
-        let remove = json!({"op": "remove", "path": sel_path.key(key).to_json_pointer()});
+        let remove = json!({"op": "remove", "path": sel_path.key(key.clone()).to_json_pointer()});
         let patch = match selector.get(ga) {
             None => vec![
                 remove,
@@ -485,7 +485,7 @@ pub(crate) fn deprecated_selector_labels(
         });
         out.emit(
             RuleId::DeprecatedOsLabel,
-            &sel_path.key(key),
+            &sel_path.key(key.clone()),
             deprecated_label_message(key, ga, place),
             fix,
         );
