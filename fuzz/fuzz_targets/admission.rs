@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let manifests = BTreeMap::new();
     for mutate in [false, true] {
         settings.mutate = mutate;
-        let decision = review(&request, &settings, None, &manifests);
+        let decision = review(request.clone(), &settings, None, &manifests);
         if let Verdict::Mutate(object) = decision.verdict {
             assert!(mutate, "mutated with mutate: false");
             assert!(object.is_object(), "mutated into a non-object: {object}");

@@ -33,7 +33,7 @@
 //!     "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
 //!         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]}}
 //! })).unwrap();
-//! let decision = review(&request, &Default::default(), None, &Default::default());
+//! let decision = review(request, &Default::default(), None, &Default::default());
 //! let Verdict::Reject(message) = &decision.verdict else { panic!("{decision:?}") };
 //! assert!(message.contains("windows-pod-without-os-selector"));
 //! ```
@@ -51,7 +51,7 @@ use winplace_rules::model::{self, ClusterContext};
 use winplace_rules::placement::{PodOs, Resolver};
 use winplace_rules::settings::{InvalidSetting, Settings, SettingsError};
 use winplace_rules::windows::builds::{WindowsVersion, build_display};
-use winplace_rules::windows::{ImageClass, ImageOs, ImageSource};
+use winplace_rules::windows::{ImageClass, ImageOs, ImageSource, classify_image};
 
 /// The kinds the policy evaluates, as `(API group, kind)`; every other kind is accepted untouched.
 pub const EVALUATED_KINDS: &[(&str, &str)] = &[
@@ -236,17 +236,21 @@ pub fn is_evaluated(request: &AdmissionRequest) -> bool {
 /// ```
 pub fn malformed(request: &AdmissionRequest) -> Option<String> {
     let kind = &request.kind;
-    let wanted = if kind.group.is_empty() {
-        format!("{} ({})", kind.kind, kind.version)
-    } else {
-        format!("{} ({}/{})", kind.kind, kind.group, kind.version)
+    // Worded only for a request that is malformed (this runs on every request).
+    let wanted = || {
+        if kind.group.is_empty() {
+            format!("{} ({})", kind.kind, kind.version)
+        } else {
+            format!("{} ({}/{})", kind.kind, kind.group, kind.version)
+        }
     };
     let operation = &request.operation;
     let shape = match &request.object {
         Value::Object(_) => None,
         Value::Null => {
             return Some(format!(
-                "the {operation} request for a {wanted} has no object"
+                "the {operation} request for a {} has no object",
+                wanted()
             ));
         }
         Value::Array(_) => Some("an array"),
@@ -256,7 +260,8 @@ pub fn malformed(request: &AdmissionRequest) -> Option<String> {
     };
     if let Some(shape) = shape {
         return Some(format!(
-            "the {operation} request for a {wanted} has {shape} as its object, not a {}",
+            "the {operation} request for a {} has {shape} as its object, not a {}",
+            wanted(),
             kind.kind
         ));
     }
@@ -267,7 +272,8 @@ pub fn malformed(request: &AdmissionRequest) -> Option<String> {
     let group_differs = object_group.is_some_and(|g| g != kind.group);
     (kind_differs || group_differs).then(|| {
         format!(
-            "the {operation} request is for a {wanted}, but its object is a {} ({})",
+            "the {operation} request is for a {}, but its object is a {} ({})",
+            wanted(),
             object_kind.unwrap_or("(no kind)"),
             api_version.unwrap_or("no apiVersion")
         )
@@ -276,8 +282,10 @@ pub fn malformed(request: &AdmissionRequest) -> Option<String> {
 
 /// Whether the request's namespace is in the settings' `exemptNamespaces`.
 pub fn is_exempt(request: &AdmissionRequest, settings: &Settings) -> bool {
-    let ns = namespace_of(request);
-    !ns.is_empty() && settings.exempts(Some(&ns))
+    !settings.exempt_namespaces.is_empty() && {
+        let ns = namespace_of(request);
+        !ns.is_empty() && settings.exempts(Some(&ns))
+    }
 }
 
 /// Whether the rules for this request read the cluster (workloads do; Node and RuntimeClass objects are
@@ -299,19 +307,21 @@ pub fn asks_for_context(request: &AdmissionRequest, settings: &Settings) -> bool
 
 /// The namespace the object lives in: the object's, else the request's.
 fn namespace_of(request: &AdmissionRequest) -> String {
-    request
-        .object
-        .pointer("/metadata/namespace")
+    object_namespace(&request.object)
         .and_then(Value::as_str)
         .filter(|ns| !ns.is_empty())
         .unwrap_or(&request.namespace)
         .to_string()
 }
 
+/// `metadata.namespace` of an object, as written (`Value::pointer` would allocate its path's steps).
+fn object_namespace(object: &Value) -> Option<&Value> {
+    object.get("metadata")?.get("namespace")
+}
+
 /// The object with the request's namespace filled in when the object omits it (as `kubectl apply -n` sends
 /// it), so that findings and `exemptNamespaces` see the namespace the object will live in.
-fn with_namespace(object: &Value, namespace: &str) -> Value {
-    let mut value = object.clone();
+fn with_namespace(mut value: Value, namespace: &str) -> Value {
     if namespace.is_empty() {
         return value;
     }
@@ -333,14 +343,24 @@ pub fn evaluate(
     settings: &Settings,
     manifests: &BTreeMap<String, ImageClass>,
 ) -> Vec<Finding> {
+    evaluate_owned(object.clone(), context, settings, manifests)
+}
+
+/// [`evaluate`] of an object the caller gives up (no copy of it is made).
+fn evaluate_owned(
+    object: Value,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Vec<Finding> {
     let document = Document {
         file: String::new(),
         index: 0,
         line: 1,
-        value: object.clone(),
+        value: object,
         lines: LineMap::default(),
     };
-    let objects = model::objects(std::slice::from_ref(&document));
+    let objects = model::into_objects(document);
     winplace_rules::rules::evaluate_with_manifests(&objects, context, settings, manifests)
 }
 
@@ -352,7 +372,11 @@ pub fn manifest_lookups(
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Vec<String> {
-    if !reads_context(request) || is_exempt(request, settings) || malformed(request).is_some() {
+    if !reads_context(request)
+        || is_exempt(request, settings)
+        || malformed(request).is_some()
+        || !names_leave_a_build_open(&request.object, settings)
+    {
         return Vec::new();
     }
     let Some(object) = model::Object::from_value("", 0, request.object.clone(), LineMap::default())
@@ -378,6 +402,33 @@ pub fn manifest_lookups(
         }
     }
     out
+}
+
+/// Whether some image of the workload, classified by its name and the settings' image rules alone (as
+/// the resolver classifies it when no manifest is known), could be one [`manifest_lookups`] names: a
+/// Windows image of unknown build, or an unrecognized one. When none is, no lookup can be wanted, and the
+/// pod template need not be decoded and resolved to know it (most requests: this runs on every one).
+fn names_leave_a_build_open(object: &Value, settings: &Settings) -> bool {
+    let kind = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or("");
+    let Some(workload) = model::WorkloadKind::of(kind("apiVersion"), kind("kind")) else {
+        return false;
+    };
+    let Some(spec) = model::get(object, &workload.pod_spec_path()) else {
+        return false;
+    };
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .filter_map(|list| spec.get(list)?.as_array())
+        .flatten()
+        .filter_map(|container| container.get("image")?.as_str())
+        .filter(|image| !image.is_empty())
+        .any(
+            |image| match classify_image(image, &settings.image_rules).os {
+                ImageOs::Windows { builds } => builds.is_empty(),
+                ImageOs::Unrecognized => true,
+                ImageOs::Linux | ImageOs::MultiOs => false,
+            },
+        )
 }
 
 /// What an image's manifest says about its OS and Windows build.
@@ -510,16 +561,19 @@ pub fn finding_line(f: &Finding) -> String {
 /// Reviews one request: skips what is not evaluated ([`is_evaluated`], [`is_exempt`]), evaluates the object
 /// with `context` (`None`: the settings stand in for the cluster) and `manifests`, then accepts, mutates
 /// (settings `mutate`) or rejects. See the module documentation for the decisions.
+///
+/// The request is taken, not borrowed: its objects are evaluated as they are, without a copy (this runs
+/// on every admission request).
 pub fn review(
-    request: &AdmissionRequest,
+    mut request: AdmissionRequest,
     settings: &Settings,
     context: Option<&ClusterContext>,
     manifests: &BTreeMap<String, ImageClass>,
 ) -> Decision {
-    if !is_evaluated(request) || is_exempt(request, settings) {
+    if !is_evaluated(&request) || is_exempt(&request, settings) {
         return Decision::accept();
     }
-    if let Some(problem) = malformed(request) {
+    if let Some(problem) = malformed(&request) {
         return Decision {
             verdict: Verdict::Reject(format!("winplace cannot check this request: {problem}")),
             warnings: Vec::new(),
@@ -528,14 +582,23 @@ pub fn review(
     // A Node is the kubelet registering or updating itself: rejecting it would keep a node out of the
     // cluster over a label. Node findings are warnings, and a Node is never rewritten.
     let is_node = request.kind.kind == "Node";
-    let namespace = namespace_of(request);
-    let object = with_namespace(&request.object, &namespace);
-    let findings = evaluate(&object, context, settings, manifests);
+    let namespace = namespace_of(&request);
+    let written_namespace = object_namespace(&request.object).cloned();
+    let object = with_namespace(std::mem::take(&mut request.object), &namespace);
+    // The object is kept only where it may be repaired below.
+    let (findings, kept) = if settings.mutate && !is_node {
+        (
+            evaluate(&object, context, settings, manifests),
+            Some(object),
+        )
+    } else {
+        (evaluate_owned(object, context, settings, manifests), None)
+    };
     // Errors the object already had before this UPDATE: reported, not enforced.
     let before: BTreeSet<(String, String)> =
         if request.operation == "UPDATE" && request.old_object.is_object() {
-            let old = with_namespace(&request.old_object, &namespace);
-            evaluate(&old, context, settings, manifests)
+            let old = with_namespace(std::mem::take(&mut request.old_object), &namespace);
+            evaluate_owned(old, context, settings, manifests)
                 .into_iter()
                 .map(|f| (f.rule, f.path))
                 .collect()
@@ -554,10 +617,9 @@ pub fn review(
                 .collect(),
         };
     }
-    let may_mutate = settings.mutate
-        && !(request.operation == "UPDATE" && request.kind.kind == "Pod")
+    let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
-    if may_mutate {
+    if let Some(object) = kept.filter(|_| may_mutate) {
         let (repaired, applied) = repair(&object, context, settings, manifests);
         if !applied.is_empty() {
             let remaining = evaluate(&repaired, context, settings, manifests);
@@ -573,7 +635,7 @@ pub fn review(
                     .collect();
                 warnings.append(&mut decision.warnings);
                 let mut out = repaired;
-                restore_namespace(&mut out, &request.object);
+                restore_namespace(&mut out, written_namespace.as_ref());
                 return Decision {
                     verdict: Verdict::Mutate(out),
                     warnings,
@@ -658,14 +720,14 @@ pub fn repair(
     (current, applied)
 }
 
-/// Removes the namespace [`with_namespace`] added, so a mutation changes only what the fixes changed.
-fn restore_namespace(value: &mut Value, original: &Value) {
-    let had = original
-        .pointer("/metadata/namespace")
+/// Removes the namespace [`with_namespace`] added, so a mutation changes only what the fixes changed:
+/// `written` is the request object's own `metadata.namespace`.
+fn restore_namespace(value: &mut Value, written: Option<&Value>) {
+    let had = written
         .and_then(Value::as_str)
         .is_some_and(|ns| !ns.is_empty());
     if !had && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-        match original.pointer("/metadata/namespace") {
+        match written {
             Some(v) => {
                 meta.insert("namespace".into(), v.clone());
             }
@@ -827,7 +889,7 @@ mod tests {
         for (name, with_ctx, want, in_message, in_warnings) in rows {
             let r = request(name);
             let c = with_ctx.then_some(&ctx);
-            let d = review(&r, &Settings::default(), c, &no_manifests());
+            let d = review(r.clone(), &Settings::default(), c, &no_manifests());
             let (got, message) = verdict(&d);
             assert_eq!(got, want, "{name} (context {with_ctx}): {d:?}");
             assert!(message.contains(in_message), "{name}: {message}");
@@ -862,7 +924,7 @@ mod tests {
             assert!(!is_evaluated(&r), "{what}");
             assert!(!reads_context(&r), "{what}");
             let d = review(
-                &r,
+                r.clone(),
                 &settings(json!({"mutate": true})),
                 None,
                 &no_manifests(),
@@ -907,7 +969,7 @@ mod tests {
         for (r, reason) in rows {
             for mutate in [false, true] {
                 let d = review(
-                    &r,
+                    r.clone(),
                     &settings(json!({"mutate": mutate})),
                     None,
                     &no_manifests(),
@@ -935,7 +997,7 @@ mod tests {
         });
         assert_eq!(malformed(&bare), None);
         assert_eq!(
-            review(&bare, &Settings::default(), None, &no_manifests()).verdict,
+            review(bare.clone(), &Settings::default(), None, &no_manifests()).verdict,
             Verdict::Accept
         );
     }
@@ -944,7 +1006,7 @@ mod tests {
     fn nodes_are_warned_never_rejected_nor_mutated() {
         let r = request("node-windows-build-label-mismatch");
         for json in [json!({}), json!({"mutate": true})] {
-            let d = review(&r, &settings(json), None, &no_manifests());
+            let d = review(r.clone(), &settings(json), None, &no_manifests());
             assert_eq!(d.verdict, Verdict::Accept, "{d:?}");
             assert!(
                 d.warnings
@@ -1034,7 +1096,7 @@ mod tests {
         ];
         for (name, json, want, text) in rows {
             let s = settings(json.clone());
-            let d = review(&request(name), &s, None, &no_manifests());
+            let d = review(request(name), &s, None, &no_manifests());
             let (got, message) = verdict(&d);
             assert_eq!(got, want, "{name} {json}: {d:?}");
             let all = format!("{message}\n{}", d.warnings.join("\n"));
@@ -1048,7 +1110,7 @@ mod tests {
     #[test]
     fn updates_enforce_only_what_they_introduce() {
         let d = review(
-            &request("deployment-update-preexisting"),
+            request("deployment-update-preexisting"),
             &Settings::default(),
             None,
             &no_manifests(),
@@ -1063,7 +1125,7 @@ mod tests {
             d.warnings
         );
         let d = review(
-            &request("deployment-update-unpins"),
+            request("deployment-update-unpins"),
             &Settings::default(),
             None,
             &no_manifests(),
@@ -1090,7 +1152,7 @@ mod tests {
         ] {
             for c in [None, Some(&ctx)] {
                 let r = request(&format!("{kind}-windows-unpinned"));
-                let d = review(&r, &mutate, c, &no_manifests());
+                let d = review(r.clone(), &mutate, c, &no_manifests());
                 let Verdict::Mutate(object) = &d.verdict else {
                     panic!("{kind}: {d:?}")
                 };
@@ -1107,7 +1169,7 @@ mod tests {
                 // Round trip: the mutated object passes validation, without mutation.
                 let mut again = r.clone();
                 again.object = object.clone();
-                let d2 = review(&again, &Settings::default(), c, &no_manifests());
+                let d2 = review(again.clone(), &Settings::default(), c, &no_manifests());
                 assert_eq!(d2.verdict, Verdict::Accept, "{kind}: {d2:?}");
                 let remaining = evaluate(object, c, &Settings::default(), &no_manifests());
                 assert!(
@@ -1122,7 +1184,7 @@ mod tests {
     fn mutation_limits() {
         let mutate = settings(json!({"mutate": true}));
         // No fix makes the OS signals agree: still rejected (kubernetes-windows-rules.md §1.6).
-        let d = review(&request("pod-os-conflict"), &mutate, None, &no_manifests());
+        let d = review(request("pod-os-conflict"), &mutate, None, &no_manifests());
         assert!(
             matches!(d.verdict, Verdict::Reject(ref m) if m.contains("os-conflict")),
             "{d:?}"
@@ -1136,11 +1198,11 @@ mod tests {
         };
         update.object = request("pod-windows-unpinned").object;
         update.old_object = request("pod-windows-pinned").object;
-        let d = review(&update, &mutate, None, &no_manifests());
+        let d = review(update.clone(), &mutate, None, &no_manifests());
         assert!(matches!(d.verdict, Verdict::Reject(_)), "{d:?}");
         // A Deployment UPDATE that introduces the problem is repaired.
         let d = review(
-            &request("deployment-update-unpins"),
+            request("deployment-update-unpins"),
             &mutate,
             None,
             &no_manifests(),
@@ -1148,7 +1210,7 @@ mod tests {
         assert!(matches!(d.verdict, Verdict::Mutate(_)), "{d:?}");
         // Pre-existing problems are not repaired behind the user's back.
         let d = review(
-            &request("deployment-update-preexisting"),
+            request("deployment-update-preexisting"),
             &mutate,
             None,
             &no_manifests(),
@@ -1156,7 +1218,7 @@ mod tests {
         assert_eq!(d.verdict, Verdict::Accept, "{d:?}");
         // The namespace taken from the request is not written into the mutated object.
         let d = review(
-            &request("pod-windows-unpinned-no-namespace"),
+            request("pod-windows-unpinned-no-namespace"),
             &mutate,
             None,
             &no_manifests(),
@@ -1176,13 +1238,18 @@ mod tests {
         let r = request("deployment-windows-runtimeclass");
         let mut empty = cluster();
         empty.runtime_classes.clear();
-        let d = review(&r, &Settings::default(), Some(&empty), &no_manifests());
+        let d = review(
+            r.clone(),
+            &Settings::default(),
+            Some(&empty),
+            &no_manifests(),
+        );
         assert!(
             matches!(d.verdict, Verdict::Reject(ref m) if m.contains("runtimeclass-not-found")),
             "{d:?}"
         );
         // Without context the class is unchecked (info): accepted, no warning.
-        let d = review(&r, &Settings::default(), None, &no_manifests());
+        let d = review(r.clone(), &Settings::default(), None, &no_manifests());
         assert_eq!(d, Decision::accept());
     }
 
@@ -1298,7 +1365,7 @@ mod tests {
             BTreeMap::from([(image.to_string(), class)])
         };
         // No manifest (the lookup failed): a warning, never a rejection.
-        let d = review(&r, &Settings::default(), None, &no_manifests());
+        let d = review(r.clone(), &Settings::default(), None, &no_manifests());
         assert_eq!(d.verdict, Verdict::Accept);
         assert!(
             d.warnings
@@ -1307,7 +1374,7 @@ mod tests {
         );
         // Built for 2022, pinned to 2022: accepted, and nothing unknown any more.
         let d = review(
-            &r,
+            r.clone(),
             &Settings::default(),
             None,
             &facts("context/manifest-index-windows-20348-linux.json"),
@@ -1315,7 +1382,7 @@ mod tests {
         assert_eq!(d, Decision::accept());
         // Built for 2019, pinned to 2022: process isolation needs the same build (kubernetes-windows-rules.md §5.1).
         let d = review(
-            &r,
+            r.clone(),
             &Settings::default(),
             None,
             &facts("context/manifest-index-windows-17763.json"),

@@ -89,7 +89,7 @@ mod guest {
             .into_iter()
             .filter_map(|image| manifest_class(&image).map(|class| (image, class)))
             .collect();
-        let decision = admission::review(&request, &settings, context.as_ref(), &manifests);
+        let decision = admission::review(request, &settings, context.as_ref(), &manifests);
         respond(decision)
     }
 

@@ -3,8 +3,9 @@
 //! policy-server runs them), with the same AdmissionRequests; and the same evaluation natively.
 //!
 //! Before the criterion groups, prints min/p50/p99 over `WINPLACE_BENCH_N` (default 2,000) timed
-//! `validate` calls per case and module, the ratio of policy.wasm's p50 to the template's, and native
-//! requests/s of `check_value` and `admission::review`.
+//! `validate` calls per case and module (the two modules' calls alternate, so both meet the same
+//! machine), the ratio of policy.wasm's p50 to the template's, and native requests/s of `check_value`
+//! and `admission::review`.
 //!
 //! Run (after `cargo xtask build`): `cargo bench -p winplace-policy-host --bench admission`
 //! (`-- --warm-up-time 1 --measurement-time 3` for a quicker run). `cargo bench` is the release
@@ -81,20 +82,36 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// `n` timed `validate` calls after a warm-up, sorted.
-fn timings(h: &PolicyHost, request: &Value, settings: &Value, n: usize) -> Vec<Duration> {
+/// One timed `validate` call.
+fn timed(h: &PolicyHost, request: &Value, settings: &Value) -> Duration {
+    h.clear_host_calls();
+    let start = Instant::now();
+    black_box(h.validate(request, settings).unwrap());
+    start.elapsed()
+}
+
+/// `n` timed `validate` calls of each module after a warm-up, alternating between them so that both
+/// meet the same machine (a slow phase of a shared machine lands on both, not on one), each sorted.
+fn paired_timings(
+    ours: (&PolicyHost, &Value),
+    theirs: &PolicyHost,
+    request: &Value,
+    n: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (h, settings) = ours;
+    let none = json!({});
     for _ in 0..50 {
-        h.validate(request, settings).unwrap();
+        timed(h, request, settings);
+        timed(theirs, request, &none);
     }
-    let mut times = Vec::with_capacity(n);
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        h.clear_host_calls();
-        let start = Instant::now();
-        black_box(h.validate(request, settings).unwrap());
-        times.push(start.elapsed());
+        a.push(timed(h, request, settings));
+        b.push(timed(theirs, request, &none));
     }
-    times.sort();
-    times
+    a.sort();
+    b.sort();
+    (a, b)
 }
 
 fn micros(d: Duration) -> f64 {
@@ -122,10 +139,15 @@ fn report(policy: &[u8], template: &[u8]) {
         "  {:40} {:>8} {:>8} {:>8}   {:>8} {:>8} {:>8}   {:>6}",
         "", "min", "p50", "p99", "tpl min", "tpl p50", "tpl p99", "× p50"
     );
+    let tpl = host(template, false);
     for case in CASES {
         let request = case.request();
-        let ours = timings(&host(policy, case.context), &request, &case.settings(), n);
-        let theirs = timings(&host(template, false), &request, &json!({}), n);
+        let (ours, theirs) = paired_timings(
+            (&host(policy, case.context), &case.settings()),
+            &tpl,
+            &request,
+            n,
+        );
         let (p50, tpl_p50) = (percentile(&ours, 0.50), percentile(&theirs, 0.50));
         println!(
             "  {:40} {:>8.1} {:>8.1} {:>8.1}   {:>8.1} {:>8.1} {:>8.1}   {:>6.2}",
@@ -166,7 +188,7 @@ fn report(policy: &[u8], template: &[u8]) {
         });
         let review = rate(&|| {
             black_box(admission::review(
-                &request,
+                request.clone(),
                 &settings,
                 ctx.as_ref(),
                 &BTreeMap::new(),
