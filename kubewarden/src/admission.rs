@@ -172,6 +172,14 @@ pub enum InputError {
         /// `Node` or `RuntimeClass`.
         kind: &'static str,
     },
+    /// The host's answer for `kind` is not JSON.
+    #[error("the {kind} list is not JSON: {error}")]
+    NotJson {
+        /// `Node` or `RuntimeClass`.
+        kind: &'static str,
+        /// Where and why it does not parse.
+        error: serde_json::Error,
+    },
     /// An item of the host's list of `kind` does not decode.
     #[error("{kind} list items[{index}]: {error}")]
     Item {
@@ -526,7 +534,17 @@ pub fn context_from_lists(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let runtime_classes = items(runtime_classes, "RuntimeClass")?
+    Ok(ClusterContext {
+        nodes,
+        runtime_classes: runtime_classes_of(runtime_classes)?,
+    })
+}
+
+/// The decoded items of the host's RuntimeClass list.
+fn runtime_classes_of(
+    runtime_classes: &Value,
+) -> Result<Vec<model::RuntimeClassEntry>, InputError> {
+    items(runtime_classes, "RuntimeClass")?
         .iter()
         .enumerate()
         .map(|(index, item)| {
@@ -538,11 +556,53 @@ pub fn context_from_lists(
                 }
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(ClusterContext {
-        nodes,
-        runtime_classes,
-    })
+        .collect()
+}
+
+/// [`context_from_lists`] from the host's answers as they arrive (JSON bytes), as the guest reads them.
+///
+/// The Nodes are decoded straight into typed, trimmed objects: no JSON tree of a 5,000-node list is built
+/// first (that tree cost more than the rest of a review). An answer that does not decode so is read through
+/// [`context_from_lists`], which names the item and the field at fault; the two agree on every answer
+/// that decodes.
+///
+/// ```
+/// use winplace_kubewarden::admission::{context_from_answers, context_from_lists};
+/// let nodes = r#"{"items": [{"metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}},
+///     "status": {"images": [{"names": ["mcr.microsoft.com/oss/kubernetes/pause:3.9"]}]}}]}"#;
+/// let rcs = r#"{"items": []}"#;
+/// let ctx = context_from_answers(nodes.as_bytes(), rcs.as_bytes()).unwrap();
+/// let nodes: serde_json::Value = serde_json::from_str(nodes).unwrap();
+/// assert_eq!(ctx, context_from_lists(&nodes, &serde_json::json!({"items": []})).unwrap());
+/// assert!(context_from_answers(b"forbidden", rcs.as_bytes()).unwrap_err().to_string().contains("not JSON"));
+/// ```
+pub fn context_from_answers(
+    nodes: &[u8],
+    runtime_classes: &[u8],
+) -> Result<ClusterContext, InputError> {
+    /// A List of typed items; everything else in the answer is skipped unread.
+    #[derive(Deserialize)]
+    struct Items<T> {
+        items: Vec<T>,
+    }
+    let json = |kind: &'static str, bytes: &[u8]| {
+        serde_json::from_slice::<Value>(bytes).map_err(|error| InputError::NotJson { kind, error })
+    };
+    match serde_json::from_slice::<Items<k8s_openapi::api::core::v1::Node>>(nodes) {
+        Ok(list) => Ok(ClusterContext {
+            nodes: list
+                .items
+                .into_iter()
+                .map(cluster_objects::into_trimmed_node)
+                .collect(),
+            runtime_classes: runtime_classes_of(&json("RuntimeClass", runtime_classes)?)?,
+        }),
+        // The slow path, for its error (or for what only it accepts).
+        Err(_) => context_from_lists(
+            &json("Node", nodes)?,
+            &json("RuntimeClass", runtime_classes)?,
+        ),
+    }
 }
 
 /// The items of a List.
@@ -1427,6 +1487,54 @@ mod tests {
         );
         let err = context_from_lists(&json!({"error": "forbidden"}), &rcs).unwrap_err();
         assert!(err.to_string().contains("no items"), "{err}");
+    }
+
+    #[test]
+    fn answers_as_bytes_decode_as_the_lists_do() {
+        let rcs = fixture("context/runtimeclasses.json");
+        let both = |nodes: &Value| {
+            let fast =
+                context_from_answers(nodes.to_string().as_bytes(), rcs.to_string().as_bytes())
+                    .map_err(|e| e.to_string());
+            (
+                fast,
+                context_from_lists(nodes, &rcs).map_err(|e| e.to_string()),
+            )
+        };
+        let whole = fixture("context/nodes.json");
+        let mut with_kinds = whole.clone();
+        for item in with_kinds["items"].as_array_mut().unwrap() {
+            item["apiVersion"] = json!("v1");
+            item["kind"] = json!("Node");
+            item["status"]["images"] =
+                json!([{"names": ["mcr.microsoft.com/oss/kubernetes/pause:3.9"]}]);
+        }
+        let odd_kind =
+            json!({"items": [{"apiVersion": "v1", "kind": "Nodes", "metadata": {"name": "n"}}]});
+        let bad = json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]});
+        for nodes in [
+            whole,
+            with_kinds,
+            odd_kind,
+            bad,
+            json!({"error": "forbidden"}),
+            json!({"items": []}),
+        ] {
+            let (fast, slow) = both(&nodes);
+            assert_eq!(fast, slow, "{nodes}");
+        }
+        assert_eq!(both(&fixture("context/nodes.json")).0.unwrap(), cluster());
+        let err = context_from_answers(b"{\"items\": [", rcs.to_string().as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().starts_with("the Node list is not JSON"),
+            "{err}"
+        );
+        let err = context_from_answers(b"{\"items\": []}", b"<html>").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("the RuntimeClass list is not JSON"),
+            "{err}"
+        );
     }
 
     #[test]

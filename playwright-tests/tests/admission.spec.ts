@@ -90,6 +90,9 @@ test('the module the server serves is the built policy.wasm, annotated as kwctl 
 
 for (const [name, dir] of cases) {
   test(`corpus ${name}: policy.wasm in the browser agrees with the linked rules and with wasmtime`, async ({ page }) => {
+    // 15-19 s on an idle machine, most of it `replay`'s wasmtime compiling the 1.2 MB module afresh; a busy
+    // machine doubles that: three times the usual timeout.
+    test.slow();
     const problems = watchConsole(page);
     const input = read(dir, 'input.yaml') ?? '';
     const expectation = parse(read(dir, 'expect.yaml') ?? '{}') ?? {};

@@ -2,6 +2,10 @@
 //! `policy-host/template-policy`) in the same wasmtime waPC host, each on a warm instance (as
 //! policy-server runs them), with the same AdmissionRequests; and the same evaluation natively.
 //!
+//! One case is at the Kubernetes envelope: a context-aware review with the 5,000 nodes of the synthetic
+//! cluster granted (the host prunes the list to the fields the policy asks for), timed over fewer calls,
+//! with the guest's decoding of the host's answers measured natively beside it.
+//!
 //! Before the criterion groups, prints min/p50/p99 over `WINPLACE_BENCH_N` (default 2,000) timed
 //! `validate` calls per case and module (the two modules' calls alternate, so both meet the same
 //! machine), the ratio of policy.wasm's p50 to the template's, and native requests/s of `check_value`
@@ -14,47 +18,102 @@
 use criterion::{Criterion, black_box};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use winplace_kubewarden::admission::{self, AdmissionRequest};
-use winplace_policy_host::{Capabilities, PolicyHost, built_policy, template_policy, test_data};
+use winplace_policy_host::{
+    Capabilities, PolicyHost, built_policy, prune_items, template_policy, test_data,
+};
 use winplace_rules::Settings;
+use winplace_rules::model::cluster_objects::NODE_FIELDS;
 
 fn fixture(name: &str) -> Value {
     test_data(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn cluster() -> Capabilities {
-    Capabilities::test_cluster().unwrap_or_else(|e| panic!("{e}"))
+/// The cluster a context-aware case is granted: none, the test fixture's few nodes, or a synthetic
+/// cluster at the Kubernetes envelope (5,000 nodes), whose whole Node list the host sends on every request.
+#[derive(Clone, Copy, PartialEq)]
+enum Context {
+    None,
+    Fixture,
+    Envelope,
 }
 
-/// One timed request: a name, the fixture, and whether the policy is context-aware (settings
-/// `contextAware: true` and a host that grants the cluster).
+/// Nodes in the envelope cluster: Kubernetes' tested maximum.
+const ENVELOPE_NODES: usize = 5_000;
+
+impl Context {
+    fn capabilities(self) -> Option<Capabilities> {
+        match self {
+            Context::None => None,
+            Context::Fixture => {
+                Some(Capabilities::test_cluster().unwrap_or_else(|e| panic!("{e}")))
+            }
+            Context::Envelope => Some(envelope_cluster().clone()),
+        }
+    }
+
+    /// The lists the host answers, for the native evaluation.
+    fn lists(self) -> Option<(Value, Value)> {
+        let caps = self.capabilities()?;
+        let list = |api: &str, kind: &str| caps.lists[&(api.to_string(), kind.to_string())].clone();
+        Some((list("v1", "Node"), list("node.k8s.io/v1", "RuntimeClass")))
+    }
+}
+
+/// The synthetic cluster of `winplace demo-snapshot` at [`ENVELOPE_NODES`] nodes, as host answers.
+fn envelope_cluster() -> &'static Capabilities {
+    static CLUSTER: OnceLock<Capabilities> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        let (nodes, _, runtime_classes) = winplace_synthetic::synthetic_cluster(ENVELOPE_NODES, 0, 1);
+        let runtime_classes: Vec<_> = runtime_classes.into_iter().map(|rc| rc.object).collect();
+        let mut caps = Capabilities::default();
+        caps.lists.insert(
+            ("v1".into(), "Node".into()),
+            json!({"apiVersion": "v1", "kind": "NodeList", "items": nodes}),
+        );
+        caps.lists.insert(
+            ("node.k8s.io/v1".into(), "RuntimeClass".into()),
+            json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "items": runtime_classes}),
+        );
+        caps
+    })
+}
+
+/// One timed request: a name, the fixture, and the cluster the policy is granted (with one, settings
+/// say `contextAware: true`).
 struct Case {
     name: &'static str,
     file: &'static str,
-    context: bool,
+    context: Context,
 }
 
 const CASES: &[Case] = &[
     Case {
         name: "pod (accept)",
         file: "pod-windows-pinned.json",
-        context: false,
+        context: Context::None,
     },
     Case {
         name: "deployment (accept)",
         file: "deployment-windows-pinned.json",
-        context: false,
+        context: Context::None,
     },
     Case {
         name: "deployment (reject)",
         file: "deployment-windows-unpinned.json",
-        context: false,
+        context: Context::None,
     },
     Case {
         name: "deployment (reject, cluster context)",
         file: "deployment-windows-unpinned.json",
-        context: true,
+        context: Context::Fixture,
+    },
+    Case {
+        name: "deployment (reject, 5,000 nodes)",
+        file: "deployment-windows-unpinned.json",
+        context: Context::Envelope,
     },
 ];
 
@@ -64,17 +123,28 @@ impl Case {
     }
 
     fn settings(&self) -> Value {
-        if self.context {
-            json!({"contextAware": true})
-        } else {
+        if self.context == Context::None {
             json!({})
+        } else {
+            json!({"contextAware": true})
+        }
+    }
+
+    /// Calls to time: every host answer at the envelope is megabytes, so fewer of them.
+    fn calls(&self, n: usize) -> usize {
+        match self.context {
+            Context::Envelope => (n / 40).max(20),
+            _ => n,
         }
     }
 }
 
-fn host(module: &[u8], context: bool) -> PolicyHost {
-    PolicyHost::new(module, context.then(|| cluster().into_capability()))
-        .unwrap_or_else(|e| panic!("{e}"))
+fn host(module: &[u8], context: Context) -> PolicyHost {
+    PolicyHost::new(
+        module,
+        context.capabilities().map(Capabilities::into_capability),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -133,20 +203,20 @@ fn report(policy: &[u8], template: &[u8]) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2_000);
-    check_template(&host(template, false));
+    check_template(&host(template, Context::None));
     println!("validate on a warm instance, {n} calls each (µs):");
     println!(
         "  {:40} {:>8} {:>8} {:>8}   {:>8} {:>8} {:>8}   {:>6}",
         "", "min", "p50", "p99", "tpl min", "tpl p50", "tpl p99", "× p50"
     );
-    let tpl = host(template, false);
+    let tpl = host(template, Context::None);
     for case in CASES {
         let request = case.request();
         let (ours, theirs) = paired_timings(
             (&host(policy, case.context), &case.settings()),
             &tpl,
             &request,
-            n,
+            case.calls(n),
         );
         let (p50, tpl_p50) = (percentile(&ours, 0.50), percentile(&theirs, 0.50));
         println!(
@@ -165,13 +235,11 @@ fn report(policy: &[u8], template: &[u8]) {
     let settings = Settings::default();
     for case in CASES {
         let request: AdmissionRequest = serde_json::from_value(case.request()).unwrap();
-        let ctx = case.context.then(|| {
-            admission::context_from_lists(
-                &fixture("context/nodes.json"),
-                &fixture("context/runtimeclasses.json"),
-            )
-            .unwrap()
-        });
+        let lists = case.context.lists();
+        let ctx = lists
+            .as_ref()
+            .map(|(nodes, rcs)| admission::context_from_lists(nodes, rcs).unwrap());
+        let n = case.calls(n);
         let rate = |f: &dyn Fn()| {
             let start = Instant::now();
             for _ in 0..n {
@@ -203,7 +271,7 @@ fn report(policy: &[u8], template: &[u8]) {
 
 fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
     let mut group = c.benchmark_group("policy.wasm validate");
-    for case in CASES {
+    for case in CASES.iter().filter(|c| c.context != Context::Envelope) {
         let h = host(policy, case.context);
         let (request, settings) = (case.request(), case.settings());
         group.bench_function(case.name, |b| {
@@ -214,9 +282,38 @@ fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
         });
     }
     group.finish();
+    // Tens of milliseconds a call: ten samples are enough.
+    let mut group = c.benchmark_group("policy.wasm validate at the envelope");
+    group.sample_size(10);
+    for case in CASES.iter().filter(|c| c.context == Context::Envelope) {
+        let h = host(policy, case.context);
+        let (request, settings) = (case.request(), case.settings());
+        group.bench_function(case.name, |b| {
+            b.iter(|| {
+                h.clear_host_calls();
+                black_box(h.validate(&request, &settings).unwrap())
+            })
+        });
+    }
+    // The guest's decoding of the host's answers natively: as it was (the whole list through a JSON tree)
+    // and as it is (the list pruned to NODE_FIELDS, decoded straight into typed nodes).
+    let (nodes, rcs) = Context::Envelope.lists().unwrap();
+    let whole = serde_json::to_vec(&nodes).unwrap();
+    let pruned = serde_json::to_vec(&prune_items(&nodes, NODE_FIELDS)).unwrap();
+    let rcs = serde_json::to_vec(&rcs).unwrap();
+    group.bench_function("native: whole answer through a JSON tree", |b| {
+        b.iter(|| {
+            let tree = |bytes: &[u8]| serde_json::from_slice::<Value>(bytes).unwrap();
+            black_box(admission::context_from_lists(&tree(&whole), &tree(&rcs)).unwrap())
+        })
+    });
+    group.bench_function("native: pruned answer decoded directly", |b| {
+        b.iter(|| black_box(admission::context_from_answers(&pruned, &rcs).unwrap()))
+    });
+    group.finish();
     let mut group = c.benchmark_group("template policy validate");
-    let h = host(template, false);
-    for case in CASES.iter().filter(|c| !c.context) {
+    let h = host(template, Context::None);
+    for case in CASES.iter().filter(|c| c.context == Context::None) {
         let request = case.request();
         group.bench_function(case.name, |b| {
             b.iter(|| {
@@ -228,7 +325,7 @@ fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
     group.finish();
     let mut group = c.benchmark_group("native check_value");
     let settings = Settings::default();
-    for case in CASES.iter().filter(|c| !c.context) {
+    for case in CASES.iter().filter(|c| c.context == Context::None) {
         let object = case.request()["object"].clone();
         group.bench_function(case.name, |b| {
             b.iter(|| black_box(winplace_rules::check_value(object.clone(), None, &settings)))

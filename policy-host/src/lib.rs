@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use wapc::WapcHost;
@@ -32,7 +33,8 @@ pub struct PolicyHost {
 /// What a test host answers for Kubewarden's host capabilities, like a policy-server with
 /// `contextAwareResources` granted and a registry to read manifests from.
 ///
-/// `kubewarden/kubernetes/list_resources_all` answers `lists[(api_version, kind)]`;
+/// `kubewarden/kubernetes/list_resources_all` answers `lists[(api_version, kind)]`, its items pruned to the
+/// request's `field_masks` ([`prune_items`]);
 /// `kubewarden/oci/v1/oci_manifest` answers `manifests[image]`; `kubewarden/oci/v1/oci_manifest_config`
 /// answers `configs[image]`. Anything else (or a missing entry) fails the call.
 #[derive(Debug, Clone, Default)]
@@ -79,7 +81,14 @@ impl Capabilities {
                     request["api_version"].as_str()?.to_string(),
                     request["kind"].as_str()?.to_string(),
                 );
-                self.lists.get(&key)
+                let list = self.lists.get(&key)?;
+                let masks: Vec<&str> = request["field_masks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                return serde_json::to_vec(&prune_items(list, &masks)).ok();
             }
             ("oci", "v1/oci_manifest") => self.manifests.get(request.as_str()?),
             ("oci", "v1/oci_manifest_config") => self.configs.get(request.as_str()?),
@@ -91,6 +100,62 @@ impl Capabilities {
     /// As a [`Capability`] for [`PolicyHost::new`].
     pub fn into_capability(self) -> Box<Capability> {
         Box::new(move |b, n, o, p| self.answer(b, n, o, p))
+    }
+}
+
+/// `list` with each item pruned to the fields `masks` name, as a host that honours the SDK's
+/// `field_masks` answers: dot paths through objects, arrays traversed, everything else dropped; no masks,
+/// the whole list.
+///
+/// ```
+/// let list = serde_json::json!({"items": [{"metadata": {"name": "n", "uid": "u"},
+///     "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"}}]});
+/// let pruned = winplace_policy_host::prune_items(&list, &["metadata.name", "spec.taints.key"]);
+/// assert_eq!(pruned, serde_json::json!({"items": [{"metadata": {"name": "n"},
+///     "spec": {"taints": [{"key": "k"}]}}]}));
+/// ```
+pub fn prune_items(list: &Value, masks: &[&str]) -> Value {
+    let paths: Vec<Vec<&str>> = masks.iter().map(|m| m.split('.').collect()).collect();
+    let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+    let mut out = list.clone();
+    if let (false, Some(items)) = (paths.is_empty(), out.get_mut("items")) {
+        *items = Value::Array(
+            items
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|item| keep(item, &paths))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// The part of `value` that `paths` reach (each a path below `value`; an empty one keeps it whole).
+fn keep(value: &Value, paths: &[&[&str]]) -> Option<Value> {
+    if paths.iter().any(|p| p.is_empty()) {
+        return Some(value.clone());
+    }
+    match value {
+        Value::Object(map) => Some(Value::Object(
+            map.iter()
+                .filter_map(|(k, v)| {
+                    let below: Vec<&[&str]> = paths
+                        .iter()
+                        .filter(|p| p[0] == k.as_str())
+                        .map(|p| &p[1..])
+                        .collect();
+                    if below.is_empty() {
+                        return None;
+                    }
+                    Some((k.clone(), keep(v, &below)?))
+                })
+                .collect(),
+        )),
+        Value::Array(items) => Some(Value::Array(
+            items.iter().filter_map(|i| keep(i, paths)).collect(),
+        )),
+        _ => None,
     }
 }
 

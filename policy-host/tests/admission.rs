@@ -3,8 +3,11 @@
 //!
 //! Needs the built module: `cargo xtask build` (static/policy.wasm).
 
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
-use winplace_policy_host::{Capabilities, PolicyHost, built_policy, test_data};
+use winplace_policy_host::{Capabilities, PolicyHost, built_policy, prune_items, test_data};
+use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
 
 fn fixture(name: &str) -> Value {
     test_data(name).unwrap_or_else(|e| panic!("{e}"))
@@ -216,8 +219,17 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         .collect();
     assert_eq!(asked[0]["api_version"], "v1");
     assert_eq!(asked[0]["kind"], "Node");
+    // Only the node fields the rules read (a host that prunes sends 5,000 nodes without their images).
+    let masks: BTreeSet<&str> = asked[0]["field_masks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(masks, NODE_FIELDS.iter().copied().collect());
     assert_eq!(asked[1]["api_version"], "node.k8s.io/v1");
     assert_eq!(asked[1]["kind"], "RuntimeClass");
+    assert_eq!(asked[1]["field_masks"], Value::Null);
 
     // Node and RuntimeClass objects, DELETE and subresources: no host call.
     for name in [
@@ -466,4 +478,31 @@ fn requests_without_a_usable_object_are_rejected_with_a_reason() {
     // Not evaluated at all (DELETE has no object): still accepted.
     let answer = h.validate(&request("pod-delete"), &json!({})).unwrap();
     assert_eq!(answer["accepted"], json!(true), "{answer}");
+}
+
+#[test]
+fn nodes_pruned_to_the_asked_fields_read_as_whole_ones() {
+    // The policy asks for NODE_FIELDS only: every node, pruned so, must decode to what the rules read of
+    // the whole node (a field the trim keeps but the masks drop would fail here). The fixture's nodes and
+    // a synthetic cluster's (taints, cordons, build labels, nodeInfo of every pool).
+    let (synthetic, _, _) = winplace_synthetic::synthetic_cluster(60, 0, 7);
+    let lists = [
+        fixture("context/nodes.json"),
+        json!({"items": serde_json::to_value(synthetic).unwrap()}),
+    ];
+    for list in lists {
+        let pruned = prune_items(&list, NODE_FIELDS);
+        assert!(
+            pruned.to_string().len() < list.to_string().len(),
+            "nothing pruned"
+        );
+        let (whole, pruned) = (
+            list["items"].as_array().unwrap(),
+            pruned["items"].as_array().unwrap(),
+        );
+        assert_eq!(whole.len(), pruned.len());
+        for (w, p) in whole.iter().zip(pruned) {
+            assert_eq!(decode_node(p).unwrap(), decode_node(w).unwrap(), "{w}");
+        }
+    }
 }

@@ -106,7 +106,7 @@ pub fn check_text_each(
     drop(pools);
     let merged = rules::merged_context(&own, context);
     drop(own);
-    let context = merged.as_ref();
+    let context = merged.as_deref();
     let resolver = placement::Resolver::new(context, settings);
     let index = context
         .filter(|c| !c.nodes.is_empty())

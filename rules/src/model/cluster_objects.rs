@@ -196,7 +196,7 @@ pub fn decode_value(kind: ClusterKind, value: &Value) -> Result<ClusterObject, F
 /// A Node from `value`, trimmed ([`trim_node`]).
 pub fn decode_node(value: &Value) -> Result<Node, FieldError> {
     typed::<Node>(value)
-        .map(|n| trim_node(&n))
+        .map(into_trimmed_node)
         .map_err(|error| field_error_of(ClusterKind::Node, value, error))
 }
 
@@ -291,7 +291,22 @@ fn entry(version: RuntimeClassVersion, rc: RuntimeClass) -> RuntimeClassEntry {
     }
 }
 
-/// The node as the rules read it: name, labels, taints, `unschedulable` and `nodeInfo`. The rest goes
+/// The fields of a Node that [`trim_node`] keeps, as Kubewarden's `field_masks` spell them (dot paths):
+/// what the context-aware policy asks the host for, so that a host which prunes sends no more than this.
+///
+/// ```
+/// use winplace_rules::model::cluster_objects::NODE_FIELDS;
+/// assert!(NODE_FIELDS.contains(&"spec.taints"));
+/// ```
+pub const NODE_FIELDS: &[&str] = &[
+    "metadata.name",
+    "metadata.labels",
+    "spec.taints",
+    "spec.unschedulable",
+    "status.nodeInfo",
+];
+
+/// The node as the rules read it: name, labels, taints, `unschedulable` and `nodeInfo` ([`NODE_FIELDS`]). The rest goes
 /// (conditions and heartbeats, images, addresses, capacity, managed fields, ...), so that a heartbeat
 /// leaves the node equal and 5,000 nodes stay small.
 ///
@@ -310,6 +325,35 @@ pub fn trim_node(node: &Node) -> Node {
         }),
         status: node.status.as_ref().map(|s| NodeStatus {
             node_info: s.node_info.clone(),
+            ..NodeStatus::default()
+        }),
+    }
+}
+
+/// [`trim_node`] of a node one owns: the fields kept are moved, not copied.
+///
+/// ```
+/// use winplace_rules::model::cluster_objects::{into_trimmed_node, trim_node};
+/// let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "n", "labels": {"kubernetes.io/os": "linux"}, "uid": "u"},
+///     "spec": {"podCIDR": "10.0.0.0/24", "unschedulable": true},
+///     "status": {"addresses": [{"type": "Hostname", "address": "n"}]}})).unwrap();
+/// assert_eq!(into_trimmed_node(node.clone()), trim_node(&node));
+/// ```
+pub fn into_trimmed_node(node: Node) -> Node {
+    Node {
+        metadata: ObjectMeta {
+            name: node.metadata.name,
+            labels: node.metadata.labels,
+            ..ObjectMeta::default()
+        },
+        spec: node.spec.map(|s| NodeSpec {
+            taints: s.taints,
+            unschedulable: s.unschedulable,
+            ..NodeSpec::default()
+        }),
+        status: node.status.map(|s| NodeStatus {
+            node_info: s.node_info,
             ..NodeStatus::default()
         }),
     }
@@ -544,6 +588,9 @@ mod tests {
         let node: Node = serde_json::from_value(full_node()).expect("node");
         let once = trim_node(&node);
         assert_eq!(trim_node(&once), once);
+        // Owned or borrowed, the same fields stay.
+        assert_eq!(into_trimmed_node(node.clone()), once);
+        assert_eq!(into_trimmed_node(Node::default()), Node::default());
         // A heartbeat (conditions, images) leaves the trimmed node equal.
         let mut beat = node.clone();
         if let Some(s) = beat.status.as_mut() {

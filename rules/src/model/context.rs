@@ -91,15 +91,14 @@ impl ClusterContext {
 
     /// The distinct Windows builds (`10.0.20348`) of the cluster's Windows nodes, sorted.
     pub fn windows_builds(&self) -> Vec<String> {
-        let mut builds: Vec<String> = self
+        // Borrowed until the few distinct ones are known: an admission request reads 5,000 nodes.
+        let builds: std::collections::BTreeSet<&str> = self
             .nodes
             .iter()
             .filter(|n| node_os(n) == Some("windows"))
-            .filter_map(node_windows_build)
+            .filter_map(windows_build_of)
             .collect();
-        builds.sort();
-        builds.dedup();
-        builds
+        builds.into_iter().map(str::to_string).collect()
     }
 }
 
@@ -125,26 +124,35 @@ pub fn node_os(node: &Node) -> Option<&str> {
 /// (`10.0.20348.2762` on Windows: major.minor.build.UBR) when present, else the
 /// `node.kubernetes.io/windows-build` label.
 pub fn node_windows_build(node: &Node) -> Option<String> {
+    windows_build_of(node).map(str::to_string)
+}
+
+/// [`node_windows_build`], borrowed from the node (the build is a prefix of the kernel version).
+fn windows_build_of(node: &Node) -> Option<&str> {
     let kernel = node
         .status
         .as_ref()
         .and_then(|s| s.node_info.as_ref())
         .map(|i| i.kernel_version.as_str())
         .unwrap_or("");
-    let parts: Vec<&str> = kernel.split('.').collect();
-    let numeric = parts.len() >= 3
-        && parts
-            .iter()
-            .take(3)
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    if numeric {
-        return Some(parts[..3].join("."));
+    // The end of the third dot-separated part, when the first three are all digits.
+    let mut end = 0;
+    let mut parts = 0;
+    for part in kernel.split('.').take(3) {
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        end += part.len() + usize::from(parts > 0);
+        parts += 1;
+    }
+    if parts == 3 {
+        return Some(&kernel[..end]);
     }
     node.metadata
         .labels
         .as_ref()
         .and_then(|l| l.get("node.kubernetes.io/windows-build"))
-        .cloned()
+        .map(String::as_str)
 }
 
 /// A node's taints (`spec.taints`; empty when the node has no spec or no taints).

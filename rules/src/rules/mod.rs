@@ -41,6 +41,7 @@ use crate::path::FieldPath;
 use crate::placement::{NodeIndex, Placement, Resolver};
 use crate::settings::Settings;
 use crate::windows::ImageClass;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
@@ -92,7 +93,7 @@ pub fn evaluate_with_manifests(
     manifests: &BTreeMap<String, ImageClass>,
 ) -> Vec<Finding> {
     let merged = merged_context(objects, context);
-    let context = merged.as_ref();
+    let context = merged.as_deref();
     // Built once: both read every node, and a report may hold thousands of templates.
     let resolver = Resolver::new(context, settings).with_manifests(manifests);
     let index = context
@@ -234,19 +235,23 @@ pub(crate) fn checked_templates<'a, 's>(
 }
 
 /// The given context plus the Nodes and RuntimeClasses of the input; `None` when there are none.
-pub(crate) fn merged_context(
+///
+/// Borrowed when the input adds nothing: an admission request's context holds every node of the cluster.
+pub(crate) fn merged_context<'a>(
     objects: &[Object],
-    given: Option<&ClusterContext>,
-) -> Option<ClusterContext> {
+    given: Option<&'a ClusterContext>,
+) -> Option<Cow<'a, ClusterContext>> {
     let (from_input, _errors) = ClusterContext::from_objects(objects);
+    let adds_nothing = from_input.nodes.is_empty() && from_input.runtime_classes.is_empty();
     match given {
-        None if from_input.nodes.is_empty() && from_input.runtime_classes.is_empty() => None,
-        None => Some(from_input),
+        None if adds_nothing => None,
+        None => Some(Cow::Owned(from_input)),
+        Some(given) if adds_nothing => Some(Cow::Borrowed(given)),
         Some(given) => {
             let mut merged = given.clone();
             merged.nodes.extend(from_input.nodes);
             merged.runtime_classes.extend(from_input.runtime_classes);
-            Some(merged)
+            Some(Cow::Owned(merged))
         }
     }
 }
