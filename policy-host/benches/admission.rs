@@ -15,7 +15,8 @@
 //! (`-- --warm-up-time 1 --measurement-time 3` for a quicker run). `cargo bench` is the release
 //! profile: this is the release host issue 13 asks for. The first run also compiles the template fixture.
 
-use criterion::{Criterion, black_box};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, black_box};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -269,31 +270,29 @@ fn report(policy: &[u8], template: &[u8]) {
     }
 }
 
+/// policy.wasm's `validate` of `case` on a warm instance, as one benchmark of `group`.
+fn bench_validate(group: &mut BenchmarkGroup<'_, WallTime>, policy: &[u8], case: &Case) {
+    let h = host(policy, case.context);
+    let (request, settings) = (case.request(), case.settings());
+    group.bench_function(case.name, |b| {
+        b.iter(|| {
+            h.clear_host_calls();
+            black_box(h.validate(&request, &settings).unwrap())
+        })
+    });
+}
+
 fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
     let mut group = c.benchmark_group("policy.wasm validate");
     for case in CASES.iter().filter(|c| c.context != Context::Envelope) {
-        let h = host(policy, case.context);
-        let (request, settings) = (case.request(), case.settings());
-        group.bench_function(case.name, |b| {
-            b.iter(|| {
-                h.clear_host_calls();
-                black_box(h.validate(&request, &settings).unwrap())
-            })
-        });
+        bench_validate(&mut group, policy, case);
     }
     group.finish();
     // Tens of milliseconds a call: ten samples are enough.
     let mut group = c.benchmark_group("policy.wasm validate at the envelope");
     group.sample_size(10);
     for case in CASES.iter().filter(|c| c.context == Context::Envelope) {
-        let h = host(policy, case.context);
-        let (request, settings) = (case.request(), case.settings());
-        group.bench_function(case.name, |b| {
-            b.iter(|| {
-                h.clear_host_calls();
-                black_box(h.validate(&request, &settings).unwrap())
-            })
-        });
+        bench_validate(&mut group, policy, case);
     }
     // The guest's decoding of the host's answers natively: as it was (the whole list through a JSON tree)
     // and as it is (the list pruned to NODE_FIELDS, decoded straight into typed nodes).
