@@ -424,11 +424,8 @@ fn names_leave_a_build_open(object: &Value, settings: &Settings) -> bool {
     let Some(spec) = model::get(object, &workload.pod_spec_path()) else {
         return false;
     };
-    ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .filter_map(|list| spec.get(list)?.as_array())
-        .flatten()
-        .filter_map(|container| container.get("image")?.as_str())
+    model::raw_spec::raw_containers(spec)
+        .filter_map(|container| container.value.get("image")?.as_str())
         .filter(|image| !image.is_empty())
         .any(
             |image| match classify_image(image, &settings.image_rules).os {

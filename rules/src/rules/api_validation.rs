@@ -17,41 +17,7 @@ use crate::placement::PodOs;
 use crate::schedule::go_quote;
 use crate::windows::Os;
 
-/// The container lists of a pod spec, in the order the API server visits them
-/// (`podshelper.VisitContainersWithPath`).
-pub(super) const CONTAINER_LISTS: [&str; 3] =
-    ["initContainers", "containers", "ephemeralContainers"];
-
-/// One container of a raw pod spec: which list it is in, where, and what it says.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct RawContainer<'v> {
-    /// `initContainers`, `containers` or `ephemeralContainers`.
-    list: &'static str,
-    /// Its index in the list.
-    index: usize,
-    /// The container as written.
-    pub value: &'v Value,
-}
-
-impl RawContainer<'_> {
-    /// Its path (`<prefix>.containers[0]`): built only for what is reported, since these checks run for
-    /// every container of every template.
-    pub fn path(&self, prefix: &FieldPath) -> FieldPath {
-        prefix.field(self.list).index(self.index)
-    }
-}
-
-/// Every container of a raw pod spec, init containers first.
-pub(super) fn raw_containers(raw: &Value) -> impl Iterator<Item = RawContainer<'_>> {
-    CONTAINER_LISTS.into_iter().flat_map(move |list| {
-        raw.get(list)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .map(move |(index, value)| RawContainer { list, index, value })
-    })
-}
+use crate::model::raw_spec::raw_containers;
 
 /// The value at `steps` under `v` when it is present and not `null` (a non-nil pointer upstream).
 pub(super) fn present<'v>(v: &'v Value, steps: &[&str]) -> Option<&'v Value> {

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
-use super::api_validation::{present, raw_containers};
+use super::api_validation::present;
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
+use crate::model::raw_spec::raw_containers;
 use crate::path::FieldPath;
 use crate::schedule::go_quote;
 use crate::schedule::selector::is_dns1123_subdomain;

@@ -7,9 +7,9 @@
 
 use serde_json::Value;
 
-use super::api_validation::raw_containers;
 use super::{Emitter, ObjectCx, RuleId, TemplateCx};
 use crate::finding::Fix;
+use crate::model::raw_spec::raw_containers;
 use crate::path::FieldPath;
 
 /// What the value of a known field is.
