@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use winplace_kubewarden::admission::{Verdict, evaluate, parse_payload, review};
+use winplace_policy_wasm::admission::{Verdict, evaluate, parse_payload, review};
 
 fuzz_target!(|data: &[u8]| {
     let Ok((request, mut settings)) = parse_payload(data) else {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use winplace_kubewarden::admission::parse_settings;
+use winplace_policy_wasm::admission::parse_settings;
 use winplace_rules::Settings;
 
 fuzz_target!(|data: &[u8]| {

@@ -82,7 +82,7 @@ test('the module the server serves is the built policy.wasm, annotated as kwctl 
   const bytes = fs.readFileSync(modulePath);
   await expect(identity).toHaveAttribute('data-sha256', createHash('sha256').update(bytes).digest('hex'));
   await expect(identity).toHaveAttribute('data-size', String(bytes.length));
-  const metadata = parse(fs.readFileSync(path.join(root, 'kubewarden/metadata.yml'), 'utf8'));
+  const metadata = parse(fs.readFileSync(path.join(root, 'policy-wasm/metadata.yml'), 'utf8'));
   await expect(identity).toHaveAttribute('data-version', metadata.annotations['io.kubewarden.policy.version']);
   await expect(identity.locator('.protocol')).toHaveText('v1');
   expect(problems).toEqual([]);
@@ -161,7 +161,7 @@ test('objects whose group/version/kind the policy\'s rules do not match are not 
   const deployment = (apiVersion: string, name: string) => `apiVersion: ${apiVersion}\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  selector:\n    matchLabels: {app: ${name}}\n  template:\n    metadata:\n      labels: {app: ${name}}\n    spec:\n      containers:\n      - name: app\n        image: registry.example.com/${name}:1\n`;
   await page.locator('#manifest').fill(`${deployment('apps/v1', 'current')}---\n${deployment('apps/v1beta1', 'legacy')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n`);
   await openAdmission(page);
-  // The server's module names apps/v1 only (kubewarden/metadata.yml): the v1beta1 Deployment never reaches it.
+  // The server's module names apps/v1 only (policy-wasm/metadata.yml): the v1beta1 Deployment never reaches it.
   await expect(page.locator('.admission-result')).toHaveCount(1);
   await expect(page.locator('.admission-result')).toHaveAttribute('data-object', 'Deployment/default/current');
   const notSent = page.locator('.not-sent');

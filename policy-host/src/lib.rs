@@ -48,7 +48,7 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// A host that grants the cluster context of `kubewarden/test_data/context/`: its Nodes and
+    /// A host that grants the cluster context of `policy-wasm/test_data/context/`: its Nodes and
     /// RuntimeClasses.
     pub fn test_cluster() -> Result<Self, String> {
         let mut c = Capabilities::default();
@@ -314,18 +314,18 @@ impl PolicyHost {
 }
 
 /// An AdmissionRequest for `object`, shaped as the API server sends it (every field policy-server reads);
-/// the namespace is the object's, else `default`. Built by [`winplace_kubewarden::request`], as the
+/// the namespace is the object's, else `default`. Built by [`winplace_policy_wasm::request`], as the
 /// dashboard's browser host builds its requests.
 pub fn admission_request(operation: &str, object: &serde_json::Value) -> serde_json::Value {
-    winplace_kubewarden::request::request(operation, object, "default")
+    winplace_policy_wasm::request::request(operation, object, "default")
 }
 
-/// The directory of the policy's AdmissionReview fixtures (`kubewarden/test_data`).
+/// The directory of the policy's AdmissionReview fixtures (`policy-wasm/test_data`).
 pub fn test_data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kubewarden/test_data")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policy-wasm/test_data")
 }
 
-/// A JSON fixture of `kubewarden/test_data` (e.g. `pod-windows-unpinned.json`, `context/nodes.json`).
+/// A JSON fixture of `policy-wasm/test_data` (e.g. `pod-windows-unpinned.json`, `context/nodes.json`).
 pub fn test_data(name: &str) -> Result<serde_json::Value, String> {
     let path = test_data_dir().join(name);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;

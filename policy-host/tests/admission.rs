@@ -1,4 +1,4 @@
-//! policy.wasm as policy-server runs it: every AdmissionReview fixture of `kubewarden/test_data`, with and
+//! policy.wasm as policy-server runs it: every AdmissionReview fixture of `policy-wasm/test_data`, with and
 //! without the host capabilities (Kubernetes lists, OCI manifests), mutation round trips and settings.
 //!
 //! Needs the built module: `cargo xtask build` (static/policy.wasm).

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use winplace_kubewarden::admission::{CONTEXT_RESOURCES, EVALUATED_KINDS};
+use winplace_policy_wasm::admission::{CONTEXT_RESOURCES, EVALUATED_KINDS};
 use winplace_rules::input::{Limits, parse};
 
 fn root() -> PathBuf {
@@ -21,7 +21,7 @@ fn yaml(path: &str) -> Vec<Value> {
 }
 
 fn metadata() -> Value {
-    yaml("kubewarden/metadata.yml").remove(0)
+    yaml("policy-wasm/metadata.yml").remove(0)
 }
 
 /// The plural resource of each evaluated kind, by API group.
@@ -122,7 +122,7 @@ fn metadata_covers_every_evaluated_kind_for_create_and_update() {
 #[test]
 fn artifacthub_package_matches_the_metadata() {
     let m = metadata();
-    let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
+    let p = yaml("policy-wasm/artifacthub-pkg.yml").remove(0);
     let a = &m["annotations"];
     assert_eq!(p["version"], a["io.kubewarden.policy.version"]);
     assert_eq!(p["license"], a["io.kubewarden.policy.license"]);
@@ -435,7 +435,7 @@ fn kwctl_scaffold_artifacthub_accepts_the_metadata_and_derives_the_package() {
     let m = metadata();
     let want =
         kwctl_scaffold(&m).unwrap_or_else(|e| panic!("kwctl scaffold artifacthub would fail: {e}"));
-    let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
+    let p = yaml("policy-wasm/artifacthub-pkg.yml").remove(0);
     for (key, value) in want.as_object().unwrap() {
         if key == "annotations" {
             for (k, v) in value.as_object().unwrap() {
@@ -474,7 +474,7 @@ fn kwctl_scaffold_artifacthub_accepts_the_metadata_and_derives_the_package() {
 
 #[test]
 fn artifact_hub_accepts_the_package() {
-    let p = yaml("kubewarden/artifacthub-pkg.yml").remove(0);
+    let p = yaml("policy-wasm/artifacthub-pkg.yml").remove(0);
     assert_eq!(artifact_hub_problems(&p), Vec::<String>::new());
     // And the checks can fail.
     let mut bad = p.clone();

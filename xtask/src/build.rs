@@ -56,7 +56,7 @@ fn cargo_build() -> Command {
 fn compile_policy() -> Result<(), String> {
     run(cargo_build().args([
         "-p",
-        "winplace-kubewarden",
+        "winplace-policy-wasm",
         "--lib",
         "--target",
         "wasm32-wasip1",
@@ -68,13 +68,13 @@ fn compile_policy() -> Result<(), String> {
 /// `policy.wasm` shrunk with wasm-opt into static/ (the server embeds it), annotated with its metadata as
 /// `kwctl annotate` does, and the metadata beside it.
 fn finish_policy() -> Result<(), String> {
-    let raw = target_dir()?.join("wasm32-wasip1/policy-release/winplace_kubewarden.wasm");
+    let raw = target_dir()?.join("wasm32-wasip1/policy-release/winplace_policy_wasm.wasm");
     let out = root().join("static/policy.wasm");
     optimize(&raw, &out, "-O3")?;
     // After wasm-opt, which would drop an unknown custom section.
-    crate::annotate::annotate(&out, &root().join("kubewarden/metadata.yml"))?;
+    crate::annotate::annotate(&out, &root().join("policy-wasm/metadata.yml"))?;
     copy(
-        &root().join("kubewarden/metadata.yml"),
+        &root().join("policy-wasm/metadata.yml"),
         &root().join("static/policy-metadata.yml"),
     )
 }

@@ -28,14 +28,14 @@ const TARGETS: &[(&str, Option<&str>, &[&str])] = &[
         "admission",
         None,
         &[
-            "kubewarden/test_data/*.json",
-            "kubewarden/test_data/*/*.json",
+            "policy-wasm/test_data/*.json",
+            "policy-wasm/test_data/*/*.json",
         ],
     ),
     (
         "settings",
         None,
-        &["corpus/*/settings.yaml", "kubewarden/test_data/*.json"],
+        &["corpus/*/settings.yaml", "policy-wasm/test_data/*.json"],
     ),
     (
         "snapshot",

@@ -35,7 +35,7 @@ fn checks() -> Result<(), String> {
     run(Command::new(cargo()).args([
         "clippy",
         "-p",
-        "winplace-kubewarden",
+        "winplace-policy-wasm",
         "--target",
         "wasm32-wasip1",
         "--",

@@ -3,7 +3,7 @@
 //!
 //! For each object the policy's rules select (API group, version and resource, as the API server matches
 //! them: docs/reference/kubewarden-hosting.md §3; the others are listed as not sent), the page builds the
-//! AdmissionRequest the API server would send on CREATE (`winplace_kubewarden::request`, shared with the
+//! AdmissionRequest the API server would send on CREATE (`winplace_policy_wasm::request`, shared with the
 //! wasmtime host), calls the module's
 //! `validate` with the playground's settings (checked first by the module's own `validate_settings`),
 //! answers its host calls from the playground's cluster context, and shows the answer as policy-server
@@ -19,8 +19,8 @@ use base64::Engine;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Value, json};
-use winplace_kubewarden::admission::EVALUATED_KINDS;
-use winplace_kubewarden::request::{create_request, resource_of, review, validate_payload};
+use winplace_policy_wasm::admission::EVALUATED_KINDS;
+use winplace_policy_wasm::request::{create_request, resource_of, review, validate_payload};
 use winplace_rules::ClusterContext;
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::model;
@@ -400,7 +400,7 @@ pub fn read_answer(raw: &str, object: &Value, mutating: bool) -> Result<Answer, 
         (true, None) => (Verdict::Allowed, true),
     };
     let mut response =
-        json!({"uid": winplace_kubewarden::request::REQUEST_UID, "allowed": allowed});
+        json!({"uid": winplace_policy_wasm::request::REQUEST_UID, "allowed": allowed});
     if !warnings.is_empty() {
         response["warnings"] = json!(warnings);
     }
@@ -823,7 +823,7 @@ mod tests {
 
     #[test]
     fn resolved_images_answer_the_oci_capability_as_the_policy_reads_it() {
-        use winplace_kubewarden::admission::class_from_manifest;
+        use winplace_policy_wasm::admission::class_from_manifest;
         use winplace_rules::windows::ImageOs;
         let resolved = BTreeMap::from([
             (

@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use winplace_kubewarden::request::create_request;
+//! use winplace_policy_wasm::request::create_request;
 //! let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": {}});
 //! let request = create_request(&pod, "shop");
 //! assert_eq!(request["operation"], "CREATE");

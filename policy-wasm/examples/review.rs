@@ -3,8 +3,8 @@
 //! time per review over that many rounds (what `policy-host`'s admission bench calls the native part).
 //!
 //! ```text
-//! cargo run --release -p winplace-kubewarden --example review -- kubewarden/test_data/pod-windows-pinned.json
-//! cargo run --release -p winplace-kubewarden --example review -- kubewarden/test_data/pod-windows-pinned.json 5000
+//! cargo run --release -p winplace-policy-wasm --example review -- policy-wasm/test_data/pod-windows-pinned.json
+//! cargo run --release -p winplace-policy-wasm --example review -- policy-wasm/test_data/pod-windows-pinned.json 5000
 //! ```
 //!
 //! Under `valgrind --tool=callgrind` the count gives instructions per review, a figure that a busy
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use winplace_kubewarden::admission::{self, Verdict};
+use winplace_policy_wasm::admission::{self, Verdict};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use winplace_kubewarden::admission::{AdmissionRequest, Verdict, review};
+//! use winplace_policy_wasm::admission::{AdmissionRequest, Verdict, review};
 //! let request: AdmissionRequest = serde_json::from_value(json!({
 //!     "uid": "1", "operation": "CREATE", "namespace": "default",
 //!     "kind": {"group": "", "version": "v1", "kind": "Pod"},
@@ -234,7 +234,7 @@ pub fn is_evaluated(request: &AdmissionRequest) -> bool {
 ///
 /// ```
 /// use serde_json::json;
-/// use winplace_kubewarden::admission::{AdmissionRequest, malformed};
+/// use winplace_policy_wasm::admission::{AdmissionRequest, malformed};
 /// let mut request: AdmissionRequest = serde_json::from_value(json!({
 ///     "operation": "CREATE", "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
 ///     "object": {"apiVersion": "v1", "kind": "Pod"}})).unwrap();
@@ -446,7 +446,7 @@ fn names_leave_a_build_open(object: &Value, settings: &Settings) -> bool {
 ///
 /// ```
 /// use serde_json::json;
-/// use winplace_kubewarden::admission::class_from_manifest;
+/// use winplace_policy_wasm::admission::class_from_manifest;
 /// use winplace_rules::windows::ImageOs;
 /// let index = json!({"manifests": [
 ///     {"platform": {"os": "linux", "architecture": "amd64"}},
@@ -564,7 +564,7 @@ fn runtime_classes_of(
 /// that decodes.
 ///
 /// ```
-/// use winplace_kubewarden::admission::{context_from_answers, context_from_lists};
+/// use winplace_policy_wasm::admission::{context_from_answers, context_from_lists};
 /// let nodes = r#"{"items": [{"metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}},
 ///     "status": {"images": [{"names": ["mcr.microsoft.com/oss/kubernetes/pause:3.9"]}]}}]}"#;
 /// let rcs = r#"{"items": []}"#;
