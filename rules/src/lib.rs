@@ -96,7 +96,8 @@ pub fn check_text_each(
     }
     let pools = infra::read(&pools);
     // The node pools' findings are known before the documents are evaluated: merged into their order.
-    let mut pool_findings = infra::pool_findings(&pools, settings);
+    let mut pool_findings = Vec::new();
+    rules::node_pools::check(&pools.pools, settings, &mut pool_findings);
     pool_findings.sort_by(finding::order);
     let mut ordered = InOrder::new(pool_findings, sink);
     let mut coverage = rules::coverage::Coverage::default();
@@ -213,9 +214,7 @@ pub fn check_text_with_images(
         parse_errors: Vec::new(),
     };
     let pools = infra::read(&parsed.documents);
-    report
-        .findings
-        .extend(infra::pool_findings(&pools, settings));
+    rules::node_pools::check(&pools.pools, settings, &mut report.findings);
     let mut coverage = rules::coverage::Coverage::default();
     coverage.see(&objects, settings);
     if !pools.pools.is_empty() || !pools.errors.is_empty() {
@@ -265,9 +264,7 @@ mod tests {
             coverage.saw_node_pools();
         }
         coverage.finish(&settings, &mut report.findings);
-        report
-            .findings
-            .extend(infra::pool_findings(&pools, &settings));
+        rules::node_pools::check(&pools.pools, &settings, &mut report.findings);
         report.sort();
         report
     }

@@ -55,6 +55,27 @@ fn every_case_produces_exactly_its_expected_findings() {
     );
 }
 
+/// Adding a rule means adding its corpus case (CONTRIBUTING.md, "Adding a rule"): every rule a manifest
+/// can trigger (its declaration's `needs`) is listed in the `expect.yaml` of a case of the repository's
+/// corpus, so it runs through the crate, the binary and the playground.
+#[test]
+fn every_rule_a_manifest_can_trigger_has_a_corpus_case() {
+    let listed: std::collections::BTreeSet<String> = corpus::cases_in(&corpus::corpus_dir(), "")
+        .into_iter()
+        .flatten()
+        .flat_map(|case| case.expected.into_iter().map(|e| e.rule))
+        .collect();
+    let missing: Vec<&str> = winplace_rules::rules::catalog::RULES
+        .iter()
+        .filter(|m| m.needs.by_manifest() && !listed.contains(m.id))
+        .map(|m| m.id)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a corpus case (a folder in corpus/ whose expect.yaml lists them): {missing:?}"
+    );
+}
+
 #[test]
 fn repairing_every_case_leaves_no_fixable_error() {
     let mut report = Vec::new();

@@ -6,13 +6,10 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{InfraRead, NodePool, read};
-use crate::finding::Finding;
+use super::{NodePool, read};
 use crate::input::{Document, Limits, ParseError, parse};
 use crate::model::{self, ClusterContext, Object};
 use crate::path::FieldPath;
-use crate::rules::{Emitter, RuleId};
-use crate::settings::Settings;
 
 /// Everything read from the files given as cluster context.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,9 +18,10 @@ pub struct ContextFiles {
     pub context: ClusterContext,
     /// Their node pools (infrastructure files).
     pub pools: Vec<NodePool>,
-    /// Findings about the files themselves: node rules on their Nodes and on the pools' Nodes, and
-    /// `node-pool-build-unknown` for pools whose OS or Windows build cannot be told.
-    pub findings: Vec<Finding>,
+    /// Every object of the files, as read (with file and lines): what the rules judge about the files
+    /// themselves, with their pools ([`crate::Checker::check_context_files`]: the node rules on their Nodes
+    /// and the pools' Nodes, `node-pool-build-unknown`).
+    pub objects: Vec<Object>,
     /// What could not be read: parse errors, objects that do not decode, pool fields, and a file that
     /// holds no cluster context at all (each is a usage error for the CLI).
     pub errors: Vec<ParseError>,
@@ -37,16 +35,16 @@ pub struct ContextFiles {
 /// against no cluster at all.
 ///
 /// ```
-/// use winplace_rules::{Settings, infra::read_context};
+/// use winplace_rules::infra::read_context;
 /// let aks = r#"[{"name": "win", "osType": "Windows", "osSku": "Windows2022", "count": 1, "vmSize": "Standard_D4s_v5"}]"#;
-/// let read = read_context(&[("pools.json", aks)], &Settings::default());
+/// let read = read_context(&[("pools.json", aks)]);
 /// assert!(read.errors.is_empty());
 /// assert_eq!(read.context.windows_builds(), ["10.0.20348"]);
 ///
-/// let wrong = read_context(&[("app.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n")], &Settings::default());
+/// let wrong = read_context(&[("app.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n")]);
 /// assert!(wrong.errors[0].message.contains("Deployment"));
 /// ```
-pub fn read_context(files: &[(&str, &str)], settings: &Settings) -> ContextFiles {
+pub fn read_context(files: &[(&str, &str)]) -> ContextFiles {
     let mut out = ContextFiles::default();
     let mut per_file = Vec::new();
     let mut all_documents = Vec::new();
@@ -74,8 +72,6 @@ pub fn read_context(files: &[(&str, &str)], settings: &Settings) -> ContextFiles
     }
     out.context = context;
     let infra = read(&all_documents);
-    out.findings = crate::rules::evaluate(&objects, None, settings);
-    out.findings.extend(pool_findings(&infra, settings));
     for e in &infra.errors {
         out.errors.push(ParseError {
             file: e.file.clone(),
@@ -131,6 +127,7 @@ pub fn read_context(files: &[(&str, &str)], settings: &Settings) -> ContextFiles
         });
     }
     out.pools = infra.pools;
+    out.objects = objects;
     out
 }
 
@@ -181,61 +178,6 @@ pub(crate) fn documents(file: &str, text: &str) -> (Vec<Document>, Vec<ParseErro
     (out, parsed.errors)
 }
 
-/// Findings about pools: node rules on the Nodes each pool makes, and `node-pool-build-unknown` for a
-/// pool whose OS or Windows build cannot be told.
-pub(crate) fn pool_findings(infra: &InfraRead, settings: &Settings) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let mut node_objects = Vec::new();
-    for pool in &infra.pools {
-        let line = pool.line.unwrap_or(1);
-        let lines = crate::input::LineMap::with_root(line);
-        let object = Object {
-            file: pool.file.clone(),
-            doc_index: 0,
-            item: None,
-            api_version: pool.object.api_version.clone(),
-            kind: pool.object.kind.clone(),
-            namespace: pool.object.namespace.clone(),
-            name: pool.object.name.clone(),
-            value: Value::Null,
-            lines: lines.clone(),
-        };
-        if let Some(why) = &pool.unknown {
-            let what = if pool.os.is_none() {
-                "Its OS and Windows build cannot be told"
-            } else {
-                "Its Windows build cannot be told"
-            };
-            let consequence = if pool.os.is_none() {
-                "so no nodes are assumed for it"
-            } else {
-                "so its nodes are assumed without a node.kubernetes.io/windows-build label and no workload is matched to a build on them"
-            };
-            let message = format!(
-                "{} pool `{}`: {what}: {why}; {consequence}. Name the Windows Server release in the file (image family, SKU, osVersion) to check build placement against it.",
-                pool.format.label(),
-                pool.name
-            );
-            Emitter::new(&object, settings, &mut findings).emit(
-                RuleId::NodePoolBuildUnknown,
-                &FieldPath::parse(&pool.path),
-                message,
-                None,
-            );
-        }
-        for node in pool.nodes() {
-            let Ok(value) = serde_json::to_value(&node) else {
-                continue;
-            };
-            if let Some(obj) = Object::from_value(&pool.file, 0, value, lines.clone()) {
-                node_objects.push(obj);
-            }
-        }
-    }
-    findings.extend(crate::rules::evaluate(&node_objects, None, settings));
-    findings
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,20 +195,17 @@ mod tests {
 
     #[test]
     fn a_file_without_context_names_its_kinds() {
-        let read = read_context(
-            &[
-                (
-                    "nodes.yaml",
-                    "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
-                ),
-                (
-                    "app.yaml",
-                    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
-                ),
-                ("empty.json", "[]"),
-            ],
-            &Settings::default(),
-        );
+        let read = read_context(&[
+            (
+                "nodes.yaml",
+                "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+            ),
+            (
+                "app.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            ),
+            ("empty.json", "[]"),
+        ]);
         assert_eq!(read.errors.len(), 2, "{:?}", read.errors);
         assert_eq!(read.errors[0].file, "app.yaml");
         assert!(
@@ -277,32 +216,5 @@ mod tests {
         assert_eq!(read.errors[1].file, "empty.json");
         assert!(read.errors[1].message.contains("holds nothing"));
         assert_eq!(read.context.nodes.len(), 1);
-    }
-
-    #[test]
-    fn karpenter_across_files_and_unknown_build_is_info() {
-        let pool = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: win}\nspec:\n  template:\n    spec:\n      requirements:\n      - {key: kubernetes.io/os, operator: In, values: [windows]}\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: win}\n";
-        let class = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: win}\nspec:\n  amiSelectorTerms:\n  - alias: windows2022@latest\n";
-        let read = read_context(
-            &[("pool.yaml", pool), ("class.yaml", class)],
-            &Settings::default(),
-        );
-        assert!(read.errors.is_empty(), "{:?}", read.errors);
-        assert_eq!(read.context.windows_builds(), ["10.0.20348"]);
-        assert!(
-            read.findings
-                .iter()
-                .all(|f| f.rule != "node-pool-build-unknown")
-        );
-        let alone = read_context(&[("pool.yaml", pool)], &Settings::default());
-        let info: Vec<_> = alone
-            .findings
-            .iter()
-            .filter(|f| f.rule == "node-pool-build-unknown")
-            .collect();
-        assert_eq!(info.len(), 1);
-        assert_eq!(info[0].severity, crate::Severity::Info);
-        assert_eq!(info[0].object.display_name(), "NodePool/win");
-        assert_eq!(info[0].line, Some(1));
     }
 }

@@ -8,7 +8,7 @@
 //! use winplace_rules::{Settings, check_text, infra, input, model, plan};
 //! let nodes = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: w19, labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763, agentpool: win19}}}\n- {apiVersion: v1, kind: Node, metadata: {name: l1, labels: {kubernetes.io/os: linux, agentpool: sys}}}\n";
 //! let app = "apiVersion: v1\nkind: Pod\nmetadata: {name: app}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: c, image: 'mcr.microsoft.com/windows/servercore:ltsc2019'}]\n";
-//! let ctx = infra::read_context(&[("nodes.yaml", nodes)], &Settings::default()).context;
+//! let ctx = infra::read_context(&[("nodes.yaml", nodes)]).context;
 //! let objects = model::objects(&input::parse("app.yaml", app, &input::Limits::default()).documents);
 //! let the_plan = plan::Plan { remove_pools: vec!["win19".into()], ..plan::Plan::default() };
 //! let report = plan::plan_objects(&objects, &ctx, &the_plan, &Settings::default());

@@ -29,6 +29,8 @@ pub(crate) mod coverage;
 // Object rules.
 mod nodes;
 mod runtimeclass_objects;
+// Node pools of infrastructure files, and the node rules on their Nodes.
+pub(crate) mod node_pools;
 // Live state (the server's audit of running pods).
 pub(crate) mod live_state;
 // The tests' kit.
@@ -36,6 +38,7 @@ pub(crate) mod live_state;
 pub(crate) mod test_kit;
 
 use crate::finding::{Finding, Fix, Severity};
+use crate::infra::ContextFiles;
 use crate::model::{self, ClusterContext, Object, PodTemplate};
 use crate::path::FieldPath;
 use crate::placement::{NodeIndex, Placement, Resolver};
@@ -195,6 +198,15 @@ pub(crate) fn evaluate_template(
         family(&cx, &mut out);
     }
     placement
+}
+
+/// Findings about the files given as cluster context ([`crate::infra::read_context`]): the rules on their
+/// objects (the node rules on their Nodes), then on their node pools (`node-pool-build-unknown`, the node
+/// rules on the pools' Nodes).
+pub fn check_context_files(files: &ContextFiles, settings: &Settings) -> Vec<Finding> {
+    let mut findings = evaluate(&files.objects, None, settings);
+    node_pools::check(&files.pools, settings, &mut findings);
+    findings
 }
 
 /// Runs the object rules (Node, RuntimeClass) on one object: the audit's node rules.

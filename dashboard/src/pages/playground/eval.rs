@@ -71,7 +71,7 @@ pub fn parse_context(text: &str) -> PastedContext {
     if text.trim().is_empty() {
         return PastedContext::default();
     }
-    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)], &Settings::default());
+    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)]);
     PastedContext {
         context: Some(read.context),
         problems: read
@@ -91,7 +91,8 @@ pub fn context_findings(text: &str, settings: &Settings) -> Vec<Finding> {
     if text.trim().is_empty() {
         return Vec::new();
     }
-    winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)], settings).findings
+    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)]);
+    winplace_rules::rules::check_context_files(&read, settings)
 }
 
 /// Whether two findings are the same problem (rule, object and field), whatever their line.

@@ -146,9 +146,10 @@ pub fn load_cluster(
         .iter()
         .map(|(n, t)| (n.as_str(), t.as_str()))
         .collect();
-    let read = winplace_rules::infra::read_context(&files, settings);
+    let read = winplace_rules::infra::read_context(&files);
+    let findings = winplace_rules::rules::check_context_files(&read, settings);
     errors.extend(read.errors);
-    (Some(read.context), read.findings)
+    (Some(read.context), findings)
 }
 
 /// The files `paths` name (directories walked for `.yaml`, `.yml`, `.json`; `-` is skipped), and the
