@@ -5,6 +5,7 @@
 //! * [`commands`]: one module per subcommand (`serve`, `check`, `audit`, `rules`, `demo-snapshot`);
 //! * [`answers`]: the heavy JSON answers, serialized and compressed once per published state;
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
+//! * [`inputs`]: what the commands read from disk (settings and `--platform`, cluster files, manifests);
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
 //!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
@@ -26,6 +27,7 @@ pub mod conn;
 pub mod error;
 pub mod hosts;
 pub mod image_resolution;
+pub mod inputs;
 pub mod logging;
 pub mod metrics;
 pub mod probes;

@@ -28,9 +28,9 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_hosts: Vec<String>,
-    /// Settings (YAML or JSON, the policy's settings schema).
-    #[arg(long, value_name = "FILE", env = "WINPLACE_SETTINGS")]
-    pub settings: Option<PathBuf>,
+    /// Settings and platform.
+    #[command(flatten)]
+    pub settings: crate::inputs::SettingsArgs,
     /// Image resolution from registries (`--resolve-images` and its flags).
     #[command(flatten)]
     pub registry: ServeRegistryArgs,
@@ -75,7 +75,7 @@ impl ServeRegistryArgs {
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    let settings = args.settings.load()?;
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
     tracing::info!("source: {}", state.source().description);

@@ -83,7 +83,10 @@ pub struct SourceArgs {
 /// otherwise the default kubeconfig, if its cluster answers; otherwise the demo cluster (with a warning
 /// saying why), so that `winplace serve` always shows something.
 pub async fn select(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSource>> {
-    let extra = extra_nodes::load(&args.cluster, &winplace_rules::Settings::default())?;
+    // Only the files' Nodes are used: the settings (which only shape findings about the files) do not matter.
+    let extra =
+        crate::inputs::cluster_or_errors(&args.cluster, &winplace_rules::Settings::default())?
+            .nodes;
     let source = select_source(args).await?;
     Ok(if extra.is_empty() {
         source
