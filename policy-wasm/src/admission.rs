@@ -13,7 +13,8 @@
 //! * On `UPDATE`, an error the old object already had (same rule, same path) does not reject the request:
 //!   it is returned as a warning. Controllers edit metadata of existing objects (adoption, finalizer
 //!   removal); rejecting those edits for a problem nobody introduced would wedge the object.
-//! * `mutate`: the catalogue's fixes are applied in rounds (as [`winplace_rules::fix::repair_text`] does) and the
+//! * `mutate`: the catalogue's fixes are applied in rounds (the rules' repair loop,
+//!   [`winplace_rules::fix::repair_value`], the one `winplace check --fix` runs on text) and the
 //!   repaired object is returned; what no fix repairs still rejects. A Pod is never mutated on `UPDATE`
 //!   (its spec is immutable), and an `UPDATE` is only mutated when it brings a new finding with a fix.
 //!   Each applied fix is a warning naming the finding and what the patch does (`…; winplace's patch: add
@@ -56,11 +57,10 @@ mod scope;
 pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
 pub use error::InputError;
 pub use manifests::{MAX_MANIFEST_LOOKUPS, class_from_manifest, manifest_lookups};
-pub use mutation::repair;
 pub use payload::{
     AdmissionRequest, GroupVersionKind, ValidationPayload, parse_payload, parse_settings,
 };
-pub use review::{Decision, Verdict, evaluate, finding_line, review};
+pub use review::{Decision, Verdict, finding_line, review};
 pub use scope::{
     EVALUATED_KINDS, asks_for_context, is_evaluated, is_exempt, malformed, reads_context,
 };

@@ -8,7 +8,7 @@ mod corpus;
 use corpus::{Case, Expected, Got, compare, got_from_findings};
 use proptest::prelude::*;
 use winplace_rules::fix::{is_fixable_error, repair_text};
-use winplace_rules::{ClusterContext, Finding, Settings, check_text};
+use winplace_rules::{Checker, ClusterContext, Finding, Settings};
 
 /// Findings of a case: its input checked against cluster.yaml, plus cluster.yaml's own objects (its
 /// Nodes are evaluated too), and the input's parse error lines.
@@ -18,10 +18,15 @@ fn run(case: &Case) -> Result<(Vec<Finding>, Vec<u32>), String> {
         .validate()
         .map_err(|e| format!("settings.yaml: {e}"))?;
     let context = case.context()?;
-    let report = check_text("input.yaml", &case.input, context.as_ref(), &settings);
+    let checker = Checker::builder()
+        .settings(&settings)
+        .cluster(context.as_ref())
+        .build();
+    let report = checker.report("input.yaml", &case.input);
     let mut findings = report.findings;
     if let Some(cluster) = &case.cluster {
-        findings.extend(check_text("cluster.yaml", cluster, None, &settings).findings);
+        let alone = Checker::builder().settings(&settings).build();
+        findings.extend(alone.report("cluster.yaml", cluster).findings);
     }
     let lines = report.parse_errors.iter().map(|e| e.line).collect();
     Ok((findings, lines))
@@ -90,7 +95,11 @@ fn repairing_every_case_leaves_no_fixable_error() {
                 continue;
             }
         };
-        let repair = repair_text("input.yaml", &case.input, context.as_ref(), &settings);
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(context.as_ref())
+            .build();
+        let repair = repair_text(&checker, "input.yaml", &case.input);
         let mut problems: Vec<String> = repair
             .remaining
             .findings
@@ -296,7 +305,11 @@ proptest! {
     fn repair_leaves_no_fixable_error(text in workload(), with_context in any::<bool>()) {
         let settings = Settings::default();
         let context = with_context.then(ClusterContext::default);
-        let repair = repair_text("gen.yaml", &text, context.as_ref(), &settings);
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(context.as_ref())
+            .build();
+        let repair = repair_text(&checker, "gen.yaml", &text);
         prop_assert!(repair.remaining.parse_errors.is_empty(), "{:?}\n{}", repair.remaining.parse_errors, repair.text);
         let left: Vec<String> = repair.remaining.findings.iter().filter(|f| is_fixable_error(f)).map(|f| format!("{} at {}", f.rule, f.path)).collect();
         prop_assert!(left.is_empty(), "{left:?}\n--- input\n{text}--- repaired\n{}", repair.text);

@@ -12,7 +12,7 @@
 use winplace_rules::fix::repair_text;
 use winplace_rules::input::{self, Limits};
 use winplace_rules::rules::catalog::{RULES, RuleMeta};
-use winplace_rules::{ClusterContext, Finding, Report, Settings, Severity, check_text, model};
+use winplace_rules::{Checker, ClusterContext, Finding, Report, Settings, Severity, model};
 
 /// The tagged blocks of one page's `## Example` section.
 #[derive(Debug, Default, PartialEq)]
@@ -164,7 +164,11 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let id = meta.id;
 
-    let report = check_text("failing.yaml", failing, ctx.as_ref(), &settings);
+    let checker = Checker::builder()
+        .settings(&settings)
+        .cluster(ctx.as_ref())
+        .build();
+    let report = checker.report("failing.yaml", failing);
     if let Err(e) = clean_parse(&report, "failing") {
         problems.push(e);
     }
@@ -181,7 +185,7 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
                 describe(&fired)
             ));
         }
-        let repair = repair_text("failing.yaml", failing, ctx.as_ref(), &settings);
+        let repair = repair_text(&checker, "failing.yaml", failing);
         let left = of_rule(&repair.remaining, id);
         if !left.is_empty() {
             problems.push(format!(
@@ -191,7 +195,7 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
         }
     }
 
-    let report = check_text("fixed.yaml", fixed, ctx.as_ref(), &settings);
+    let report = checker.report("fixed.yaml", fixed);
     if let Err(e) = clean_parse(&report, "fixed") {
         problems.push(e);
     }

@@ -85,7 +85,10 @@ pub fn load_cluster(
         .map(|(n, t)| (n.as_str(), t.as_str()))
         .collect();
     let read = winplace_rules::infra::read_context(&files);
-    let findings = winplace_rules::rules::check_context_files(&read, settings);
+    let findings = winplace_rules::Checker::builder()
+        .settings(settings)
+        .build()
+        .check_context_files(&read);
     errors.extend(read.errors);
     (Some(read.context), findings)
 }

@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use winplace_rules::Checker;
 use winplace_rules::finding::{Finding, Severity};
-use winplace_rules::input::{Document, LineMap};
-use winplace_rules::model::{self, ClusterContext};
+use winplace_rules::model::ClusterContext;
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::ImageClass;
 
@@ -44,34 +44,6 @@ impl Decision {
     }
 }
 
-/// Evaluates one object (JSON) with the context and the manifest classifications.
-pub fn evaluate(
-    object: &Value,
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    manifests: &BTreeMap<String, ImageClass>,
-) -> Vec<Finding> {
-    evaluate_owned(object.clone(), context, settings, manifests)
-}
-
-/// [`evaluate`] of an object the caller gives up (no copy of it is made).
-fn evaluate_owned(
-    object: Value,
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    manifests: &BTreeMap<String, ImageClass>,
-) -> Vec<Finding> {
-    let document = Document {
-        file: String::new(),
-        index: 0,
-        line: 1,
-        value: object,
-        lines: LineMap::default(),
-    };
-    let objects = model::into_objects(document);
-    winplace_rules::rules::evaluate_with_manifests(&objects, context, settings, manifests)
-}
-
 /// One finding as a line of a message or a warning: `[rule] path: message`.
 pub fn finding_line(f: &Finding) -> String {
     format!("[{}] {}: {}", f.rule, f.path, f.message)
@@ -104,20 +76,23 @@ pub fn review(
     let namespace = namespace_of(&request);
     let written_namespace = object_namespace(&request.object).cloned();
     let object = with_namespace(std::mem::take(&mut request.object), &namespace);
+    let checker = Checker::builder()
+        .settings(settings)
+        .cluster(context)
+        .image_manifests(manifests)
+        .build();
     // The object is kept only where it may be repaired below.
     let (findings, kept) = if settings.mutate && !is_node {
-        (
-            evaluate(&object, context, settings, manifests),
-            Some(object),
-        )
+        (checker.check_value(object.clone()), Some(object))
     } else {
-        (evaluate_owned(object, context, settings, manifests), None)
+        (checker.check_value(object), None)
     };
     // Errors the object already had before this UPDATE: reported, not enforced.
     let before: BTreeSet<(String, String)> =
         if request.operation == "UPDATE" && request.old_object.is_object() {
             let old = with_namespace(std::mem::take(&mut request.old_object), &namespace);
-            evaluate_owned(old, context, settings, manifests)
+            checker
+                .check_value(old)
                 .into_iter()
                 .map(|f| (f.rule, f.path))
                 .collect()
@@ -139,14 +114,7 @@ pub fn review(
     let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
     if let Some(object) = kept.filter(|_| may_mutate)
-        && let Some(decision) = mutate(
-            &object,
-            context,
-            settings,
-            manifests,
-            &is_new,
-            written_namespace.as_ref(),
-        )
+        && let Some(decision) = mutate(&checker, &object, &is_new, written_namespace.as_ref())
     {
         return decision;
     }
@@ -341,7 +309,7 @@ mod tests {
             );
         }
         // The same finding is an error for the audit and `check`: only admission softens it.
-        let findings = evaluate(&r.object, None, &Settings::default(), &no_manifests());
+        let findings = Checker::builder().build().check_value(r.object.clone());
         assert!(
             findings
                 .iter()

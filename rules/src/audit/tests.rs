@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::model::{PodTemplate, WorkloadKind};
-use crate::placement::Resolver;
+use crate::placement::{PreparedCluster, Resolver};
 use crate::rules::evaluate_template;
 use serde_json::json;
 
@@ -647,7 +647,11 @@ fn class_context_gives_the_findings_of_every_node() {
             evaluate_template(
                 &t.object,
                 &template,
-                (Some(&a.context), &resolver, Some(&a.index)),
+                PreparedCluster {
+                    context: Some(&a.context),
+                    resolver: &resolver,
+                    nodes: Some(&a.index),
+                },
                 &a.settings,
                 &mut findings,
             );
