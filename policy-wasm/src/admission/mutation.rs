@@ -10,8 +10,8 @@ use winplace_rules::model::ClusterContext;
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::ImageClass;
 
-use super::review::{decide, finding_line};
-use super::{Decision, Verdict, evaluate};
+use super::decision::{Decision, Verdict, decide, finding_line};
+use super::evaluation::evaluate;
 
 /// The answer for an object the settings say to repair: `None` when no fix applies (the caller decides on
 /// the findings as they are); else the mutated object with a warning per applied fix, or the rejection
