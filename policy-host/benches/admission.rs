@@ -21,10 +21,10 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use winplace_policy_wasm::admission::{self, AdmissionRequest};
 use winplace_policy_host::{
     Capabilities, PolicyHost, built_policy, prune_items, template_policy, test_data,
 };
+use winplace_policy_wasm::admission::{self, AdmissionRequest};
 use winplace_rules::Settings;
 use winplace_rules::model::cluster_objects::NODE_FIELDS;
 
