@@ -16,6 +16,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// embeds static/. (Building the wasm in a target directory of its own, beside clippy and the server's
 /// dependencies, was measured and was no faster on two cores: docs/benchmarks.md.)
 pub fn all(release: bool) -> Result<(), String> {
+    assets()?;
+    server(release)
+}
+
+/// What the server embeds: policy.wasm and the dashboard, in static/.
+pub fn assets() -> Result<(), String> {
     crate::setup::rust_targets()?;
     let tools = std::thread::spawn(crate::setup::wasm_tools);
     let policy = compile_policy().map(|()| {
@@ -32,8 +38,7 @@ pub fn all(release: bool) -> Result<(), String> {
     };
     dashboard?;
     policy?;
-    finish_dashboard()?;
-    server(release)
+    finish_dashboard()
 }
 
 /// The result of a thread's work, from its `join()` (a panic becomes an error naming the work).

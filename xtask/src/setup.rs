@@ -56,13 +56,18 @@ pub fn registry_tools() -> Result<(), String> {
     .filter(|(bin, _)| !std::path::Path::new(bin).exists())
     .map(|(_, package)| package)
     .collect();
-    if missing.is_empty() {
+    apt_install(&missing)
+}
+
+/// `apt-get install` of `packages` (nothing when empty), after `apt-get update`.
+pub fn apt_install(packages: &[&str]) -> Result<(), String> {
+    if packages.is_empty() {
         return Ok(());
     }
     run(Command::new("apt-get").arg("update"))?;
     run(Command::new("apt-get")
         .args(["install", "-y", "--no-install-recommends"])
-        .args(&missing)
+        .args(packages)
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
