@@ -215,14 +215,18 @@ pub fn template_policy() -> Result<Vec<u8>, String> {
 }
 
 /// A wasmtime engine configured as `WasmtimeEngineProviderBuilder` configures its own (the defaults), with
-/// wasmtime's compilation cache in `wasmtime-cache/` beside the running executable (in the target
-/// directory: `deps/` for the tests, `examples/` for `replay`). Compiling policy.wasm takes cranelift
-/// 15–20 s in a test build; every host after the first in a test run loads the cached machine code instead
-/// (wasmtime keys it by the module's bytes, its own version and the engine's settings).
+/// wasmtime's compilation cache in the target directory: `wasmtime-cache/` in the profile's folder of the
+/// running executable (`target/debug/` for the tests in `deps/` and `replay` in `examples/`). Compiling
+/// policy.wasm takes cranelift 15–20 s in a test build; every host after the first in a test run loads
+/// the cached machine code instead (wasmtime keys it by the module's bytes, its own version and the
+/// engine's settings).
 fn cached_engine() -> Result<wasmtime::Engine, String> {
-    let dir = std::env::current_exe()
-        .map_err(|e| format!("this executable's path: {e}"))?
-        .with_file_name("wasmtime-cache");
+    let exe = std::env::current_exe().map_err(|e| format!("this executable's path: {e}"))?;
+    let mut folder = exe.parent().unwrap_or(std::path::Path::new("."));
+    if folder.ends_with("deps") || folder.ends_with("examples") {
+        folder = folder.parent().unwrap_or(folder);
+    }
+    let dir = folder.join("wasmtime-cache");
     let mut cache = wasmtime::CacheConfig::new();
     cache.with_directory(dir);
     let mut config = wasmtime::Config::default();
