@@ -154,6 +154,15 @@ impl Audit {
         if record.status_incidents.is_empty() && record.events.is_empty() {
             return Vec::new();
         }
+        // A pod of one image: a container's message is about it.
+        let only_image = self
+            .workloads
+            .get(workload)
+            .and_then(|w| w.templates.get(&record.revision))
+            .and_then(|t| match t.facts.images.as_slice() {
+                [one] => Some(one.image.clone()),
+                _ => None,
+            });
         let mut out: Vec<Incident> = Vec::new();
         let mut merge =
             |explained: &Match, since: Option<&String>, count: u64, counted: bool| match out
@@ -177,6 +186,9 @@ impl Audit {
                     if m.objects.node.is_none() {
                         m.objects.node = record.facts.node.clone();
                     }
+                    if m.objects.image.is_none() && !m.sandbox {
+                        m.objects.image = only_image.clone();
+                    }
                     explain::refine(&mut m, &self.context);
                     let (namespace, name) = super::split_key(key);
                     out.push(Incident {
@@ -195,7 +207,9 @@ impl Audit {
                 }
             };
         for e in &record.events {
-            merge(&e.explained, e.since.as_ref(), e.count, true);
+            for m in &e.explained {
+                merge(m, e.since.as_ref(), e.count, true);
+            }
         }
         for s in &record.status_incidents {
             merge(&s.explained, s.since.as_ref(), 1, false);

@@ -158,6 +158,8 @@ struct Describe {
     name: Option<String>,
     namespace: Option<String>,
     node: Option<String>,
+    /// Its containers' images (`    Image:` lines), the first few.
+    images: Vec<String>,
 }
 
 /// The object of the event being read in `-o json` / `-o yaml` (`involvedObject`, `regarding`).
@@ -254,6 +256,17 @@ impl<'c> Explainer<'c> {
         } else if let Some(v) = text.strip_prefix("Node:") {
             let node = v.trim().split('/').next().unwrap_or("").to_string();
             self.describe.node = (!node.is_empty() && node != "<none>").then_some(node);
+        } else if self.describe.name.is_some()
+            && let Some(v) = text.trim_start().strip_prefix("Image:")
+            && text.starts_with(' ')
+        {
+            let image = v.trim().to_string();
+            if !image.is_empty()
+                && !self.describe.images.contains(&image)
+                && self.describe.images.len() < 8
+            {
+                self.describe.images.push(image);
+            }
         }
         // Events as JSON or YAML: the object block comes before the message.
         let trimmed = text.trim_start();
@@ -299,6 +312,10 @@ impl<'c> Explainer<'c> {
         }
         if m.objects.node.is_none() {
             m.objects.node = self.describe.node.clone();
+        }
+        // A pod of one image: the container the message is about runs it.
+        if m.objects.image.is_none() && !m.sandbox && self.describe.images.len() == 1 {
+            m.objects.image = self.describe.images.first().cloned();
         }
     }
 }

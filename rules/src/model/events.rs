@@ -24,14 +24,17 @@ pub struct PodEvent {
     pub count: u64,
     /// When it first happened (the event's timestamp, as written).
     pub since: Option<String>,
-    /// What the message means.
-    pub explained: Match,
+    /// What the message means: one match per cause it shows (a scheduler message can name taints and
+    /// selectors), never empty.
+    pub explained: Vec<Match>,
 }
 
 impl PodEvent {
-    /// The cause.
+    /// The first cause.
     pub fn cause(&self) -> Cause {
-        self.explained.cause
+        self.explained
+            .first()
+            .map_or(Cause::OsMismatch, |m| m.cause)
     }
 }
 
@@ -102,7 +105,10 @@ fn reduce(event: RawEvent) -> Option<PodEvent> {
         return None;
     }
     let message = event.message.or(event.note)?;
-    let explained = explain::explain_line(&message).into_iter().next()?;
+    let explained = explain::explain_line(&message);
+    if explained.is_empty() {
+        return None;
+    }
     let namespace = object
         .namespace
         .or_else(|| event.metadata.namespace.clone())
