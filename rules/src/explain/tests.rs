@@ -240,7 +240,7 @@ const ROWS: &[Row] = &[
     ),
 ];
 
-fn object<'a>(objects: &'a Objects, key: &str) -> Option<String> {
+fn object(objects: &Objects, key: &str) -> Option<String> {
     match key {
         "pod" => objects.pod.clone(),
         "node" => objects.node.clone(),
