@@ -92,7 +92,7 @@ fn the_cluster_role_reads_nodes_pods_runtimeclasses_and_events_and_nothing_else(
 }
 
 /// Peak resident memory of the release server at 5,000 nodes / 150,000 pods under the load script
-/// (README, "Numbers": `python3 server/load/load.py --nodes 5000 --pods 150000 --seconds 60`).
+/// (docs/benchmarks.md: `python3 server/load/load.py --nodes 5000 --pods 150000 --seconds 60`).
 const ENVELOPE_PEAK_MIB: u64 = 646;
 
 /// A memory quantity (`Ki`, `Mi`, `Gi`, or plain bytes) in MiB, rounded down.
