@@ -420,22 +420,34 @@ fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     );
 }
 
-/// `windows-image-build-unknown`: a Windows image whose build cannot be told.
+/// `windows-image-build-unknown`: a Windows image whose build cannot be told; once per image, at its
+/// first container (init containers first), the message naming its other containers.
 fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
-    for image in &cx.placement.images {
+    let images = &cx.placement.images;
+    for (i, image) in images.iter().enumerate() {
         let unknown = match &image.class.os {
             ImageOs::Windows { builds } => builds.is_empty(),
             ImageOs::Unrecognized => true,
             ImageOs::Linux | ImageOs::MultiOs => false,
         };
-        if !unknown {
+        if !unknown || images[..i].iter().any(|e| e.image == image.image) {
             continue;
         }
+        let others: Vec<String> = images[i + 1..]
+            .iter()
+            .filter(|e| e.image == image.image)
+            .map(|e| e.path.to_string())
+            .collect();
+        let also = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (here and at {})", others.join(", "))
+        };
         out.emit(
             RuleId::WindowsImageBuildUnknown,
             &image.path,
             format!(
-                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
+                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it{also}. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
                 image.image, image.class.reason
             ),
             None,
@@ -740,6 +752,25 @@ mod tests {
                 )],
             ),
             (
+                "one image in an init container and two containers: one finding, at the init container",
+                pod(&format!(
+                    "  os: {{name: windows}}\n{PINNED}{TOLERATE}  initContainers: [{{name: setup, image: registry.example.com/billing/app:4.2}}]\n{}",
+                    containers(&[
+                        "registry.example.com/billing/app:4.2",
+                        WIN,
+                        "registry.example.com/billing/app:4.2",
+                        "registry.example.com/billing/other:1"
+                    ])
+                )),
+                vec![
+                    rule_path("windows-image-build-unknown", "spec.containers[3].image"),
+                    rule_path(
+                        "windows-image-build-unknown",
+                        "spec.initContainers[0].image",
+                    ),
+                ],
+            ),
+            (
                 "§2.2 HostProcess needs no build",
                 pod(&format!(
                     "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
@@ -927,5 +958,28 @@ mod tests {
         .expect("json");
         assert_eq!(fixed["spec"]["runtimeClassName"], "windows-2022");
         assert!(fixed["spec"].get("nodeSelector").is_none());
+    }
+
+    #[test]
+    fn one_unknown_image_in_several_containers_names_them_all() {
+        let text = pod(&format!(
+            "  os: {{name: windows}}\n{PINNED}{TOLERATE}  initContainers: [{{name: setup, image: registry.example.com/app:4.2}}]\n{}",
+            containers(&["registry.example.com/app:4.2"])
+        ));
+        let found = findings(
+            &text,
+            None,
+            &Settings::default(),
+            &["windows-image-build-unknown"],
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, "spec.initContainers[0].image");
+        assert!(
+            found[0]
+                .message
+                .contains("so build compatibility is not checked for it (here and at spec.containers[0].image)."),
+            "{}",
+            found[0].message
+        );
     }
 }
