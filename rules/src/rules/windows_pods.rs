@@ -192,7 +192,7 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 taint_display(taint)
             ),
             Some(Fix {
-                description: format!("write the toleration's {wanted}"),
+                description: format!("write {wanted} in the toleration"),
                 patch,
             }),
         );
