@@ -112,7 +112,12 @@ pub(crate) fn check_pool(
     settings: &Settings,
     findings: &mut Vec<Finding>,
 ) {
-    let Some(node) = pool.nodes().into_iter().next() else {
+    // One node stands for the pool: they are all alike but for their names.
+    let one = NodePool {
+        count: 1,
+        ..pool.clone()
+    };
+    let Some(node) = one.nodes().into_iter().next() else {
         return;
     };
     if node_os(&node) != Some("windows") {
