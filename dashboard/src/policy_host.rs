@@ -3,7 +3,7 @@
 //! answered by `winplace_policy_wasm::host_answers` (the answers the wasmtime host gives too).
 //!
 //! The host itself is JavaScript because it is a thin layer over the WebAssembly API (compile, instantiate,
-//! read and write the guest's memory); the README says why no npm package does it.
+//! read and write the guest's memory); docs/dependencies.md says why no npm package does it.
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
