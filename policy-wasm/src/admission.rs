@@ -27,8 +27,10 @@
 //!
 //! One file per job under `admission/`: `payload.rs` decodes what the host sends, `scope.rs` says which
 //! requests are reviewed and with what, `context.rs` decodes the host's lists of the cluster,
-//! `manifests.rs` names the images worth a manifest look-up and reads the manifests, `review.rs` answers,
-//! `mutation.rs` repairs; everything public is re-exported here.
+//! `manifests.rs` names the images worth a manifest look-up and reads the manifests, `review.rs` runs
+//! the rules on the object (through [`winplace_rules::Checker`]) and answers in the words of
+//! `decision.rs`, `mutation.rs` repairs (the rules' one repair loop);
+//! everything public is re-exported here.
 //!
 //! ```
 //! use serde_json::json;
@@ -45,6 +47,7 @@
 //! ```
 
 mod context;
+mod decision;
 mod error;
 #[cfg(test)]
 mod fixtures;
@@ -55,12 +58,13 @@ mod review;
 mod scope;
 
 pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
+pub use decision::{Decision, Verdict, finding_line};
 pub use error::InputError;
 pub use manifests::{MAX_MANIFEST_LOOKUPS, class_from_manifest, manifest_lookups};
 pub use payload::{
     AdmissionRequest, GroupVersionKind, ValidationPayload, parse_payload, parse_settings,
 };
-pub use review::{Decision, Verdict, finding_line, review};
+pub use review::review;
 pub use scope::{
     EVALUATED_KINDS, asks_for_context, is_evaluated, is_exempt, malformed, reads_context,
 };

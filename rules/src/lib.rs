@@ -25,6 +25,7 @@
 
 pub mod audit;
 pub mod check;
+pub mod explain;
 pub mod finding;
 pub mod fix;
 pub mod infra;

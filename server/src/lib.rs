@@ -11,7 +11,8 @@
 //!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
-//! * [`state`]: the audit thread and the published report every handler reads;
+//! * [`state`]: the audit thread, freshness and the change broadcast; [`published`]: the published
+//!   state every handler reads; [`readiness`]: why the server is not ready, and its changes logged once;
 //! * [`metrics`]: `/metrics` in the Prometheus text format;
 //! * [`registry`]: the registry client (images' manifests), and [`image_resolution`]: the server's
 //!   background resolution of the workloads' images.
@@ -31,6 +32,8 @@ pub mod inputs;
 pub mod logging;
 pub mod metrics;
 pub mod probes;
+pub mod published;
+pub mod readiness;
 pub mod registry;
 pub mod routes;
 pub mod source;

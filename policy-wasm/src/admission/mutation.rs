@@ -7,8 +7,7 @@ use winplace_rules::Checker;
 use winplace_rules::finding::Finding;
 use winplace_rules::fix::repair_value;
 
-use super::review::{decide, finding_line};
-use super::{Decision, Verdict};
+use super::decision::{Decision, Verdict, decide, finding_line};
 
 /// The answer for an object the settings say to repair: `None` when no fix applies (the caller decides on
 /// the findings as they are); else the mutated object with a warning per applied fix, or the rejection

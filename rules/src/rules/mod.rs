@@ -28,7 +28,7 @@ mod image_facts;
 // What a checked file held (`not-checked`).
 pub(crate) mod coverage;
 // Object rules.
-mod nodes;
+pub(crate) mod nodes;
 mod runtimeclass_objects;
 // Node pools of infrastructure files, and the node rules on their Nodes.
 pub(crate) mod node_pools;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Emitter, RuleId, evaluate_object};
+use super::{Emitter, RuleId};
 use crate::finding::Finding;
 use crate::infra::NodePool;
 use crate::input::LineMap;
@@ -12,39 +12,22 @@ use crate::model::Object;
 use crate::path::FieldPath;
 use crate::settings::Settings;
 
-/// Findings about `pools`: first `node-pool-build-unknown` for each pool that needs it, then the node
-/// rules on the pools' Nodes, both in pool order. The pool's Nodes are reported at the pool's line.
+/// Findings about `pools`, pool by pool: `node-pool-build-unknown` when the pool needs it, then the node
+/// rules on the Nodes the pool would make, once per pool and about the pool ([`super::nodes::check_pool`]),
+/// at the pool's line.
 pub(crate) fn check(pools: &[NodePool], settings: &Settings, findings: &mut Vec<Finding>) {
-    let mut node_objects = Vec::new();
     for pool in pools {
-        let lines = LineMap::with_root(pool.line.unwrap_or(1));
+        let object = pool_object(pool);
         if let Some(why) = &pool.unknown {
-            build_unknown(pool, why, &lines, settings, findings);
+            build_unknown(pool, why, &object, settings, findings);
         }
-        for node in pool.nodes() {
-            let Ok(value) = serde_json::to_value(&node) else {
-                continue;
-            };
-            if let Some(object) = Object::from_value(&pool.file, 0, value, lines.clone()) {
-                node_objects.push(object);
-            }
-        }
-    }
-    for object in &node_objects {
-        evaluate_object(object, settings, findings);
+        super::nodes::check_pool(pool, &object, settings, findings);
     }
 }
 
-/// `node-pool-build-unknown`: the pool's OS or Windows build cannot be told (`why`), so its nodes are
-/// assumed without a build label, or not at all.
-fn build_unknown(
-    pool: &NodePool,
-    why: &str,
-    lines: &LineMap,
-    settings: &Settings,
-    findings: &mut Vec<Finding>,
-) {
-    let object = Object {
+/// The pool as the object its findings are about, at the pool's line of its file.
+fn pool_object(pool: &NodePool) -> Object {
+    Object {
         file: pool.file.clone(),
         doc_index: 0,
         item: None,
@@ -53,8 +36,19 @@ fn build_unknown(
         namespace: pool.object.namespace.clone(),
         name: pool.object.name.clone(),
         value: Value::Null,
-        lines: lines.clone(),
-    };
+        lines: LineMap::with_root(pool.line.unwrap_or(1)),
+    }
+}
+
+/// `node-pool-build-unknown`: the pool's OS or Windows build cannot be told (`why`), so its nodes are
+/// assumed without a build label, or not at all.
+fn build_unknown(
+    pool: &NodePool,
+    why: &str,
+    object: &Object,
+    settings: &Settings,
+    findings: &mut Vec<Finding>,
+) {
     let what = if pool.os.is_none() {
         "Its OS and Windows build cannot be told"
     } else {
@@ -70,7 +64,7 @@ fn build_unknown(
         pool.format.label(),
         pool.name
     );
-    Emitter::new(&object, settings, findings).emit(
+    Emitter::new(object, settings, findings).emit(
         RuleId::NodePoolBuildUnknown,
         &FieldPath::parse(&pool.path),
         message,
@@ -107,22 +101,83 @@ mod tests {
         assert_eq!(info[0].line, Some(1));
     }
 
+    /// Issue 31.2: pools whose build the file does not tell (an AKS `WindowsAnnual` pool, an OpenShift
+    /// MachineSet on AWS) get `node-pool-build-unknown` and no `windows-node-missing-build-label` (the
+    /// kubelet sets that label); node findings speak of the pool and its file, once per pool.
     #[test]
-    fn the_pools_nodes_get_the_node_rules_at_the_pools_line() {
-        // An eksctl Windows node group: EKS taints no Windows node (platforms.md), so its nodes are
-        // untainted Windows nodes.
-        let eksctl = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c, region: eu-west-1}\nnodeGroups:\n- name: win\n  amiFamily: WindowsServer2022CoreContainer\n  desiredCapacity: 2\n";
+    fn node_findings_on_pools_speak_of_the_pool_once() {
+        let aks = r#"[{"name": "wann", "osType": "Windows", "osSku": "WindowsAnnual", "count": 3, "vmSize": "Standard_D2s_v3"},
+ {"name": "w19", "osType": "Windows", "osSku": "Windows2019", "count": 2, "nodeTaints": ["os=windows:NoSchedule"]}]"#;
+        let openshift = "apiVersion: machine.openshift.io/v1beta1\nkind: MachineSet\nmetadata: {name: win-aws, namespace: openshift-machine-api}\nspec:\n  replicas: 2\n  template:\n    metadata:\n      labels: {machine.openshift.io/os-id: Windows}\n    spec:\n      providerSpec:\n        value:\n          ami: {id: ami-0123456789abcdef0}\n          instanceType: m5a.large\n";
+        let eksctl = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\nnodeGroups:\n- name: linux-ng\n- name: windows-ng\n  amiFamily: WindowsServer2022FullContainer\n  desiredCapacity: 4\n";
+        let read = read_context(&[
+            ("pools.json", aks),
+            ("machineset.yaml", openshift),
+            ("eksctl.yaml", eksctl),
+        ]);
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
         let mut findings = Vec::new();
-        check(
-            &read_context(&[("c.yaml", eksctl)]).pools,
-            &Settings::default(),
-            &mut findings,
-        );
-        let untainted: Vec<_> = findings
+        check(&read.pools, &Settings::default(), &mut findings);
+        let mut got: Vec<(String, String, String, Option<u32>)> = findings
             .iter()
-            .filter(|f| f.rule == "windows-node-untainted")
+            .map(|f| {
+                (
+                    f.rule.clone(),
+                    f.object.display_name(),
+                    f.path.clone(),
+                    f.line,
+                )
+            })
             .collect();
-        assert_eq!(untainted.len(), 2, "{findings:?}");
-        assert!(untainted.iter().all(|f| f.line == Some(5)), "{untainted:?}");
+        got.sort();
+        let row = |rule: &str, object: &str, path: &str, line: u32| {
+            (
+                rule.to_string(),
+                object.to_string(),
+                path.to_string(),
+                Some(line),
+            )
+        };
+        assert_eq!(
+            got,
+            [
+                row("node-pool-build-unknown", "AgentPool/wann", "", 1),
+                row(
+                    "node-pool-build-unknown",
+                    "MachineSet/openshift-machine-api/win-aws",
+                    "",
+                    1
+                ),
+                row("windows-node-unsupported-version", "AgentPool/w19", "", 2),
+                row("windows-node-untainted", "AgentPool/wann", "nodeTaints", 1),
+                row(
+                    "windows-node-untainted",
+                    "NodeGroup/windows-ng",
+                    "nodeGroups[1].taints",
+                    6
+                ),
+            ]
+        );
+        let message = |rule: &str, name: &str| {
+            findings
+                .iter()
+                .find(|f| f.rule == rule && f.object.name == name)
+                .map(|f| f.message.clone())
+                .unwrap_or_default()
+        };
+        let eks = message("windows-node-untainted", "windows-ng");
+        assert!(
+            eks.starts_with("The Windows nodes of node group windows-ng of eksctl.yaml will have no taint, so")
+                && eks.contains("add the taint os=windows:NoSchedule under `taints:` in node group windows-ng of eksctl.yaml"),
+            "{eks}"
+        );
+        assert!(!eks.contains("kubectl"), "{eks}");
+        let old = message("windows-node-unsupported-version", "w19");
+        assert!(
+            old.starts_with("The Windows nodes of agent pool w19 of pools.json will run Windows Server 2019 (10.0.17763)"),
+            "{old}"
+        );
+        // The nodes themselves are still made, one per count, for the workloads to be placed on.
+        assert_eq!(read.context.nodes.len(), 3 + 2 + 2 + 2 + 4);
     }
 }

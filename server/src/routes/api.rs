@@ -2,7 +2,8 @@
 
 use crate::answers::Views;
 pub use crate::error::ApiError;
-use crate::state::{AppState, Published};
+use crate::published::Published;
+use crate::state::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -10,8 +11,8 @@ use axum::response::Response;
 use axum::routing::{any, get};
 use axum::{Json, Router};
 use winplace_api::{
-    ContextResponse, Meta, NodeFilter, NodeResponse, NodeRow, NodesResponse, SummaryResponse,
-    WorkloadFilter, WorkloadRow, WorkloadsResponse,
+    ContextResponse, IncidentsResponse, MAX_INCIDENTS, Meta, NodeFilter, NodeResponse, NodeRow,
+    NodesResponse, SummaryResponse, WorkloadFilter, WorkloadRow, WorkloadsResponse,
 };
 use winplace_rules::rules::catalog::{self, RULES};
 
@@ -25,6 +26,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/nodes/{name}", get(node))
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
+        .route("/api/incidents", get(incidents))
         .route_layer(axum::middleware::from_fn(crate::error::no_query));
     Router::new()
         .route("/api/nodes", get(nodes))
@@ -54,9 +56,11 @@ async fn answer<F>(
 where
     F: FnOnce(&Published, Meta, &Views) -> serde_json::Result<Vec<u8>> + Send + 'static,
 {
+    let published = state.published();
+    let meta = state.meta(&published);
     let answer = state
         .answers()
-        .get(state, key, build)
+        .get(published, meta, key, build)
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(answer.respond(headers))
@@ -141,6 +145,27 @@ async fn workloads(
             workloads: page,
             namespaces: index.namespaces.clone(),
             rules: index.rules.clone(),
+        })
+    })
+    .await
+}
+
+/// What is failing now: the report's incidents (the first [`MAX_INCIDENTS`]), with their total.
+async fn incidents(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    answer(&state, &headers, "incidents".into(), |p, meta, _| {
+        serde_json::to_vec(&IncidentsResponse {
+            meta,
+            total: p.report.incidents.len(),
+            incidents: p
+                .report
+                .incidents
+                .iter()
+                .take(MAX_INCIDENTS)
+                .cloned()
+                .collect(),
         })
     })
     .await
