@@ -154,8 +154,8 @@ async fn plan_manifests(
     let mut objects = Vec::new();
     for path in files {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+        let text =
+            crate::commands::check::read_text(&path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let parsed = parse(&name, &text, &Limits::default());
         if let Some(e) = parsed.errors.first() {
             anyhow::bail!("{e}");

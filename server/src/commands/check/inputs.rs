@@ -1,8 +1,12 @@
-//! Which files `winplace check` reads: the paths given, directories walked in a stable order.
+//! Which files `winplace check` reads (the paths given, directories walked in a stable order), and
+//! reading them within the input limit ([`crate::bounded_read`]).
 
 use std::path::{Path, PathBuf};
 
 use winplace_rules::ParseError;
+use winplace_rules::input::Limits;
+
+use super::write::Fingerprint;
 
 /// One input to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,15 +83,30 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<ParseError>) {
     (inputs, errors)
 }
 
-/// Reads a file as UTF-8 text; the error says why not.
+/// The most bytes read from one input: the rules' input limit (64 MiB).
+pub fn input_cap() -> u64 {
+    Limits::default().max_bytes as u64
+}
+
+/// Reads a file (a regular file, FIFO or device) as UTF-8 text, within [`input_cap`]; the error says
+/// why not.
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    crate::bounded_read::read_text(path, input_cap()).map_err(|e| e.to_string())
+}
+
+/// Reads a file like [`read_text`], with the [`Fingerprint`] `--fix` checks before replacing it.
+pub fn read_for_fix(path: &Path) -> Result<(String, Fingerprint), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    let text = read_text(path)?;
+    let fingerprint = Fingerprint::new(&meta, text.as_bytes());
+    Ok((text, fingerprint))
+}
+
+/// Reads standard input as UTF-8 text, within [`input_cap`].
+pub fn read_stdin(stdin: &mut dyn std::io::Read) -> Result<String, String> {
+    crate::bounded_read::read_from(stdin, input_cap())
+        .and_then(crate::bounded_read::text)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

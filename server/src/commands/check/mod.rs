@@ -18,6 +18,7 @@ use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity};
 
 pub use findings::{FindingLog, Run};
+pub use inputs::{input_cap, read_text};
 pub use output::{CheckReport, CheckSummary, Format};
 pub use resolve::{ImageLookup, ResolveArgs, parse_seconds};
 
@@ -111,8 +112,8 @@ fn file_error(file: &str, message: String) -> ParseError {
 /// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
 pub fn load_settings(path: &std::path::Path) -> Result<Settings, ParseError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| file_error(&name, format!("cannot read the settings: {e}")))?;
+    let text = inputs::read_text(path)
+        .map_err(|e| file_error(&name, format!("the settings file: {e}")))?;
     Ok(Settings::from_text(&name, &text)?)
 }
 
@@ -204,29 +205,31 @@ pub fn check(
     out.errors.extend(walk_errors);
     let mut stdin_used = false;
     for input in files {
-        let (name, text) = match &input {
+        let (name, read) = match &input {
             inputs::Input::Stdin => {
                 if stdin_used {
                     continue;
                 }
                 stdin_used = true;
-                let mut text = String::new();
-                if let Err(e) = stdin.read_to_string(&mut text) {
-                    out.errors
-                        .push(file_error(STDIN_NAME, format!("cannot read: {e}")));
-                    continue;
-                }
-                (STDIN_NAME.to_string(), text)
+                (
+                    STDIN_NAME.to_string(),
+                    inputs::read_stdin(stdin).map(|t| (t, None)),
+                )
             }
-            inputs::Input::File(path) => {
-                let name = path.display().to_string();
-                match inputs::read_text(path) {
-                    Ok(t) => (name, t),
-                    Err(e) => {
-                        out.errors.push(file_error(&name, e));
-                        continue;
-                    }
-                }
+            inputs::Input::File(path) if args.fix => (
+                path.display().to_string(),
+                inputs::read_for_fix(path).map(|(t, f)| (t, Some(f))),
+            ),
+            inputs::Input::File(path) => (
+                path.display().to_string(),
+                inputs::read_text(path).map(|t| (t, None)),
+            ),
+        };
+        let (text, fingerprint) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                out.errors.push(file_error(&name, e));
+                continue;
             }
         };
         out.files += 1;
@@ -283,7 +286,11 @@ pub fn check(
                 }
             }
             inputs::Input::File(path) if repair.text != text => {
-                if let Err(e) = write::atomic(path, &repair.text) {
+                let written = match &fingerprint {
+                    Some(read) => write::atomic(path, &repair.text, read),
+                    None => Err(write::WriteError::Changed(path.clone())),
+                };
+                if let Err(e) = written {
                     // The file still holds what was read: report that, not the repair.
                     tracing::debug!(file = %name, error = %e, "repaired file not written");
                     out.errors.push(file_error(&name, e.to_string()));
