@@ -70,27 +70,41 @@ pub fn read_path(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
 /// [`read_path`] with the FIFO wait given (tests use a short one).
 pub fn read_path_waiting(path: &Path, cap: u64, fifo_wait: Duration) -> Result<Vec<u8>, ReadError> {
     let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(ReadError::Io(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        )));
-    }
     if meta.is_file() && meta.len() > cap {
         return Err(ReadError::TooLarge {
             limit: cap,
             size: Some(meta.len()),
         });
     }
+    read_from(open_meta(path, &meta, fifo_wait)?, cap)
+}
+
+/// Opens `path` for a reader that streams it (`explain` reads logs line by line, so it has no total
+/// cap): a directory is an error, a FIFO is waited on at most [`FIFO_WRITER_WAIT`] for a writer.
+pub fn open(path: &Path) -> Result<std::fs::File, ReadError> {
+    open_meta(path, &std::fs::metadata(path)?, FIFO_WRITER_WAIT)
+}
+
+fn open_meta(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    fifo_wait: Duration,
+) -> Result<std::fs::File, ReadError> {
+    if meta.is_dir() {
+        return Err(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        )));
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt as _;
         if meta.file_type().is_fifo() {
-            return read_from(fifo::open(path, fifo_wait)?, cap);
+            return fifo::open(path, fifo_wait);
         }
     }
     let _ = fifo_wait;
-    read_from(std::fs::File::open(path)?, cap)
+    Ok(std::fs::File::open(path)?)
 }
 
 /// The bytes of `reader` (standard input, a pipe), at most `cap`: at most `cap + 1` are read.
@@ -245,6 +259,22 @@ mod tests {
             matches!(error, ReadError::TooLarge { size: None, .. }),
             "{error}"
         );
+    }
+
+    #[test]
+    fn open_streams_files_and_refuses_directories() {
+        // `explain` streams what `open` gives it: a file whole, past any cap; a directory is an error.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("log.txt");
+        std::fs::write(&path, vec![b'x'; 5000]).expect("write");
+        let mut read = Vec::new();
+        open(&path)
+            .expect("a file")
+            .read_to_end(&mut read)
+            .expect("read");
+        assert_eq!(read.len(), 5000);
+        let error = open(dir.path()).expect_err("a directory");
+        assert!(error.to_string().contains("is a directory"), "{error}");
     }
 
     #[cfg(unix)]

@@ -6,10 +6,14 @@
 //! (background resolution of live workloads' images, `GET /api/images/resolve`).
 //!
 //! * [`credentials`]: the Docker config file (`~/.docker/config.json`, `--registry-config FILE`);
-//! * [`fetch`](mod@fetch): index → manifest → config blob, with the `oci-client` crate (anonymous token
-//!   challenge, basic credentials, plain HTTP for `--insecure-registry` hosts);
+//! * [`auth`]: the token challenge, and where the Docker config's credentials may be sent (the
+//!   registry itself, a token realm over HTTPS or one named with `--insecure-registry`);
+//! * `client` and `body`: our own HTTP client on reqwest (plain HTTP only for `--insecure-registry`
+//!   hosts), every answer read with the cap of [`limits`];
+//! * [`fetch`](mod@fetch): index → manifest → config blob, each checked against its [`digest`];
 //! * [`facts`]: the platforms read, and what they mean for placement;
-//! * [`cache`]: by reference and by digest for the process's life; on disk with an expiry for the CLI;
+//! * [`cache`]: by reference and by digest for the process's life (bounded by bytes); on disk with an
+//!   expiry for the CLI;
 //! * [`error`]: why an image could not be resolved (unauthorized, not found, timeout, …);
 //! * [`blocking`]: the CLI's synchronous front, on a runtime of its own.
 //!
