@@ -6,8 +6,8 @@
 #
 #   cargo build --release -p winplace && bash server/bench/registry_memory.sh [BENIGN]
 #
-# Uses $CARGO_TARGET_DIR/release/winplace (default target/), listens on 127.0.0.1 only, writes its inputs to
-# a temporary folder (removed at the end).
+# Uses $WINPLACE_BIN, else $CARGO_TARGET_DIR/release/winplace (default target/); listens on 127.0.0.1
+# only, writes its inputs to a temporary folder (removed at the end).
 set -euo pipefail
 benign=${1:-500}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,6 +20,9 @@ trap cleanup EXIT
 
 reg_port=$((20000 + RANDOM % 20000)); port=$((reg_port + 1))
 python3 "$root/server/bench/hostile_registry.py" "$reg_port" & registry=$!
+# It builds its big indexes before it listens: wait for it, or every look-up would fail as unreachable.
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$reg_port/v2/" >/dev/null && break; sleep 0.2; done
+curl -sf "http://127.0.0.1:$reg_port/v2/" >/dev/null || { echo "the hostile registry did not start" >&2; exit 1; }
 hostile="huge-manifest endless big-config lying-config wide-index many-entries"
 
 # One Windows node; one pod without an OS per image (their names say nothing, so every image is looked up).
@@ -47,9 +50,15 @@ until [ "$(metric winplace_image_lookups_total || echo 0)" -ge "$total" ] 2>/dev
   sleep 0.2
   [ $(( $(date +%s) - start )) -lt 300 ] || { echo "the look-ups did not finish within 300 s" >&2; exit 1; }
 done
-sleep 2  # the batch's answers reach the audit
+# The batch's answers reach the audit: the six hostile images' findings are served.
+unresolved() { curl -sf "http://127.0.0.1:$port/api/workloads?state=all&rule=image-manifest-unresolved" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
+until [ "$(unresolved || echo 0)" -ge 6 ] 2>/dev/null; do
+  sleep 0.2
+  [ $(( $(date +%s) - start )) -lt 300 ] || { echo "the findings did not arrive within 300 s" >&2; exit 1; }
+done
 mem() { awk '/VmHWM/ {h = $2 / 1024} /VmRSS/ {r = $2 / 1024} END {printf "peak %.0f MiB, now %.0f MiB", h, r}' "/proc/$server/status"; }
 echo "serve --resolve-images, $total images ($benign benign, 6 hostile), after $(( $(date +%s) - start )) s: $(mem); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lookups $(metric winplace_image_lookups_total), failures $(metric winplace_image_lookup_failures_total), cache hits $(metric winplace_image_cache_hits_total)"
-curl -sf "http://127.0.0.1:$port/api/workloads?state=all&limit=1000" \
-  | python3 -c 'import json,sys; r=json.load(sys.stdin); ms=[f["message"] for w in r["workloads"] for f in w.get("findings",[]) if f["rule"]=="image-manifest-unresolved"]; [print("  ", m[:190]) for m in sorted(set(ms))[:6]]' || true
+curl -sf "http://127.0.0.1:$port/api/workloads?state=all&rule=image-manifest-unresolved" \
+  | python3 -c 'import json,sys; r=json.load(sys.stdin); ms=[f["message"] for w in r["workloads"] for f in w.get("findings",[]) if f["rule"]=="image-manifest-unresolved"]; [print("  ", m[:190]) for m in sorted(set(ms))[:6]]'
