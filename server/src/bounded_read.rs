@@ -54,7 +54,7 @@ pub enum ReadError {
 /// `67108864` → `64 MiB`; other sizes in bytes.
 fn size_words(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{bytes}-byte")
