@@ -29,9 +29,9 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_hosts: Vec<String>,
-    /// Settings (YAML or JSON, the policy's settings schema).
-    #[arg(long, value_name = "FILE", env = "WINPLACE_SETTINGS")]
-    pub settings: Option<PathBuf>,
+    /// Settings and platform.
+    #[command(flatten)]
+    pub settings: crate::inputs::SettingsArgs,
     /// Connections served at once on `--listen`; more are answered 503 (the descriptor limit,
     /// `ulimit -n`, must allow it).
     #[arg(long, value_name = "N", env = "WINPLACE_MAX_CONNECTIONS",
@@ -87,7 +87,7 @@ impl ServeRegistryArgs {
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    let settings = args.settings.load()?;
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
     state.event_streams().set_limit(args.max_event_streams);

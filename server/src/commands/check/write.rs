@@ -49,6 +49,14 @@ impl Fingerprint {
     }
 }
 
+/// Reads a file like [`crate::inputs::read_text`], with the [`Fingerprint`] checked before it is replaced.
+pub fn read_for_fix(path: &Path) -> Result<(String, Fingerprint), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    let text = crate::inputs::read_text(path)?;
+    let fingerprint = Fingerprint::new(&meta, text.as_bytes());
+    Ok((text, fingerprint))
+}
+
 /// Why a repaired file was not written.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {

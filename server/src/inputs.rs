@@ -1,12 +1,119 @@
-//! Which files `winplace check` reads (the paths given, directories walked in a stable order), and
-//! reading them within the input limit ([`crate::bounded_read`]).
+//! What the commands read from disk: the settings (`--settings FILE`, `--platform`), the cluster files
+//! (`--cluster FILE`: Nodes, RuntimeClasses, infrastructure files) and the manifests (paths, directories
+//! walked in a stable order, `-` for standard input). `check`, `serve`, `audit`, `what-if` and the
+//! sources read them here, with the same errors (file, line, field), and within the input limit
+//! ([`crate::bounded_read`]: standard input, FIFOs and devices included).
 
 use std::path::{Path, PathBuf};
 
-use winplace_rules::ParseError;
+use clap::Args;
 use winplace_rules::input::Limits;
+use winplace_rules::platform::Platform;
+use winplace_rules::{ClusterContext, Finding, ParseError, Settings};
 
-use super::write::Fingerprint;
+/// `--settings` and `--platform`: what every command that runs the rules is configured with.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SettingsArgs {
+    /// Settings (YAML or JSON, the policy's settings schema).
+    #[arg(long, value_name = "FILE", env = "WINPLACE_SETTINGS")]
+    pub settings: Option<PathBuf>,
+    /// The platform whose Windows taints and supported builds are assumed where the settings leave
+    /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<Platform>,
+}
+
+impl SettingsArgs {
+    /// The settings file read (the defaults without one), with the platform's presets applied; the
+    /// error names the file, line and setting.
+    ///
+    /// ```
+    /// use winplace::inputs::SettingsArgs;
+    /// use winplace_rules::platform::Platform;
+    /// let args = SettingsArgs { settings: None, platform: Some(Platform::Eks) };
+    /// assert!(args.load().unwrap().windows_taints.is_empty());
+    /// ```
+    pub fn load(&self) -> Result<Settings, ParseError> {
+        let mut settings = match &self.settings {
+            Some(path) => load_settings(path)?,
+            None => Settings::default(),
+        };
+        if let Some(platform) = self.platform {
+            settings.apply_platform(platform);
+        }
+        Ok(settings)
+    }
+}
+
+/// An error about a whole file (no line).
+pub fn file_error(file: &str, message: String) -> ParseError {
+    ParseError {
+        file: file.to_string(),
+        line: 1,
+        column: 1,
+        message,
+    }
+}
+
+/// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
+pub fn load_settings(path: &Path) -> Result<Settings, ParseError> {
+    let name = path.display().to_string();
+    let text = read_text(path).map_err(|e| file_error(&name, format!("the settings file: {e}")))?;
+    Ok(Settings::from_text(&name, &text)?)
+}
+
+/// Reads the `--cluster` files (Nodes, RuntimeClasses, infrastructure files) into one context; also
+/// returns the findings about the files themselves (node rules on their Nodes and pools). Files that
+/// cannot be read or used go to `errors`.
+pub fn load_cluster(
+    paths: &[PathBuf],
+    settings: &Settings,
+    errors: &mut Vec<ParseError>,
+) -> (Option<ClusterContext>, Vec<Finding>) {
+    if paths.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut texts = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        match read_text(path) {
+            Ok(t) => texts.push((name, t)),
+            Err(e) => errors.push(file_error(&name, e)),
+        }
+    }
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let read = winplace_rules::infra::read_context(&files, settings);
+    errors.extend(read.errors);
+    (Some(read.context), read.findings)
+}
+
+/// [`load_cluster`] for commands that stop on any error: the context, or every error named.
+pub fn cluster_or_errors(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<ClusterContext> {
+    let mut errors = Vec::new();
+    let (context, _findings) = load_cluster(paths, settings, &mut errors);
+    if !errors.is_empty() {
+        let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
+    }
+    Ok(context.unwrap_or_default())
+}
+
+/// The files `paths` name (directories walked for `.yaml`, `.yml`, `.json`; `-` is skipped), and the
+/// paths that could not be read.
+pub fn expand_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
+    let (inputs, errors) = expand(paths);
+    let files = inputs
+        .into_iter()
+        .filter_map(|i| match i {
+            Input::File(p) => Some(p),
+            Input::Stdin => None,
+        })
+        .collect();
+    (files, errors)
+}
 
 /// One input to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,14 +201,6 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     crate::bounded_read::read_text(path, input_cap()).map_err(|e| e.to_string())
 }
 
-/// Reads a file like [`read_text`], with the [`Fingerprint`] `--fix` checks before replacing it.
-pub fn read_for_fix(path: &Path) -> Result<(String, Fingerprint), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
-    let text = read_text(path)?;
-    let fingerprint = Fingerprint::new(&meta, text.as_bytes());
-    Ok((text, fingerprint))
-}
-
 /// Reads standard input as UTF-8 text, within [`input_cap`].
 pub fn read_stdin(stdin: &mut dyn std::io::Read) -> Result<String, String> {
     crate::bounded_read::read_from(stdin, input_cap())
@@ -112,6 +211,35 @@ pub fn read_stdin(stdin: &mut dyn std::io::Read) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_errors_name_file_line_and_setting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rows = [
+            (
+                "supportedBuilds:\n- 10.0.20348\n- banana\n",
+                3,
+                "supportedBuilds[1]",
+            ),
+            ("mutate: true\nfrobnicate: 1\n", 2, "frobnicate"),
+            ("requireBuildSelector: maybe\n", 1, "requireBuildSelector"),
+            ("disabledRules: [no-such-rule]\n", 1, "disabledRules[0]"),
+        ];
+        for (text, line, needle) in rows {
+            let path = dir.path().join("s.yaml");
+            std::fs::write(&path, text).expect("write");
+            let err = load_settings(&path).expect_err(text);
+            assert_eq!(err.file, path.display().to_string());
+            assert_eq!(err.line, line, "{text}: {err}");
+            assert!(err.message.contains(needle), "{text}: {err}");
+        }
+        std::fs::write(dir.path().join("ok.json"), "{\"mutate\": true}").expect("write");
+        assert!(
+            load_settings(&dir.path().join("ok.json"))
+                .expect("valid")
+                .mutate
+        );
+    }
 
     #[test]
     fn directories_are_walked_in_order_for_manifests_only() {
