@@ -39,12 +39,17 @@ fn is_date(t: &str) -> bool {
     let parts: Vec<&str> = t.split('-').collect();
     (parts.len() == 2 || parts.len() == 3)
         && parts[0].len() == 4
-        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn is_version(t: &str) -> bool {
     let parts: Vec<&str> = t.split('.').collect();
-    parts.len() == 2 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    parts.len() == 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The `[KEY]`s of a source cell, before any `contra` (sources the row is disputed by).
@@ -53,7 +58,9 @@ fn keys(cell: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = cell;
     while let Some(open) = rest.find('[') {
-        let Some(close) = rest[open..].find(']') else { break };
+        let Some(close) = rest[open..].find(']') else {
+            break;
+        };
         out.push(rest[open + 1..open + close].to_string());
         rest = &rest[open + close + 1..];
     }
@@ -110,7 +117,11 @@ fn code_row(f: &Fact) -> Row {
 fn the_code_holds_the_pages_calendar() {
     let text = page();
     let rows = page_rows(&text);
-    assert!(rows.len() >= 40, "only {} rows read from the page", rows.len());
+    assert!(
+        rows.len() >= 40,
+        "only {} rows read from the page",
+        rows.len()
+    );
     let code: Vec<Row> = FACTS.iter().map(code_row).collect();
     let mut problems = Vec::new();
     for (i, row) in rows.iter().enumerate() {
@@ -120,7 +131,10 @@ fn the_code_holds_the_pages_calendar() {
                 "row {} differs:\n page: {row:#?}\n code: {:#?}",
                 row.id, code[j]
             )),
-            Some(j) if j != i => problems.push(format!("row {} is at {j} in the code, {i} on the page", row.id)),
+            Some(j) if j != i => problems.push(format!(
+                "row {} is at {j} in the code, {i} on the page",
+                row.id
+            )),
             Some(_) => {}
         }
     }
@@ -134,7 +148,10 @@ fn the_code_holds_the_pages_calendar() {
 
 /// The page's "Sources" section: each `[KEY]` with the text after it (up to the next key).
 fn source_lines(text: &str) -> Vec<(String, String)> {
-    let section = text.split("\n## Sources").nth(1).expect("a Sources section");
+    let section = text
+        .split("\n## Sources")
+        .nth(1)
+        .expect("a Sources section");
     let mut out = Vec::new();
     for line in section.lines().filter(|l| l.starts_with("* [")) {
         for part in line.split("; [").map(|p| p.trim_start_matches("* [")) {
@@ -165,16 +182,30 @@ fn every_cited_source_is_on_the_page() {
             .iter()
             .find(|(k, _)| k == s.key)
             .unwrap_or_else(|| panic!("source [{}] is not on the page", s.key));
-        assert!(line.1.contains(s.cite), "[{}]: {:?} is not in {:?}", s.key, s.cite, line.1);
+        assert!(
+            line.1.contains(s.cite),
+            "[{}]: {:?} is not in {:?}",
+            s.key,
+            s.cite,
+            line.1
+        );
     }
     for f in FACTS {
         for key in f.sources {
             assert!(cite(key).is_some(), "{}: no citation for [{key}]", f.id);
             if let Some(section) = key.strip_prefix("A-CL-") {
                 let log = lines.iter().find(|(k, _)| k == "A-CL-…").expect("[A-CL-…]");
-                assert!(log.1.contains(section), "{}: [A-CL-…] has no section {section}", f.id);
+                assert!(
+                    log.1.contains(section),
+                    "{}: [A-CL-…] has no section {section}",
+                    f.id
+                );
             } else {
-                assert!(lines.iter().any(|(k, _)| k == key), "{}: [{key}] is not on the page", f.id);
+                assert!(
+                    lines.iter().any(|(k, _)| k == key),
+                    "{}: [{key}] is not on the page",
+                    f.id
+                );
             }
         }
     }
@@ -187,5 +218,8 @@ fn the_check_can_fail() {
     let rows = page_rows(&text);
     let a1 = rows.iter().find(|r| r.id == "A1").expect("A1");
     assert_ne!(*a1, code_row(&FACTS[0]));
-    assert_eq!(keys("[O-rn-10.21-pr], contra [O-wmco-4.22]"), ["O-rn-10.21-pr"]);
+    assert_eq!(
+        keys("[O-rn-10.21-pr], contra [O-wmco-4.22]"),
+        ["O-rn-10.21-pr"]
+    );
 }

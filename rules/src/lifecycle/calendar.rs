@@ -664,29 +664,98 @@ pub const FACTS: &[Fact] = &[
 
 /// Every source the rows cite.
 pub const SOURCES: &[Source] = &[
-    Source { key: "A-docs-ws2019", cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-server-2019-retirement.md @61b373f2" },
-    Source { key: "A-docs-ac", cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-annual-channel-retirement.md @769df1f5" },
-    Source { key: "A-docs-ws2022", cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-server-2022-retirement.md @ffe27935" },
-    Source { key: "A-docs-ws2022@61b373f", cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-server-2022-retirement.md @61b373f2" },
-    Source { key: "A-osver", cite: "https://learn.microsoft.com/azure/aks/upgrade-os-version" },
-    Source { key: "A-upg", cite: "MicrosoftDocs/azure-aks-docs articles/aks/upgrade-windows-os.md @cfccec22" },
-    Source { key: "A-CL-…", cite: "Azure/AKS CHANGELOG.md @a8a2f81d" },
-    Source { key: "A-4091", cite: "https://github.com/Azure/AKS/issues/4091" },
-    Source { key: "A-4268", cite: "https://github.com/Azure/AKS/issues/4268" },
-    Source { key: "A-4168", cite: "https://github.com/Azure/AKS/issues/4168" },
-    Source { key: "A-TC-2024", cite: "Announcing the 3-year retirement of Windows Server 2022 on Azure Kubernetes Service" },
-    Source { key: "R-ret-2026", cite: "MicrosoftDocs/azure-stack-docs AKS-Arc/aks-windows-server-retirement.md, revision ms.date 2025-11-19" },
-    Source { key: "R-upg", cite: "MicrosoftDocs/azure-stack-docs, AKS Arc \"Upgrade the OS version for your Windows node pool\"" },
-    Source { key: "R-blog", cite: "https://techcommunity.microsoft.com/t5/apps-on-azure-blog/windows-server-2019-retirement-on-aks-enabled-by-azure-arc/ba-p/4470184" },
-    Source { key: "E-ami", cite: "https://docs.aws.amazon.com/eks/latest/userguide/eks-optimized-windows-ami.html" },
-    Source { key: "E-versions", cite: "https://docs.amazonaws.cn/eks/latest/userguide/eks-ami-versions-windows.md" },
-    Source { key: "E-eksctl", cite: "eksctl-io/eksctl pkg/ami/ssm_resolver.go @99984adb" },
-    Source { key: "G-sac", cite: "https://cloud.google.com/kubernetes-engine/docs/deprecations/windows-server-sac" },
-    Source { key: "O-rn-10.22", cite: "openshift/openshift-docs modules/windows-containers-release-notes-10-22-0.adoc @372582d6" },
-    Source { key: "O-wmco-4.22", cite: "openshift/windows-machine-config-operator docs/wmco-prerequisites.md on branch release-4.22 @1f721cdc" },
-    Source { key: "O-rn-10.21-pr", cite: "openshift/openshift-docs#105866" },
-    Source { key: "M-lifecycle", cite: "https://learn.microsoft.com/virtualization/windowscontainers/deploy-containers/base-image-lifecycle" },
-    Source { key: "M-lifecycle-d87e", cite: "MicrosoftDocs/Virtualization-Documentation virtualization/windowscontainers/deploy-containers/base-image-lifecycle.md at d87e2955" },
+    Source {
+        key: "A-docs-ws2019",
+        cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-server-2019-retirement.md @61b373f2",
+    },
+    Source {
+        key: "A-docs-ac",
+        cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-annual-channel-retirement.md @769df1f5",
+    },
+    Source {
+        key: "A-docs-ws2022",
+        cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-server-2022-retirement.md @ffe27935",
+    },
+    Source {
+        key: "A-docs-ws2022@61b373f",
+        cite: "MicrosoftDocs/azure-aks-docs articles/aks/includes/windows-server-2022-retirement.md @61b373f2",
+    },
+    Source {
+        key: "A-osver",
+        cite: "https://learn.microsoft.com/azure/aks/upgrade-os-version",
+    },
+    Source {
+        key: "A-upg",
+        cite: "MicrosoftDocs/azure-aks-docs articles/aks/upgrade-windows-os.md @cfccec22",
+    },
+    Source {
+        key: "A-CL-…",
+        cite: "Azure/AKS CHANGELOG.md @a8a2f81d",
+    },
+    Source {
+        key: "A-4091",
+        cite: "https://github.com/Azure/AKS/issues/4091",
+    },
+    Source {
+        key: "A-4268",
+        cite: "https://github.com/Azure/AKS/issues/4268",
+    },
+    Source {
+        key: "A-4168",
+        cite: "https://github.com/Azure/AKS/issues/4168",
+    },
+    Source {
+        key: "A-TC-2024",
+        cite: "Announcing the 3-year retirement of Windows Server 2022 on Azure Kubernetes Service",
+    },
+    Source {
+        key: "R-ret-2026",
+        cite: "MicrosoftDocs/azure-stack-docs AKS-Arc/aks-windows-server-retirement.md, revision ms.date 2025-11-19",
+    },
+    Source {
+        key: "R-upg",
+        cite: "MicrosoftDocs/azure-stack-docs, AKS Arc \"Upgrade the OS version for your Windows node pool\"",
+    },
+    Source {
+        key: "R-blog",
+        cite: "https://techcommunity.microsoft.com/t5/apps-on-azure-blog/windows-server-2019-retirement-on-aks-enabled-by-azure-arc/ba-p/4470184",
+    },
+    Source {
+        key: "E-ami",
+        cite: "https://docs.aws.amazon.com/eks/latest/userguide/eks-optimized-windows-ami.html",
+    },
+    Source {
+        key: "E-versions",
+        cite: "https://docs.amazonaws.cn/eks/latest/userguide/eks-ami-versions-windows.md",
+    },
+    Source {
+        key: "E-eksctl",
+        cite: "eksctl-io/eksctl pkg/ami/ssm_resolver.go @99984adb",
+    },
+    Source {
+        key: "G-sac",
+        cite: "https://cloud.google.com/kubernetes-engine/docs/deprecations/windows-server-sac",
+    },
+    Source {
+        key: "O-rn-10.22",
+        cite: "openshift/openshift-docs modules/windows-containers-release-notes-10-22-0.adoc @372582d6",
+    },
+    Source {
+        key: "O-wmco-4.22",
+        cite: "openshift/windows-machine-config-operator docs/wmco-prerequisites.md on branch release-4.22 @1f721cdc",
+    },
+    Source {
+        key: "O-rn-10.21-pr",
+        cite: "openshift/openshift-docs#105866",
+    },
+    Source {
+        key: "M-lifecycle",
+        cite: "https://learn.microsoft.com/virtualization/windowscontainers/deploy-containers/base-image-lifecycle",
+    },
+    Source {
+        key: "M-lifecycle-d87e",
+        cite: "MicrosoftDocs/Virtualization-Documentation virtualization/windowscontainers/deploy-containers/base-image-lifecycle.md at d87e2955",
+    },
 ];
 
 /// Where a source key points: its [`Source::cite`], with the section for an `A-CL-<date>` key
@@ -696,5 +765,8 @@ pub fn cite(key: &str) -> Option<String> {
         let log = SOURCES.iter().find(|s| s.key == "A-CL-…")?;
         return Some(format!("{}, release notes of {section}", log.cite));
     }
-    SOURCES.iter().find(|s| s.key == key).map(|s| s.cite.to_string())
+    SOURCES
+        .iter()
+        .find(|s| s.key == key)
+        .map(|s| s.cite.to_string())
 }

@@ -145,7 +145,10 @@ impl FromStr for Date {
         let (Some(y), Some(m), Some(d)) = (digits(y, 4), digits(m, 2), digits(d, 2)) else {
             return Err(bad());
         };
-        let (m, d) = (u8::try_from(m).map_err(|_| bad())?, u8::try_from(d).map_err(|_| bad())?);
+        let (m, d) = (
+            u8::try_from(m).map_err(|_| bad())?,
+            u8::try_from(d).map_err(|_| bad())?,
+        );
         if d > days_in_month(y, m.clamp(1, 12)) {
             return Err(bad());
         }

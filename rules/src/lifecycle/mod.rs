@@ -331,11 +331,13 @@ pub fn retirement(
     });
     let versioned = || {
         let k = kubernetes?;
-        applied(settings).filter(mine).find(|a| match (a.kind, a.kubernetes) {
-            (Kind::LastKubernetes, Some(last)) => k > last,
-            (Kind::FirstKubernetes, Some(first)) => k < first,
-            _ => false,
-        })
+        applied(settings)
+            .filter(mine)
+            .find(|a| match (a.kind, a.kubernetes) {
+                (Kind::LastKubernetes, Some(last)) => k > last,
+                (Kind::FirstKubernetes, Some(first)) => k < first,
+                _ => false,
+            })
     };
     dated.or_else(versioned).map(|a| a.retirement())
 }
@@ -393,30 +395,84 @@ mod tests {
         use LifecyclePlatform::*;
         let none = LifecycleSettings::default();
         // (platform, build, on, kubernetes, expected fact) — lifecycle.md rows.
-        let rows: &[(Option<LifecyclePlatform>, &str, Option<&str>, Option<&str>, Option<&str>)] = &[
+        let rows: &[(
+            Option<LifecyclePlatform>,
+            &str,
+            Option<&str>,
+            Option<&str>,
+            Option<&str>,
+        )] = &[
             (Some(Aks), "10.0.17763", Some("2026-02-28"), None, None),
-            (Some(Aks), "10.0.17763", Some("2026-03-01"), None, Some("A1")),
+            (
+                Some(Aks),
+                "10.0.17763",
+                Some("2026-03-01"),
+                None,
+                Some("A1"),
+            ),
             // Retired first, removed later: the earliest names it.
-            (Some(Aks), "10.0.17763", Some("2027-05-01"), None, Some("A1")),
-            (Some(Aks), "10.0.25398", Some("2026-05-15"), None, Some("A4")),
+            (
+                Some(Aks),
+                "10.0.17763",
+                Some("2027-05-01"),
+                None,
+                Some("A1"),
+            ),
+            (
+                Some(Aks),
+                "10.0.25398",
+                Some("2026-05-15"),
+                None,
+                Some("A4"),
+            ),
             // The superseded 2027-03-15 (A6, A8) does not apply; the current 2028-06-30 (A11) does.
             (Some(Aks), "10.0.20348", Some("2027-06-01"), None, None),
-            (Some(Aks), "10.0.20348", Some("2028-06-30"), None, Some("A11")),
+            (
+                Some(Aks),
+                "10.0.20348",
+                Some("2028-06-30"),
+                None,
+                Some("A11"),
+            ),
             // Kubernetes versions: 2019 ends at 1.32 (A2), 2022 at 1.36 (A12); 2025 from 1.32 (A17).
             (Some(Aks), "10.0.17763", None, Some("1.33"), Some("A2")),
             (Some(Aks), "10.0.17763", None, Some("1.32"), None),
             (Some(Aks), "10.0.20348", None, Some("1.36"), None),
             (Some(Aks), "10.0.20348", None, Some("1.37"), Some("A12")),
             (Some(Aks), "10.0.26100", None, Some("1.31"), Some("A17")),
-            (Some(Aks), "10.0.26100", Some("2040-01-01"), Some("1.40"), Some("M10")),
+            (
+                Some(Aks),
+                "10.0.26100",
+                Some("2040-01-01"),
+                Some("1.40"),
+                Some("M10"),
+            ),
             // EKS: 2025 from 1.35 (E2); no EKS end date for 2019, Microsoft's extended end holds (M4).
             (Some(Eks), "10.0.26100", None, Some("1.34"), Some("E2")),
             (Some(Eks), "10.0.17763", Some("2028-12-31"), None, None),
-            (Some(Eks), "10.0.17763", Some("2029-01-09"), None, Some("M4")),
+            (
+                Some(Eks),
+                "10.0.17763",
+                Some("2029-01-09"),
+                None,
+                Some("M4"),
+            ),
             // AKS Arc: the month-only R1 counts from 2026-03-01; R2 (superseded) never applies.
-            (Some(AksArc), "10.0.17763", Some("2026-03-01"), None, Some("R1")),
+            (
+                Some(AksArc),
+                "10.0.17763",
+                Some("2026-03-01"),
+                None,
+                Some("R1"),
+            ),
             (Some(AksArc), "10.0.20348", Some("2026-11-01"), None, None),
-            (Some(AksArc), "10.0.20348", Some("2027-03-01"), None, Some("R6")),
+            (
+                Some(AksArc),
+                "10.0.20348",
+                Some("2027-03-01"),
+                None,
+                Some("R6"),
+            ),
             // Microsoft's mainstream end is no retirement; generic nodes have only Microsoft's calendar.
             (None, "10.0.20348", Some("2027-01-01"), None, None),
             (None, "10.0.14393", Some("2027-01-11"), None, Some("M2")),
@@ -440,9 +496,21 @@ mod tests {
             a1.source
         );
         assert!(a1.source.ends_with("(read 2026-11-25)"), "{}", a1.source);
-        let r1 = retirement(&none, Some(AksArc), "10.0.17763", Some(d("2026-03-05")), None).unwrap();
+        let r1 = retirement(
+            &none,
+            Some(AksArc),
+            "10.0.17763",
+            Some(d("2026-03-05")),
+            None,
+        )
+        .unwrap();
         assert_eq!(r1.date.as_deref(), Some("2026-03"));
-        assert_eq!(removal(&none, Aks, "10.0.17763").map(|d| d.to_string()).as_deref(), Some("2027-04-01"));
+        assert_eq!(
+            removal(&none, Aks, "10.0.17763")
+                .map(|d| d.to_string())
+                .as_deref(),
+            Some("2027-04-01")
+        );
     }
 
     #[test]
@@ -457,12 +525,20 @@ mod tests {
         }))
         .unwrap();
         let r = retirement(&s, Some(Aks), "10.0.20348", Some(d("2027-03-15")), None).unwrap();
-        assert_eq!((r.fact.as_str(), r.date.as_deref()), ("lifecycle.overrides[0]", Some("2027-03-15")));
+        assert_eq!(
+            (r.fact.as_str(), r.date.as_deref()),
+            ("lifecycle.overrides[0]", Some("2027-03-15"))
+        );
         assert_eq!(r.source, "settings: lifecycle.overrides[0]");
         // The override replaces A11: the row's later date is not applied beside it.
         assert!(retirement(&s, Some(Aks), "10.0.20348", Some(d("2027-03-14")), None).is_none());
         // Other kinds of the same build stay (A13 removed 2029-06-30).
-        assert_eq!(removal(&s, Aks, "10.0.20348").map(|d| d.to_string()).as_deref(), Some("2029-06-30"));
+        assert_eq!(
+            removal(&s, Aks, "10.0.20348")
+                .map(|d| d.to_string())
+                .as_deref(),
+            Some("2029-06-30")
+        );
         let r = retirement(&s, Some(Eks), "10.0.17763", None, Some(k("1.35"))).unwrap();
         assert_eq!(r.fact, "lifecycle.overrides[1]");
         assert!(retirement(&s, Some(Eks), "10.0.17763", None, Some(k("1.34"))).is_none());

@@ -72,7 +72,10 @@ mod tests {
             platform: Some(LifecyclePlatform::AksArc),
             ..LifecycleSettings::default()
         };
-        let aks = node(&[("kubernetes.azure.com/agentpool", "win19"), ("agentpool", "win19")]);
+        let aks = node(&[
+            ("kubernetes.azure.com/agentpool", "win19"),
+            ("agentpool", "win19"),
+        ]);
         let eks = node(&[("eks.amazonaws.com/nodegroup", "ng")]);
         let gke = node(&[("cloud.google.com/gke-nodepool", "win")]);
         let karpenter_only = node(&[("karpenter.sh/nodepool", "default")]);
@@ -81,15 +84,30 @@ mod tests {
         let rows = [
             (&aks, &none, Platform::Generic, Some(LifecyclePlatform::Aks)),
             (&aks, &none, Platform::Eks, Some(LifecyclePlatform::Aks)),
-            (&aks, &arc, Platform::Generic, Some(LifecyclePlatform::AksArc)),
+            (
+                &aks,
+                &arc,
+                Platform::Generic,
+                Some(LifecyclePlatform::AksArc),
+            ),
             (&eks, &none, Platform::Generic, Some(LifecyclePlatform::Eks)),
             (&gke, &none, Platform::Generic, Some(LifecyclePlatform::Gke)),
             (&karpenter_only, &none, Platform::Generic, None),
             (&plain, &none, Platform::Generic, None),
-            (&plain, &none, Platform::Openshift, Some(LifecyclePlatform::Openshift)),
+            (
+                &plain,
+                &none,
+                Platform::Openshift,
+                Some(LifecyclePlatform::Openshift),
+            ),
         ];
         for (n, s, preset, want) in rows {
-            assert_eq!(node_platform(n, s, preset), want, "{:?} {preset:?}", n.metadata.labels);
+            assert_eq!(
+                node_platform(n, s, preset),
+                want,
+                "{:?} {preset:?}",
+                n.metadata.labels
+            );
         }
     }
 }

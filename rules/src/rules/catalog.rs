@@ -522,6 +522,15 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
+        RuleId::WindowsNodeBuildRetired,
+        Cluster,
+        W,
+        "Windows node on a build its platform has retired",
+        "The node runs a Windows build its platform (AKS, EKS, GKE, OpenShift, AKS Arc) has retired by the date checked, or that is past Microsoft's extended support: no new node images or patches, no new pools, and later its images are removed. Needs a date (the CLI uses today).",
+        false,
+        false,
+    ),
+    r(
         RuleId::NodePoolBuildUnknown,
         Cluster,
         I,
@@ -771,6 +780,8 @@ mod tests {
                     "windows-node-missing-build-label",
                     "windows-node-build-label-mismatch",
                     "windows-node-unsupported-version",
+                    // issue 25: the retirement calendar.
+                    "windows-node-build-retired",
                     // issue 15: infrastructure files as cluster context.
                     "node-pool-build-unknown",
                 ],
@@ -816,6 +827,8 @@ mod tests {
             "windows-node-untainted",
             "windows-node-missing-build-label",
             "windows-node-unsupported-version",
+            // issue 25: a retired build still runs, unsupported, like an unsupported version.
+            "windows-node-build-retired",
         ];
         // issue 15: a pool whose build cannot be told is reported as such (info), never guessed.
         let infos = [

@@ -95,6 +95,7 @@ rule_ids! {
     WindowsNodeMissingBuildLabel = "windows-node-missing-build-label",
     WindowsNodeBuildLabelMismatch = "windows-node-build-label-mismatch",
     WindowsNodeUnsupportedVersion = "windows-node-unsupported-version",
+    WindowsNodeBuildRetired = "windows-node-build-retired",
     NodePoolBuildUnknown = "node-pool-build-unknown",
     // Live state
     PodOnWrongOs = "pod-on-wrong-os",
