@@ -36,17 +36,8 @@ pub struct BadDate {
     pub expected: &'static str,
 }
 
-fn leap(year: u16) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-}
-
-fn days_in_month(year: u16, month: u8) -> u8 {
-    match month {
-        2 if leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+const fn leap(year: u16) -> bool {
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
 impl Date {
@@ -55,9 +46,8 @@ impl Date {
         if month == 0 || month > 12 || day == 0 {
             return None;
         }
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
         let max = match month {
-            2 if leap => 29,
+            2 if leap(year) => 29,
             2 => 28,
             4 | 6 | 9 | 11 => 30,
             _ => 31,
@@ -149,9 +139,6 @@ impl FromStr for Date {
             u8::try_from(m).map_err(|_| bad())?,
             u8::try_from(d).map_err(|_| bad())?,
         );
-        if d > days_in_month(y, m.clamp(1, 12)) {
-            return Err(bad());
-        }
         Date::new(y, m, d).ok_or_else(bad)
     }
 }

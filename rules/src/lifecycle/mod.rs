@@ -395,13 +395,14 @@ mod tests {
         use LifecyclePlatform::*;
         let none = LifecycleSettings::default();
         // (platform, build, on, kubernetes, expected fact) — lifecycle.md rows.
-        let rows: &[(
+        type Row<'a> = (
             Option<LifecyclePlatform>,
-            &str,
-            Option<&str>,
-            Option<&str>,
-            Option<&str>,
-        )] = &[
+            &'a str,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a str>,
+        );
+        let rows: &[Row] = &[
             (Some(Aks), "10.0.17763", Some("2026-02-28"), None, None),
             (
                 Some(Aks),

@@ -13,7 +13,7 @@ use crate::settings::InvalidSetting;
 /// use winplace_rules::Settings;
 /// let s = Settings::from_text("s.yaml", "lifecycle:\n  date: 2026-03-02\n  overrides:\n  - {platform: aks, build: 10.0.20348, retired: 2027-03-15}\n").unwrap();
 /// assert_eq!(s.lifecycle.date.map(|d| d.to_string()).as_deref(), Some("2026-03-02"));
-/// let err = Settings::from_text("s.yaml", "lifecycle:\n  overrides:\n  - {platform: aks, build: 2022, retired: 2027-03-15}\n").unwrap_err();
+/// let err = Settings::from_text("s.yaml", "lifecycle:\n  overrides:\n  - {platform: aks, build: ltsc2022, retired: 2027-03-15}\n").unwrap_err();
 /// assert_eq!(err.setting.as_deref(), Some("lifecycle.overrides[0].build"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
