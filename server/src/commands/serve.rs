@@ -75,7 +75,9 @@ impl ServeRegistryArgs {
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    let mut settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    // The calendar is read at the date the server starts (or the settings' `lifecycle.date`).
+    crate::clock::date_settings(&mut settings, None);
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
     tracing::info!("source: {}", state.source().description);

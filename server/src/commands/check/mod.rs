@@ -58,6 +58,10 @@ pub struct CheckArgs {
     /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
     #[arg(long, value_name = "PLATFORM")]
     pub platform: Option<Platform>,
+    /// The date the Windows nodes are checked against their platform's retirement calendar
+    /// (`YYYY-MM-DD`; docs/reference/lifecycle.md); default: the settings' `lifecycle.date`, else today.
+    #[arg(long, value_name = "DATE")]
+    pub on: Option<winplace_rules::lifecycle::Date>,
     /// Image resolution from registries (`--resolve-images` and its flags).
     #[command(flatten)]
     pub registry: ResolveArgs,
@@ -189,6 +193,7 @@ pub fn check(
     if let Some(platform) = args.platform {
         settings.apply_platform(platform);
     }
+    crate::clock::date_settings(&mut settings, args.on);
     let lookup = match ImageLookup::start(&args.registry) {
         Ok(lookup) => lookup,
         Err(e) => {
@@ -357,6 +362,7 @@ mod tests {
             fix: false,
             fail_on: FailOn::Error,
             platform: None,
+            on: None,
             registry: ResolveArgs::default(),
         }
     }
