@@ -3,12 +3,12 @@
 //! Exit codes of `audit`: 0 when the report has no error findings, 1 when it has, 2 when the cluster
 //! cannot be read.
 
+use crate::inputs::SettingsArgs;
 use crate::source::{ClusterSource, SourceArgs};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use winplace_api::SourceInfo;
 use winplace_rules::Severity;
@@ -22,9 +22,9 @@ pub struct AuditArgs {
     /// Where the cluster comes from.
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Settings (YAML or JSON, the policy's settings schema).
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
+    /// Settings and platform.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
     /// The date the Windows nodes are checked against their platform's retirement calendar
     /// (`YYYY-MM-DD`; docs/reference/lifecycle.md); default: the settings' `lifecycle.date`, else today.
     #[arg(long, value_name = "DATE")]
@@ -51,7 +51,7 @@ pub enum AuditFormat {
 
 /// Runs `winplace audit`.
 pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
-    let mut settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    let mut settings = args.settings.load()?;
     crate::clock::date_settings(&mut settings, args.on);
     let source: Box<dyn ClusterSource> = crate::source::select(&args.source).await?;
     let info = source.info();
