@@ -51,3 +51,27 @@ test('a pasted GKE node pool list becomes the cluster, with its Windows taint', 
   await expect(page.locator('.planner-problems .problem')).toContainText('no Nodes, RuntimeClasses or node pools');
   expect(problems).toEqual([]);
 });
+
+// The two controls of issue 25 (what they compute is planner.rs's unit test): a Windows pool upgraded in place
+// breaks the app pinned to exactly 10.0.20348; a date reads the retirement calendar (AKS retired Windows Server
+// 2019 on 2026-03-01, docs/reference/lifecycle.md A1); the address keeps both.
+test('a pool upgraded in place and a date on the calendar', async ({ page, context }) => {
+  const problems = watchConsole(page);
+  await page.goto('/planner');
+  await expect(page.locator('.planner-pools tr[data-pool="linux"] select')).toHaveCount(0);
+  await page.getByLabel('upgrade pool win22 in place').selectOption('10.0.26100');
+  await expect(page.locator('.planner-changes li[data-object="Deployment/web/portal"]')).toHaveAttribute('data-verdict', 'breaks');
+  await expect(page.locator('.planner-retirements')).toHaveCount(0);
+
+  await page.getByLabel('Date').fill('2026-03-02');
+  const retired = page.locator('.planner-retirements li[data-build="10.0.17763"]');
+  await expect(retired).toContainText('2026-03-01');
+  await expect(retired.locator('.source')).toContainText('lifecycle.md A1');
+
+  const shared = await context.newPage();
+  await shared.goto(page.url());
+  await expect(shared.getByLabel('upgrade pool win22 in place')).toHaveValue('10.0.26100');
+  await expect(shared.getByLabel('Date')).toHaveValue('2026-03-02');
+  await expect(shared.locator('.planner-changes li[data-object="Deployment/billing/invoice-api"]')).toHaveAttribute('data-verdict', 'breaks');
+  expect(problems).toEqual([]);
+});

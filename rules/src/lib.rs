@@ -30,6 +30,7 @@ pub mod finding;
 pub mod fix;
 pub mod infra;
 pub mod input;
+pub mod lifecycle;
 pub mod model;
 pub mod path;
 pub mod placement;

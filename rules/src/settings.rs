@@ -47,6 +47,10 @@ pub struct Settings {
     /// The platform whose conventions (Windows taints, supported builds) fill `windowsTaints` and
     /// `supportedBuilds` when those are not given (see [`crate::platform`]); default `generic`.
     pub platform: crate::platform::Platform,
+    /// The retirement calendar: the date it is read at (`lifecycle.date`; the CLI fills in today),
+    /// whose calendar every node is on, and overrides of its rows (see [`crate::lifecycle`]).
+    #[serde(skip_serializing_if = "crate::lifecycle::LifecycleSettings::is_empty")]
+    pub lifecycle: crate::lifecycle::LifecycleSettings,
 }
 
 impl Default for Settings {
@@ -68,6 +72,7 @@ impl Default for Settings {
             disabled_rules: Vec::new(),
             severity: BTreeMap::new(),
             platform: crate::platform::Platform::Generic,
+            lifecycle: crate::lifecycle::LifecycleSettings::default(),
         }
     }
 }
@@ -294,7 +299,7 @@ impl Settings {
                 ));
             }
         }
-        Ok(())
+        self.lifecycle.validate()
     }
 
     /// Sets `platform` and takes its Windows taints and supported builds where these are still the

@@ -9,6 +9,7 @@
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
 //!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
+//! * [`clock`]: today's date, the one the retirement calendar is read at;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
@@ -25,6 +26,7 @@ pub mod app;
 pub mod assets;
 pub mod bounded_read;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod conn;
 pub mod error;

@@ -60,6 +60,15 @@ fn case_args(case: &Case) -> Vec<&'static str> {
     if case.settings_text.is_some() {
         args.extend(["--settings", "settings.yaml"]);
     }
+    // `check` reads the retirement calendar at today unless told; the corpus must not change with the
+    // clock, so a case that sets no `lifecycle.date` is checked at the day the calendar was read.
+    let dated = case.settings_text.as_deref().is_some_and(|t| {
+        winplace_rules::Settings::from_text("settings.yaml", t)
+            .is_ok_and(|s| s.lifecycle.date.is_some())
+    });
+    if !dated {
+        args.extend(["--on", "2026-11-25"]);
+    }
     args
 }
 

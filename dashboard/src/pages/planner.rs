@@ -1,6 +1,8 @@
-//! The planner: a cluster (Nodes or an infrastructure file) and workloads; toggle pools off, add pools,
-//! and see which workloads break or get fixed and the Windows builds after. Computed in the browser by
-//! the rules crate's `plan` module (the same as `winplace what-if`); the state lives in the URL
+//! The planner: a cluster (Nodes or an infrastructure file) and workloads; toggle pools off, upgrade a
+//! Windows pool to another build in place, add pools, pick a date (what the platforms have retired by
+//! then goes, `docs/reference/lifecycle.md`), and see which workloads break or get fixed and the Windows
+//! builds after. Computed in the browser by the rules crate's `plan` module (the same as `winplace
+//! what-if`); the date is the one typed in (the page reads no clock); the state lives in the URL
 //! (`#p=…`), so a link reproduces it.
 
 use std::collections::BTreeMap;
@@ -9,7 +11,8 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use winplace_rules::infra::{Format, NodePool, read_context};
 use winplace_rules::input::{Limits, parse};
-use winplace_rules::plan::{self, Plan, PlanReport};
+use winplace_rules::lifecycle::Date;
+use winplace_rules::plan::{self, Plan, PlanReport, PoolUpgrade};
 use winplace_rules::windows::Os;
 use winplace_rules::{ObjectRef, Settings, model};
 
@@ -48,6 +51,12 @@ pub struct PlannerState {
     /// Pools added.
     #[serde(rename = "a", default)]
     pub added: Vec<AddedPool>,
+    /// Windows pools upgraded in place: (pool, new build).
+    #[serde(rename = "u", default)]
+    pub upgrades: Vec<(String, String)>,
+    /// The plan's date (`YYYY-MM-DD`), empty for none.
+    #[serde(rename = "d", default)]
+    pub on: String,
 }
 
 /// The sample: the demo cluster's pools as `az aks nodepool list -o json` prints them, and workloads
@@ -93,6 +102,8 @@ impl Default for PlannerState {
             manifests: SAMPLE_MANIFESTS.into(),
             off: Vec::new(),
             added: Vec::new(),
+            upgrades: Vec::new(),
+            on: String::new(),
         }
     }
 }
@@ -122,6 +133,8 @@ pub struct PoolRow {
     pub kind: String,
     /// Nodes.
     pub nodes: usize,
+    /// Whether every node of the pool is a Windows node (it can be upgraded in place).
+    pub windows: bool,
 }
 
 /// What the page shows for a state.
@@ -186,13 +199,15 @@ pub fn evaluate(state: &PlannerState) -> Outcome {
             (Some(os), _) => os.to_string(),
             (None, _) => "unknown OS".to_string(),
         };
-        rows.entry(name.clone())
-            .or_insert(PoolRow {
-                name,
-                kind,
-                nodes: 0,
-            })
-            .nodes += 1;
+        let windows = model::node_os(n) == Some("windows");
+        let row = rows.entry(name.clone()).or_insert(PoolRow {
+            name,
+            kind,
+            nodes: 0,
+            windows,
+        });
+        row.nodes += 1;
+        row.windows &= windows;
     }
     out.pools = rows.into_values().collect();
     let parsed = parse("workloads", &state.manifests, &Limits::default());
@@ -213,9 +228,34 @@ pub fn evaluate(state: &PlannerState) -> Outcome {
             Err(e) => out.problems.push(e),
         }
     }
+    for (pool, build) in &state.upgrades {
+        let up = Plan {
+            upgrade_pools: vec![PoolUpgrade {
+                pool: pool.clone(),
+                build: build.clone(),
+            }],
+            ..Plan::default()
+        };
+        match up.check(&ctx) {
+            Ok(()) => the_plan.upgrade_pools.extend(up.upgrade_pools),
+            Err(e) => out.problems.push(e.to_string()),
+        }
+    }
+    if !state.on.trim().is_empty() {
+        match state.on.parse::<Date>() {
+            Ok(on) => the_plan.on = Some(on),
+            Err(e) => out.problems.push(format!("date: {e}")),
+        }
+    }
     out.report = plan::plan_objects(&objects, &ctx, &the_plan, &settings);
     out
 }
+
+/// The builds a Windows pool can be upgraded to in place.
+const UPGRADE_BUILDS: &[(&str, &str)] = &[
+    ("10.0.20348", "Windows Server 2022 (10.0.20348)"),
+    ("10.0.26100", "Windows Server 2025 (10.0.26100)"),
+];
 
 /// The planner view.
 #[component]
@@ -241,6 +281,14 @@ pub fn PlannerPage() -> impl IntoView {
         };
         state.update(|s| s.added.push(pool));
     };
+    let upgrade = move |pool: String, build: String| {
+        state.update(|s| {
+            s.upgrades.retain(|(p, _)| *p != pool);
+            if !build.is_empty() {
+                s.upgrades.push((pool, build));
+            }
+        })
+    };
     let toggle = move |pool: String, keep: bool| {
         state.update(|s| {
             s.off.retain(|p| *p != pool);
@@ -260,7 +308,7 @@ pub fn PlannerPage() -> impl IntoView {
                 <label>"Cluster"
                     <textarea class="planner-cluster" rows="12" spellcheck="false"
                         prop:value=move || state.read().cluster.clone()
-                        on:input=move |ev| { let v = event_target_value(&ev); state.update(|s| { s.cluster = v; s.off.clear(); }); }/>
+                        on:input=move |ev| { let v = event_target_value(&ev); state.update(|s| { s.cluster = v; s.off.clear(); s.upgrades.clear(); }); }/>
                 </label>
                 <label>"Workloads"
                     <textarea class="planner-manifests" rows="12" spellcheck="false"
@@ -271,14 +319,36 @@ pub fn PlannerPage() -> impl IntoView {
             <ul class="planner-problems">
                 {move || outcome.read().problems.iter().map(|p| view! { <li class="problem">{p.clone()}</li> }).collect_view()}
             </ul>
+            <p class="planner-date">
+                <label>"Date "<input type="date" class="planner-on" prop:value=move || state.read().on.clone()
+                    on:input=move |ev| { let v = event_target_value(&ev); state.update(|s| s.on = v); }/></label>
+                " What each node's platform (its labels: AKS, EKS, GKE) or Microsoft has retired by this date goes, as "
+                <code>"winplace what-if --on DATE"</code>" does ("<a href="https://github.com/winplace/winplace/blob/main/docs/reference/lifecycle.md">"the calendar and its sources"</a>"). Empty: no calendar."
+            </p>
             <h2>"Pools"</h2>
             <table class="planner-pools">
-                <thead><tr><th scope="col">"Keep"</th><th scope="col">"Pool"</th><th scope="col">"Nodes"</th><th scope="col">"OS and build"</th></tr></thead>
+                <thead><tr><th scope="col">"Keep"</th><th scope="col">"Pool"</th><th scope="col">"Nodes"</th><th scope="col">"OS and build"</th><th scope="col">"Upgrade in place"</th></tr></thead>
                 <tbody>
                     {move || outcome.read().pools.iter().map(|p| {
                         let pool = p.name.clone();
                         let checked = !state.read().off.contains(&pool);
                         let label = format!("keep pool {}", p.name);
+                        let chosen = state.read().upgrades.iter().find(|(q, _)| *q == p.name).map(|(_, b)| b.clone()).unwrap_or_default();
+                        let upgrade_cell = if p.windows {
+                            let pool = p.name.clone();
+                            let current = p.kind.strip_prefix("windows ").unwrap_or("").to_string();
+                            view! {
+                                <select aria-label=format!("upgrade pool {} in place", p.name) prop:value=chosen.clone()
+                                    on:change=move |ev| upgrade(pool.clone(), event_target_value(&ev))>
+                                    <option value="">"no"</option>
+                                    {UPGRADE_BUILDS.iter().filter(|(b, _)| *b != current).map(|(b, name)| view! {
+                                        <option value=*b selected=chosen == *b>{format!("to {name}")}</option>
+                                    }).collect_view()}
+                                </select>
+                            }.into_any()
+                        } else {
+                            view! { <span>"—"</span> }.into_any()
+                        };
                         view! {
                             <tr data-pool=p.name.clone()>
                                 <td><input type="checkbox" aria-label=label prop:checked=checked
@@ -286,6 +356,7 @@ pub fn PlannerPage() -> impl IntoView {
                                 <th scope="row">{p.name.clone()}</th>
                                 <td>{p.nodes}</td>
                                 <td>{p.kind.clone()}</td>
+                                <td>{upgrade_cell}</td>
                             </tr>
                         }
                     }).collect_view()}
@@ -298,6 +369,7 @@ pub fn PlannerPage() -> impl IntoView {
                                 <th scope="row">{p.name.clone()}</th>
                                 <td>{p.count}</td>
                                 <td>{what}</td>
+                                <td></td>
                             </tr>
                         }
                     }).collect_view()}
@@ -316,6 +388,31 @@ pub fn PlannerPage() -> impl IntoView {
                 <label>"Nodes "<input type="number" min="1" prop:value=move || count.get() on:input=move |ev| count.set(event_target_value(&ev))/></label>
                 <button type="button" on:click=add>"Add pool"</button>
             </fieldset>
+            {move || {
+                let o = outcome.read();
+                let Some(retired) = o.report.retirements.as_ref() else {
+                    return ().into_any();
+                };
+                view! {
+                    <h2>"Retired by the date"</h2>
+                    <ul class="planner-retirements">
+                        {if retired.is_empty() {
+                            view! { <li class="none">"Nothing the calendar says has been retired by then."</li> }.into_any()
+                        } else {
+                            retired.iter().map(|r| {
+                                let f = &r.retirement;
+                                view! {
+                                    <li data-build=f.build.clone() data-platform=f.platform.as_str()>
+                                        <strong>{format!("{} {}", f.platform.title(), f.build)}</strong>
+                                        {format!(" {} {}: {} — {} node(s) of {}", f.kind.as_str(), f.date.clone().unwrap_or_default(), f.what, r.nodes, r.pools.join(", "))}
+                                        <div class="source">{format!("source: {}", f.source)}</div>
+                                    </li>
+                                }
+                            }).collect_view().into_any()
+                        }}
+                    </ul>
+                }.into_any()
+            }}
             <h2>"Windows builds after the plan"</h2>
             <table class="planner-matrix">
                 <thead><tr><th scope="col">"Build"</th><th scope="col">"Nodes now"</th><th scope="col">"Nodes after"</th></tr></thead>
@@ -385,5 +482,48 @@ mod tests {
         assert!(!o.report.builds_after.contains_key("10.0.17763"));
         let back = PlannerState::decode(&state.encode()).expect("round trip");
         assert_eq!(back, state);
+    }
+
+    #[test]
+    fn an_in_place_upgrade_and_a_date() {
+        // win22 to 2025 in place: the app pinned to exactly 10.0.20348 breaks, the pool keeps its nodes.
+        let mut state = PlannerState::default();
+        assert!(
+            evaluate(&state)
+                .pools
+                .iter()
+                .any(|p| p.name == "win22" && p.windows)
+        );
+        assert!(
+            !evaluate(&state)
+                .pools
+                .iter()
+                .any(|p| p.name == "linux" && p.windows)
+        );
+        state.upgrades.push(("win22".into(), "10.0.26100".into()));
+        let o = evaluate(&state);
+        assert!(o.problems.is_empty(), "{:?}", o.problems);
+        let broken: Vec<&str> = o.report.broken().map(|c| c.object.as_str()).collect();
+        assert_eq!(broken, ["Deployment/web/portal"]);
+        assert_eq!(o.report.builds_after.get("10.0.26100"), Some(&3));
+        assert_eq!(o.report.retirements, None);
+        // On 2026-03-02 AKS has retired Windows Server 2019 (lifecycle.md A1): the 2019 app breaks too.
+        state.on = "2026-03-02".into();
+        let o = evaluate(&state);
+        let retired = o
+            .report
+            .retirements
+            .as_ref()
+            .expect("a date reads the calendar");
+        assert_eq!(retired[0].retirement.date.as_deref(), Some("2026-03-01"));
+        assert_eq!(o.report.broken().count(), 2);
+        let back = PlannerState::decode(&state.encode()).expect("round trip");
+        assert_eq!(back, state);
+        // A bad date and an upgrade of a pool that is gone are said, not applied.
+        state.on = "2026-02-30".into();
+        state.upgrades.push(("win23".into(), "10.0.26100".into()));
+        let o = evaluate(&state);
+        assert_eq!(o.problems.len(), 2, "{:?}", o.problems);
+        assert_eq!(o.report.retirements, None);
     }
 }

@@ -17,6 +17,9 @@
 //! assert!(report.breaks());
 //! ```
 
+pub mod retire;
+pub mod upgrade;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Node;
@@ -24,10 +27,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::Checker;
 use crate::finding::{Finding, Severity};
+use crate::lifecycle::{Date, KubeMinor};
 use crate::model::{self, ClusterContext, Object, node_os, node_windows_build};
 use crate::rules::catalog::{self, Family};
 use crate::settings::Settings;
 use crate::windows::builds::{WindowsVersion, build_display, build_info};
+
+pub use retire::PlannedRetirement;
+pub use upgrade::PoolUpgrade;
 
 /// The labels that name a node's pool, per platform (`platforms.md` §1.4, §2.1, §3.3, §4.4).
 pub const POOL_LABELS: &[&str] = &[
@@ -87,8 +94,52 @@ pub struct Plan {
     pub remove_builds: Vec<String>,
     /// Pools (by [`node_pool`], else the node name's `<pool>-<n>` prefix) that go away.
     pub remove_pools: Vec<String>,
+    /// Pools whose nodes move to another Windows build in place ([`upgrade`]).
+    pub upgrade_pools: Vec<PoolUpgrade>,
     /// Nodes that come (from Node files or infrastructure files).
     pub add: Vec<Node>,
+    /// The date the plan is for: the nodes whose platform has retired their build by then go
+    /// ([`retire`]).
+    pub on: Option<Date>,
+    /// The planned cluster's Kubernetes version: the nodes of builds their platform does not offer at
+    /// it go.
+    pub kubernetes_version: Option<KubeMinor>,
+}
+
+/// A plan that cannot be applied to a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// `upgrade_pools` names a pool no node of the cluster is in.
+    #[error(
+        "--upgrade-pool {pool}={build}: no node of the cluster is in pool {pool} (pools: {known})"
+    )]
+    UnknownPool {
+        /// The pool.
+        pool: String,
+        /// The build asked for.
+        build: String,
+        /// The pools the cluster has, comma-separated.
+        known: String,
+    },
+    /// `upgrade_pools` names a pool with nodes that are not Windows nodes.
+    #[error(
+        "--upgrade-pool {pool}={build}: pool {pool} has nodes that are not Windows nodes; only a Windows pool changes build in place"
+    )]
+    NotWindows {
+        /// The pool.
+        pool: String,
+        /// The build asked for.
+        build: String,
+    },
+}
+
+/// The planned cluster and the retirements that shaped it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Planned {
+    /// The cluster after the plan.
+    pub context: ClusterContext,
+    /// What the calendar took out (empty without a date or Kubernetes version).
+    pub retirements: Vec<PlannedRetirement>,
 }
 
 impl Plan {
@@ -99,12 +150,59 @@ impl Plan {
         build_gone || self.remove_pools.contains(&pool_name(node))
     }
 
-    /// The planned cluster: `context` without the removed nodes, with the added ones.
-    pub fn apply(&self, context: &ClusterContext) -> ClusterContext {
+    /// Whether the plan asks the retirement calendar (a date or a Kubernetes version).
+    pub fn reads_calendar(&self) -> bool {
+        self.on.is_some() || self.kubernetes_version.is_some()
+    }
+
+    /// Checks that every pool to upgrade is a Windows pool of `context`.
+    pub fn check(&self, context: &ClusterContext) -> Result<(), PlanError> {
+        for up in &self.upgrade_pools {
+            let nodes: Vec<&Node> = context
+                .nodes
+                .iter()
+                .filter(|n| pool_name(n) == up.pool)
+                .collect();
+            if nodes.is_empty() {
+                let known: BTreeSet<String> = context.nodes.iter().map(pool_name).collect();
+                return Err(PlanError::UnknownPool {
+                    pool: up.pool.clone(),
+                    build: up.build.clone(),
+                    known: known.into_iter().collect::<Vec<_>>().join(", "),
+                });
+            }
+            if nodes.iter().any(|n| node_os(n) != Some("windows")) {
+                return Err(PlanError::NotWindows {
+                    pool: up.pool.clone(),
+                    build: up.build.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The planned cluster: `context` without the removed nodes, the upgraded pools moved to their new
+    /// build, the added nodes, and then, at the plan's date and Kubernetes version, without the nodes
+    /// their platform has retired (`settings` say whose calendar, with its overrides).
+    pub fn apply(&self, context: &ClusterContext, settings: &Settings) -> Planned {
         let mut out = context.clone();
         out.nodes.retain(|n| !self.removes(n));
+        for node in &mut out.nodes {
+            let pool = pool_name(node);
+            if let Some(up) = self.upgrade_pools.iter().rev().find(|u| u.pool == pool)
+                && node_os(node) == Some("windows")
+            {
+                *node = upgrade::upgrade_node(node, &up.build);
+            }
+        }
         out.nodes.extend(self.add.iter().cloned());
-        out
+        let nodes = std::mem::take(&mut out.nodes);
+        let (kept, retirements) = retire::retire(nodes, self.on, self.kubernetes_version, settings);
+        out.nodes = kept;
+        Planned {
+            context: out,
+            retirements,
+        }
     }
 }
 
@@ -144,6 +242,9 @@ pub struct PlanReport {
     pub builds_after: BTreeMap<String, usize>,
     /// Linux nodes before and after.
     pub linux_nodes: (usize, usize),
+    /// What the retirement calendar took out; present when the plan has a date or a Kubernetes version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retirements: Option<Vec<PlannedRetirement>>,
 }
 
 impl PlanReport {
@@ -254,6 +355,7 @@ pub fn compare(
         builds_before,
         builds_after,
         linux_nodes: (linux_before, linux_after),
+        retirements: None,
     }
 }
 
@@ -298,7 +400,7 @@ pub fn plan_objects(
     plan: &Plan,
     settings: &Settings,
 ) -> PlanReport {
-    let after_ctx = plan.apply(context);
+    let planned = plan.apply(context, settings);
     let errors = |cluster: &ClusterContext| {
         let checker = Checker::builder()
             .settings(settings)
@@ -309,13 +411,15 @@ pub fn plan_objects(
         planned_errors(findings)
     };
     let before = errors(context);
-    let after = errors(&after_ctx);
-    compare(
+    let after = errors(&planned.context);
+    let mut report = compare(
         &before,
         &after,
         &workload_images(objects),
-        (context, &after_ctx),
-    )
+        (context, &planned.context),
+    );
+    report.retirements = plan.reads_calendar().then_some(planned.retirements);
+    report
 }
 
 #[cfg(test)]
@@ -336,6 +440,191 @@ mod tests {
         }
         assert_eq!(parse_build("2025").as_deref(), Some("10.0.26100"));
         assert_eq!(parse_build("banana"), None);
+    }
+
+    /// `az aks nodepool list -o json` of a cluster with a Linux, a 2019 and a 2022 Windows pool.
+    const AKS_POOLS: &str = r#"[
+      {"name": "linux", "osType": "Linux", "osSku": "Ubuntu", "count": 2, "vmSize": "Standard_D4s_v5"},
+      {"name": "win19", "osType": "Windows", "osSku": "Windows2019", "count": 2, "vmSize": "Standard_D4s_v5", "nodeTaints": ["os=windows:NoSchedule"]},
+      {"name": "win22", "osType": "Windows", "osSku": "Windows2022", "count": 3, "vmSize": "Standard_D4s_v5", "nodeTaints": ["os=windows:NoSchedule"]}
+    ]"#;
+
+    /// A Deployment of `image` with `placement` (YAML lines under the pod spec).
+    fn deployment(name: &str, image: &str, placement: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: apps}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      tolerations: [{{key: os, value: windows, effect: NoSchedule}}]\n{placement}      containers: [{{name: c, image: '{image}'}}]\n"
+        )
+    }
+
+    fn workloads(texts: &[String]) -> Vec<Object> {
+        let text = texts.join("---\n");
+        let parsed = crate::input::parse("w.yaml", &text, &crate::input::Limits::default());
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        model::objects(&parsed.documents)
+    }
+
+    fn aks() -> ClusterContext {
+        let read = crate::infra::read_context(&[("pools.json", AKS_POOLS)]);
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
+        read.context
+    }
+
+    #[test]
+    fn an_in_place_upgrade_breaks_an_exact_pin_and_leaves_a_range_alone() {
+        let exact = deployment(
+            "exact",
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            "      nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: '10.0.20348'}\n",
+        );
+        let range = deployment(
+            "range",
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            "      nodeSelector: {kubernetes.io/os: windows}\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n              - {key: node.kubernetes.io/windows-build, operator: In, values: ['10.0.20348', '10.0.26100']}\n",
+        );
+        let objects = workloads(&[exact, range]);
+        let ctx = aks();
+        let the_plan = Plan {
+            upgrade_pools: vec![PoolUpgrade {
+                pool: "win22".into(),
+                build: "10.0.26100".into(),
+            }],
+            ..Plan::default()
+        };
+        assert_eq!(the_plan.check(&ctx), Ok(()));
+        let report = plan_objects(&objects, &ctx, &the_plan, &Settings::default());
+        let broken: Vec<&str> = report.broken().map(|c| c.object.as_str()).collect();
+        assert_eq!(broken, ["Deployment/apps/exact"], "{report:#?}");
+        assert!(
+            report.changes[0]
+                .after
+                .contains(&"no-schedulable-node".to_string())
+        );
+        assert!(
+            !report
+                .changes
+                .iter()
+                .any(|c| c.object == "Deployment/apps/range")
+        );
+        // The pool keeps its three nodes, now on 2025; the 2019 pool is not touched.
+        assert_eq!(report.builds_before.get("10.0.20348"), Some(&3));
+        assert_eq!(report.builds_after.get("10.0.26100"), Some(&3));
+        assert_eq!(report.builds_after.get("10.0.17763"), Some(&2));
+        assert!(!report.builds_after.contains_key("10.0.20348"));
+        assert_eq!(report.retirements, None);
+        let planned = the_plan.apply(&ctx, &Settings::default());
+        let win22: Vec<&Node> = planned
+            .context
+            .nodes
+            .iter()
+            .filter(|n| pool_name(n) == "win22")
+            .collect();
+        assert_eq!(win22.len(), 3);
+        let labels = win22[0].metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["kubernetes.azure.com/os-sku"], "Windows2025");
+        assert_eq!(
+            win22[0]
+                .spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .map(Vec::len),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn upgrades_of_unknown_or_linux_pools_are_refused() {
+        let ctx = aks();
+        let up = |pool: &str| Plan {
+            upgrade_pools: vec![PoolUpgrade {
+                pool: pool.into(),
+                build: "10.0.26100".into(),
+            }],
+            ..Plan::default()
+        };
+        let err = up("win23").check(&ctx).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--upgrade-pool win23=10.0.26100: no node of the cluster is in pool win23 (pools: linux, win19, win22)"
+        );
+        assert!(matches!(
+            up("linux").check(&ctx),
+            Err(PlanError::NotWindows { .. })
+        ));
+    }
+
+    #[test]
+    fn a_date_retires_what_the_platform_retired_by_then() {
+        let w2019 = deployment(
+            "ledger",
+            "mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019",
+            "      nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: '10.0.17763'}\n",
+        );
+        let w2022 = deployment(
+            "portal",
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            "      nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: '10.0.20348'}\n",
+        );
+        let objects = workloads(&[w2019, w2022]);
+        let ctx = aks();
+        let on = |date: &str| Plan {
+            on: Some(date.parse().unwrap()),
+            ..Plan::default()
+        };
+        let settings = Settings::default();
+        // The day before AKS's retirement of 2019 (lifecycle.md A1): nothing changes, and the answer says so.
+        let report = plan_objects(&objects, &ctx, &on("2026-02-28"), &settings);
+        assert!(report.changes.is_empty(), "{report:#?}");
+        assert_eq!(report.retirements, Some(Vec::new()));
+        let report = plan_objects(&objects, &ctx, &on("2026-03-02"), &settings);
+        let broken: Vec<&str> = report.broken().map(|c| c.object.as_str()).collect();
+        assert_eq!(broken, ["Deployment/apps/ledger"]);
+        let r = &report.retirements.as_ref().unwrap()[0];
+        assert_eq!(
+            r.retirement.platform,
+            crate::lifecycle::LifecyclePlatform::Aks
+        );
+        assert_eq!(r.retirement.build, "10.0.17763");
+        assert_eq!(r.retirement.date.as_deref(), Some("2026-03-01"));
+        assert_eq!(
+            (r.nodes, r.pools.as_slice()),
+            (2, ["win19".to_string()].as_slice())
+        );
+        assert!(
+            r.retirement
+                .source
+                .contains("windows-server-2019-retirement.md"),
+            "{}",
+            r.retirement.source
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["retirements"][0]["date"], "2026-03-01");
+        assert_eq!(json["retirements"][0]["platform"], "aks");
+        // With Kubernetes 1.37, AKS has only Windows Server 2025 (A12: 2022's last minor is 1.36).
+        let plan_137 = Plan {
+            kubernetes_version: Some("1.37".parse().unwrap()),
+            ..on("2026-03-02")
+        };
+        let report = plan_objects(&objects, &ctx, &plan_137, &settings);
+        let facts: Vec<&str> = report
+            .retirements
+            .iter()
+            .flatten()
+            .map(|r| r.retirement.fact.as_str())
+            .collect();
+        assert_eq!(facts, ["A1", "A12"]);
+        assert_eq!(report.broken().count(), 2);
+        assert!(report.builds_after.is_empty());
+        // An in-place upgrade before the date keeps the pool.
+        let upgraded = Plan {
+            upgrade_pools: vec![PoolUpgrade {
+                pool: "win19".into(),
+                build: "10.0.26100".into(),
+            }],
+            ..on("2026-03-02")
+        };
+        let report = plan_objects(&objects, &ctx, &upgraded, &settings);
+        assert_eq!(report.retirements, Some(Vec::new()));
+        assert_eq!(report.builds_after.get("10.0.26100"), Some(&2));
     }
 
     #[test]

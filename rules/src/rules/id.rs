@@ -478,6 +478,15 @@ declare_rules! {
         title: "Windows node runs an unsupported version",
         summary: "The node's Windows build is outside the supported builds (settings supportedBuilds; default Windows Server 2022 and 2025).",
     }
+    WindowsNodeBuildRetired {
+        id: "windows-node-build-retired",
+        family: Cluster,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows node on a build its platform has retired",
+        summary: "The node runs a Windows build its platform (AKS, EKS, GKE, OpenShift, AKS Arc) has retired by the date checked, or that is past Microsoft's extended support: no new node images or patches, no new pools, and later its images are removed. Needs a date (the CLI uses today).",
+    }
     NodePoolBuildUnknown {
         id: "node-pool-build-unknown",
         family: Cluster,

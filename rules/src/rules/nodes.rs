@@ -1,6 +1,7 @@
 //! Node hygiene (kubernetes-windows-rules.md §3.2, §5.2, §5.4): `windows-node-untainted`, `windows-node-missing-build-label`,
-//! `windows-node-build-label-mismatch`, `windows-node-unsupported-version`, for every Windows Node of the
-//! input (and of the cluster context, when the caller evaluates those objects too).
+//! `windows-node-build-label-mismatch`, `windows-node-unsupported-version`, `windows-node-build-retired`,
+//! for every Windows Node of the input (and of the cluster context, when the caller evaluates those
+//! objects too).
 //!
 //! The Nodes made from a pool of an infrastructure file ([`crate::infra::NodePool::nodes`]) do not exist
 //! yet: their findings speak of the pool and its file (`taints` in node group windows-ng of
@@ -13,6 +14,7 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 use super::{Emitter, ObjectCx, RuleId};
 use crate::finding::Finding;
 use crate::infra::{NodePool, POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
+use crate::lifecycle;
 use crate::model::{Object, decode, node_os};
 use crate::path::FieldPath;
 use crate::schedule::taints::{filters, taint_display};
@@ -148,6 +150,7 @@ fn run(settings: &Settings, node: &Node, who: &Subject<'_>, paths: &Paths, out: 
         build_label(name, node, out);
     }
     unsupported_version(settings, node, who, &paths.build, out);
+    build_retired(settings, node, who, &paths.build, out);
 }
 
 /// `windows-node-untainted`: no taint keeps pods without a toleration off the node.
@@ -259,6 +262,17 @@ fn build_label(name: &str, node: &Node, out: &mut Emitter<'_>) {
     }
 }
 
+/// The node's build (kernel version, else label) and the path of the field it was read from (the
+/// label's is `label_at`: the Node's label, or the pool's field in its file).
+fn node_build(node: &Node, label_at: &FieldPath) -> Option<(WindowsVersion, FieldPath)> {
+    match kernel_version(node) {
+        Some(v) => Some((v, FieldPath::parse("status.nodeInfo.kernelVersion"))),
+        None => label(node)
+            .and_then(WindowsVersion::parse)
+            .map(|v| (v, label_at.clone())),
+    }
+}
+
 /// `windows-node-unsupported-version`: the node's build (kernel version, else label) is not in
 /// settings `supportedBuilds`.
 fn unsupported_version(
@@ -268,12 +282,8 @@ fn unsupported_version(
     label_at: &FieldPath,
     out: &mut Emitter<'_>,
 ) {
-    let (version, path) = match kernel_version(node) {
-        Some(v) => (v, FieldPath::parse("status.nodeInfo.kernelVersion")),
-        None => match label(node).and_then(WindowsVersion::parse) {
-            Some(v) => (v, label_at.clone()),
-            None => return,
-        },
+    let Some((version, path)) = node_build(node, label_at) else {
+        return;
     };
     let key = |v: &WindowsVersion| (v.major, v.minor, v.build);
     let supported: Vec<WindowsVersion> = settings
@@ -304,6 +314,64 @@ fn unsupported_version(
         ),
     };
     out.emit(RuleId::WindowsNodeUnsupportedVersion, &path, message, None);
+}
+
+/// `windows-node-build-retired`: the node's platform (its labels, else the settings') has retired its
+/// build by the date of setting `lifecycle.date`, or Microsoft's extended support of it has ended
+/// (`lifecycle.md`). Silent without a date: the rules have no clock.
+fn build_retired(
+    settings: &Settings,
+    node: &Node,
+    who: &Subject<'_>,
+    label_at: &FieldPath,
+    out: &mut Emitter<'_>,
+) {
+    let lifecycle_settings = &settings.lifecycle;
+    let Some(on) = lifecycle_settings.date else {
+        return;
+    };
+    let Some((version, path)) = node_build(node, label_at) else {
+        return;
+    };
+    let build = WindowsVersion::new(version.build).label();
+    let platform = lifecycle::node_platform(node, lifecycle_settings, settings.platform);
+    let Some(r) = lifecycle::retirement(lifecycle_settings, platform, &build, Some(on), None)
+    else {
+        return;
+    };
+    let owner = r.platform.title();
+    let when = r.date.as_deref().unwrap_or("");
+    let removed = (r.kind == lifecycle::Kind::Retired)
+        .then(|| lifecycle::removal(lifecycle_settings, r.platform, &build))
+        .flatten()
+        .map(|d| {
+            if d.effective() <= on {
+                format!("; its node images were removed on {d}, so the pool can no longer scale or reimage")
+            } else {
+                format!("; its node images are removed on {d}, after which the pool cannot scale or reimage")
+            }
+        })
+        .unwrap_or_default();
+    let how = match r.kind {
+        lifecycle::Kind::ExtendedEnd => {
+            format!("Microsoft's extended support of it ended on {when}: no more security updates")
+        }
+        lifecycle::Kind::Removed => format!("{owner} removed its node images on {when}"),
+        _ => format!(
+            "{owner} retired it on {when}: no new node images or patches, and no new pools of it"
+        ),
+    };
+    let running = build_display(version.build);
+    let (fact, what, source) = (&r.fact, &r.what, &r.source);
+    let message = match who {
+        Subject::Node(_) => format!(
+            "this Windows node runs {running}, and as of {on} {how}{removed} ({fact}: {what}; source: {source}); move its workloads to images of a build {owner} still supports and replace the node with one of that build"
+        ),
+        Subject::Pool { pool, .. } => format!(
+            "the Windows nodes of {pool} will run {running}, and as of {on} {how}{removed} ({fact}: {what}; source: {source}); give the pool a Windows Server release {owner} still supports and move its workloads to matching images"
+        ),
+    };
+    out.emit(RuleId::WindowsNodeBuildRetired, &path, message, None);
 }
 
 #[cfg(test)]
@@ -469,6 +537,117 @@ mod tests {
             "{}",
             f[1].message
         );
+    }
+
+    #[test]
+    fn retired_builds_by_platform_and_date() {
+        // (extra labels, kernelVersion, settings, expected message parts; none = no finding) — lifecycle.md.
+        let aks = "kubernetes.azure.com/agentpool: win19";
+        let rows: &[(&str, &str, &str, Option<&[&str]>)] = &[
+            // No date: the rules have no clock, so no calendar is read.
+            (aks, "10.0.17763.6414", "{}", None),
+            (
+                aks,
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2026-02-28"}}"#,
+                None,
+            ),
+            (
+                aks,
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2026-03-02"}}"#,
+                Some(&[
+                    "Windows Server 2019 (10.0.17763)",
+                    "as of 2026-03-02 AKS retired it on 2026-03-01",
+                    "images are removed on 2027-04-01",
+                    "A1:",
+                    "windows-server-2019-retirement.md",
+                ]),
+            ),
+            (
+                aks,
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2027-04-02"}}"#,
+                Some(&[
+                    "AKS retired it on 2026-03-01",
+                    "images were removed on 2027-04-01",
+                ]),
+            ),
+            // A node without platform labels: Microsoft's calendar only, unless the preset names one.
+            (
+                "",
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2026-03-02"}}"#,
+                None,
+            ),
+            (
+                "",
+                "10.0.17763.6414",
+                r#"{"platform": "aks", "lifecycle": {"date": "2026-03-02"}}"#,
+                Some(&["AKS retired it"]),
+            ),
+            (
+                "",
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2029-01-09"}}"#,
+                Some(&[
+                    "Microsoft's extended support of it ended on 2029-01-09",
+                    "M4:",
+                ]),
+            ),
+            // AKS Arc by setting, though the node carries AKS's labels: month-only R1.
+            (
+                aks,
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2026-03-02", "platform": "aks-arc"}}"#,
+                Some(&["AKS Arc retired it on 2026-03", "R1:"]),
+            ),
+            // An override replaces the row.
+            (
+                aks,
+                "10.0.20348.2762",
+                r#"{"lifecycle": {"date": "2027-03-15", "overrides": [{"platform": "aks", "build": "10.0.20348", "retired": "2027-03-15"}]}}"#,
+                Some(&[
+                    "AKS retired it on 2027-03-15",
+                    "settings: lifecycle.overrides[0]",
+                ]),
+            ),
+            (
+                aks,
+                "10.0.20348.2762",
+                r#"{"lifecycle": {"date": "2027-03-15"}}"#,
+                None,
+            ),
+        ];
+        for (extra, kernel, settings, want) in rows {
+            let settings: Settings = serde_json::from_str(settings).expect("settings");
+            let labels = if extra.is_empty() {
+                format!("{W}, node.kubernetes.io/windows-build: '10.0.17763'")
+            } else {
+                format!("{W}, node.kubernetes.io/windows-build: '10.0.17763', {extra}")
+            };
+            let found = findings(
+                &node(&labels, TAINT, kernel),
+                None,
+                &settings,
+                &["windows-node-build-retired"],
+            );
+            match want {
+                None => assert!(found.is_empty(), "{extra} {kernel} {settings:?}: {found:?}"),
+                Some(parts) => {
+                    assert_eq!(found.len(), 1, "{extra} {kernel}: {found:?}");
+                    assert_eq!(found[0].path, "status.nodeInfo.kernelVersion");
+                    assert_eq!(found[0].severity, crate::Severity::Warning);
+                    for part in *parts {
+                        assert!(
+                            found[0].message.contains(part),
+                            "{part:?} not in {}",
+                            found[0].message
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

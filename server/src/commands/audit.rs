@@ -25,6 +25,10 @@ pub struct AuditArgs {
     /// Settings and platform.
     #[command(flatten)]
     pub settings: SettingsArgs,
+    /// The date the Windows nodes are checked against their platform's retirement calendar
+    /// (`YYYY-MM-DD`; docs/reference/lifecycle.md); default: the settings' `lifecycle.date`, else today.
+    #[arg(long, value_name = "DATE")]
+    pub on: Option<winplace_rules::lifecycle::Date>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
     pub format: AuditFormat,
@@ -40,11 +44,15 @@ pub enum AuditFormat {
     /// `wgpolicyk8s.io/v1alpha2` PolicyReports (one per namespace) and a ClusterPolicyReport (the
     /// nodes), as a `v1` List for `kubectl apply -f -`.
     Policyreport,
+    /// `openreports.io/v1alpha1` Reports (one per namespace) and a ClusterReport (the nodes), the
+    /// format Kubewarden writes by default since 1.33, as a `v1` List for `kubectl apply -f -`.
+    Openreports,
 }
 
 /// Runs `winplace audit`.
 pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
-    let settings = args.settings.load()?;
+    let mut settings = args.settings.load()?;
+    crate::clock::date_settings(&mut settings, args.on);
     let source: Box<dyn ClusterSource> = crate::source::select(&args.source).await?;
     let info = source.info();
     let audit = crate::state::audit_once(Audit::new(settings), source.events()).await?;
@@ -65,11 +73,16 @@ pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_writer_pretty(&mut stdout, &view)?;
             stdout.write_all(b"\n")?;
         }
-        AuditFormat::Policyreport => {
+        AuditFormat::Policyreport | AuditFormat::Openreports => {
+            use crate::commands::policy_report::{ReportApi, reports_in};
+            let api = match args.format {
+                AuditFormat::Openreports => ReportApi::OpenReports,
+                _ => ReportApi::PolicyReport,
+            };
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-            let list = crate::commands::policy_report::reports(&workloads, &nodes, now);
+            let list = reports_in(api, &workloads, &nodes, now);
             serde_json::to_writer_pretty(&mut stdout, &list)?;
             stdout.write_all(b"\n")?;
         }

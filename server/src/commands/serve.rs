@@ -87,7 +87,9 @@ impl ServeRegistryArgs {
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let settings = args.settings.load()?;
+    let mut settings = args.settings.load()?;
+    // The calendar is read at the date the server starts (or the settings' `lifecycle.date`).
+    crate::clock::date_settings(&mut settings, None);
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
     state.event_streams().set_limit(args.max_event_streams);

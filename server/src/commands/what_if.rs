@@ -1,4 +1,5 @@
-//! `winplace what-if`: apply a plan (remove Windows builds or node pools, add pools) to a cluster and
+//! `winplace what-if`: apply a plan (remove Windows builds or node pools, upgrade pools in place, add
+//! pools, move to a date or a Kubernetes version of the platform's retirement calendar) to a cluster and
 //! report, per workload, its errors before and after, with what makes a newly failing workload fit.
 //!
 //! Exit codes: 0 when the plan breaks nothing, 1 when some workload gains an error, 2 on usage errors and
@@ -15,7 +16,7 @@ use serde::Serialize;
 use winplace_rules::audit::{Audit, Change};
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::model::cluster_objects::ClusterObject;
-use winplace_rules::plan::{self, Plan, PlanReport};
+use winplace_rules::plan::{self, Plan, PlanReport, PoolUpgrade};
 use winplace_rules::{ClusterContext, Settings, model};
 
 use crate::inputs::{self, SettingsArgs};
@@ -38,9 +39,22 @@ pub struct WhatIfArgs {
     /// GKE node pool; or the pool of a file given with --cluster); repeatable.
     #[arg(long, value_name = "NAME")]
     pub remove_pool: Vec<String>,
+    /// A Windows pool whose nodes move to another build in place, `POOL=BUILD` (`win22=2025`; BUILD as
+    /// for --remove-build): they keep name, labels and taints and get the new build label and node
+    /// info (docs/what-if.md); repeatable.
+    #[arg(long, value_name = "POOL=BUILD")]
+    pub upgrade_pool: Vec<String>,
     /// Nodes that come: a Node file or an infrastructure file (anything --cluster accepts); repeatable.
     #[arg(long, value_name = "FILE")]
     pub add: Vec<PathBuf>,
+    /// The date of the plan (`YYYY-MM-DD`): the Windows nodes whose platform has retired their build by
+    /// then go, each retirement named with its date and source (docs/reference/lifecycle.md).
+    #[arg(long, value_name = "DATE")]
+    pub on: Option<winplace_rules::lifecycle::Date>,
+    /// The planned cluster's Kubernetes version (`1.37`): the Windows nodes of builds their platform
+    /// offers only below it (or only from a later version) go.
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: Option<winplace_rules::lifecycle::KubeMinor>,
     /// Settings and platform.
     #[command(flatten)]
     pub settings: SettingsArgs,
@@ -86,6 +100,11 @@ pub async fn run(args: WhatIfArgs) -> anyhow::Result<ExitCode> {
             ),
         }
     }
+    for up in &args.upgrade_pool {
+        the_plan.upgrade_pools.push(parse_upgrade(up)?);
+    }
+    the_plan.on = args.on;
+    the_plan.kubernetes_version = args.kubernetes_version;
     the_plan.remove_pools = args.remove_pool.clone();
     if !args.add.is_empty() {
         the_plan.add = inputs::cluster_or_errors(&args.add, &settings)
@@ -117,6 +136,25 @@ pub async fn run(args: WhatIfArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(if report.breaks() { 1 } else { 0 }))
 }
 
+/// `POOL=BUILD` of `--upgrade-pool`; the error names the bad value.
+fn parse_upgrade(text: &str) -> anyhow::Result<PoolUpgrade> {
+    let Some((pool, build)) = text.split_once('=') else {
+        anyhow::bail!("--upgrade-pool {text}: write POOL=BUILD (win22=2025)");
+    };
+    if pool.trim().is_empty() {
+        anyhow::bail!("--upgrade-pool {text}: the pool name is empty (POOL=BUILD, win22=2025)");
+    }
+    let Some(build) = plan::parse_build(build) else {
+        anyhow::bail!(
+            "--upgrade-pool {text}: {build:?} is not a Windows build (10.0.26100, 26100, 2025 or ltsc2025)"
+        );
+    };
+    Ok(PoolUpgrade {
+        pool: pool.trim().to_string(),
+        build,
+    })
+}
+
 /// Manifests against the cluster: the --cluster files alone, or the source with them.
 async fn plan_manifests(
     args: &WhatIfArgs,
@@ -138,6 +176,7 @@ async fn plan_manifests(
         }
         objects.extend(model::objects(&parsed.documents));
     }
+    the_plan.check(&context)?;
     Ok(plan::plan_objects(&objects, &context, the_plan, settings))
 }
 
@@ -209,23 +248,30 @@ async fn plan_live(
             }
         }
     }
+    the_plan.check(&before_ctx)?;
+    // The planned cluster, applied to the audit node by node: gone, changed (upgraded in place) or new.
+    let planned = the_plan.apply(&before_ctx, settings);
+    let name = |n: &k8s_openapi::api::core::v1::Node| n.metadata.name.clone().unwrap_or_default();
+    let after_nodes: BTreeMap<String, &k8s_openapi::api::core::v1::Node> =
+        planned.context.nodes.iter().map(|n| (name(n), n)).collect();
     for node in &before_ctx.nodes {
-        if the_plan.removes(node) {
-            audit.apply(Change::NodeDeleted(
-                node.metadata.name.clone().unwrap_or_default(),
-            ));
+        if !after_nodes.contains_key(&name(node)) {
+            audit.apply(Change::NodeDeleted(name(node)));
         }
     }
-    for node in &the_plan.add {
-        audit.apply(Change::Node(Box::new(node.clone())));
+    for node in &planned.context.nodes {
+        let same = before_ctx
+            .nodes
+            .iter()
+            .any(|b| name(b) == name(node) && b == node);
+        if !same {
+            audit.apply(Change::Node(Box::new(node.clone())));
+        }
     }
     let after = workload_errors(&audit);
-    Ok(plan::compare(
-        &before,
-        &after,
-        &images,
-        (&before_ctx, audit.context()),
-    ))
+    let mut report = plan::compare(&before, &after, &images, (&before_ctx, audit.context()));
+    report.retirements = the_plan.reads_calendar().then_some(planned.retirements);
+    Ok(report)
 }
 
 fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summary) -> String {
@@ -236,6 +282,12 @@ fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summ
     }
     for p in &the_plan.remove_pools {
         steps.push(format!("remove pool {p}"));
+    }
+    for up in &the_plan.upgrade_pools {
+        steps.push(format!(
+            "upgrade pool {} in place to Windows build {}",
+            up.pool, up.build
+        ));
     }
     if !args.add.is_empty() {
         steps.push(format!(
@@ -248,7 +300,31 @@ fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summ
                 .join(", ")
         ));
     }
+    if let Some(on) = the_plan.on {
+        steps.push(format!("on {on}"));
+    }
+    if let Some(k) = the_plan.kubernetes_version {
+        steps.push(format!("on Kubernetes {k}"));
+    }
     let _ = writeln!(out, "what-if: {}", steps.join("; "));
+    for r in report.retirements.iter().flatten() {
+        let f = &r.retirement;
+        let when = match (&f.date, &f.kubernetes) {
+            (Some(date), _) => format!("{} {date}", f.kind.as_str()),
+            (None, Some(k)) => format!("{} {k}", f.kind.as_str()),
+            (None, None) => f.kind.as_str().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  retired: {} {} ({when}): {}; {} node(s) of {} go\n    source: {}",
+            f.platform.title(),
+            f.build,
+            f.what,
+            r.nodes,
+            r.pools.join(", "),
+            f.source
+        );
+    }
     let matrix = |m: &BTreeMap<String, usize>| {
         if m.is_empty() {
             "none".to_string()

@@ -54,6 +54,10 @@ pub struct CheckArgs {
     /// Lowest severity that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// The date the Windows nodes are checked against their platform's retirement calendar
+    /// (`YYYY-MM-DD`; docs/reference/lifecycle.md); default: the settings' `lifecycle.date`, else today.
+    #[arg(long, value_name = "DATE")]
+    pub on: Option<winplace_rules::lifecycle::Date>,
     /// Image resolution from registries (`--resolve-images` and its flags).
     #[command(flatten)]
     pub registry: ResolveArgs,
@@ -111,6 +115,8 @@ pub fn check(
             return out;
         }
     };
+    let mut settings = settings;
+    crate::clock::date_settings(&mut settings, args.on);
     let lookup = match ImageLookup::start(&args.registry) {
         Ok(lookup) => lookup,
         Err(e) => {
@@ -286,6 +292,7 @@ mod tests {
             format: Format::Json,
             fix: false,
             fail_on: FailOn::Error,
+            on: None,
             registry: ResolveArgs::default(),
         }
     }
