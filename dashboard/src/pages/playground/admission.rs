@@ -274,6 +274,9 @@ impl HostAnswers {
                 if let Some(v) = p["osVersion"].as_str() {
                     out["os.version"] = json!(v);
                 }
+                if let Some(features) = p["osFeatures"].as_array().filter(|f| !f.is_empty()) {
+                    out["os.features"] = json!(features);
+                }
                 out
             };
             let platforms: Vec<Value> = answer["platforms"].as_array().cloned().unwrap_or_default();
@@ -830,7 +833,10 @@ mod tests {
                 "reg/app:1".to_string(),
                 json!({"digest": "sha256:1", "platformsFrom": "index", "platforms": [
                 {"os": "linux", "architecture": "amd64"},
-                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.6414"}]}),
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.6414"},
+                // os.features are carried: containerd 2.3+ ignores win32k and skips any other.
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.1", "osFeatures": ["sse4"]},
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.26100.1", "osFeatures": ["win32k"]}]}),
             ),
             (
                 "reg/one:2".to_string(),
@@ -847,7 +853,7 @@ mod tests {
         assert_eq!(
             class.os,
             ImageOs::Windows {
-                builds: vec![17763]
+                builds: vec![17763, 26100]
             }
         );
         // A single manifest has no platform: the policy then asks for its configuration.
