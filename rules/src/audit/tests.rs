@@ -66,8 +66,13 @@ fn linux_spec() -> serde_json::Value {
     json!({"nodeSelector": {"kubernetes.io/os": "linux"}, "containers": [{"name": "c", "image": "nginx:1.27"}]})
 }
 
+/// A Windows Server 2022 workload placed right: OS selector, the range of builds that run its image
+/// (an exact pin would be `windows-build-pin-too-narrow`, at risk), toleration.
 fn win22_spec() -> serde_json::Value {
-    json!({"nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+    json!({"nodeSelector": {"kubernetes.io/os": "windows"},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "In",
+                "values": ["10.0.20348", "10.0.26100"]}]}]}}},
         "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
         "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]})
 }

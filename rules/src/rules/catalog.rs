@@ -203,6 +203,15 @@ pub const RULES: &[RuleMeta] = &[
         false,
     ),
     r(
+        RuleId::WindowsBuildPinTooNarrow,
+        WindowsPods,
+        W,
+        "Windows build pin too narrow for an in-place upgrade",
+        "The pod is pinned to exactly one Windows build although a newer supported build runs its images; when its pool is upgraded in place, the nodes take the new build label and the pods can never be scheduled again. Pin the range of builds that run the images instead (off with buildPinning: exact).",
+        true,
+        false,
+    ),
+    r(
         RuleId::WindowsImagesBuildConflict,
         WindowsPods,
         E,
@@ -363,7 +372,7 @@ pub const RULES: &[RuleMeta] = &[
         ApiValidation,
         E,
         "Feature Windows nodes do not support",
-        "A Windows pod uses a feature Windows nodes do not provide (hugepages, memory-backed emptyDir, mount propagation, raw block volumes, ClusterFirstWithHostNet, hostNetwork without HostProcess, pod-level resources).",
+        "A Windows pod uses a feature Windows nodes do not provide (hugepages, memory-backed emptyDir, mount propagation, raw block volumes, ClusterFirstWithHostNet, hostNetwork without HostProcess, pod-level resources, in-place resize through resizePolicy).",
         false,
         false,
     ),
@@ -715,6 +724,8 @@ mod tests {
                     "toleration-case-mismatch",
                     "windows-pod-without-build-selector",
                     "windows-build-mismatch",
+                    // issue 25: an exact pin strands pods when the pool is upgraded in place.
+                    "windows-build-pin-too-narrow",
                     "windows-images-build-conflict",
                     "windows-image-build-unknown",
                     "image-manifest-unresolved",
@@ -805,6 +816,7 @@ mod tests {
     fn default_severities_match_design() {
         let warnings = [
             "windows-pod-without-build-selector",
+            "windows-build-pin-too-narrow",
             "windows-image-build-unknown",
             "windows-version-unsupported",
             "deprecated-os-label",

@@ -56,6 +56,7 @@ rule_ids! {
     TolerationCaseMismatch = "toleration-case-mismatch",
     WindowsPodWithoutBuildSelector = "windows-pod-without-build-selector",
     WindowsBuildMismatch = "windows-build-mismatch",
+    WindowsBuildPinTooNarrow = "windows-build-pin-too-narrow",
     WindowsImagesBuildConflict = "windows-images-build-conflict",
     WindowsImageBuildUnknown = "windows-image-build-unknown",
     ImageManifestUnresolved = "image-manifest-unresolved",

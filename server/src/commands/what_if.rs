@@ -247,6 +247,7 @@ async fn plan_live(
         &after,
         &images,
         (&before_ctx, audit.context()),
+        settings,
     ))
 }
 
