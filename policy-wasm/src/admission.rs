@@ -1159,9 +1159,17 @@ mod tests {
                 'A',
                 "[windows-pod-without-os-selector]",
             ),
+            // Pinned to exactly 2022: accepted; the pin is too narrow for an in-place upgrade (issue 25)
+            // unless the settings want exact pins.
             (
                 "pod-windows-pinned",
                 json!({"severity": {"windows-pod-without-build-selector": "error"}}),
+                'A',
+                "[windows-build-pin-too-narrow]",
+            ),
+            (
+                "pod-windows-pinned",
+                json!({"buildPinning": "exact"}),
                 'A',
                 "",
             ),
@@ -1488,10 +1496,15 @@ mod tests {
                 .iter()
                 .any(|w| w.starts_with("[windows-image-build-unknown]"))
         );
-        // Built for 2022, pinned to 2022: accepted, and nothing unknown any more.
+        // Built for 2022, pinned to 2022: accepted, and nothing unknown any more (the pin's only warning
+        // is that it is exact, off with buildPinning: exact).
+        let exact = Settings {
+            build_pinning: winplace_rules::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
         let d = review(
             r.clone(),
-            &Settings::default(),
+            &exact,
             None,
             &facts("context/manifest-index-windows-20348-linux.json"),
         );

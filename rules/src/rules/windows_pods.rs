@@ -315,8 +315,9 @@ fn windows_pod_without_build_selector(
 }
 
 /// `windows-build-pin-too-narrow`: the pod is pinned to exactly one build, and a newer supported build
-/// runs its images too (platforms.md §7.5). Off with `buildPinning: exact`; pins a RuntimeClass supplies
-/// are left alone (its scheduling is a nodeSelector: it can only pin one build).
+/// runs its images too (platforms.md §7.5). Off with `buildPinning: exact`; a pod whose RuntimeClass
+/// pins the build (or names one that could not be looked up) is left alone: a RuntimeClass's scheduling
+/// is a nodeSelector, it can only pin one build, and which class a pod uses is the operator's choice.
 fn windows_build_pin_too_narrow(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
     if cx.settings.build_pinning == BuildPinning::Exact {
@@ -325,7 +326,19 @@ fn windows_build_pin_too_narrow(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let Some(pin) = &p.build_pin else {
         return;
     };
-    if pin.path == p.prefix.field("runtimeClassName") {
+    // The pod's RuntimeClass pins the build (RuntimeClass admission copies it into every pod's own
+    // nodeSelector, so a running pod shows it there too), or may: not the pod's to widen.
+    let class_pins = match &p.runtime_class {
+        RuntimeClassUse::Found { entry, .. } => entry
+            .object
+            .scheduling
+            .as_ref()
+            .and_then(|s| s.node_selector.as_ref())
+            .is_some_and(|s| s.contains_key(BUILD_LABEL)),
+        RuntimeClassUse::Unchecked { .. } => true,
+        RuntimeClassUse::None | RuntimeClassUse::NotFound { .. } => false,
+    };
+    if class_pins {
         return;
     }
     let [pinned] = pin.numbers()[..] else {
@@ -1132,6 +1145,29 @@ mod tests {
                         containers(&[WIN])
                     ))
                 ),
+                &defaults,
+                None,
+            ),
+            (
+                "§4 a running pod carries its RuntimeClass's pin in its own nodeSelector",
+                format!(
+                    "{rc}{}",
+                    pod(&format!(
+                        "  runtimeClassName: win\n{}{TOLERATE}{}",
+                        pinned("10.0.20348"),
+                        containers(&[WIN])
+                    ))
+                ),
+                &defaults,
+                None,
+            ),
+            (
+                "a RuntimeClass that could not be looked up may pin it",
+                pod(&format!(
+                    "  runtimeClassName: win\n{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN])
+                )),
                 &defaults,
                 None,
             ),
