@@ -8,8 +8,11 @@ const bin = process.env.WINPLACE_BIN ?? path.resolve(__dirname, '../target/debug
 export default defineConfig({
   testDir: './tests',
   timeout: 30_000,
+  // Two workers, one per core: the browser, the server and the test's own work leave a single worker's core
+  // idle much of the time. Files are spread over them; the specs that loop over the corpus
+  // (admission, playground) also spread their cases (`describe.configure({ mode: 'parallel' })`).
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
   reporter: [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]],
   use: {
     baseURL: `http://127.0.0.1:${port}`,

@@ -212,6 +212,7 @@ mod tests {
                 })
                 .collect(),
             images: vec![],
+            incidents: vec![],
         }
     }
 

@@ -139,6 +139,21 @@ pub struct WorkloadsResponse {
     pub rules: Vec<String>,
 }
 
+/// `GET /api/incidents`: what is failing now, explained (the overview's "Failing now").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IncidentsResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// How many incidents there are (all of them; the list stops at `limit`).
+    pub total: usize,
+    /// The incidents, workload by workload (at most [`MAX_INCIDENTS`]).
+    pub incidents: Vec<winplace_rules::audit::Incident>,
+}
+
+/// The most incidents `GET /api/incidents` lists.
+pub const MAX_INCIDENTS: usize = 500;
+
 /// `GET /api/context`: what the playground needs to evaluate pasted manifests against this cluster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -137,6 +137,9 @@ pub struct WorkloadRow {
     /// (`name`, `manifest` with its digest, `settings`), with why a registry look-up failed.
     #[serde(default)]
     pub images: Vec<ImageProvenance>,
+    /// What is failing now in its pods, explained.
+    #[serde(default)]
+    pub incidents: Vec<winplace_rules::audit::Incident>,
 }
 
 impl WorkloadRow {
@@ -149,6 +152,7 @@ impl WorkloadRow {
             pods: StateCounts::of_pods(&w.pods),
             findings: w.findings.clone(),
             images: w.images.clone(),
+            incidents: w.incidents.clone(),
         }
     }
 }
@@ -273,6 +277,7 @@ mod tests {
                     reason: "no table or image rule recognizes contoso.azurecr.io/audit".into(),
                 },
             ],
+            incidents: vec![],
         };
         let row = WorkloadRow::of(&report);
         let json = serde_json::to_value(&row).unwrap();

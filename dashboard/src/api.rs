@@ -2,7 +2,8 @@
 
 use serde::de::DeserializeOwned;
 use winplace_api::{
-    NodeResponse, NodesResponse, SummaryResponse, WorkloadFilter, WorkloadsResponse,
+    IncidentsResponse, NodeResponse, NodesResponse, SummaryResponse, WorkloadFilter,
+    WorkloadsResponse,
 };
 
 /// What a failed call says to the user.
@@ -29,6 +30,11 @@ async fn get_json<T: DeserializeOwned>(url: &str) -> ApiResult<T> {
 /// `GET /api/summary`.
 pub async fn summary() -> ApiResult<SummaryResponse> {
     get_json("/api/summary").await
+}
+
+/// `GET /api/incidents`: what is failing now, explained.
+pub async fn incidents() -> ApiResult<IncidentsResponse> {
+    get_json("/api/incidents").await
 }
 
 /// `GET /api/nodes`: every node as a light row (its pods counted by state).

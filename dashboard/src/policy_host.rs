@@ -2,7 +2,7 @@
 //! server's `/policy.wasm` or a file the user drops in), read its identity, call it.
 //!
 //! The host itself is JavaScript because it is a thin layer over the WebAssembly API (compile, instantiate,
-//! read and write the guest's memory); the README says why no npm package does it.
+//! read and write the guest's memory); docs/dependencies.md says why no npm package does it.
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;

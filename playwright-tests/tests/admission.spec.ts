@@ -11,6 +11,9 @@ import { enterCase as enter, watchConsole, corpusCases, listedFindings as linked
 // linked into the page, and its answers are byte-identical to policy.wasm's in wasmtime (policy-host's
 // `replay` example) for the same payloads and host answers.
 
+// Every test stands alone (a fresh page, its own case): both Playwright workers take cases.
+test.describe.configure({ mode: 'parallel' });
+
 const root = path.resolve(__dirname, '../..');
 const cases = corpusCases;
 const replayBin = process.env.WINPLACE_REPLAY_BIN ?? path.join(root, 'target/debug/examples/replay');
@@ -90,8 +93,9 @@ test('the module the server serves is the built policy.wasm, annotated as kwctl 
 
 for (const [name, dir] of cases) {
   test(`corpus ${name}: policy.wasm in the browser agrees with the linked rules and with wasmtime`, async ({ page }) => {
-    // 15-19 s on an idle machine, most of it `replay`'s wasmtime compiling the 1.2 MB module afresh; a busy
-    // machine doubles that: three times the usual timeout.
+    // The first case of a test run waits for `replay`'s wasmtime to compile the 1.2 MB module (15-20 s in a
+    // test build; later cases load it from wasmtime's cache), and a busy machine doubles that: three times
+    // the usual timeout.
     test.slow();
     const problems = watchConsole(page);
     const input = read(dir, 'input.yaml') ?? '';

@@ -53,6 +53,9 @@ function readCase(dir: string) {
 
 const cases = corpusCases;
 
+// Every test stands alone (a fresh page): both Playwright workers take cases.
+test.describe.configure({ mode: 'parallel' });
+
 test('the corpus is there', () => {
   expect(cases.length, `no corpus cases in ${corpora[0][1]}`).toBeGreaterThanOrEqual(29);
 });

@@ -214,10 +214,33 @@ pub fn template_policy() -> Result<Vec<u8>, String> {
     std::fs::read(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))
 }
 
+/// A wasmtime engine configured as `WasmtimeEngineProviderBuilder` configures its own (the defaults), with
+/// wasmtime's compilation cache in the target directory: `wasmtime-cache/` in the profile's folder of the
+/// running executable (`target/debug/` for the tests in `deps/` and `replay` in `examples/`). Compiling
+/// policy.wasm takes cranelift 15–20 s in a test build; every host after the first in a test run loads
+/// the cached machine code instead (wasmtime keys it by the module's bytes, its own version and the
+/// engine's settings).
+fn cached_engine() -> Result<wasmtime::Engine, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this executable's path: {e}"))?;
+    let mut folder = exe.parent().unwrap_or(std::path::Path::new("."));
+    if folder.ends_with("deps") || folder.ends_with("examples") {
+        folder = folder.parent().unwrap_or(folder);
+    }
+    let dir = folder.join("wasmtime-cache");
+    let mut cache = wasmtime::CacheConfig::new();
+    cache.with_directory(dir);
+    let mut config = wasmtime::Config::default();
+    config.cache(Some(
+        wasmtime::Cache::new(cache).map_err(|e| format!("wasmtime cache: {e}"))?,
+    ));
+    wasmtime::Engine::new(&config).map_err(|e| format!("wasmtime: {e}"))
+}
+
 impl PolicyHost {
     /// Loads `module` with a host that answers logging and the given capabilities.
     pub fn new(module: &[u8], capability: Option<Box<Capability>>) -> Result<Self, String> {
         let engine = WasmtimeEngineProviderBuilder::new()
+            .engine(cached_engine()?)
             .module_bytes(module)
             .build()
             .map_err(|e| format!("wasmtime: {e}"))?;

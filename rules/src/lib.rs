@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod explain;
 pub mod finding;
 pub mod fix;
 pub mod infra;

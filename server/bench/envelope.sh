@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Kubernetes envelope end to end (issue 13): wall time and peak memory of `winplace audit --snapshot`
 # beside python's json.load of the same file, `winplace serve --snapshot` until /readyz answers 200, and
-# `winplace check` of 100,000 documents. Figures go into the README's "Numbers" table.
+# `winplace check` of 100,000 documents. Figures go into docs/benchmarks.md.
 #
 #   cargo build --release -p winplace && bash server/bench/envelope.sh [NODES] [PODS]
 #

@@ -33,6 +33,11 @@ enum Command {
     Audit(crate::commands::audit::AuditArgs),
     /// Check manifests (files, directories, `-` for standard input); `--fix` repairs them.
     Check(crate::commands::check::CheckArgs),
+    /// Explain an error message (describe output, events, kubelet or containerd logs, apply errors;
+    /// files or standard input): its cause, the objects it names, the rule that would have caught it,
+    /// and the fix (concrete with --cluster, --snapshot or the live cluster). Exit 1 when nothing is
+    /// explained.
+    Explain(crate::commands::explain::ExplainArgs),
     /// List the rules.
     Rules(crate::commands::rules::RulesArgs),
     /// Plan a change to the cluster (remove Windows builds or pools, add pools) and report which
@@ -50,6 +55,7 @@ impl Cli {
             Command::Audit(args) => crate::commands::audit::run(args).await,
             Command::Check(args) => crate::commands::check::run(args),
             Command::Rules(args) => crate::commands::rules::run(args),
+            Command::Explain(args) => crate::commands::explain::run(args).await,
             Command::WhatIf(args) => crate::commands::what_if::run(args).await,
             Command::DemoSnapshot(args) => crate::commands::demo_snapshot::run(args),
         }

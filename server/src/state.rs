@@ -435,6 +435,7 @@ impl Applier {
                     ClusterObject::Node(node) => next.reset_node(&node),
                     ClusterObject::Pod(pod) => next.reset_pod(&pod),
                     ClusterObject::RuntimeClass(entry) => next.reset_runtime_class(&entry),
+                    ClusterObject::Event(event) => next.reset_event(&event),
                 }
                 Step::Nothing
             }

@@ -1,4 +1,4 @@
-//! `deploy/server/`: read-only RBAC (exactly get/list/watch on nodes, pods, runtimeclasses), a locked-down
+//! `deploy/server/`: read-only RBAC (exactly get/list/watch on nodes, pods, runtimeclasses, events), a locked-down
 //! Deployment with probes, and manifests that pass winplace's own check.
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -48,7 +48,7 @@ fn one<T: serde::de::DeserializeOwned>(kind: &str) -> T {
 }
 
 #[test]
-fn the_cluster_role_reads_nodes_pods_and_runtimeclasses_and_nothing_else() {
+fn the_cluster_role_reads_nodes_pods_runtimeclasses_and_events_and_nothing_else() {
     let role: ClusterRole = one("ClusterRole");
     let mut grants = BTreeSet::new();
     for rule in role.rules.iter().flatten() {
@@ -66,6 +66,8 @@ fn the_cluster_role_reads_nodes_pods_and_runtimeclasses_and_nothing_else() {
         ("", "nodes"),
         ("", "pods"),
         ("node.k8s.io", "runtimeclasses"),
+        ("", "events"),
+        ("events.k8s.io", "events"),
     ] {
         for verb in ["get", "list", "watch"] {
             want.insert((group.to_string(), resource.to_string(), verb.to_string()));
@@ -90,7 +92,7 @@ fn the_cluster_role_reads_nodes_pods_and_runtimeclasses_and_nothing_else() {
 }
 
 /// Peak resident memory of the release server at 5,000 nodes / 150,000 pods under the load script
-/// (README, "Numbers": `python3 server/load/load.py --nodes 5000 --pods 150000 --seconds 60`).
+/// (docs/benchmarks.md: `python3 server/load/load.py --nodes 5000 --pods 150000 --seconds 60`).
 const ENVELOPE_PEAK_MIB: u64 = 646;
 
 /// A memory quantity (`Ki`, `Mi`, `Gi`, or plain bytes) in MiB, rounded down.

@@ -1,6 +1,7 @@
 //! kube-rs against a fake Kubernetes API server over real HTTP on 127.0.0.1: list and watch for nodes,
-//! pods and RuntimeClasses with resourceVersions and bookmarks, `410 Gone` to force a relist, and
-//! dropped connections. After each, the audit must converge on the fake's objects.
+//! pods, RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks, `410 Gone` to force
+//! a relist, and dropped connections. After each, the audit must converge on the fake's objects; the
+//! explained Events become incidents.
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -17,14 +18,21 @@ use winplace::source::ClusterSource;
 use winplace::source::live::LiveSource;
 use winplace::state::{AppState, Timing};
 
-/// The three kinds: (index, list path, apiVersion, kind).
-const KINDS: [(&str, &str, &str); 3] = [
+/// The kinds served: (list path, apiVersion, kind as the fake stores it). Both Event APIs list objects
+/// of kind `Event`; the fake keeps them apart as `Event` and `EventsEvent`.
+const KINDS: [(&str, &str, &str); 5] = [
     ("/api/v1/nodes", "v1", "Node"),
     ("/api/v1/pods", "v1", "Pod"),
     (
         "/apis/node.k8s.io/v1/runtimeclasses",
         "node.k8s.io/v1",
         "RuntimeClass",
+    ),
+    ("/api/v1/events", "v1", "Event"),
+    (
+        "/apis/events.k8s.io/v1/events",
+        "events.k8s.io/v1",
+        "EventsEvent",
     ),
 ];
 
@@ -455,4 +463,129 @@ async fn watchers_converge_after_events_410_and_dropped_connections() {
     );
     let (_, stale) = state.sync_flags();
     assert!(!stale);
+}
+
+/// A `v1` Event about pod `ns/pod`.
+fn core_event(ns: &str, name: &str, pod: &str, reason: &str, message: &str) -> Value {
+    json!({ "apiVersion": "v1", "kind": "Event",
+            "metadata": { "name": name, "namespace": ns },
+            "involvedObject": { "apiVersion": "v1", "kind": "Pod", "name": pod, "namespace": ns },
+            "reason": reason, "type": "Warning", "count": 3,
+            "firstTimestamp": "2026-11-25T09:00:00Z", "message": message })
+}
+
+/// An `events.k8s.io/v1` Event about pod `ns/pod`.
+fn new_event(ns: &str, name: &str, pod: &str, reason: &str, note: &str) -> Value {
+    json!({ "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": { "name": name, "namespace": ns },
+            "regarding": { "apiVersion": "v1", "kind": "Pod", "name": pod, "namespace": ns },
+            "reason": reason, "type": "Warning", "action": "Scheduling",
+            "reportingController": "default-scheduler", "reportingInstance": "default-scheduler-x",
+            "eventTime": "2026-11-25T10:00:00.000000Z", "note": note })
+}
+
+/// The published incidents as (pod, cause, count).
+fn incidents(state: &AppState) -> Vec<(String, String, u64)> {
+    state
+        .published()
+        .report
+        .incidents
+        .iter()
+        .map(|i| (i.object.clone(), i.cause.to_string(), i.count))
+        .collect()
+}
+
+async fn converge_incidents(state: &AppState, want: &[(&str, &str, u64)], what: &str) {
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .map(|(o, c, n)| (o.to_string(), c.to_string(), *n))
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let have = incidents(state);
+        if have == want {
+            return;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("{what}: have {have:?}, want {want:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_of_both_apis_become_incidents_and_leave_with_their_event_or_pod() {
+    let api = FakeApi::default();
+    api.apply("Node", node("win-0", "windows"));
+    api.apply("Pod", pod("shop", "web-1", "win-0"));
+    api.apply("Pod", pod("shop", "web-2", "win-0"));
+    // Listed before the first sync: a runtime error (v1) and a scheduler note (events.k8s.io/v1), and
+    // an event that explains nothing.
+    api.apply("Event", core_event("shop", "web-1.a", "web-1", "Failed",
+        "Error: failed to create containerd container: hcs::CreateComputeSystem x: The container operating system does not match the host operating system.: unknown"));
+    api.apply("EventsEvent", new_event("shop", "web-2.b", "web-2", "FailedScheduling",
+        "0/2 nodes are available: 1 node(s) had untolerated taint {os: windows}, 1 node(s) didn't match Pod's node affinity/selector."));
+    api.apply(
+        "Event",
+        core_event(
+            "shop",
+            "web-2.c",
+            "web-2",
+            "Pulled",
+            "Container image \"nginx:1.27\" already present on machine",
+        ),
+    );
+    let url = api.serve().await;
+    let config = kube::Config::new(url.parse().expect("url"));
+    let source = LiveSource::from_config(config, format!("fake API server {url}")).expect("source");
+    let state = AppState::new(source.info(), Timing::default());
+    let _applier = winplace::state::spawn_applier(
+        state.clone(),
+        winplace_rules::audit::Audit::default(),
+        Box::new(source).events(),
+    );
+    converge(
+        &state,
+        &["win-0"],
+        &["shop/web-1", "shop/web-2"],
+        &[],
+        "first list",
+    )
+    .await;
+    converge_incidents(
+        &state,
+        &[
+            ("Pod/shop/web-1", "build-mismatch", 3),
+            ("Pod/shop/web-2", "untolerated-taint", 1),
+            ("Pod/shop/web-2", "selector-mismatch", 1),
+        ],
+        "listed events",
+    )
+    .await;
+    assert!(api.requests("Event", "watch") >= 1 && api.requests("EventsEvent", "watch") >= 1);
+    // Watched after the sync: the same event again with a new count, a sandbox event; then an event
+    // deleted and a pod deleted take their incidents with them.
+    let mut again = core_event(
+        "shop",
+        "web-1.a",
+        "web-1",
+        "Failed",
+        "Error: failed to create containerd container: hcs::CreateComputeSystem x: The container operating system does not match the host operating system.: unknown",
+    );
+    again["count"] = json!(9);
+    api.apply("Event", again);
+    converge_incidents(
+        &state,
+        &[
+            ("Pod/shop/web-1", "build-mismatch", 9),
+            ("Pod/shop/web-2", "untolerated-taint", 1),
+            ("Pod/shop/web-2", "selector-mismatch", 1),
+        ],
+        "an event updated",
+    )
+    .await;
+    api.delete("EventsEvent", "shop/web-2.b");
+    api.delete("Pod", "shop/web-1");
+    converge_incidents(&state, &[], "event and pod deleted").await;
+    assert!(state.readiness().is_ok());
 }

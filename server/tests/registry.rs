@@ -984,3 +984,122 @@ async fn the_server_reports_what_it_could_not_resolve_and_where_each_image_os_ca
     assert_eq!(resolver.stats().lookups, 4, "{:?}", resolver.stats());
     state.shut_down();
 }
+
+/// `cargo xtask image` (docs/deploy.md) packs a binary into an OCI archive. Packing the dev binary twice
+/// gives the same bytes (hence one digest); skopeo reads the archive as an image that runs `winplace` as a
+/// numeric non-root user, with the commit as its revision; it pushes to a registry, which then serves the
+/// manifest under the digest the build printed (the digest a deployment pins). The xtask binary is the one
+/// `cargo xtask` built (it runs this test in `cargo xtask test`).
+#[test]
+fn the_server_image_is_reproducible_non_root_and_pushes() {
+    require_tools();
+    let bin = Path::new(env!("CARGO_BIN_EXE_winplace"));
+    let xtask = bin.with_file_name("xtask");
+    assert!(
+        xtask.exists(),
+        "{} is missing: run `cargo xtask build` once",
+        xtask.display()
+    );
+    let work = tempfile::tempdir().expect("tempdir");
+    let build = |name: &str| {
+        let archive = work.path().join(name);
+        let out = Command::new(&xtask)
+            .args(["image", "--binary"])
+            .arg(bin)
+            .arg("--output")
+            .arg(&archive)
+            .output()
+            .expect("xtask runs");
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "xtask image failed: {said}");
+        let digest = said
+            .split("winplace@")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no digest in {said:?}"))
+            .to_string();
+        (archive, digest)
+    };
+    let (first, digest) = build("first.tar");
+    let (second, again) = build("second.tar");
+    assert_eq!(digest, again, "two builds of one commit, two digests");
+    assert!(
+        std::fs::read(&first).expect("first archive") == std::fs::read(&second).expect("second"),
+        "two builds of one commit differ"
+    );
+
+    let skopeo = |args: &[&str]| -> Value {
+        let out = Command::new(SKOPEO_BIN)
+            .args(args)
+            .output()
+            .expect("skopeo runs");
+        assert!(
+            out.status.success(),
+            "skopeo {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("skopeo prints JSON")
+    };
+    let archive = format!("oci-archive:{}", first.display());
+    let config = skopeo(&["inspect", "--config", &archive]);
+    assert_eq!(config["os"], "linux");
+    let user = config["config"]["User"].as_str().expect("a User");
+    let (uid, gid) = user.split_once(':').expect("uid:gid");
+    let (uid, gid): (u32, u32) = (
+        uid.parse().expect("a numeric uid"),
+        gid.parse().expect("a numeric gid"),
+    );
+    assert!(uid != 0 && gid != 0, "the image runs as root: {user}");
+    let entrypoint = config["config"]["Entrypoint"]
+        .as_array()
+        .expect("an Entrypoint");
+    assert_eq!(entrypoint.len(), 1);
+    assert_eq!(
+        Path::new(entrypoint[0].as_str().expect("a path")).file_name(),
+        Some(std::ffi::OsStr::new("winplace"))
+    );
+    let labels = &config["config"]["Labels"];
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("git runs");
+    assert_eq!(
+        labels["org.opencontainers.image.revision"],
+        String::from_utf8_lossy(&head.stdout).trim()
+    );
+    assert_eq!(labels["org.opencontainers.image.licenses"], "Apache-2.0");
+    for label in ["source", "version", "created"] {
+        assert!(
+            labels[format!("org.opencontainers.image.{label}")].is_string(),
+            "no {label} label: {labels}"
+        );
+    }
+
+    let registry = Registry::start(None);
+    let out = Command::new(SKOPEO_BIN)
+        .args(["--insecure-policy", "copy", "--dest-tls-verify=false"])
+        .arg(&archive)
+        .arg(format!("docker://{}/winplace:test", registry.host()))
+        .output()
+        .expect("skopeo runs");
+    assert!(
+        out.status.success(),
+        "skopeo copy failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pushed = skopeo(&[
+        "inspect",
+        "--tls-verify=false",
+        &format!("docker://{}/winplace:test", registry.host()),
+    ]);
+    assert_eq!(
+        pushed["Digest"],
+        digest.as_str(),
+        "the registry holds another manifest"
+    );
+    assert_eq!(
+        pushed["Labels"]["org.opencontainers.image.title"],
+        "winplace"
+    );
+}

@@ -288,6 +288,7 @@ fn files_that_are_not_clusters_are_refused_with_the_reason() {
                     nodes: o.nodes.len(),
                     pods: o.pods.len(),
                     runtime_classes: o.runtime_classes.len(),
+                    events: o.events.len(),
                     skipped: o.skipped,
                 };
                 tally.plausible(file)

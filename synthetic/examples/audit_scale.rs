@@ -257,6 +257,29 @@ fn main() {
     let t = Clock::start();
     audit.reset(&nodes, &pods, &runtime_classes);
     let reset = ms(&t);
+    // `--events N`: N Events about the pods (one in five explained), each decoded from its JSON text
+    // and applied as the live source does: incidents at scale, in bounded memory.
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--events")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let t = Clock::start();
+        let mut kept = 0;
+        for text in winplace_synthetic::synthetic_events(&pods, n) {
+            if let Ok(Some(event)) = winplace_rules::model::events::decode_event_json(&text) {
+                kept += 1;
+                audit.apply(Change::Event(Box::new(event)));
+            }
+        }
+        println!(
+            "{n} events decoded, {kept} explained and applied one by one in {}: {} incidents ({})",
+            ms(&t),
+            audit.incidents().count(),
+            memory()
+        );
+    }
     let t2 = Clock::start();
     let summary = audit.summary();
     println!(

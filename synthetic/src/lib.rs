@@ -1201,3 +1201,50 @@ mod tests {
         }
     }
 }
+
+/// `count` Events about `pods`, as `kubectl get events -A -o json` items (one JSON object per string):
+/// round-robin over the pods, alternately `v1` and `events.k8s.io/v1`; one in five says what winplace
+/// explains (a Windows pod's container of another build, a pending pod's untolerated taint), the rest
+/// is the ordinary traffic of a cluster (`Scheduled`, `Pulled`, `Created`, `Started`). For the audit's
+/// scale test with Events (README "Numbers").
+///
+/// ```
+/// let (_, pods, _) = winplace_synthetic::synthetic_cluster(10, 50, 1);
+/// let events: Vec<String> = winplace_synthetic::synthetic_events(&pods, 100).collect();
+/// assert_eq!(events.len(), 100);
+/// assert!(events[0].contains("\"kind\":\"Event\""));
+/// assert_eq!(events.iter().filter(|e| e.contains("does not match the host")).count()
+///     + events.iter().filter(|e| e.contains("untolerated taint")).count(), 20);
+/// ```
+pub fn synthetic_events(pods: &[Pod], count: usize) -> impl Iterator<Item = String> + '_ {
+    (0..count).filter_map(move |i| {
+        let pod = pods.get(i % pods.len().max(1))?;
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = pod.metadata.name.as_deref().unwrap_or("");
+        let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some();
+        let (reason, message) = match i % 5 {
+            0 if bound => (
+                "Failed",
+                "Error: failed to create containerd container: hcs::CreateComputeSystem 4b1c: The container operating system does not match the host operating system.: unknown",
+            ),
+            0 => (
+                "FailedScheduling",
+                "0/5000 nodes are available: 1200 node(s) had untolerated taint {os: windows}, 3800 node(s) didn't match Pod's node affinity/selector. preemption: 0/5000 nodes are available: 5000 Preemption is not helpful for scheduling.",
+            ),
+            1 => ("Scheduled", "Successfully assigned the pod to a node"),
+            2 => ("Pulled", "Container image \\\"nginx:1.27\\\" already present on machine"),
+            3 => ("Created", "Created container: app"),
+            _ => ("Started", "Started container app"),
+        };
+        Some(if i % 2 == 0 {
+            format!(
+                "{{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{{\"name\":\"{name}.{i:x}\",\"namespace\":\"{ns}\"}},\"involvedObject\":{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"{name}\",\"namespace\":\"{ns}\"}},\"reason\":\"{reason}\",\"type\":\"Warning\",\"count\":{},\"firstTimestamp\":\"2026-11-25T09:00:00Z\",\"lastTimestamp\":\"2026-11-25T09:30:00Z\",\"source\":{{\"component\":\"kubelet\"}},\"message\":\"{message}\"}}",
+                1 + i % 7
+            )
+        } else {
+            format!(
+                "{{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{{\"name\":\"{name}.{i:x}\",\"namespace\":\"{ns}\"}},\"regarding\":{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"{name}\",\"namespace\":\"{ns}\"}},\"reason\":\"{reason}\",\"type\":\"Warning\",\"action\":\"Binding\",\"reportingController\":\"default-scheduler\",\"reportingInstance\":\"default-scheduler-0\",\"eventTime\":\"2026-11-25T09:00:00.000000Z\",\"note\":\"{message}\"}}"
+            )
+        })
+    })
+}

@@ -2,19 +2,26 @@
 
 use crate::setup::wasm_opt;
 use crate::util::{cargo, root, run, target_dir};
-use std::path::PathBuf;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Builds everything; the server in release mode when `release`, else in the dev profile tests use.
 ///
 /// Two cores, and long single-threaded phases (the wasm LTO links, wasm-opt): what does not need cargo
-/// runs beside it. The wasm tools (wasm-bindgen-cli, compiled from crates.io on a fresh machine, and
-/// npm's binaryen) install on a second thread while cargo compiles, and policy.wasm is shrunk there while
-/// cargo compiles the dashboard. The server comes last: it embeds static/. (Building the wasm in a target
-/// directory of its own, beside clippy and the server's dependencies, was measured and was no faster on
-/// two cores: see the README's numbers.)
+/// runs beside it. npm's binaryen installs on a second thread while cargo compiles, and policy.wasm is
+/// shrunk there while cargo compiles the dashboard; wasm-opt's outputs are cached by their input
+/// (`optimize`), so a build after an unchanged one does not run it again. The server comes last: it
+/// embeds static/. (Building the wasm in a target directory of its own, beside clippy and the server's
+/// dependencies, was measured and was no faster on two cores: docs/benchmarks.md.)
 pub fn all(release: bool) -> Result<(), String> {
+    assets()?;
+    server(release)
+}
+
+/// What the server embeds: policy.wasm and the dashboard, in static/.
+pub fn assets() -> Result<(), String> {
     crate::setup::rust_targets()?;
     let tools = std::thread::spawn(crate::setup::wasm_tools);
     let policy = compile_policy().map(|()| {
@@ -31,8 +38,7 @@ pub fn all(release: bool) -> Result<(), String> {
     };
     dashboard?;
     policy?;
-    finish_dashboard()?;
-    server(release)
+    finish_dashboard()
 }
 
 /// The result of a thread's work, from its `join()` (a panic becomes an error naming the work).
@@ -110,21 +116,45 @@ fn finish_dashboard() -> Result<(), String> {
     }
     std::fs::create_dir_all(&pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
     let chunks = crate::split::split(&raw, &main, &pkg, &format!("./{DASHBOARD}.js"))?;
-    // --keep-lld-exports: the chunks import the main module's stack pointer, table and functions by
-    // the names the linker exported.
-    run(Command::new("wasm-bindgen")
-        .arg("--target")
-        .arg("web")
-        .arg("--no-typescript")
-        .arg("--keep-lld-exports")
-        .arg("--out-dir")
-        .arg(&pkg)
-        .arg("--out-name")
-        .arg(DASHBOARD)
-        .arg(&main))?;
+    bindgen(&main, &pkg)?;
     let mut modules = chunks;
     modules.push(pkg.join(format!("{DASHBOARD}_bg.wasm")));
     optimize_all(modules)
+}
+
+/// wasm-bindgen (web target, no TypeScript) on the main module into `pkg`, as
+/// `wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir PKG --out-name winplace_dashboard`
+/// does: the CLI is a thin layer over `wasm-bindgen-cli-support`, which xtask links at the Cargo.lock
+/// version of wasm-bindgen (cargo allows only one: wasm-bindgen-shared `links` it), so no CLI has to be
+/// compiled and installed first. `--keep-lld-exports`: the chunks import the main module's stack pointer,
+/// table and functions by the names the linker exported.
+fn bindgen(main: &Path, pkg: &Path) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let cpu = crate::util::cpu::this_process();
+    let failed = |e: anyhow::Error| format!("wasm-bindgen {}: {e:#}", main.display());
+    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
+    // The CLI's defaults for every option it sets, so that the output is the CLI's.
+    bindgen
+        .web(true)
+        .map_err(failed)?
+        .input_path(main)
+        .debug(false)
+        .demangle(true)
+        .keep_lld_exports(true)
+        .keep_debug(false)
+        .remove_name_section(false)
+        .remove_producers_section(false)
+        .typescript(false)
+        .out_name(DASHBOARD);
+    bindgen.generate(pkg).map_err(failed)?;
+    eprintln!(
+        "<== {:.1} s: wasm-bindgen {} into {} (CPU {:.1} s)",
+        started.elapsed().as_secs_f64(),
+        main.display(),
+        pkg.display(),
+        (crate::util::cpu::this_process() - cpu).as_secs_f64()
+    );
+    Ok(())
 }
 
 /// wasm-opt on each of `modules` in place, two at a time (it keeps one core busy), the largest first.
@@ -154,8 +184,44 @@ pub fn server(release: bool) -> Result<(), String> {
     run(&mut cmd)
 }
 
-/// wasm-opt at `level` (`-Oz`: smallest; `-O3`: fastest).
-fn optimize(input: &std::path::Path, output: &std::path::Path, level: &str) -> Result<(), String> {
+/// wasm-opt's options besides the level: the wasm features our modules use.
+const WASM_OPT_FEATURES: [&str; 6] = [
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-reference-types",
+    "--enable-multivalue",
+    "--enable-mutable-globals",
+];
+
+/// wasm-opt at `level` (`-Oz`: smallest; `-O3`: fastest), `input` to `output`.
+///
+/// The outputs are kept in `wasm-opt-cache/` in the target directory under the SHA-256 of what decides
+/// them (binaryen's version, the options, the input's bytes): wasm-opt takes minutes on policy.wasm and
+/// the dashboard, and `cargo xtask test` after `cargo xtask run` (or a second test run) hands it the same
+/// inputs.
+fn optimize(input: &Path, output: &Path, level: &str) -> Result<(), String> {
+    let bytes = std::fs::read(input).map_err(|e| format!("{}: {e}", input.display()))?;
+    let mut key = Sha256::new();
+    for part in [crate::setup::BINARYEN, level]
+        .into_iter()
+        .chain(WASM_OPT_FEATURES)
+    {
+        key.update(part.as_bytes());
+        key.update([0]);
+    }
+    key.update(&bytes);
+    let key: String = key.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let cache = target_dir()?.join("wasm-opt-cache");
+    let cached = cache.join(format!("{key}.wasm"));
+    if cached.exists() {
+        eprintln!(
+            "<== 0.0 s: wasm-opt {level} {}: cached ({})",
+            input.display(),
+            cached.display()
+        );
+        return copy(&cached, output);
+    }
     let tool = wasm_opt();
     if !tool.exists() {
         return Err(format!(
@@ -166,19 +232,23 @@ fn optimize(input: &std::path::Path, output: &std::path::Path, level: &str) -> R
     let tmp = output.with_extension("opt.wasm");
     run(Command::new(&tool)
         .arg(level)
-        .arg("--enable-bulk-memory")
-        .arg("--enable-nontrapping-float-to-int")
-        .arg("--enable-sign-ext")
-        .arg("--enable-reference-types")
-        .arg("--enable-multivalue")
-        .arg("--enable-mutable-globals")
+        .args(WASM_OPT_FEATURES)
         .arg(input)
         .arg("-o")
         .arg(&tmp))?;
+    // Into the cache first (a file of its own, renamed: a build that stops half-way leaves no partial
+    // entry), then into place.
+    std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    let entry = cache.join(format!(
+        "{key}.{}.tmp",
+        output.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    copy(&tmp, &entry)?;
+    std::fs::rename(&entry, &cached).map_err(|e| format!("{}: {e}", cached.display()))?;
     std::fs::rename(&tmp, output).map_err(|e| format!("{}: {e}", output.display()))
 }
 
-fn copy(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::copy(from, to)
         .map(|_| ())
         .map_err(|e| format!("{} → {}: {e}", from.display(), to.display()))

@@ -1,18 +1,22 @@
 //! Build orchestration for winplace: `cargo xtask <command>`.
 //!
-//! - `setup`  installs what the build needs: Rust targets, wasm-bindgen-cli at the Cargo.lock version, wasm-opt
-//!   (npm `binaryen`, never Debian's 108, which corrupts wasm-bindgen output).
+//! - `setup`  installs what the build needs: Rust targets and wasm-opt (npm `binaryen`, never Debian's 108,
+//!   which corrupts wasm-bindgen output); wasm-bindgen is a library linked into xtask.
 //! - `build [--release]`  policy.wasm, the dashboard (static/pkg: its main module and the chunks of its lazy
 //!   routes, `split.rs`) and the `winplace` binary that embeds both.
-//! - `run`  setup, release build, then `winplace serve` on the embedded demo cluster at http://127.0.0.1:8080.
+//! - `run [--release]`  setup, build (the server in the dev profile the tests use, or in release), then
+//!   `winplace serve` on the embedded demo cluster at http://127.0.0.1:8080.
 //! - `test`  every check CI runs: fmt, clippy, cargo test, the waPC host test, Playwright in Chromium.
 //! - `fuzz [SECONDS]`  every cargo-fuzz target in `fuzz/` for SECONDS each (default 600); not part of `test`.
+//! - `image --output FILE [--binary PATH]`  the server's OCI image archive, reproducibly, without a
+//!   container engine (`image.rs`); the statically linked release binary unless `--binary` names one.
 //!
-//! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm or Debian.
+//! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm, Debian or rustup.
 
 mod annotate;
 mod build;
 mod fuzz;
+mod image;
 mod setup;
 mod split;
 mod test;
@@ -27,6 +31,7 @@ fn main() -> ExitCode {
         Some("build") => build::all(args.iter().any(|a| a == "--release")),
         Some("run") => run(&args[1..]),
         Some("test") => test::all(),
+        Some("image") => image::command(&args[1..]),
         Some("bench") => test::benches(),
         Some("fuzz") => match args.get(1).map(|s| s.parse::<u64>()) {
             None => fuzz::all(fuzz::DEFAULT_SECONDS),
@@ -38,7 +43,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|run [-- serve args]|test|bench|fuzz [SECONDS]>"
+                "usage: cargo xtask <setup|build [--release]|run [--release] [-- serve args]|test|bench|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
             );
             return ExitCode::from(2);
         }
@@ -52,9 +57,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(extra: &[String]) -> Result<(), String> {
-    build::all(true)?;
-    let bin = util::target_dir()?.join("release/winplace");
+/// Builds and serves the demo: the dev-profile server (the profile `cargo xtask test` builds, so a test
+/// after a run compiles none of its dependencies again, and the build that serves soonest on a fresh
+/// machine: a release build of the server takes minutes more), or the release one with `--release`. Other
+/// arguments go to `serve`.
+fn run(args: &[String]) -> Result<(), String> {
+    let release = args.first().is_some_and(|a| a == "--release");
+    let extra = if release { &args[1..] } else { args };
+    build::all(release)?;
+    let bin = util::target_dir()?.join(if release { "release" } else { "debug" }).join("winplace");
     let mut cmd = std::process::Command::new(bin);
     cmd.arg("serve").args(extra.iter().filter(|a| *a != "--"));
     util::run(&mut cmd)

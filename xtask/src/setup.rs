@@ -1,10 +1,10 @@
 //! Installs the build's tools, each only when missing or at the wrong version.
 
-use crate::util::{cargo, output, root, run};
+use crate::util::{output, root, run};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Rust targets, wasm-bindgen-cli (the Cargo.lock version) and npm's binaryen.
+/// Rust targets and npm's binaryen (wasm-bindgen is linked into xtask: `build::bindgen`).
 pub fn rust_and_wasm_tools() -> Result<(), String> {
     rust_targets()?;
     wasm_tools()
@@ -21,23 +21,9 @@ pub fn rust_targets() -> Result<(), String> {
     Ok(())
 }
 
-/// wasm-bindgen-cli and wasm-opt: needed only after cargo has compiled the wasm, so the build installs
-/// them beside its own cargo runs (`cargo install` builds in a target directory of its own, and the
-/// wasm links leave a core idle most of the time).
+/// wasm-opt, from npm's binaryen: needed only after cargo has compiled the wasm, so the build installs it
+/// beside its own cargo runs.
 pub fn wasm_tools() -> Result<(), String> {
-    let wanted = wasm_bindgen_version()?;
-    let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
-    if have.split_whitespace().nth(1) != Some(wanted.as_str()) {
-        // No --locked: wasm-bindgen-cli's lockfile pins a yanked crate. --force: cargo's record of what it
-        // installed can outlive the binary, and then a plain install would do nothing.
-        run(Command::new(cargo()).args([
-            "install",
-            "wasm-bindgen-cli",
-            "--version",
-            &wanted,
-            "--force",
-        ]))?;
-    }
     if !wasm_opt().exists() {
         let dir = root().join(".tools/binaryen");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -48,12 +34,16 @@ pub fn wasm_tools() -> Result<(), String> {
                 "--no-fund",
                 "--prefix",
                 ".",
-                "binaryen@132.0.0",
+                BINARYEN,
             ])
             .current_dir(&dir))?;
     }
     Ok(())
 }
+
+/// The npm package wasm-opt comes from, at the version every build uses (also part of the key of the
+/// build's cache of wasm-opt's outputs).
+pub const BINARYEN: &str = "binaryen@132.0.0";
 
 /// Debian's `docker-registry` (the CNCF distribution registry) and `skopeo`, which
 /// `server/tests/registry.rs` runs: a real registry on 127.0.0.1 and the tool that pushes its images.
@@ -66,13 +56,18 @@ pub fn registry_tools() -> Result<(), String> {
     .filter(|(bin, _)| !std::path::Path::new(bin).exists())
     .map(|(_, package)| package)
     .collect();
-    if missing.is_empty() {
+    apt_install(&missing)
+}
+
+/// `apt-get install` of `packages` (nothing when empty), after `apt-get update`.
+pub fn apt_install(packages: &[&str]) -> Result<(), String> {
+    if packages.is_empty() {
         return Ok(());
     }
     run(Command::new("apt-get").arg("update"))?;
     run(Command::new("apt-get")
         .args(["install", "-y", "--no-install-recommends"])
-        .args(&missing)
+        .args(packages)
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
@@ -101,19 +96,4 @@ pub fn browser_tools() -> Result<(), String> {
 /// wasm-opt from npm's binaryen (≥ 116).
 pub fn wasm_opt() -> PathBuf {
     root().join(".tools/binaryen/node_modules/.bin/wasm-opt")
-}
-
-/// The wasm-bindgen version in Cargo.lock: the CLI must be exactly this version.
-pub fn wasm_bindgen_version() -> Result<String, String> {
-    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
-        .map_err(|e| format!("Cargo.lock: {e}"))?;
-    let mut lines = lock.lines();
-    while let Some(line) = lines.next() {
-        if line == "name = \"wasm-bindgen\""
-            && let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = \""))
-        {
-            return Ok(v.trim_end_matches('"').to_string());
-        }
-    }
-    Err("Cargo.lock has no wasm-bindgen".into())
 }

@@ -28,16 +28,18 @@ pub fn split(raw: &Path, main: &Path, pkg: &Path, main_js: &str) -> Result<Vec<P
     options.main_module = main_js;
     options.link_name = &link_name;
     let started = std::time::Instant::now();
+    let cpu = crate::util::cpu::this_process();
     let split = wasm_split_cli_support::transform(options)
         .map_err(|e| format!("splitting {}: {e:#}", raw.display()))?;
     let mut chunks = split.split_modules;
     chunks.sort();
     eprintln!(
-        "<== {:.1} s: split {} into {} and {} chunk(s)",
+        "<== {:.1} s: split {} into {} and {} chunk(s) (CPU {:.1} s)",
         started.elapsed().as_secs_f64(),
         raw.display(),
         main.display(),
-        chunks.len()
+        chunks.len(),
+        (crate::util::cpu::this_process() - cpu).as_secs_f64()
     );
     Ok(chunks)
 }

@@ -22,16 +22,16 @@ pub fn all() -> Result<(), String> {
 }
 
 /// Everything but the browser tests.
+///
+/// clippy lints the workspace while `cargo test` builds it: clippy-driver, cargo-clippy's rustc, is the
+/// workspace crates' compiler (`RUSTC_WORKSPACE_WRAPPER`, what `cargo clippy` sets) for every test
+/// target, the benches, the examples and the binaries, so the lints run where `cargo clippy
+/// --all-targets` runs them and the dependencies are compiled once instead of once more in check mode
+/// (`linted`). Only
+/// policy.wasm's own target keeps a `cargo clippy` of its own: its release build is what ships, and stays
+/// rustc's.
 fn checks() -> Result<(), String> {
     run(Command::new(cargo()).args(["fmt", "--all", "--check"]))?;
-    run(Command::new(cargo()).args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
     run(Command::new(cargo()).args([
         "clippy",
         "-p",
@@ -42,11 +42,38 @@ fn checks() -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
-    crate::build::all(false)?;
+    crate::build::assets()?;
+    // Every target `cargo clippy --all-targets` lints, built (benches and examples too) but not run, the
+    // dev server among them (target/debug/winplace, which Playwright runs). In one cargo run, so that
+    // every crate of the workspace is built as a selected package, which the driver lints (a crate built
+    // first as a dependency of one package would be reused unlinted) ...
+    run(linted(Command::new(cargo()).args([
+        "test",
+        "--workspace",
+        "--all-targets",
+        "--no-run",
+    ])))?;
+    // ... then the tests, built above with the same compiler, so nothing is built again.
     let mut test = Command::new(cargo());
     test.args(["test", "--workspace"]);
     with_extra_corpus(&mut test);
-    run(&mut test)
+    run(linted(&mut test))
+}
+
+/// `cmd` with clippy-driver compiling the workspace's crates and denying every warning, as
+/// `cargo clippy -- -D warnings` runs it (cargo-clippy passes its arguments to the driver in
+/// `CLIPPY_ARGS`, each followed by `__CLIPPY_HACKERY__`). The driver is cargo-clippy's, beside this cargo.
+fn linted(cmd: &mut Command) -> &mut Command {
+    let cargo = std::path::PathBuf::from(cargo());
+    let driver = cargo
+        .parent()
+        .map(|dir| dir.join("clippy-driver"))
+        .filter(|driver| driver.exists())
+        .unwrap_or_else(|| "clippy-driver".into());
+    cmd.env("RUSTC_WORKSPACE_WRAPPER", driver).env(
+        "CLIPPY_ARGS",
+        "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
+    )
 }
 
 /// Names the extra corpus folder, when there is one, to the tests that run the corpus.

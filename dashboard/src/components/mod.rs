@@ -4,6 +4,7 @@ pub mod copy;
 pub mod finding;
 pub mod header;
 pub mod images;
+pub mod incidents;
 pub mod live;
 pub mod yaml;
 

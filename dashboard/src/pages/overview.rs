@@ -20,6 +20,42 @@ pub fn OverviewPage() -> impl IntoView {
                     Err(e) => view! { <ErrorNote message=e/> }.into_any(),
                 })}
             </Transition>
+            <FailingNow/>
+        </section>
+    }
+}
+
+/// What is failing now (`/api/incidents`), refetched when a change touches workloads.
+#[component]
+fn FailingNow() -> impl IntoView {
+    let live = crate::components::live::Live::get();
+    let answer = LocalResource::new(move || {
+        live.workloads_rev.track();
+        crate::api::incidents()
+    });
+    view! {
+        <section class="failing-now" aria-labelledby="failing-title">
+            <h2 id="failing-title">"Failing now"</h2>
+            <Transition fallback=|| view! { <Loading what="what is failing now"/> }>
+                {move || answer.get().map(|result| match result {
+                    Ok(a) if a.incidents.is_empty() => view! {
+                        <p class="muted" data-incidents="0">"Nothing the cluster reports is a Windows placement failure."</p>
+                    }.into_any(),
+                    Ok(a) => {
+                        let more = (a.total > a.incidents.len()).then(|| view! {
+                            <p class="muted">{format!("{} more not listed.", a.total - a.incidents.len())}</p>
+                        });
+                        view! {
+                            <p class="muted" data-incidents=a.total.to_string()>
+                                {plural(a.total, "incident", "incidents")}", read from pod statuses and Events and explained"
+                            </p>
+                            <crate::components::incidents::IncidentList incidents=a.incidents/>
+                            {more}
+                        }.into_any()
+                    }
+                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
+                })}
+            </Transition>
         </section>
     }
 }

@@ -321,6 +321,7 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
     );
     let findings = w.findings.clone();
     let images = w.images.clone();
+    let incidents = w.incidents.clone();
     let controls = id.clone();
     view! {
         <tbody class="workload" data-workload=key.clone() data-state=w.state.as_str()>
@@ -345,6 +346,10 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
                 <tr class="details" id=id.clone()>
                     <td colspan="5">
                         <ImageList images=images.clone()/>
+                        {(!incidents.is_empty()).then(|| view! {
+                            <h3 class="incidents-title">"Failing now"</h3>
+                            <crate::components::incidents::IncidentList incidents=incidents.clone()/>
+                        })}
                         <ul class="findings">
                             {findings.iter().map(|f| view! { <FindingItem finding=f.clone()/> }).collect_view()}
                         </ul>

@@ -178,6 +178,7 @@ impl Audit {
                         pods: Vec::new(),
                         findings: Vec::new(),
                         images: Vec::new(),
+                        incidents: Vec::new(),
                     },
                     owner,
                     templates: BTreeMap::new(),
@@ -255,9 +256,14 @@ impl Audit {
         } else {
             self.pending.remove(&key);
         }
+        let status_incidents = super::incidents::from_status(pod);
         match self.pods.get_mut(&key) {
-            Some(record) => record.facts = facts,
+            Some(record) => {
+                record.facts = facts;
+                record.status_incidents = status_incidents;
+            }
             None => {
+                let events = self.take_waiting_events(&key);
                 self.pods.insert(
                     key.clone(),
                     PodRecord {
@@ -267,6 +273,8 @@ impl Audit {
                         live: Vec::new(),
                         state: PlacementState::Fine,
                         cells: Vec::new(),
+                        status_incidents,
+                        events,
                     },
                 );
             }

@@ -60,6 +60,7 @@ mod changes;
 mod classes;
 mod flush;
 mod images;
+mod incidents;
 mod live;
 mod node_group;
 mod object_rules;
@@ -70,6 +71,7 @@ mod rows;
 mod summary;
 mod templates;
 
+pub use incidents::{EVENTS_PER_POD, MAX_WAITING_PODS};
 pub use node_group::NodeGroupKey;
 pub use report::*;
 
@@ -112,6 +114,15 @@ pub enum Change {
     RuntimeClass(Box<RuntimeClassEntry>),
     /// A RuntimeClass was deleted (by name).
     RuntimeClassDeleted(String),
+    /// An Event about a pod that a signature explains was added or changed.
+    Event(Box<crate::model::events::PodEvent>),
+    /// An Event was deleted (its `namespace/name` and its pod's).
+    EventDeleted {
+        /// The Event's `namespace/name`.
+        key: String,
+        /// Its pod's `namespace/name`.
+        pod: String,
+    },
 }
 
 /// One template of a workload: a representative pod's spec and what the catalogue found in it.
@@ -163,6 +174,10 @@ struct PodRecord {
     state: PlacementState,
     /// `(image build, node build)` cells of the build matrix this pod counts in.
     cells: Vec<(u32, u32)>,
+    /// What its status says that a signature explains.
+    status_incidents: Vec<incidents::StatusIncident>,
+    /// The latest explained Events about it.
+    events: Vec<crate::model::events::PodEvent>,
 }
 
 #[derive(Debug, Clone)]
@@ -275,6 +290,8 @@ pub struct Audit {
     resetting: Option<Box<Resetting>>,
     /// What a registry client learnt about the images ([`Audit::set_image_facts`]).
     image_facts: crate::rules::ImageFacts,
+    /// Explained Events about pods not listed yet, by pod (bounded: [`MAX_WAITING_PODS`]).
+    waiting_events: FxHashMap<String, Vec<crate::model::events::PodEvent>>,
 }
 
 /// The key of a pod everywhere winplace keeps pods: `namespace/name`.
@@ -344,6 +361,8 @@ impl Audit {
             Change::PodDeleted(ns, name) => self.remove_pod(&pod_key(&ns, &name), &mut dirty),
             Change::RuntimeClass(entry) => self.upsert_runtime_class(*entry, &mut dirty),
             Change::RuntimeClassDeleted(name) => self.remove_runtime_class(name, &mut dirty),
+            Change::Event(event) => self.upsert_event(*event, &mut dirty),
+            Change::EventDeleted { key, pod } => self.remove_event(&key, &pod, &mut dirty),
         }
         let touched = self.flush(dirty);
         if finished == Touched::default() {
@@ -405,6 +424,7 @@ impl Audit {
             summary: self.summary(),
             nodes: self.nodes().cloned().collect(),
             workloads: self.workloads().cloned().collect(),
+            incidents: self.incidents().cloned().collect(),
         }
     }
 }

@@ -287,6 +287,41 @@ pub struct WorkloadReport {
     /// they came from (name, manifest, settings).
     #[serde(default)]
     pub images: Vec<crate::windows::ImageProvenance>,
+    /// What is failing now in its pods, explained (one per pod and cause).
+    #[serde(default)]
+    pub incidents: Vec<Incident>,
+}
+
+/// Something failing now, read from what the cluster says (a pod's status, the Events about it) and
+/// explained by an error signature ([`crate::explain`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Incident {
+    /// The pod, `Pod/namespace/name`.
+    pub object: String,
+    /// Its workload, `Kind/namespace/name`.
+    pub workload: String,
+    /// Why it fails.
+    pub cause: crate::explain::Cause,
+    /// Since when, as the cluster wrote it (the first event's timestamp), when known.
+    pub since: Option<String>,
+    /// How many times the cluster reported it.
+    pub count: u64,
+    /// The cluster's message.
+    pub message: String,
+    /// What to do.
+    pub fix: String,
+    /// The catalogue rule that would have caught it before deployment.
+    pub rule: Option<String>,
+    /// It is the pod sandbox (the node's pause image) that fails, not the pod's containers.
+    #[serde(default)]
+    pub sandbox: bool,
+    /// What it means.
+    #[serde(default)]
+    pub meaning: String,
+    /// The node the pod is bound to.
+    #[serde(default)]
+    pub node: Option<String>,
 }
 
 /// The audit of a whole cluster.
@@ -299,6 +334,9 @@ pub struct AuditReport {
     pub nodes: Vec<NodeReport>,
     /// Every workload.
     pub workloads: Vec<WorkloadReport>,
+    /// What is failing now, every workload's incidents.
+    #[serde(default)]
+    pub incidents: Vec<Incident>,
 }
 
 /// What a change touched, for the live update stream.

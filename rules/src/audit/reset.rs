@@ -14,7 +14,7 @@ use crate::model::cluster_objects::trim_node;
 /// A reset being fed object by object.
 #[derive(Debug, Clone)]
 pub(super) struct Resetting {
-    dirty: Dirty,
+    pub(super) dirty: Dirty,
     /// Rows before the reset (all touched).
     old_nodes: Vec<String>,
     old_workloads: Vec<Arc<str>>,
@@ -127,6 +127,8 @@ impl Audit {
         }
         self.context.nodes = reduced;
         let mut touched = self.flush(dirty);
+        // Events about pods the list did not hold are about pods gone.
+        self.waiting_events = Default::default();
         touched.nodes = old_nodes
             .into_iter()
             .chain(self.nodes.keys().cloned())

@@ -27,6 +27,7 @@ impl Audit {
 
     /// Rebuilds a workload row; returns whether it changed.
     pub(super) fn rebuild_workload(&mut self, wk: &str) -> bool {
+        let incidents = self.workload_incidents(wk);
         let Some(workload) = self.workloads.get(wk) else {
             return false;
         };
@@ -65,6 +66,7 @@ impl Audit {
             pods,
             findings,
             images,
+            incidents,
         };
         let Some(workload) = self.workloads.get_mut(wk) else {
             return false;

@@ -765,3 +765,83 @@ fn many_node_cluster() -> (Vec<Node>, Vec<Pod>) {
     }
     (nodes, pods)
 }
+
+/// An explained `v1` Event about pod `apps/<pod>`.
+fn sandbox_event(pod: &str, name: &str, count: u64) -> crate::model::events::PodEvent {
+    let raw = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": name, "namespace": "apps"},
+        "involvedObject": {"kind": "Pod", "name": pod, "namespace": "apps"},
+        "reason": "FailedCreatePodSandBox", "count": count,
+        "firstTimestamp": format!("2026-11-25T09:{:02}:00Z", count % 60),
+        "message": "Failed to create pod sandbox: rpc error: code = Unknown desc = The container operating system does not match the host operating system. (0xc0370101)"});
+    crate::model::events::decode_event_json(&raw.to_string())
+        .expect("json")
+        .expect("explained")
+}
+
+#[test]
+fn events_become_bounded_incidents_that_leave_with_their_pod() {
+    let pod = deployment_pod("web", "7d9", 0, Some("win19-1"), win22_spec());
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let key = format!("apps/{name}");
+    // An event before its pod waits for it; then it is the pod's incident.
+    let mut audit = Audit::new(Settings::default());
+    audit.begin_reset();
+    audit.reset_event(&sandbox_event(&name, "e0", 2));
+    for n in cluster_nodes() {
+        audit.reset_node(&n);
+    }
+    audit.reset_pod(&pod);
+    audit.finish_reset();
+    let incidents: Vec<&Incident> = audit.incidents().collect();
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let i = incidents[0];
+    assert_eq!(
+        (i.cause, i.sandbox, i.count),
+        (crate::explain::Cause::BuildMismatch, true, 2)
+    );
+    assert_eq!(i.workload, "Deployment/apps/web");
+    assert_eq!(i.node.as_deref(), Some("win19-1"));
+    assert!(
+        i.rule.is_none(),
+        "the pause image is the node's: no manifest rule"
+    );
+    // Many more events: the pod keeps the latest few, their counts added up into one incident.
+    for e in 1..20u64 {
+        let touched = audit.apply(Change::Event(Box::new(sandbox_event(
+            &name,
+            &format!("e{e}"),
+            1,
+        ))));
+        // The row changes (its count grows) until the pod holds as many events as it keeps.
+        if (e as usize) < EVENTS_PER_POD {
+            assert_eq!(touched.workloads, ["Deployment/apps/web"], "event {e}");
+        }
+    }
+    assert_eq!(
+        audit.pods.get(key.as_str()).map(|r| r.events.len()),
+        Some(EVENTS_PER_POD)
+    );
+    let i = audit.incidents().next().cloned().expect("incident");
+    assert_eq!(i.count, EVENTS_PER_POD as u64);
+    // An event deleted, then the pod: nothing left.
+    audit.apply(Change::EventDeleted {
+        key: "apps/e19".into(),
+        pod: key.clone(),
+    });
+    assert_eq!(
+        audit.incidents().next().map(|i| i.count),
+        Some(EVENTS_PER_POD as u64 - 1)
+    );
+    audit.apply(Change::PodDeleted("apps".into(), name.clone()));
+    assert_eq!(audit.incidents().count(), 0);
+    // Events about pods that never come are bounded.
+    for p in 0..(MAX_WAITING_PODS + 5) {
+        audit.apply(Change::Event(Box::new(sandbox_event(
+            &format!("ghost-{p}"),
+            "g",
+            1,
+        ))));
+    }
+    assert!(audit.waiting_events.len() <= MAX_WAITING_PODS);
+}

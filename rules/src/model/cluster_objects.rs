@@ -106,6 +106,8 @@ pub enum ClusterObject {
     Pod(Box<Pod>),
     /// A RuntimeClass of either version (see [`trim_runtime_class`]).
     RuntimeClass(Box<RuntimeClassEntry>),
+    /// An Event about a pod whose message an error signature explains (see [`super::events`]).
+    Event(Box<super::events::PodEvent>),
 }
 
 /// A Node, Pod or RuntimeClass with a field that does not decode.
@@ -160,6 +162,13 @@ pub fn decode_json(raw: &str) -> Result<Option<ClusterObject>, DecodeError> {
     let kind = head.kind.as_deref().unwrap_or("");
     if kind.is_empty() {
         return Err(DecodeError::NoKind);
+    }
+    if super::events::is_event(kind, head.api_version.as_deref().unwrap_or("")) {
+        // Only the events a signature explains are kept; an Event that does not decode is not read.
+        return Ok(super::events::decode_event_json(raw)
+            .ok()
+            .flatten()
+            .map(|e| ClusterObject::Event(Box::new(e))));
     }
     let Some(kind) = ClusterKind::of(kind, head.api_version.as_deref().unwrap_or("")) else {
         return Ok(None);
@@ -395,6 +404,9 @@ pub fn trim_pod(pod: Pod) -> Pod {
         spec,
         status: status.map(|s| PodStatus {
             phase: s.phase,
+            // The kubelet's refusal (`PodOSNotSupported`) is the pod's own reason and message.
+            reason: s.reason,
+            message: s.message,
             conditions: s.conditions,
             container_statuses: s.container_statuses,
             init_container_statuses: s.init_container_statuses,
@@ -494,6 +506,7 @@ mod tests {
             ClusterObject::RuntimeClass(rc) => {
                 json!({"apiVersion": rc.api_version, "object": json(serde_json::to_value(&rc.object))})
             }
+            ClusterObject::Event(e) => json!({"pod": e.pod}),
         }
     }
 

@@ -15,6 +15,7 @@
 
 pub mod cluster_objects;
 mod context;
+pub mod events;
 pub mod raw_spec;
 mod workload;
 

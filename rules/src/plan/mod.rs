@@ -287,36 +287,17 @@ fn retag_pin(
 /// For images whose tag names a Windows Server release (`…-ltsc2019`, `:1809`), the same image with
 /// the planned build's release, and the pin that goes with it.
 fn retag(images: &[String], build: u32, pin: &BuildPinPlan) -> Vec<String> {
-    let Some(info) = build_info(build) else {
-        return Vec::new();
-    };
-    let Some(new_tag) = info.tags.iter().find(|t| t.starts_with("ltsc")) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for image in images {
-        let Some((repo, tag)) = image.rsplit_once(':') else {
-            continue;
-        };
-        let old = crate::windows::builds::BUILDS
-            .iter()
-            .flat_map(|i| i.tags.iter())
-            .filter(|t| t.starts_with("ltsc") || t.len() == 4)
-            .find(|t| tag.to_ascii_lowercase().contains(&t.to_ascii_lowercase()));
-        if let Some(old) = old
-            && !old.eq_ignore_ascii_case(new_tag)
-        {
-            let lower = tag.to_ascii_lowercase();
-            let at = lower.find(&old.to_ascii_lowercase()).unwrap_or(0);
-            let new = format!("{}{}{}", &tag[..at], new_tag, &tag[at + old.len()..]);
-            out.push(format!(
-                "use {repo}:{new} (the {} tag of the same image) and pin {} (or a RuntimeClass that sets it)",
+    images
+        .iter()
+        .filter_map(|image| crate::windows::builds::retag_for_build(image, build))
+        .map(|image| {
+            format!(
+                "use {image} (the {} tag of the same image) and pin {} (or a RuntimeClass that sets it)",
                 build_display(build),
                 pin.phrase()
-            ));
-        }
-    }
-    out
+            )
+        })
+        .collect()
 }
 
 /// The images of each workload among `objects` (`Kind/namespace/name` → images).

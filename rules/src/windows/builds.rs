@@ -316,6 +316,44 @@ pub fn build_for_tag(tag: &str) -> Option<u32> {
         .map(|info| info.build)
 }
 
+/// The same image with the tag of `build`'s Windows Server release, when its tag names another release
+/// (`…:4.8-windowsservercore-ltsc2019` → `…:4.8-windowsservercore-ltsc2022` for 20348): what the plans'
+/// and the explained errors' fixes suggest. Whether that tag is published is for the registry to say.
+///
+/// ```
+/// use winplace_rules::windows::builds::retag_for_build;
+/// assert_eq!(
+///     retag_for_build("mcr.microsoft.com/windows/servercore:ltsc2019", 20348).as_deref(),
+///     Some("mcr.microsoft.com/windows/servercore:ltsc2022")
+/// );
+/// assert_eq!(retag_for_build("nginx:1.27", 20348), None);
+/// ```
+pub fn retag_for_build(image: &str, build: u32) -> Option<String> {
+    let new_tag = build_info(build)?
+        .tags
+        .iter()
+        .find(|t| t.starts_with("ltsc"))?;
+    let (repo, tag) = image.rsplit_once(':')?;
+    if repo.contains('@') || tag.contains('/') {
+        return None;
+    }
+    let lower = tag.to_ascii_lowercase();
+    let old = BUILDS
+        .iter()
+        .flat_map(|i| i.tags.iter())
+        .filter(|t| t.starts_with("ltsc") || t.len() == 4)
+        .find(|t| lower.contains(&t.to_ascii_lowercase()))?;
+    if old.eq_ignore_ascii_case(new_tag) {
+        return None;
+    }
+    let at = lower.find(&old.to_ascii_lowercase())?;
+    Some(format!(
+        "{repo}:{}{new_tag}{}",
+        &tag[..at],
+        &tag[at + old.len()..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use winplace_api::SourceInfo;
 use winplace_rules::Severity;
-use winplace_rules::audit::{Audit, NodeOs, NodeReport, PlacementState, Summary, WorkloadReport};
+use winplace_rules::audit::{
+    Audit, Incident, NodeOs, NodeReport, PlacementState, Summary, WorkloadReport,
+};
 
 /// Arguments of `winplace audit`.
 #[derive(Debug, Clone, Args)]
@@ -58,6 +60,7 @@ pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
                 summary: &summary,
                 nodes,
                 workloads,
+                incidents: audit.incidents().collect(),
             };
             serde_json::to_writer_pretty(&mut stdout, &view)?;
             stdout.write_all(b"\n")?;
@@ -86,6 +89,7 @@ struct ReportView<'a> {
     summary: &'a Summary,
     nodes: Vec<&'a NodeReport>,
     workloads: Vec<&'a WorkloadReport>,
+    incidents: Vec<&'a Incident>,
 }
 
 /// Whether the report has an error finding.
@@ -142,6 +146,28 @@ pub fn render_text(source: &SourceInfo, s: &Summary, workloads: &[&WorkloadRepor
         "findings: {} errors, {} warnings, {} infos",
         s.findings.errors, s.findings.warnings, s.findings.infos
     );
+    let incidents: Vec<&Incident> = workloads.iter().flat_map(|w| &w.incidents).collect();
+    if !incidents.is_empty() {
+        let _ = writeln!(out, "\nFAILING NOW: {} incident(s)", incidents.len());
+        for i in incidents {
+            let since = i
+                .since
+                .as_deref()
+                .map(|s| format!(", since {s}"))
+                .unwrap_or_default();
+            let sandbox = if i.sandbox { " [pod sandbox]" } else { "" };
+            let _ = writeln!(
+                out,
+                "  {} ({}): {}{sandbox} ×{}{since}",
+                i.object, i.workload, i.cause, i.count
+            );
+            let _ = writeln!(out, "    says: {}", i.message);
+            if let Some(rule) = &i.rule {
+                let _ = writeln!(out, "    rule: {rule}");
+            }
+            let _ = writeln!(out, "    fix: {}", i.fix);
+        }
+    }
     for state in [PlacementState::Misplaced, PlacementState::AtRisk] {
         let mut rows: Vec<&WorkloadReport> = workloads
             .iter()
@@ -217,6 +243,7 @@ mod tests {
             summary: &report.summary,
             nodes: nodes.clone(),
             workloads: rows.clone(),
+            incidents: report.incidents.iter().collect(),
         };
         assert_eq!(
             serde_json::to_value(&view).expect("view"),

@@ -15,6 +15,10 @@ pub struct DemoSnapshotArgs {
     /// Number of pods.
     #[arg(long, default_value_t = 3000)]
     pub pods: usize,
+    /// Events about the pods to add (one in five explained by winplace's error signatures, the rest
+    /// ordinary: Scheduled, Pulled, Created, Started), as `kubectl get …,events -A -o json` lists them.
+    #[arg(long, default_value_t = 0)]
+    pub events: usize,
     /// Seed: the same seed gives the same cluster.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -32,12 +36,12 @@ pub fn run(args: DemoSnapshotArgs) -> anyhow::Result<ExitCode> {
             let file = std::fs::File::create(path)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            write_list(&mut w, &nodes, &pods, &rcs)?;
+            write_list(&mut w, &nodes, &pods, &rcs, args.events)?;
             w.flush()?;
         }
         None => {
             let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            write_list(&mut w, &nodes, &pods, &rcs)?;
+            write_list(&mut w, &nodes, &pods, &rcs, args.events)?;
             w.flush()?;
         }
     }
@@ -45,12 +49,13 @@ pub fn run(args: DemoSnapshotArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes a `kubectl get -o json` List: `{"apiVersion":"v1","kind":"List","items":[...]}`, one item
-/// per line.
+/// per line, with `events` synthetic Events about the pods after the other objects.
 pub fn write_list(
     w: &mut impl std::io::Write,
     nodes: &[k8s_openapi::api::core::v1::Node],
     pods: &[k8s_openapi::api::core::v1::Pod],
     rcs: &[winplace_rules::model::RuntimeClassEntry],
+    events: usize,
 ) -> anyhow::Result<()> {
     w.write_all(b"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"},\"items\":[\n")?;
     let mut first = true;
@@ -76,6 +81,10 @@ pub fn write_list(
         }
         serde_json::to_writer(&mut *w, &value)?;
     }
+    for event in winplace_synthetic::synthetic_events(pods, events) {
+        sep(w)?;
+        w.write_all(event.as_bytes())?;
+    }
     w.write_all(b"\n]}\n")?;
     Ok(())
 }
@@ -90,7 +99,7 @@ mod tests {
         let demo = crate::source::demo::DemoSource::load().expect("demo");
         let o = demo.objects();
         let mut buf = Vec::new();
-        write_list(&mut buf, &o.nodes, &o.pods, &o.runtime_classes).expect("write");
+        write_list(&mut buf, &o.nodes, &o.pods, &o.runtime_classes, 0).expect("write");
         let text = String::from_utf8(buf).expect("utf-8");
         assert!(text.contains("\"kind\":\"Node\"") && text.contains("\"kind\":\"Pod\""));
         let back = ClusterObjects::parse("list.json", &text).expect("reads back");
@@ -103,9 +112,12 @@ mod tests {
     fn synthetic_snapshot_has_the_asked_size() {
         let (nodes, pods, rcs) = winplace_synthetic::synthetic_cluster(20, 300, 7);
         let mut buf = Vec::new();
-        write_list(&mut buf, &nodes, &pods, &rcs).expect("write");
+        write_list(&mut buf, &nodes, &pods, &rcs, 1000).expect("write");
         let back = ClusterObjects::parse("s.json", std::str::from_utf8(&buf).expect("utf-8"))
             .expect("reads back");
         assert_eq!((back.nodes.len(), back.pods.len()), (20, 300));
+        // One event in five is explained and kept, the others skipped.
+        assert_eq!(back.events.len(), 200);
+        assert_eq!(back.skipped, 800);
     }
 }

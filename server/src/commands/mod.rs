@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod check;
 pub mod demo_snapshot;
+pub mod explain;
 pub mod policy_report;
 pub mod rules;
 pub mod serve;

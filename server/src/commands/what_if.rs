@@ -128,25 +128,7 @@ async fn plan_manifests(
     settings: &Settings,
     the_plan: &Plan,
 ) -> anyhow::Result<PlanReport> {
-    let s = &args.source;
-    let files_only = !s.cluster.is_empty()
-        && s.snapshot.is_none()
-        && !s.demo
-        && s.kubeconfig.is_none()
-        && s.context.is_none();
-    let context: ClusterContext = if files_only {
-        let mut errors = Vec::new();
-        let (ctx, _) = crate::commands::check::load_cluster(&s.cluster, settings, &mut errors);
-        if !errors.is_empty() {
-            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
-        }
-        ctx.unwrap_or_default()
-    } else {
-        let source = crate::source::select(s).await?;
-        let audit = crate::state::audit_once(Audit::new(settings.clone()), source.events()).await?;
-        audit.context().clone()
-    };
+    let context: ClusterContext = crate::source::context(&args.source, settings).await?;
     let (files, walk_errors) = crate::commands::check::expand_inputs(&args.paths);
     if let Some(e) = walk_errors.first() {
         anyhow::bail!("{e}");
@@ -202,6 +184,8 @@ async fn plan_live(
                     audit.reset_pod(&pod);
                 }
                 ClusterObject::RuntimeClass(entry) => audit.reset_runtime_class(&entry),
+                // What is failing now says nothing about the planned cluster.
+                ClusterObject::Event(_) => {}
             },
             SourceEvent::ListDone => {
                 audit.finish_reset();

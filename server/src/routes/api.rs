@@ -10,8 +10,8 @@ use axum::response::Response;
 use axum::routing::{any, get};
 use axum::{Json, Router};
 use winplace_api::{
-    ContextResponse, Meta, NodeFilter, NodeResponse, NodeRow, NodesResponse, SummaryResponse,
-    WorkloadFilter, WorkloadRow, WorkloadsResponse,
+    ContextResponse, IncidentsResponse, MAX_INCIDENTS, Meta, NodeFilter, NodeResponse, NodeRow,
+    NodesResponse, SummaryResponse, WorkloadFilter, WorkloadRow, WorkloadsResponse,
 };
 use winplace_rules::rules::catalog::{self, RULES};
 
@@ -25,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/nodes/{name}", get(node))
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
+        .route("/api/incidents", get(incidents))
         .route_layer(axum::middleware::from_fn(crate::error::no_query));
     Router::new()
         .route("/api/nodes", get(nodes))
@@ -141,6 +142,27 @@ async fn workloads(
             workloads: page,
             namespaces: index.namespaces.clone(),
             rules: index.rules.clone(),
+        })
+    })
+    .await
+}
+
+/// What is failing now: the report's incidents (the first [`MAX_INCIDENTS`]), with their total.
+async fn incidents(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    answer(&state, &headers, "incidents".into(), |p, meta, _| {
+        serde_json::to_vec(&IncidentsResponse {
+            meta,
+            total: p.report.incidents.len(),
+            incidents: p
+                .report
+                .incidents
+                .iter()
+                .take(MAX_INCIDENTS)
+                .cloned()
+                .collect(),
         })
     })
     .await

@@ -7,12 +7,19 @@
 //! [`SourceEvent::ListDone`] once every kind is listed); afterwards every watch event becomes one change,
 //! and a relist of a kind upserts what it lists and deletes what it no longer lists. The source keeps
 //! only the keys of what it has seen: the audit holds the objects.
+//!
+//! Events (`v1` and `events.k8s.io/v1`) are watched too, for the audit's incidents, and kept bounded:
+//! each is reduced on the stream to a [`PodEvent`] when an error signature explains its message and
+//! dropped otherwise; the source keeps no key of them (the audit keeps the latest few per pod and drops
+//! them with the pod). They do not hold back the first sync, and their watch errors (a service account
+//! without read access to events, say) are logged, not counted as the cluster's watch failing.
 
 use super::{ClusterSource, SourceEvent};
 use anyhow::Context;
 use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod};
+use k8s_openapi::api::events::v1::Event as EventsEvent;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Config};
@@ -25,6 +32,7 @@ use winplace_rules::model::RuntimeClassEntry;
 use winplace_rules::model::cluster_objects::{
     ClusterObject, RuntimeClassVersion, trim_node, trim_pod, trim_runtime_class,
 };
+use winplace_rules::model::events::{PodEvent, decode_event_value};
 
 /// How long the start-up probe waits for the API server.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -124,21 +132,32 @@ impl ClusterSource for LiveSource {
                 r.map(Watched::Pod)
                     .map_err(|e| format!("watching pods: {e}"))
             });
-        let rcs = watcher(Api::<RuntimeClass>::all(self.client), config)
+        let rcs = watcher(Api::<RuntimeClass>::all(self.client.clone()), config)
             .default_backoff()
             .modify(|rc| *rc = trim_runtime_class(std::mem::take(rc)))
             .map(|r| {
                 r.map(Watched::RuntimeClass)
                     .map_err(|e| format!("watching runtimeclasses: {e}"))
             });
+        let core_events = events_of(Api::<CoreEvent>::all(self.client.clone()), "v1");
+        let new_events = events_of(
+            Api::<EventsEvent>::all(self.client.clone()),
+            "events.k8s.io/v1",
+        );
         let mut merger = Merger::default();
-        stream::select_all([nodes.boxed(), pods.boxed(), rcs.boxed()])
-            .flat_map(move |item| stream::iter(merger.step(item)))
-            .boxed()
+        stream::select_all([
+            nodes.boxed(),
+            pods.boxed(),
+            rcs.boxed(),
+            core_events.boxed(),
+            new_events.boxed(),
+        ])
+        .flat_map(move |item| stream::iter(merger.step(item)))
+        .boxed()
     }
 }
 
-/// One watcher event of one of the three kinds.
+/// One watcher event of one of the kinds watched.
 #[allow(clippy::large_enum_variant)] // short-lived, moved once: boxing would cost an allocation per event
 pub enum Watched {
     /// Nodes.
@@ -147,6 +166,42 @@ pub enum Watched {
     Pod(watcher::Event<Pod>),
     /// RuntimeClasses.
     RuntimeClass(watcher::Event<RuntimeClass>),
+    /// An Event about a pod that a signature explains, added or changed (of either API).
+    Event(Box<PodEvent>),
+    /// An Event deleted: its key and its pod's.
+    EventDeleted(PodEvent),
+}
+
+/// The explained pod events of `api` (`version` names it in logs): each reduced to a [`PodEvent`] or
+/// dropped; watch errors logged and swallowed (see the module's doc).
+fn events_of<K>(
+    api: Api<K>,
+    version: &'static str,
+) -> impl futures::Stream<Item = Result<Watched, String>> + Send + 'static
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+    K: Send + Sync + 'static,
+{
+    let reduce = |event: &K| -> Option<PodEvent> {
+        let value = serde_json::to_value(event).ok()?;
+        decode_event_value(&value).ok().flatten()
+    };
+    watcher(api, watcher::Config::default())
+        .default_backoff()
+        .filter_map(move |item| {
+            let out = match item {
+                Ok(watcher::Event::Apply(e) | watcher::Event::InitApply(e)) => {
+                    reduce(&e).map(|e| Ok(Watched::Event(Box::new(e))))
+                }
+                Ok(watcher::Event::Delete(e)) => reduce(&e).map(|e| Ok(Watched::EventDeleted(e))),
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => None,
+                Err(e) => {
+                    tracing::warn!("watching {version} events (incidents only): {e}");
+                    None
+                }
+            };
+            futures::future::ready(out)
+        })
 }
 
 /// A kind the source watches (trimmed on the stream): its key and how it becomes a change or an object of
@@ -324,11 +379,24 @@ impl Merger {
             Ok(w) => w,
             Err(e) => return vec![SourceEvent::WatchError(e)],
         };
+        if let Watched::EventDeleted(e) = watched {
+            let deleted = Change::EventDeleted {
+                key: e.key,
+                pod: e.pod,
+            };
+            if self.synced {
+                return vec![SourceEvent::Change(deleted)];
+            }
+            self.held.push(deleted);
+            return Vec::new();
+        }
         if self.synced {
             let changes = match watched {
                 Watched::Node(e) => self.nodes.changes(e),
                 Watched::Pod(e) => self.pods.changes(e),
                 Watched::RuntimeClass(e) => self.runtime_classes.changes(e),
+                Watched::Event(e) => vec![Change::Event(e)],
+                Watched::EventDeleted(_) => Vec::new(),
             };
             return changes.into_iter().map(SourceEvent::Change).collect();
         }
@@ -342,6 +410,8 @@ impl Merger {
             Watched::Node(e) => self.nodes.initial(e, &mut out, held),
             Watched::Pod(e) => self.pods.initial(e, &mut out, held),
             Watched::RuntimeClass(e) => self.runtime_classes.initial(e, &mut out, held),
+            Watched::Event(e) => out.push(SourceEvent::Listed(ClusterObject::Event(e))),
+            Watched::EventDeleted(_) => {}
         }
         if self.nodes.listed && self.pods.listed && self.runtime_classes.listed {
             self.synced = true;
@@ -383,6 +453,9 @@ mod tests {
                 }
                 SourceEvent::Listed(ClusterObject::Pod(p)) => format!("+pod {}", p.key()),
                 SourceEvent::Listed(ClusterObject::RuntimeClass(_)) => "+rc".into(),
+                SourceEvent::Listed(ClusterObject::Event(e)) => format!("+event {}", e.key),
+                SourceEvent::Change(Change::Event(e)) => format!("event {}", e.key),
+                SourceEvent::Change(Change::EventDeleted { key, .. }) => format!("-event {key}"),
                 SourceEvent::ListDone => "listed".into(),
                 SourceEvent::ListFailed(e) => format!("list failed {e}"),
                 SourceEvent::Change(Change::Node(n)) => {

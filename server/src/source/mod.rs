@@ -54,8 +54,8 @@ pub trait ClusterSource: Send {
 /// How the user chose the source (shared by `serve` and `audit`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SourceArgs {
-    /// Read the cluster from a file: the output of `kubectl get nodes,pods,runtimeclasses -A -o json`
-    /// (or `-o yaml`).
+    /// Read the cluster from a file: the output of `kubectl get nodes,pods,runtimeclasses,events -A -o json`
+    /// (or `-o yaml`; events are optional).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["kubeconfig", "context", "demo"])]
     pub snapshot: Option<PathBuf>,
     /// With --snapshot: reload the file whenever it changes and announce it like a watch event.
@@ -125,6 +125,35 @@ async fn select_source(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSourc
             Ok(Box::new(demo::DemoSource::load()?))
         }
     }
+}
+
+/// The cluster's Nodes and RuntimeClasses as context (`what-if` with manifests, `explain`): the
+/// `--cluster` files alone when no source is named, else the source's (with the files' nodes added).
+pub async fn context(
+    args: &SourceArgs,
+    settings: &winplace_rules::Settings,
+) -> anyhow::Result<winplace_rules::ClusterContext> {
+    let files_only = !args.cluster.is_empty()
+        && args.snapshot.is_none()
+        && !args.demo
+        && args.kubeconfig.is_none()
+        && args.context.is_none();
+    if files_only {
+        let mut errors = Vec::new();
+        let (ctx, _) = crate::commands::check::load_cluster(&args.cluster, settings, &mut errors);
+        if !errors.is_empty() {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
+        }
+        return Ok(ctx.unwrap_or_default());
+    }
+    let source = select(args).await?;
+    let audit = crate::state::audit_once(
+        winplace_rules::audit::Audit::new(settings.clone()),
+        source.events(),
+    )
+    .await?;
+    Ok(audit.context().clone())
 }
 
 /// A static source's events: the whole cluster once, then `Synced`.

@@ -96,6 +96,8 @@ pub struct Tally {
     pub pods: usize,
     /// RuntimeClasses.
     pub runtime_classes: usize,
+    /// Events about pods that an error signature explains (the others are skipped).
+    pub events: usize,
     /// Objects of other kinds, skipped.
     pub skipped: usize,
 }
@@ -106,6 +108,7 @@ impl Tally {
             ClusterObject::Node(_) => self.nodes += 1,
             ClusterObject::Pod(_) => self.pods += 1,
             ClusterObject::RuntimeClass(_) => self.runtime_classes += 1,
+            ClusterObject::Event(_) => self.events += 1,
         }
     }
 
@@ -289,6 +292,16 @@ impl Reader<'_, '_> {
         let Some(object) = Object::from_value(self.file, doc, value, lines) else {
             return Err(item_error(DecodeError::NoKind));
         };
+        if winplace_rules::model::events::is_event(&object.kind, &object.api_version) {
+            let event = winplace_rules::model::events::decode_event_value(&object.value)
+                .ok()
+                .flatten();
+            return self.emit(
+                index,
+                &|| line,
+                event.map(|e| ClusterObject::Event(Box::new(e))),
+            );
+        }
         let decoded = match ClusterKind::of(&object.kind, &object.api_version) {
             Some(kind) => Some(
                 cluster_objects::decode_value(kind, &object.value)
@@ -311,6 +324,8 @@ fn incomplete(object: &ClusterObject) -> Option<(String, &'static str)> {
         ClusterObject::Node(n) => ("Node", &n.metadata),
         ClusterObject::Pod(p) => ("Pod", &p.metadata),
         ClusterObject::RuntimeClass(r) => ("RuntimeClass", &r.object.metadata),
+        // Reduced to what it says about its pod: nothing left to be incomplete.
+        ClusterObject::Event(_) => return None,
     };
     let name = meta.name.as_deref().unwrap_or("");
     if name.is_empty() {
@@ -402,12 +417,15 @@ pub struct ClusterObjects {
     pub pods: Vec<Pod>,
     /// RuntimeClasses (`node.k8s.io/v1` and `v1beta1`).
     pub runtime_classes: Vec<RuntimeClassEntry>,
+    /// Events about pods that an error signature explains.
+    pub events: Vec<winplace_rules::model::events::PodEvent>,
     /// Objects of other kinds that were skipped.
     pub skipped: usize,
 }
 
 impl ClusterObjects {
-    /// The objects as one [`Change::Reset`].
+    /// The objects as one [`Change::Reset`] (the events are not part of it: apply them after it as
+    /// [`Change::Event`]s).
     pub fn into_reset(self) -> Change {
         Change::Reset {
             nodes: self.nodes,
@@ -429,6 +447,7 @@ impl ClusterObjects {
             ClusterObject::Node(node) => self.nodes.push(*node),
             ClusterObject::Pod(pod) => self.pods.push(*pod),
             ClusterObject::RuntimeClass(entry) => self.runtime_classes.push(*entry),
+            ClusterObject::Event(event) => self.events.push(*event),
         }
     }
 }

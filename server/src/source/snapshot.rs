@@ -102,7 +102,7 @@ fn read_file(
             Ok(tally) => {
                 if tally.skipped > 0 {
                     tracing::info!(
-                        "{name}: skipped {} objects that are not Nodes, Pods or RuntimeClasses",
+                        "{name}: skipped {} objects that are not Nodes, Pods, RuntimeClasses or Events about pods that winplace explains",
                         tally.skipped
                     );
                 }

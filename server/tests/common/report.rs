@@ -64,6 +64,7 @@ fn workload(
         }],
         findings,
         images: vec![],
+        incidents: vec![],
     }
 }
 

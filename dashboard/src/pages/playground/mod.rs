@@ -11,6 +11,7 @@ pub(crate) mod dom;
 mod editor;
 mod eval;
 mod examples;
+mod explain;
 mod findings;
 mod repair;
 pub(crate) mod share;
@@ -367,6 +368,7 @@ pub fn PlaygroundPage() -> impl IntoView {
                 </div>
             </div>
             <RepairPanel repair on_use=move |text| input.load(text)/>
+            <explain::ExplainPanel context=Signal::derive(move || chosen_context.get())/>
             <div class="pg-options">
                 <ContextPanel choice server loaded=cluster.loaded on_input=cluster.on_input()
                     marks=context_marks jump=jump_context

@@ -272,7 +272,7 @@ fn summary(outcome: &Outcome) -> (usize, usize, usize) {
 
 /// The JSON report: the findings and parse errors as the rules crate serializes them, and the counts.
 ///
-/// The shape README.md documents: `{"findings": [{rule, severity, object{apiVersion, kind, namespace,
+/// The shape docs/cli.md documents: `{"findings": [{rule, severity, object{apiVersion, kind, namespace,
 /// name}, file, line, path, message, fix}], "parse_errors": [{file, line, column, message}], "summary":
 /// {errors, warnings, infos}}`.
 #[derive(Debug, Serialize)]

@@ -1,0 +1,94 @@
+//! The playground's explain field: paste an error message (an event, `kubectl describe pod`, a kubelet
+//! or containerd log line, a `kubectl apply` error) and see it explained in the browser by the rules
+//! crate's error signatures, with the playground's chosen cluster as context.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use winplace_rules::ClusterContext;
+use winplace_rules::explain::{Match, explain_text};
+
+/// The field and its explanations.
+#[component]
+pub fn ExplainPanel(
+    /// The cluster the playground evaluates against (none, the server's, pasted).
+    context: Signal<Option<Arc<ClusterContext>>>,
+) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let found = Memo::new(move |_| {
+        text.with(|t| {
+            if t.trim().is_empty() {
+                return None;
+            }
+            Some(context.with(|c| explain_text(t, c.as_deref())))
+        })
+    });
+    view! {
+        <section class="pg-explain" aria-labelledby="explain-title">
+            <h3 id="explain-title">"Explain an error"</h3>
+            <label for="explain-input">"Paste what the cluster says: an event, kubectl describe pod, a kubelet or containerd log, a kubectl apply error"</label>
+            <textarea id="explain-input" rows="4" spellcheck="false"
+                on:input=move |ev| text.set(event_target_value(&ev))
+                prop:value=move || text.get()></textarea>
+            <div class="explained" aria-live="polite">
+                {move || match found.get() {
+                    None => ().into_any(),
+                    Some(matches) if matches.is_empty() => view! {
+                        <p class="no-match" data-matches="0">"No Windows placement cause: nothing here is about an OS or Windows-build mismatch, an image without the node's platform, an untolerated taint, a selector no node matches, a field the API server forbids on Windows pods, or RuntimeClass admission."</p>
+                    }.into_any(),
+                    Some(matches) => view! {
+                        <ul class="explained-list" data-matches=matches.len().to_string()>
+                            {matches.into_iter().map(|m| view! { <Explained m/> }).collect_view()}
+                        </ul>
+                    }.into_any(),
+                }}
+            </div>
+        </section>
+    }
+}
+
+#[component]
+fn Explained(m: Match) -> impl IntoView {
+    let o = &m.objects;
+    let mut named: Vec<String> = Vec::new();
+    for (k, v) in [
+        ("pod", &o.pod),
+        ("node", &o.node),
+        ("image", &o.image),
+        ("platform", &o.platform),
+        ("build", &o.build),
+        ("image build", &o.image_build),
+        ("RuntimeClass", &o.runtime_class),
+        ("nodes excluded", &o.nodes),
+    ] {
+        if let Some(v) = v {
+            named.push(format!("{k} {v}"));
+        }
+    }
+    if !o.taint.is_empty() {
+        named.push(format!("taint {}", o.taint.join(", ")));
+    }
+    if !o.field.is_empty() {
+        named.push(format!("field {}", o.field.join(", ")));
+    }
+    let rule = match m.rule.clone() {
+        Some(r) => view! {
+            <p>"Caught before deployment by "<a href=format!("/rules#{r}")><code>{r.clone()}</code></a></p>
+        }
+        .into_any(),
+        None => view! { <p>"No manifest rule catches it: it is the node's configuration."</p> }.into_any(),
+    };
+    view! {
+        <li class="explained-item" data-cause=m.cause.as_str() data-sandbox=m.sandbox.to_string()
+            data-rule=m.rule.clone().unwrap_or_default()>
+            <p><span class="cause">{m.cause.as_str()}</span>
+                {m.sandbox.then_some(" (pod sandbox: the pause image)")}
+                {m.line.map(|l| format!(" — line {l}"))}</p>
+            <p>{m.meaning.clone()}</p>
+            {(!named.is_empty()).then(|| view! { <p class="muted">"Names: "{named.join("; ")}</p> })}
+            {rule}
+            <p class="explained-fix"><strong>"Fix: "</strong>{m.fix.clone()}</p>
+            <p class="muted">"Printed by "{m.source.clone()}</p>
+        </li>
+    }
+}

@@ -1,0 +1,136 @@
+//! The concrete fix, with the cluster as context: the node's OS and build, the image's builds, the
+//! tag of the same image that runs on the node, the toleration a taint needs (its effect read from the
+//! nodes that carry it).
+
+use super::{Cause, Match};
+use crate::model::ClusterContext;
+use crate::rules::RuleId;
+use crate::windows::builds::{build_display, retag_for_build};
+use crate::windows::{Os, WindowsVersion, classify_image};
+
+/// Makes `m` concrete with `context`: names the node's build and the image's, and writes the fix for
+/// them (the retagged image and the build to pin, the toleration with the taint's effect, the OS
+/// selector).
+pub fn refine(m: &mut Match, context: &ClusterContext) {
+    let node = m.objects.node.as_deref().and_then(|name| {
+        context
+            .nodes
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some(name))
+    });
+    let (node_os, node_build) = node.map_or((None, None), crate::model::node_os_build);
+    match m.cause {
+        Cause::BuildMismatch | Cause::NoPlatformInManifest if !m.sandbox => {
+            let host = node_build.or_else(|| {
+                m.objects
+                    .build
+                    .as_deref()
+                    .and_then(WindowsVersion::parse)
+                    .map(|v| v.build)
+            });
+            let Some(host) = host else { return };
+            m.objects.build = Some(WindowsVersion::new(host).label());
+            let image_builds: Vec<u32> = m
+                .objects
+                .image
+                .as_deref()
+                .map(|i| classify_image(i, &[]).os.builds().to_vec())
+                .unwrap_or_default();
+            if !image_builds.is_empty() {
+                m.objects.image_build = Some(
+                    image_builds
+                        .iter()
+                        .map(|b| WindowsVersion::new(*b).label())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                );
+            }
+            let on = match &m.objects.node {
+                Some(n) => format!("Node {n} runs {}", build_display(host)),
+                None => format!("The host runs {}", build_display(host)),
+            };
+            let image_words = match (&m.objects.image, image_builds.as_slice()) {
+                (Some(i), []) => format!("; image {i}'s build is not told by its name"),
+                (Some(i), builds) => format!(
+                    "; image {i} is built for {}",
+                    builds
+                        .iter()
+                        .map(|b| build_display(*b))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+                (None, _) => String::new(),
+            };
+            m.meaning = format!("{} {on}{image_words}.", m.meaning);
+            let pin = format!(
+                "pin the workload with nodeSelector node.kubernetes.io/windows-build: \"{}\" (or the builds that run its image)",
+                WindowsVersion::new(host).label()
+            );
+            m.fix = match m
+                .objects
+                .image
+                .as_deref()
+                .and_then(|i| retag_for_build(i, host))
+            {
+                Some(retagged) => format!(
+                    "Use {retagged} (the {} tag of the same image) and {pin}.",
+                    build_display(host)
+                ),
+                None => format!(
+                    "Use a tag of the image built for {} and {pin}.",
+                    build_display(host)
+                ),
+            };
+        }
+        Cause::UntoleratedTaint => {
+            let mut tolerations = Vec::new();
+            for taint in &m.objects.taint {
+                let (key, value) = taint.split_once('=').unwrap_or((taint.as_str(), ""));
+                let carriers: Vec<&k8s_openapi::api::core::v1::Taint> = context
+                    .nodes
+                    .iter()
+                    .filter_map(|n| n.spec.as_ref()?.taints.as_ref())
+                    .flatten()
+                    .filter(|t| t.key == key && t.value.as_deref().unwrap_or("") == value)
+                    .collect();
+                let Some(first) = carriers.first() else {
+                    continue;
+                };
+                tolerations.push(if value.is_empty() {
+                    format!("{{key: {key}, operator: Exists, effect: {}}}", first.effect)
+                } else {
+                    format!(
+                        "{{key: {key}, operator: Equal, value: {value}, effect: {}}}",
+                        first.effect
+                    )
+                });
+            }
+            if !tolerations.is_empty() {
+                m.fix = format!(
+                    "Add to the workload's pod template the toleration{} {}, and select the nodes it tolerates with a nodeSelector (kubernetes.io/os, node.kubernetes.io/windows-build).",
+                    if tolerations.len() > 1 { "s" } else { "" },
+                    tolerations.join(", ")
+                );
+            }
+        }
+        Cause::OsMismatch => {
+            if let Some(os) = node_os {
+                let pod_os = match os {
+                    Os::Windows => Os::Linux,
+                    Os::Linux => Os::Windows,
+                };
+                if pod_os == Os::Linux {
+                    m.rule = Some(RuleId::LinuxPodWithoutOsSelector.as_str().to_string());
+                }
+                m.fix = format!(
+                    "Give the workload the nodeSelector kubernetes.io/os: {} (the node {} is {}), then delete the pod so that it is re-created on a {} node.",
+                    pod_os.as_str(),
+                    m.objects.node.as_deref().unwrap_or(""),
+                    os.as_str(),
+                    pod_os.as_str()
+                );
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,461 @@
+//! Real messages, quoted from public issues and from the code that prints them
+//! (docs/reference/error-signatures.md gives each one's source), and what winplace makes of them.
+
+use super::*;
+
+/// (where the message comes from, the message, cause, sandbox, rule, objects that must be read)
+type Row = (
+    &'static str,
+    &'static str,
+    Option<Cause>,
+    bool,
+    Option<&'static str>,
+    &'static [(&'static str, &'static str)],
+);
+
+const ROWS: &[Row] = &[
+    (
+        "kubernetes-sigs/sig-windows-tools#72: the pause image of another build (Docker)",
+        r#"  Warning  FailedCreatePodSandBox  37s  kubelet, w1  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "kube-flannel-ds-windows-amd64-9tffg": Error response from daemon: hcsshim::CreateComputeSystem e20e69aa106e39ef9447f449e7f6d578dbed969cd31da91d1ea8a106906478fe: The container operating system does not match the host operating system."#,
+        Some(Cause::BuildMismatch),
+        true,
+        None,
+        &[
+            ("pod", "kube-flannel-ds-windows-amd64-9tffg"),
+            ("node", "w1"),
+        ],
+    ),
+    (
+        "MicrosoftDocs/Virtualization-Documentation#765: the kubelet's CreatePodSandboxError with 0xc0370101",
+        r#"E0530 11:42:13.374889  204644 pod_workers.go:186] Error syncing pod 733a9cfc-63e3-11e8-b83f-00505697a953 ("win-webserver-c94f84797-b4qzt_default(733a9cfc-63e3-11e8-b83f-00505697a953)"), skipping: failed to "CreatePodSandbox" for"win-webserver-c94f84797-b4qzt_default(733a9cfc-63e3-11e8-b83f-00505697a953)" with CreatePodSandboxError: "CreatePodSandbox for pod \"win-webserver-c94f84797-b4qzt_default(733a9cfc-63e3-11e8-b83f-00505697a953)\" failed: rpc error: code = Unknown desc = failed to startsandbox container for pod \"win-webserver-c94f84797-b4qzt\": Error response from daemon: container 0238a43119b6620289ef8e8d747a773f999ddc1b0b160739799de102f08d4e45 encountered an error during CreateContainer: failure in a Windows system call: The operating system of the container does not match the operating system of the host. (0xc0370101)"#,
+        Some(Cause::BuildMismatch),
+        true,
+        None,
+        &[],
+    ),
+    (
+        "Azure/acs-engine#2965: the sandbox of a 1803 pod (message cut in the issue)",
+        r#"Failed create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "olfactory-olm-app-deployment-64ddfc96dd-f6z5w": Error response from daemon: container 7929bfd27250d5465496de2bb6a37c5e41d492488ca7c8362a07637b464b5e52 encountered an error during CreateContainer: failure in a Windows system call: The operating system of the container does not match the operating system of the host. (0xc"#,
+        Some(Cause::BuildMismatch),
+        true,
+        None,
+        &[("pod", "olfactory-olm-app-deployment-64ddfc96dd-f6z5w")],
+    ),
+    (
+        "microsoft/dotnet-framework-docker#1265: a container's image of another build",
+        "hcsshim::CreateComputeSystem f0e8722996e015f45c72a2baf0e772ddf28ae6b37bbd5ed93af03358298acdbf: The container operating system does not match the host operating system.",
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[],
+    ),
+    (
+        "kubernetes/kubernetes#74066: the message without its context",
+        r#"Trying to start a container on a windows node results in an error "The container operating system does not match the host operating system.""#,
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[],
+    ),
+    (
+        "docker/for-win#6809: moby's platform form",
+        "no matching manifest for windows/amd64 10.0.18363 in the manifest list entries",
+        Some(Cause::NoPlatformInManifest),
+        false,
+        Some("windows-build-mismatch"),
+        &[
+            ("platform", "windows/amd64 10.0.18363"),
+            ("build", "10.0.18363"),
+        ],
+    ),
+    (
+        "docker-archive-public/docker.kitematic#5337: Windows Server 2019's build",
+        "no matching manifest for windows/amd64 10.0.17763 in the manifest list entries",
+        Some(Cause::NoPlatformInManifest),
+        false,
+        Some("windows-build-mismatch"),
+        &[("build", "10.0.17763")],
+    ),
+    (
+        "containerd/platforms FormatAll (2026 form), as moby prints it",
+        "Error response from daemon: no matching manifest for windows(10.0.26200)/amd64 in the manifest list entries",
+        Some(Cause::NoPlatformInManifest),
+        false,
+        Some("windows-build-mismatch"),
+        &[
+            ("platform", "windows(10.0.26200)/amd64"),
+            ("build", "10.0.26200"),
+        ],
+    ),
+    (
+        "a public README quoting the 2026 form on Windows 11",
+        "- If you encounter this error: 'no matching manifest for windows(10.0.22631)/amd64 in the manifest list entries'",
+        Some(Cause::NoPlatformInManifest),
+        false,
+        Some("windows-build-mismatch"),
+        &[("build", "10.0.22631")],
+    ),
+    (
+        "a Windows-only image pulled on a Linux node (moby)",
+        "no matching manifest for linux/amd64 in the manifest list entries",
+        Some(Cause::NoPlatformInManifest),
+        false,
+        Some("windows-pod-without-os-selector"),
+        &[("platform", "linux/amd64")],
+    ),
+    (
+        "a public runbook: containerd's message in the kubelet's pull event",
+        r#"  Warning  Failed              30s   kubelet          Failed to pull image "nginx:1.14.2": rpc error: code = NotFound desc = failed to pull and unpack image "nginx:1.14.2": no match for platform in manifest: not found"#,
+        Some(Cause::NoPlatformInManifest),
+        false,
+        Some("windows-build-mismatch"),
+        &[("image", "nginx:1.14.2")],
+    ),
+    (
+        "CrlsMrls/learning-notes: the 1.27+ taint form with the preemption suffix",
+        "  Warning  FailedScheduling  95s   default-scheduler  0/2 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 1 node(s) had untolerated taint {spray: mortein}. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        Some(Cause::UntoleratedTaint),
+        false,
+        Some("windows-pod-without-toleration"),
+        &[("nodes", "2 of 2")],
+    ),
+    (
+        "kube-scheduler TaintToleration, the older form (Sprintf of the stored source)",
+        "0/3 nodes are available: 3 node(s) had taint {os: windows}, that the pod didn't tolerate.",
+        Some(Cause::UntoleratedTaint),
+        false,
+        Some("windows-pod-without-toleration"),
+        &[("nodes", "3 of 3")],
+    ),
+    (
+        "kube-scheduler TaintToleration, the oldest form (ErrReasonNotMatch)",
+        "0/4 nodes are available: 4 node(s) had taints that the pod didn't tolerate.",
+        Some(Cause::UntoleratedTaint),
+        false,
+        Some("windows-pod-without-toleration"),
+        &[],
+    ),
+    (
+        "a public workshop: NodeAffinity with the preemption suffix",
+        "  Warning  FailedScheduling  29s   default-scheduler  0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+        Some(Cause::SelectorMismatch),
+        false,
+        Some("no-schedulable-node"),
+        &[("nodes", "3 of 3")],
+    ),
+    (
+        "kubelet rejectPodAdmissionBasedOnOSField (pod status message)",
+        "Pod was rejected: Failed to admit pod as the OS field doesn't match node OS",
+        Some(Cause::OsMismatch),
+        false,
+        Some("windows-pod-without-os-selector"),
+        &[],
+    ),
+    (
+        "kubelet rejectPodAdmissionBasedOnOSSelector (event)",
+        "  Warning  PodOSSelectorNodeLabelDoesNotMatch  2s  kubelet  Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+        Some(Cause::OsMismatch),
+        false,
+        Some("windows-pod-without-os-selector"),
+        &[],
+    ),
+    (
+        "a public troubleshooting page: Docker on Windows given a Linux image",
+        r#"docker: image operating system "linux" cannot be used on this platform."#,
+        Some(Cause::OsMismatch),
+        false,
+        Some("linux-pod-without-os-selector"),
+        &[],
+    ),
+    (
+        "kube-apiserver validateWindows, as kubectl apply prints it",
+        r#"The Pod "iis" is invalid: spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod"#,
+        Some(Cause::ForbiddenWindowsField),
+        false,
+        Some("windows-forbidden-field"),
+        &[
+            ("pod", "iis"),
+            ("field", "spec.containers[0].securityContext.privileged"),
+        ],
+    ),
+    (
+        "kube-apiserver validateLinux",
+        r#"The Pod "web" is invalid: spec.securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod"#,
+        Some(Cause::ForbiddenWindowsField),
+        false,
+        Some("linux-forbidden-windows-options"),
+        &[("field", "spec.securityContext.windowsOptions")],
+    ),
+    (
+        "RuntimeClass admission prepareObjects",
+        r#"Error from server (Forbidden): error when creating "pod.yaml": pods "iis" is forbidden: pod rejected: RuntimeClass "windows-2019" not found"#,
+        Some(Cause::Runtimeclass),
+        false,
+        Some("runtimeclass-not-found"),
+        &[("runtimeClass", "windows-2019"), ("pod", "iis")],
+    ),
+    (
+        "RuntimeClass admission setScheduling",
+        r#"pods "iis" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[node.kubernetes.io/windows-build] = 10.0.20348; pod.spec.nodeSelector[node.kubernetes.io/windows-build] = 10.0.17763"#,
+        Some(Cause::Runtimeclass),
+        false,
+        Some("runtimeclass-selector-conflict"),
+        &[(
+            "field",
+            "spec.nodeSelector[node.kubernetes.io/windows-build]",
+        )],
+    ),
+    (
+        "RuntimeClass admission setOverhead",
+        "pods \"iis\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
+        Some(Cause::Runtimeclass),
+        false,
+        Some("runtimeclass-overhead-mismatch"),
+        &[],
+    ),
+    // Unrelated messages: no Windows cause.
+    (
+        "an OOMKilled container (kubectl describe)",
+        "      Reason:       OOMKilled",
+        None,
+        false,
+        None,
+        &[],
+    ),
+    (
+        "a public note: a sandbox killed by the OOM killer",
+        "Warning  FailedCreatePodSandBox  pod/shop-cart-...  Failed to create pod sandbox: ... OCI runtime create failed: runc create failed: unable to start container process: container init was OOM-killed (memory limit too low?)",
+        None,
+        false,
+        None,
+        &[],
+    ),
+    (
+        "the scheduler out of CPU",
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+        None,
+        false,
+        None,
+        &[],
+    ),
+];
+
+fn object(objects: &Objects, key: &str) -> Option<String> {
+    match key {
+        "pod" => objects.pod.clone(),
+        "node" => objects.node.clone(),
+        "image" => objects.image.clone(),
+        "platform" => objects.platform.clone(),
+        "build" => objects.build.clone(),
+        "nodes" => objects.nodes.clone(),
+        "runtimeClass" => objects.runtime_class.clone(),
+        "field" => objects.field.first().cloned(),
+        other => panic!("no object {other}"),
+    }
+}
+
+#[test]
+fn real_messages_are_explained_with_their_cause_sandbox_rule_and_objects() {
+    for (source, message, cause, sandbox, rule, objects) in ROWS {
+        let found = explain_text(message, None);
+        let Some(want) = cause else {
+            assert!(found.is_empty(), "{source}: {found:?}");
+            continue;
+        };
+        let m = found
+            .first()
+            .unwrap_or_else(|| panic!("{source}: no match for {message}"));
+        assert_eq!(m.cause, *want, "{source}");
+        assert_eq!(m.sandbox, *sandbox, "{source}");
+        assert_eq!(m.rule.as_deref(), *rule, "{source}");
+        for (key, value) in *objects {
+            assert_eq!(
+                object(&m.objects, key).as_deref(),
+                Some(*value),
+                "{source}: {key} in {:?}",
+                m.objects
+            );
+        }
+        assert!(!m.meaning.is_empty() && !m.fix.is_empty(), "{source}");
+        if let Some(rule) = &m.rule {
+            assert!(
+                crate::rules::catalog::rule(rule).is_some(),
+                "{source}: {rule} is not a rule of the catalogue"
+            );
+        }
+    }
+    // Every cause is among the real messages.
+    for cause in Cause::ALL {
+        assert!(
+            ROWS.iter().any(|r| r.2 == Some(cause)),
+            "no real message of {cause}"
+        );
+    }
+}
+
+#[test]
+fn the_sandbox_case_says_it_is_the_pause_image() {
+    let m = &explain_text(ROWS[0].1, None)[0];
+    assert!(m.meaning.contains("pause (sandbox) image"), "{}", m.meaning);
+    assert!(m.fix.contains("sandbox_image"), "{}", m.fix);
+}
+
+#[test]
+fn one_scheduler_message_gives_each_of_its_causes_once() {
+    let text = "0/5 nodes are available: 2 node(s) had untolerated taint {os: windows}, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.";
+    let found = explain_text(text, None);
+    let causes: Vec<(Cause, Option<&str>)> = found
+        .iter()
+        .map(|m| (m.cause, m.objects.nodes.as_deref()))
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            (Cause::UntoleratedTaint, Some("2 of 5")),
+            (Cause::SelectorMismatch, Some("3 of 5"))
+        ]
+    );
+    assert_eq!(found[0].objects.taint, ["os=windows"]);
+}
+
+fn context() -> ClusterContext {
+    let text = r#"
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: win19-1
+    labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763}
+  spec:
+    taints: [{key: os, value: windows, effect: NoSchedule}]
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: lin-1
+    labels: {kubernetes.io/os: linux}
+"#;
+    let parsed = crate::input::parse("c.yaml", text, &crate::input::Limits::default());
+    ClusterContext::from_objects(&crate::model::objects(&parsed.documents)).0
+}
+
+#[test]
+fn with_context_the_fix_names_the_tag_that_runs_on_the_node_and_the_toleration() {
+    let context = context();
+    let describe = "Name:         invoice-7d9-x2\nNamespace:    billing\nNode:         win19-1/10.240.0.4\nEvents:\n  Type     Reason   Age  From     Message\n  Warning  Failed   3s   kubelet  Failed to pull image \"mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022\": rpc error: code = NotFound desc = failed to pull and unpack image \"mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022\": no match for platform in manifest: not found\n";
+    let found = explain_text(describe, Some(&context));
+    let m = &found[0];
+    assert_eq!(m.cause, Cause::NoPlatformInManifest);
+    assert_eq!(m.objects.pod.as_deref(), Some("billing/invoice-7d9-x2"));
+    assert_eq!(m.objects.build.as_deref(), Some("10.0.17763"));
+    assert_eq!(m.objects.image_build.as_deref(), Some("10.0.20348"));
+    assert!(
+        m.fix.starts_with("Use mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019 (the Windows Server 2019 (10.0.17763) tag"),
+        "{}",
+        m.fix
+    );
+    let taint = explain_text(
+        "0/2 nodes are available: 1 node(s) had untolerated taint {os: windows}, 1 node(s) didn't match Pod's node affinity/selector.",
+        Some(&context),
+    );
+    assert!(
+        taint[0]
+            .fix
+            .contains("{key: os, operator: Equal, value: windows, effect: NoSchedule}"),
+        "{}",
+        taint[0].fix
+    );
+    // A kubelet refusal on the Linux node: the pod is a Windows one.
+    let os = explain_text(
+        "Name: p\nNode: lin-1/10.0.0.1\n  Warning  PodOSNotSupported  1s  kubelet  Failed to admit pod as the OS field doesn't match node OS",
+        Some(&context),
+    );
+    assert_eq!(
+        os[0].rule.as_deref(),
+        Some("windows-pod-without-os-selector")
+    );
+    assert!(
+        os[0].fix.contains("kubernetes.io/os: windows"),
+        "{}",
+        os[0].fix
+    );
+}
+
+#[test]
+fn events_as_json_name_their_pod() {
+    let json = r#"{
+    "apiVersion": "v1",
+    "items": [
+        {
+            "apiVersion": "v1",
+            "involvedObject": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": "web-0",
+                "namespace": "shop"
+            },
+            "kind": "Event",
+            "message": "Error: failed to create containerd container: hcs::CreateComputeSystem web: The container operating system does not match the host operating system.: unknown",
+            "metadata": {"name": "web-0.17a", "namespace": "shop"},
+            "reason": "Failed"
+        }
+    ]
+}"#;
+    let found = explain_text(json, None);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].objects.pod.as_deref(), Some("shop/web-0"));
+    let yaml = "- involvedObject:\n    kind: Pod\n    name: web-1\n    namespace: shop\n  message: 'Failed to create pod sandbox: rpc error: code = Unknown desc = The container operating system does not match the host operating system. (0xc0370101)'\n";
+    let found = explain_text(yaml, None);
+    assert_eq!(found[0].objects.pod.as_deref(), Some("shop/web-1"));
+    assert!(found[0].sandbox);
+}
+
+#[test]
+fn hostile_input_is_read_in_bounded_memory_without_panicking() {
+    let mut explainer = Explainer::new(None);
+    // Binary junk, a colour-coded match, a CRLF match, an endless line.
+    explainer.line(&[0xff, 0x00, 0x1b, b'[', 0xfe, 0x80]);
+    explainer.line(
+        b"\x1b[33m0/1 nodes are available: 1 node(s) had untolerated taint {os: windows}.\x1b[0m",
+    );
+    explainer.line(
+        b"no matching manifest for windows/amd64 10.0.17763 in the manifest list entries\r\n",
+    );
+    let mut long = vec![b'x'; 1 << 20];
+    long.extend(b"0xc0370101");
+    explainer.line(&long);
+    // The same message a thousand times is one match, counted.
+    for _ in 0..1000 {
+        explainer.line(
+            b"no matching manifest for windows/amd64 10.0.17763 in the manifest list entries",
+        );
+    }
+    let found = explainer.finish();
+    let causes: Vec<Cause> = found.iter().map(|m| m.cause).collect();
+    assert_eq!(
+        causes,
+        [Cause::UntoleratedTaint, Cause::NoPlatformInManifest],
+        "the match past the line cap is not read"
+    );
+    assert_eq!(found[1].count, 1001);
+    assert_eq!(found[0].objects.taint, ["os=windows"]);
+    // Distinct matches are capped.
+    let mut explainer = Explainer::new(None);
+    for i in 0..(MAX_MATCHES + 10) {
+        explainer.line(format!("The Pod \"p{i}\" is invalid: spec.hostPID: Forbidden: cannot be set for a windows pod").as_bytes());
+    }
+    assert_eq!(explainer.dropped(), 10);
+    assert_eq!(explainer.finish().len(), MAX_MATCHES);
+}
+
+#[test]
+fn the_prefilter_lets_through_every_line_a_signature_matches() {
+    let prefilter = Prefilter::new();
+    for (source, message, cause, ..) in ROWS {
+        if cause.is_some() {
+            assert!(prefilter.may_match(message), "{source}");
+        }
+    }
+    assert!(!prefilter.may_match("I0101 12:00:00 kubelet.go:1 \"SyncLoop ADD\" source=\"api\""));
+}
