@@ -280,7 +280,8 @@ mod tests {
             )
         };
         // (image tag, cluster builds, range)
-        let rows: [(&str, &[&str], Option<Vec<u32>>); 6] = [
+        type Row = (&'static str, &'static [&'static str], Option<Vec<u32>>);
+        let rows: [Row; 6] = [
             ("ltsc2022", &[], Some(vec![20348, 26100])),
             ("ltsc2025", &[], Some(vec![26100])),
             // A 2019 image runs only on 2019 hosts, which are not supported: a new image, not a pin.
