@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use winplace_rules::windows::ImageClass;
 
 /// One platform an image is built for: from an index entry's `platform`, or from the image config of a
-/// single-platform image.
+/// single-platform image (read by [`super::fetch`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Platform {
@@ -21,27 +21,6 @@ pub struct Platform {
     /// they are `win32k` at most (kubernetes-windows-rules.md §5.5.2). Absent when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub os_features: Vec<String>,
-}
-
-impl Platform {
-    /// Reads `os`, `architecture`, `os.version` and `os.features` of an index entry's `platform` or of an
-    /// image config; `None` without an `os`.
-    pub fn from_json(value: &Value) -> Option<Platform> {
-        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
-        Some(Platform {
-            os: text("os")?,
-            architecture: text("architecture").unwrap_or_default(),
-            os_version: text("os.version"),
-            os_features: value
-                .get("os.features")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-        })
-    }
 }
 
 /// Where an image's platforms were read.

@@ -27,7 +27,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 use winplace_api::{SourceInfo, SourceKind};
-use winplace_rules::audit::Change;
+use winplace_rules::audit::{Change, pod_key_of, split_key};
 use winplace_rules::model::RuntimeClassEntry;
 use winplace_rules::model::cluster_objects::{
     ClusterObject, RuntimeClassVersion, trim_node, trim_pod, trim_runtime_class,
@@ -230,8 +230,8 @@ impl Kind for Node {
 
 impl Kind for Pod {
     fn key(&self) -> String {
-        let ns = self.metadata.namespace.as_deref().unwrap_or("default");
-        format!("{ns}/{}", self.metadata.name.as_deref().unwrap_or(""))
+        // The audit's own key, so that a deletion names the pod the audit holds.
+        pod_key_of(self)
     }
     fn upsert(self) -> Change {
         Change::Pod(Box::new(self))
@@ -240,7 +240,7 @@ impl Kind for Pod {
         ClusterObject::Pod(Box::new(self))
     }
     fn deleted(key: &str) -> Change {
-        let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+        let (ns, name) = split_key(key);
         Change::PodDeleted(ns.to_string(), name.to_string())
     }
 }
