@@ -56,6 +56,7 @@ pub mod build_range;
 mod fit;
 mod pins;
 pub mod plan;
+mod prepared;
 
 use std::collections::BTreeMap;
 
@@ -74,6 +75,7 @@ pub use fit::{
     untolerated_windows_taints,
 };
 pub use pins::{BuildPin, OsPin, build_pin, os_allowed, os_pin};
+pub use prepared::PreparedCluster;
 
 /// The GA OS node label.
 pub const OS_LABEL: &str = "kubernetes.io/os";
