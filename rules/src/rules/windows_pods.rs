@@ -1254,7 +1254,7 @@ mod tests {
         ));
         let found = findings(&text, None, &Settings::default(), NARROW);
         let m = &found[0].message;
-        assert_eq!(found[0].severity, Severity::Warning);
+        assert_eq!(found[0].severity, Severity::Info);
         assert!(
             m.contains("exactly one Windows build, Windows Server 2022 (10.0.20348), but"),
             "{m}"
