@@ -31,7 +31,8 @@ test('the build matrix says, per image build and node build, compatible or not, 
   expect(await cells.count()).toBeGreaterThan(0);
   for (const cell of await cells.all()) {
     const compatible = await cell.getAttribute('data-compatible');
-    await expect(cell.locator('.verdict')).toHaveText(compatible === 'true' ? /compatible/ : /incompatible/);
+    const disputed = await cell.getAttribute('data-disputed');
+    await expect(cell.locator('.verdict')).toHaveText(compatible === 'true' ? /compatible/ : disputed === 'true' ? /disputed/ : /incompatible/);
     await expect(cell.locator('.pods')).toHaveText(/^\d+ pods?$/);
   }
   // Process isolation: a 2022 host cannot run a 2019 image.

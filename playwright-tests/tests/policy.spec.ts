@@ -23,6 +23,10 @@ test('the policy page links policy.wasm and turns settings into a ClusterAdmissi
   await expect(manifest).toContainText('mutate: true');
   await page.getByLabel('Exempt namespaces').fill('kube-system, monitoring');
   await expect(manifest).toContainText('exemptNamespaces:\n    - kube-system\n    - monitoring');
+  // Build pinning (issue 25): range by default, exact for platforms that want the image's own build.
+  await expect(manifest).toContainText('buildPinning: range');
+  await page.getByLabel('Build pinning').selectOption('exact');
+  await expect(manifest).toContainText('buildPinning: exact');
 
   // Settings::validate runs as you type and names the bad setting.
   await page.getByLabel('Supported Windows builds').fill('10.0.20348, 2022');

@@ -94,7 +94,15 @@ fn every_fixture_gets_the_expected_answer() {
             "windows-pod-without-os-selector",
             "",
         ),
-        ("pod-windows-pinned", true, true, "", ""),
+        // Pinned to exactly 2022, which a supported 2025 host would also run: accepted, with the warning
+        // that an in-place upgrade of the pool would strand it (issue 25).
+        (
+            "pod-windows-pinned",
+            true,
+            true,
+            "",
+            "windows-build-pin-too-narrow",
+        ),
         ("deployment-windows-pinned", true, true, "", ""),
         ("replicaset-windows-pinned", true, true, "", ""),
         ("statefulset-windows-pinned", true, true, "", ""),
@@ -407,6 +415,102 @@ fn mutation_round_trip_for_every_kind() {
     assert!(response["mutated_object"].is_null());
 }
 
+/// Issue 25 through wasmtime: mutation pins the range of builds (or, on OpenShift, exactly the image's
+/// build), widens an exact pin, warns about resizePolicy, and reads index entries' os.features as
+/// containerd 2.3+ does.
+#[test]
+fn pins_are_ranges_unless_the_platform_wants_the_exact_build() {
+    let h = host(None);
+    let template =
+        |response: &Value| response["mutated_object"]["spec"]["template"]["spec"].clone();
+    let range = json!([{"matchExpressions": [{"key": "node.kubernetes.io/windows-build",
+        "operator": "In", "values": ["10.0.20348", "10.0.26100"]}]}]);
+    // An ltsc2022 Deployment with no build selector, no context: the range as required affinity.
+    let unpinned = request("deployment-windows-unpinned");
+    let r = h.validate(&unpinned, &json!({"mutate": true})).unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    let spec = template(&r);
+    assert_eq!(
+        spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"],
+        range,
+        "{r}"
+    );
+    assert_eq!(
+        spec["nodeSelector"],
+        json!({"kubernetes.io/os": "windows"}),
+        "{r}"
+    );
+    // The OpenShift preset pins exactly the image's build, in the nodeSelector.
+    let r = h
+        .validate(&unpinned, &json!({"mutate": true, "platform": "openshift"}))
+        .unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    let spec = template(&r);
+    assert_eq!(
+        spec["nodeSelector"],
+        json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}),
+        "{r}"
+    );
+    assert!(spec.get("affinity").is_none(), "{r}");
+    // An exact pin is warned about; mutation widens it to the range.
+    let pinned = request("deployment-windows-pinned");
+    let r = h.validate(&pinned, &json!({})).unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    assert!(
+        r["warnings"]
+            .to_string()
+            .contains("windows-build-pin-too-narrow"),
+        "{r}"
+    );
+    let r = h.validate(&pinned, &json!({"mutate": true})).unwrap();
+    let spec = template(&r);
+    assert_eq!(
+        spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"],
+        range,
+        "{r}"
+    );
+    assert_eq!(
+        spec["nodeSelector"],
+        json!({"kubernetes.io/os": "windows"}),
+        "{r}"
+    );
+    let r = h
+        .validate(&pinned, &json!({"buildPinning": "exact"}))
+        .unwrap();
+    assert!(
+        !r["warnings"]
+            .to_string()
+            .contains("windows-build-pin-too-narrow"),
+        "{r}"
+    );
+    // resizePolicy: the pod is accepted; the warning says the resize will be refused.
+    let mut resizable = pinned.clone();
+    resizable["object"]["spec"]["template"]["spec"]["containers"][0]["resizePolicy"] =
+        json!([{"resourceName": "cpu", "restartPolicy": "NotRequired"}]);
+    let r = h.validate(&resizable, &json!({})).unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    assert!(r["warnings"].to_string().contains("resizePolicy"), "{r}");
+    // os.features: win32k is ignored, any other feature keeps a Windows node's containerd 2.3+ from
+    // picking the entry. Pinned to 2022, the only entry it could pick is 2019's: a mismatch.
+    let mut caps = Capabilities::default();
+    caps.manifests.insert(
+        "registry.example.com/shop/win-api:2.3".into(),
+        json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [
+            {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": format!("sha256:{}", "a".repeat(64)), "size": 1,
+             "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.17763.1", "os.features": ["win32k"]}},
+            {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": format!("sha256:{}", "b".repeat(64)), "size": 1,
+             "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1", "os.features": ["sse4"]}}]}),
+    );
+    let r = host(Some(caps))
+        .validate(&request("pod-windows-private-image"), &json!({}))
+        .unwrap();
+    assert_eq!(r["accepted"], json!(false), "{r}");
+    assert!(
+        r["message"].to_string().contains("windows-build-mismatch"),
+        "{r}"
+    );
+}
+
 #[test]
 fn settings_errors_name_the_setting() {
     let h = host(None);
@@ -428,6 +532,12 @@ fn settings_errors_name_the_setting() {
             json!({"disabledRules": ["no-such-rule"]}),
             false,
             "disabledRules[0]",
+        ),
+        (json!({"buildPinning": "exact"}), true, ""),
+        (
+            json!({"buildPinning": "loose"}),
+            false,
+            "buildPinning: unknown variant `loose`, expected `range` or `exact`",
         ),
     ];
     for (settings, valid, named) in rows {

@@ -109,7 +109,7 @@ impl HostAnswers {
 
     /// Adds the OCI capability's answers for images resolved by winplace's registry client, given as
     /// the server's `GET /api/images/resolve` answers by image (`{digest, platformsFrom, platforms:
-    /// [{os, architecture, osVersion}]}`): an image index when the platforms came from one; otherwise an
+    /// [{os, architecture, osVersion, osFeatures}]}`): an image index when the platforms came from one; otherwise an
     /// image manifest (which carries no platform) and its configuration, as a registry serves a
     /// single-platform image.
     pub fn with_resolved_images(mut self, resolved: &BTreeMap<String, Value>) -> HostAnswers {
@@ -119,6 +119,9 @@ impl HostAnswers {
                 let mut out = json!({"os": p["os"], "architecture": p["architecture"]});
                 if let Some(v) = p["osVersion"].as_str() {
                     out["os.version"] = json!(v);
+                }
+                if let Some(features) = p["osFeatures"].as_array().filter(|f| !f.is_empty()) {
+                    out["os.features"] = json!(features);
                 }
                 out
             };
@@ -419,7 +422,10 @@ mod tests {
                 "reg/app:1".to_string(),
                 json!({"digest": "sha256:1", "platformsFrom": "index", "platforms": [
                 {"os": "linux", "architecture": "amd64"},
-                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.6414"}]}),
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.6414"},
+                // os.features are carried: containerd 2.3+ ignores win32k and skips any other.
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.1", "osFeatures": ["sse4"]},
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.26100.1", "osFeatures": ["win32k"]}]}),
             ),
             (
                 "reg/one:2".to_string(),
@@ -437,7 +443,7 @@ mod tests {
         assert_eq!(
             class.os,
             ImageOs::Windows {
-                builds: vec![17763]
+                builds: vec![17763, 26100]
             }
         );
         // A single manifest has no platform: the policy then asks for its configuration.

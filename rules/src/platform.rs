@@ -1,5 +1,5 @@
 //! Platform presets: the Windows-taint and Windows-build conventions of a managed platform, assumed when
-//! no cluster context is given (`platforms.md §6`).
+//! no cluster context is given (`platforms.md §6`), and how its fixes pin builds (`platforms.md §8`).
 //!
 //! ```
 //! use winplace_rules::{Settings, platform::Platform};
@@ -11,6 +11,8 @@
 
 use k8s_openapi::api::core::v1::Taint;
 use serde::{Deserialize, Serialize};
+
+use crate::settings::BuildPinning;
 
 /// A platform whose conventions winplace knows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -78,6 +80,21 @@ impl Platform {
     }
 }
 
+impl Platform {
+    /// How the platform wants fixes to pin a Windows pod's build: `exact` on OpenShift, whose Windows
+    /// Machine Config Operator requires the container base image to be "the same Windows OS version and
+    /// build number that is running on the node" (`platforms.md` §8); `range` elsewhere (`platforms.md`
+    /// §7: a pool upgraded in place keeps running images its new build runs).
+    pub fn build_pinning(self) -> BuildPinning {
+        match self {
+            Platform::Openshift => BuildPinning::Exact,
+            Platform::Generic | Platform::Eks | Platform::Aks | Platform::Gke => {
+                BuildPinning::Range
+            }
+        }
+    }
+}
+
 impl std::str::FromStr for Platform {
     type Err = String;
 
@@ -107,6 +124,13 @@ mod tests {
         .expect("valid");
         assert_eq!(s.windows_taints[0].value.as_deref(), Some("Windows"));
         assert_eq!(s.supported_builds, ["10.0.26100"]);
+        assert_eq!(s.build_pinning, BuildPinning::Exact);
+        let s = Settings::from_text("s.yaml", "platform: openshift\nbuildPinning: range\n")
+            .expect("valid");
+        assert_eq!(s.build_pinning, BuildPinning::Range);
+        let mut s = Settings::default();
+        s.apply_platform(Platform::Openshift);
+        assert_eq!(s.build_pinning, BuildPinning::Exact);
         let err = Settings::from_text("s.yaml", "mutate: false\nplatform: k3s\n").expect_err("bad");
         assert_eq!((err.line, err.setting.as_deref()), (2, Some("platform")));
         assert_eq!(Settings::default().platform, Platform::Generic);

@@ -44,13 +44,50 @@ pub struct Settings {
     pub disabled_rules: Vec<String>,
     /// Severity overrides by rule id.
     pub severity: BTreeMap<String, Severity>,
-    /// The platform whose conventions (Windows taints, supported builds) fill `windowsTaints` and
-    /// `supportedBuilds` when those are not given (see [`crate::platform`]); default `generic`.
+    /// The platform whose conventions (Windows taints, supported builds, build pinning) fill
+    /// `windowsTaints`, `supportedBuilds` and `buildPinning` when those are not given (see
+    /// [`crate::platform`]); default `generic`.
     pub platform: crate::platform::Platform,
     /// The retirement calendar: the date it is read at (`lifecycle.date`; the CLI fills in today),
     /// whose calendar every node is on, and overrides of its rows (see [`crate::lifecycle`]).
     #[serde(skip_serializing_if = "crate::lifecycle::LifecycleSettings::is_empty")]
     pub lifecycle: crate::lifecycle::LifecycleSettings,
+    /// How fixes pin a Windows pod's build: `range` (default) or `exact` (the OpenShift preset).
+    pub build_pinning: BuildPinning,
+}
+
+/// How a fix pins the Windows build of a pod (setting `buildPinning`).
+///
+/// ```
+/// use winplace_rules::{Settings, settings::BuildPinning};
+/// assert_eq!(Settings::default().build_pinning, BuildPinning::Range);
+/// let s = Settings::from_text("s.yaml", "platform: openshift\n").unwrap();
+/// assert_eq!(s.build_pinning, BuildPinning::Exact);
+/// let err = Settings::from_text("s.yaml", "buildPinning: loose\n").unwrap_err();
+/// assert_eq!(err.setting.as_deref(), Some("buildPinning"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildPinning {
+    /// Every build of `supportedBuilds` and of the cluster that runs the pod's images, as required node
+    /// affinity `node.kubernetes.io/windows-build In [...]`: the pin survives an in-place upgrade of the
+    /// pool to a newer build that still runs the image (platforms.md §7).
+    #[default]
+    Range,
+    /// The one build the image was built for, as the nodeSelector `node.kubernetes.io/windows-build`:
+    /// for platforms that support only a container whose base image matches the node's build (OpenShift's
+    /// Windows Machine Config Operator, platforms.md §8).
+    Exact,
+}
+
+impl BuildPinning {
+    /// The name in settings (`range`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuildPinning::Range => "range",
+            BuildPinning::Exact => "exact",
+        }
+    }
 }
 
 impl Default for Settings {
@@ -73,6 +110,7 @@ impl Default for Settings {
             severity: BTreeMap::new(),
             platform: crate::platform::Platform::Generic,
             lifecycle: crate::lifecycle::LifecycleSettings::default(),
+            build_pinning: BuildPinning::Range,
         }
     }
 }
@@ -230,6 +268,9 @@ impl Settings {
         if !given("supportedBuilds") {
             settings.supported_builds = platform.supported_builds();
         }
+        if !given("buildPinning") {
+            settings.build_pinning = platform.build_pinning();
+        }
         settings.validate().map_err(|e| SettingsError {
             file: file.to_string(),
             line: line_of(&FieldPath::parse(&e.setting)),
@@ -302,8 +343,8 @@ impl Settings {
         self.lifecycle.validate()
     }
 
-    /// Sets `platform` and takes its Windows taints and supported builds where these are still the
-    /// defaults (what `--platform` does on the command line; explicit settings win).
+    /// Sets `platform` and takes its Windows taints, supported builds and build pinning where these are
+    /// still the defaults (what `--platform` does on the command line; explicit settings win).
     pub fn apply_platform(&mut self, platform: crate::platform::Platform) {
         let generic = crate::platform::Platform::Generic;
         if self.windows_taints == generic.windows_taints() {
@@ -311,6 +352,9 @@ impl Settings {
         }
         if self.supported_builds == generic.supported_builds() {
             self.supported_builds = platform.supported_builds();
+        }
+        if self.build_pinning == generic.build_pinning() {
+            self.build_pinning = platform.build_pinning();
         }
         self.platform = platform;
     }
@@ -396,7 +440,13 @@ mod tests {
     #[test]
     fn text_errors_name_file_line_and_setting() {
         // (text, line, setting, message part)
-        let rows: [(&str, u32, Option<&str>, &str); 6] = [
+        let rows: [(&str, u32, Option<&str>, &str); 7] = [
+            (
+                "mutate: true\nbuildPinning: loose\n",
+                2,
+                Some("buildPinning"),
+                "unknown variant `loose`, expected `range` or `exact`",
+            ),
             (
                 "mutate: true\nsupportedBuilds: [10.0.20348, ltsc2022]\n",
                 2,

@@ -607,6 +607,48 @@ fn fix_rewrites_only_what_it_must() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("in 1 file"));
 }
 
+/// Issue 25's check: an ltsc2022 Deployment with no build selector, fixed with no context, gets required
+/// node affinity `In` with both 10.0.20348 and 10.0.26100 and no build in its nodeSelector; with
+/// `--platform openshift` it is pinned to exactly 10.0.20348.
+#[test]
+fn fix_pins_the_range_or_exactly_on_openshift() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus/windows-deployment-unpinned/input.yaml"),
+    )
+    .expect("corpus input");
+    let fixed = |extra: &[&str]| -> Value {
+        let mut args = vec!["check", "--fix", "-"];
+        args.extend(extra);
+        let out = winplace(dir.path(), &args, Some(&input));
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+        let parsed = winplace_rules::input::parse(
+            "fixed.yaml",
+            &stdout(&out),
+            &winplace_rules::input::Limits::default(),
+        );
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        parsed.documents[0].value["spec"]["template"]["spec"].clone()
+    };
+    let range = fixed(&[]);
+    assert_eq!(
+        range["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"],
+        serde_json::json!([{"matchExpressions": [{"key": "node.kubernetes.io/windows-build",
+            "operator": "In", "values": ["10.0.20348", "10.0.26100"]}]}])
+    );
+    assert_eq!(
+        range["nodeSelector"],
+        serde_json::json!({"kubernetes.io/os": "windows"})
+    );
+    let exact = fixed(&["--platform", "openshift"]);
+    assert_eq!(
+        exact["nodeSelector"],
+        serde_json::json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"})
+    );
+    assert!(exact.get("affinity").is_none(), "{exact}");
+}
+
 /// `--fix` through a symbolic link, on a read-only file, and on a directory with nothing to check: the
 /// link's target is fixed and the link kept, the read-only file is left alone and the summary and exit
 /// code say so, and an empty directory is an error rather than a clean "0 files".

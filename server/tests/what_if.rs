@@ -41,7 +41,7 @@ fn change<'a>(report: &'a Value, object: &str) -> Option<&'a Value> {
 }
 
 /// Retiring the Windows Server 2019 pool for a 2025 one breaks exactly the workload pinned to 2019, and
-/// the fix names the ltsc2025 tag of its image and the 2025 build selector. The unpinned 2019 workload
+/// the fix names the ltsc2025 tag of its image and the range of builds that run it (2025 alone). The unpinned 2019 workload
 /// (`legacy/ledger`) was broken before and stays broken, but its advice changes: with no 2019 node left,
 /// pinning a build cannot help, so `windows-pod-without-build-selector` gives way to the rebuild advice
 /// of `schedulable-on-incompatible-build` (one problem, one error).
@@ -72,7 +72,9 @@ fn assert_2019_to_2025(report: &Value) {
         fixes
             .iter()
             .any(|f| f.contains("aspnet:4.8-windowsservercore-ltsc2025")
-                && f.contains("node.kubernetes.io/windows-build: \"10.0.26100\"")),
+                && f.contains(
+                    "pin required node affinity node.kubernetes.io/windows-build In [10.0.26100]"
+                )),
         "{fixes:#?}"
     );
     assert_eq!(report["buildsAfter"]["10.0.26100"], 4);

@@ -214,19 +214,23 @@ fn BuildMatrix(cells: Vec<BuildMatrixCell>) -> impl IntoView {
     }
 }
 
+/// What a disputed cell's tooltip says (kubernetes-windows-rules.md §5.5.3).
+const DISPUTED: &str = "Runtimes disagree: containerd's main branch (containerd/platforms v1.0.0-rc.5) pulls this image on this host; released containerd 2.1–2.3 and hcsshim do not, so winplace counts it as incompatible.";
+
 #[component]
 fn MatrixCell(cell: BuildMatrixCell) -> impl IntoView {
-    let (class, word) = if cell.compatible {
-        ("cell-ok", "compatible")
-    } else if cell.pods > 0 {
-        ("cell-bad cell-used", "incompatible")
-    } else {
-        ("cell-bad", "incompatible")
+    let (class, mark, word) = match (cell.compatible, cell.disputed, cell.pods > 0) {
+        (true, _, _) => ("cell-ok", "✓ ", "compatible"),
+        (false, true, true) => ("cell-bad cell-disputed cell-used", "? ", "disputed"),
+        (false, true, false) => ("cell-bad cell-disputed", "? ", "disputed"),
+        (false, false, true) => ("cell-bad cell-used", "✗ ", "incompatible"),
+        (false, false, false) => ("cell-bad", "✗ ", "incompatible"),
     };
     view! {
         <td class=class data-image=cell.image_build.clone() data-node=cell.node_build.clone()
-            data-compatible=cell.compatible.to_string() data-pods=cell.pods.to_string()>
-            <span class="verdict">{if cell.compatible { "✓ " } else { "✗ " }}{word}</span>
+            data-compatible=cell.compatible.to_string() data-disputed=cell.disputed.to_string()
+            data-pods=cell.pods.to_string() title=cell.disputed.then_some(DISPUTED)>
+            <span class="verdict">{mark}{word}</span>
             <span class="pods">{plural(cell.pods, "pod", "pods")}</span>
         </td>
     }
@@ -241,6 +245,7 @@ mod tests {
             image_build: image.into(),
             node_build: node.into(),
             compatible: true,
+            disputed: false,
             pods: 0,
         }
     }

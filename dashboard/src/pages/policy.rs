@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use winplace_rules::Settings;
+use winplace_rules::settings::BuildPinning;
 // The taint text of `kubectl taint` and AKS node pools, read and written by the rules crate.
 use winplace_rules::infra::parse_taint;
 use winplace_rules::schedule::taints::taint_display;
@@ -31,6 +32,8 @@ pub struct Form {
     pub disabled_rules: String,
     /// One `build=RuntimeClass` per line.
     pub runtime_classes: String,
+    /// `buildPinning`: how fixes pin a Windows pod's build.
+    pub build_pinning: BuildPinning,
 }
 
 impl Default for Form {
@@ -54,6 +57,7 @@ impl Default for Form {
                 .map(|(b, c)| format!("{b}={c}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
+            build_pinning: s.build_pinning,
         }
     }
 }
@@ -98,6 +102,7 @@ impl Form {
             mutate: self.mutate,
             exempt_namespaces: list(&self.exempt_namespaces),
             disabled_rules: list(&self.disabled_rules),
+            build_pinning: self.build_pinning,
             ..Settings::default()
         })
     }
@@ -199,6 +204,19 @@ pub fn PolicyPage() -> impl IntoView {
                     <datalist id="rule-ids">
                         {winplace_rules::rules::catalog::RULES.iter().map(|r| view! { <option value=r.id></option> }).collect_view()}
                     </datalist>
+                    <label for="s-pinning">"Build pinning (how fixes pin a Windows build)"</label>
+                    <select id="s-pinning"
+                        on:change=move |ev| form.update(|f| f.build_pinning = match event_target_value(&ev).as_str() {
+                            "exact" => BuildPinning::Exact,
+                            _ => BuildPinning::Range,
+                        })>
+                        <option value="range" selected=move || form.with(|f| f.build_pinning == BuildPinning::Range)>
+                            "range: every build that runs the image (node affinity In)"
+                        </option>
+                        <option value="exact" selected=move || form.with(|f| f.build_pinning == BuildPinning::Exact)>
+                            "exact: the image's own build (nodeSelector; OpenShift)"
+                        </option>
+                    </select>
                     <label for="s-classes">"RuntimeClasses (one per line, build=name)"</label>
                     <textarea id="s-classes" rows="2" spellcheck="false" placeholder="10.0.20348=windows-2022" prop:value=classes on:input=on_classes></textarea>
                     <p class="validation" role="status" aria-live="polite"
@@ -318,6 +336,7 @@ mod tests {
                 json!(["kube-system"])
             );
             assert!(m["spec"]["settings"].get("imageRules").is_none());
+            assert_eq!(m["spec"]["settings"]["buildPinning"], "range");
             let resources: Vec<&str> = m["spec"]["rules"]
                 .as_array()
                 .into_iter()
@@ -344,5 +363,19 @@ mod tests {
             );
             assert!(text.contains("  - \"10.0.20348\"\n"), "{text}");
         }
+    }
+
+    #[test]
+    fn build_pinning_goes_into_the_settings() {
+        let form = Form {
+            build_pinning: BuildPinning::Exact,
+            ..Form::default()
+        };
+        let settings = form.settings().expect("valid");
+        assert_eq!(settings.build_pinning, BuildPinning::Exact);
+        assert_eq!(
+            manifest(&settings)["spec"]["settings"]["buildPinning"],
+            "exact"
+        );
     }
 }

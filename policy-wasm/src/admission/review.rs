@@ -279,9 +279,17 @@ mod tests {
                 'A',
                 "[windows-pod-without-os-selector]",
             ),
+            // Pinned to exactly 2022: accepted; the pin is too narrow for an in-place upgrade (issue 25)
+            // unless the settings want exact pins.
             (
                 "pod-windows-pinned",
                 json!({"severity": {"windows-pod-without-build-selector": "error"}}),
+                'A',
+                "[windows-build-pin-too-narrow]",
+            ),
+            (
+                "pod-windows-pinned",
+                json!({"buildPinning": "exact"}),
                 'A',
                 "",
             ),

@@ -196,8 +196,14 @@ pub struct BuildMatrixCell {
     pub image_build: String,
     /// Node build (`10.0.20348`).
     pub node_build: String,
-    /// Whether process isolation runs this image on this host (hcsshim's rule).
+    /// Whether process isolation runs this image on this host (hcsshim's rule, which the released
+    /// containerd applies: [`crate::windows::host_runs_image`]).
     pub compatible: bool,
+    /// Whether the runtimes disagree about it ([`crate::windows::Compatibility::Disputed`]: a host past
+    /// the newest LTSC that containerd's `main` branch lets run the image, released containerd does not).
+    /// Absent from JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disputed: bool,
     /// Pods with an image of `image_build` running on nodes of `node_build`.
     pub pods: usize,
 }

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::finding::{Finding, Severity};
 use crate::schedule::taints::{filters, taint_display};
-use crate::windows::{Os, WindowsVersion, host_runs_image_build};
+use crate::windows::{Compatibility, Os, WindowsVersion, compatibility_of_builds};
 
 impl Audit {
     /// The cluster at a glance: node groups, counts, workload states, findings by severity and rule, and
@@ -99,10 +99,12 @@ impl Audit {
         let mut build_matrix = Vec::new();
         for &i in &image_builds {
             for &n in &node_builds {
+                let verdict = compatibility_of_builds(n, i);
                 build_matrix.push(BuildMatrixCell {
                     image_build: WindowsVersion::new(i).label(),
                     node_build: WindowsVersion::new(n).label(),
-                    compatible: host_runs_image_build(n, i),
+                    compatible: verdict == Compatibility::Runs,
+                    disputed: verdict == Compatibility::Disputed,
                     pods: self.matrix.get(&(i, n)).copied().unwrap_or(0),
                 });
             }

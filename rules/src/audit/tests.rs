@@ -66,8 +66,13 @@ fn linux_spec() -> serde_json::Value {
     json!({"nodeSelector": {"kubernetes.io/os": "linux"}, "containers": [{"name": "c", "image": "nginx:1.27"}]})
 }
 
+/// A Windows Server 2022 workload placed right: OS selector, the range of builds that run its image
+/// (an exact pin would be `windows-build-pin-too-narrow`, at risk), toleration.
 fn win22_spec() -> serde_json::Value {
-    json!({"nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+    json!({"nodeSelector": {"kubernetes.io/os": "windows"},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "In",
+                "values": ["10.0.20348", "10.0.26100"]}]}]}}},
         "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
         "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]})
 }
@@ -438,6 +443,38 @@ fn summary_counts_groups_and_build_matrix() {
             ("10.0.20348", "10.0.17763", false, 0),
             ("10.0.20348", "10.0.20348", true, 2),
         ]
+    );
+    assert!(s.build_matrix.iter().all(|c| !c.disputed));
+}
+
+#[test]
+fn the_build_matrix_marks_what_the_runtimes_disagree_about() {
+    // kubernetes-windows-rules.md §5.5.3: a host past the newest LTSC (Windows 11 25H2, 26200) and a
+    // 2022 image: containerd main would run it, released containerd does not; counted incompatible.
+    let mut nodes = cluster_nodes();
+    nodes.push(node("win11", "windows", Some("10.0.26200"), true));
+    let on_win11 = json!({"nodeName": "win11", "tolerations": [{"key": "os", "operator": "Exists"}],
+        "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]});
+    let a = audit_of(
+        nodes,
+        vec![deployment_pod("dev", "a", 0, Some("win11"), on_win11)],
+    );
+    let s = a.summary();
+    let cell = |image: &str, node: &str| {
+        s.build_matrix
+            .iter()
+            .find(|c| c.image_build == image && c.node_build == node)
+            .map(|c| (c.compatible, c.disputed, c.pods))
+    };
+    assert_eq!(cell("10.0.20348", "10.0.26200"), Some((false, true, 1)));
+    assert_eq!(cell("10.0.20348", "10.0.20348"), Some((true, false, 0)));
+    assert_eq!(cell("10.0.20348", "10.0.17763"), Some((false, false, 0)));
+    let json = serde_json::to_value(&s).unwrap();
+    let cells = json["buildMatrix"].as_array().expect("cells");
+    assert_eq!(
+        cells.iter().filter(|c| c.get("disputed").is_some()).count(),
+        1,
+        "disputed is written only when true: {json}"
     );
 }
 

@@ -6,7 +6,7 @@ use super::{Cause, Match};
 use crate::model::ClusterContext;
 use crate::rules::RuleId;
 use crate::windows::builds::{build_display, retag_for_build};
-use crate::windows::{Os, WindowsVersion, classify_image};
+use crate::windows::{Os, WindowsVersion, classify_image, hosts_for_images};
 
 /// Makes `m` concrete with `context`: names the node's build and the image's, and writes the fix for
 /// them (the retagged image and the build to pin, the toleration with the taint's effect, the OS
@@ -62,9 +62,20 @@ pub fn refine(m: &mut Match, context: &ClusterContext) {
                 (None, _) => String::new(),
             };
             m.meaning = format!("{} {on}{image_words}.", m.meaning);
+            // The range of the cluster's builds that run an image of the node's build (the node's own
+            // included), as fixes pin it (placement::build_range): it survives an in-place upgrade.
+            let mut builds: Vec<u32> = context
+                .windows_builds()
+                .iter()
+                .filter_map(|b| WindowsVersion::parse(b))
+                .map(|v| v.build)
+                .chain([host])
+                .collect();
+            builds.sort_unstable();
+            builds.dedup();
             let pin = format!(
-                "pin the workload with nodeSelector node.kubernetes.io/windows-build: \"{}\" (or the builds that run its image)",
-                WindowsVersion::new(host).label()
+                "pin the workload to the builds that run it, {}",
+                crate::placement::build_range::phrase(&hosts_for_images(&[host], &builds))
             );
             m.fix = match m
                 .objects

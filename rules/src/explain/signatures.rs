@@ -115,7 +115,7 @@ pub const SIGNATURES: &[Signature] = &[
         all: &[],
         meaning: "Windows refused to start a process-isolated container whose image was built for another Windows build than the host's.",
         rule: Some(RuleId::WindowsBuildMismatch),
-        fix: "Use a tag of the image built for the node's Windows build (a …-ltsc2022 tag on Windows Server 2022 nodes), and pin the workload to the builds that can run it with the nodeSelector node.kubernetes.io/windows-build.",
+        fix: "Use a tag of the image built for the node's Windows build (a …-ltsc2022 tag on Windows Server 2022 nodes), and pin the workload to the builds that can run it with required node affinity node.kubernetes.io/windows-build In [...].",
     },
     Signature {
         id: "containerd-no-platform",

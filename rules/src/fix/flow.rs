@@ -341,14 +341,33 @@ impl Tree {
     }
 
     /// Whether `node` is a flow collection (written with brackets).
+    ///
+    /// A block collection starts where its first entry or item starts, so a block list whose first item
+    /// is a flow mapping (`- {key: a}`) also starts at a bracket: a flow collection's first child starts
+    /// after its opening bracket, a block collection's where the collection does.
     fn is_flow(&self, node: &MarkedYamlOwned) -> bool {
-        matches!(
-            node.data,
-            YamlDataOwned::Mapping(_) | YamlDataOwned::Sequence(_)
-        ) && self
-            .start(node)
-            .and_then(|s| self.text.get(s..))
+        let first_child = match &node.data {
+            YamlDataOwned::Mapping(m) => m.iter().next().map(|(k, _)| k),
+            YamlDataOwned::Sequence(items) => items.first(),
+            _ => return false,
+        };
+        let Some(start) = self.start(node) else {
+            return false;
+        };
+        self.text
+            .get(start..)
             .is_some_and(|t| t.starts_with(['{', '[']))
+            && first_child.is_none_or(|c| self.start(c).is_some_and(|c| c > start))
+    }
+
+    /// How the document writes its flow collections.
+    pub(super) fn style(&self) -> Style {
+        self.style
+    }
+
+    /// Whether the node at `path` is written as a flow collection.
+    pub(super) fn is_flow_at(&self, path: &FieldPath) -> bool {
+        self.node(path).is_some_and(|n| self.is_flow(n))
     }
 
     fn node(&self, path: &FieldPath) -> Option<&MarkedYamlOwned> {

@@ -526,7 +526,11 @@ mod tests {
             assert!(out.contains(line), "{line:?} lost its line end:\n{out:?}");
         }
         // New lines take the line end of the line they follow (here LF: the last line).
-        assert!(out.contains("ltsc2022\n      nodeSelector:\n"), "{out:?}");
+        assert!(out.contains("ltsc2022\n      affinity:\n"), "{out:?}");
+        assert!(
+            out.contains("\n      nodeSelector:\n        kubernetes.io/os: windows\n"),
+            "{out:?}"
+        );
         assert!(repair.remaining.parse_errors.is_empty());
     }
 
@@ -552,7 +556,7 @@ mod tests {
         assert_eq!(lines.len(), 4, "{}", repair.text);
         assert_eq!(lines[..3], text.lines().collect::<Vec<_>>()[..3]);
         assert!(
-            lines[3].starts_with("spec: {containers: [{name: iis, image: \"mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\"}], nodeSelector: {"),
+            lines[3].starts_with("spec: {containers: [{name: iis, image: \"mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\"}], affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.20348\", \"10.0.26100\"]}]}]}}}, nodeSelector: {kubernetes.io/os: windows}, "),
             "{}",
             repair.text
         );

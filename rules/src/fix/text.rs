@@ -344,9 +344,29 @@ impl Doc<'_> {
         if b.len() > a.len() && b.get(..a.len()) == Some(a) {
             let first = self.span(old, &item(0))?;
             let last = self.span(old, &item(a.len() - 1))?;
+            // Items written as one-line flow collections (`- {key: a, operator: In}`) get siblings in
+            // the same style.
+            let flow_items = last.end == last.start + 1
+                && self
+                    .tree
+                    .as_ref()
+                    .is_some_and(|t| t.is_flow_at(&item(a.len() - 1)));
+            // In the document's own flow style (key quoting, padding), as flow edits write.
+            let style = self
+                .tree
+                .as_ref()
+                .map(flow::Tree::style)
+                .unwrap_or_default();
             let mut lines = Vec::new();
             for v in b.get(a.len()..).unwrap_or_default() {
-                emit::item(v, first.col, &mut lines);
+                match v {
+                    Value::Object(_) | Value::Array(_) if flow_items => lines.push(format!(
+                        "{}- {}",
+                        " ".repeat(first.col),
+                        flow::flow_value(v, &style, style.keys)
+                    )),
+                    _ => emit::item(v, first.col, &mut lines),
+                }
             }
             edits.push(Edit {
                 start: last.end,
@@ -704,6 +724,39 @@ mod tests {
             out,
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n  nodeSelector:\n    kubernetes.io/os: windows\n  tolerations:\n  - key: os\n"
         );
+    }
+
+    #[test]
+    fn items_added_to_a_block_list_of_flow_items_are_flow_items() {
+        // A block list whose first item is a flow mapping starts at a bracket too: it is still a block
+        // list, and the new item goes on its own line, in its siblings' style (issue 25: the build range
+        // ANDed into a term written the Kubernetes docs' way).
+        let text = "spec:\n  terms:\n  - exprs:\n    - {key: zone, operator: In, values: [a]}\n    - {key: rack, operator: Exists}\n  other: 1\n";
+        let out = edit(text, |v| {
+            v["spec"]["terms"][0]["exprs"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348", "10.0.26100"]}));
+        });
+        assert_eq!(
+            out,
+            "spec:\n  terms:\n  - exprs:\n    - {key: zone, operator: In, values: [a]}\n    - {key: rack, operator: Exists}\n    - {key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.20348\", \"10.0.26100\"]}\n  other: 1\n"
+        );
+        // A block list of flow lists, the same.
+        let text = "m:\n- [a, b]\n- [c]\n";
+        let out = edit(text, |v| {
+            v["m"].as_array_mut().expect("list").push(json!(["d"]));
+        });
+        assert_eq!(out, "m:\n- [a, b]\n- [c]\n- [d]\n");
+        // Block items stay block items.
+        let text = "m:\n- key: a\n  operator: Exists\n";
+        let out = edit(text, |v| {
+            v["m"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"key": "b"}));
+        });
+        assert_eq!(out, "m:\n- key: a\n  operator: Exists\n- key: b\n");
     }
 
     #[test]

@@ -52,6 +52,7 @@
 //! assert_eq!(p.image_hosts.as_deref(), Some(&[20348, 25398, 26100][..]));
 //! ```
 
+pub mod build_range;
 mod fit;
 mod pins;
 pub mod plan;

@@ -1,17 +1,19 @@
 //! What the placement rules would change in a pod template, decided once so that their fixes agree.
 //!
-//! Several rules add to the same nodeSelector (the OS selector, the build selector). When the template has
-//! no nodeSelector, each fix adds the whole map with every planned entry, so the fixes can be applied in
-//! any order and any subset (a JSON-patch `add` of a present member replaces it).
+//! Several rules add to the same nodeSelector (the OS selector, and with `buildPinning: exact` the build
+//! selector). When the template has no nodeSelector, each fix adds the whole map with every planned
+//! entry, so the fixes can be applied in any order and any subset (a JSON-patch `add` of a present member
+//! replaces it). With `buildPinning: range` (the default) the build pin is required node affinity
+//! instead ([`super::build_range`]), which no other fix touches.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
 use serde_json::{Value, json};
 
-use super::{BUILD_LABEL, OS_LABEL, OsPin, Placement, PodOs};
+use super::{BUILD_LABEL, OS_LABEL, OsPin, Placement, PodOs, build_range};
 use crate::model::ClusterContext;
-use crate::settings::Settings;
+use crate::settings::{BuildPinning, Settings};
 use crate::windows::Os;
 use crate::windows::builds::WindowsVersion;
 
@@ -35,9 +37,14 @@ pub fn needs_build_selector(p: &Placement) -> bool {
         && p.image_hosts.as_ref().is_none_or(|h| !h.is_empty())
 }
 
-/// The build a fix pins: among the supported builds whose hosts run every image, one the cluster has
-/// (newest), else one the images were built for (newest), else the newest. `None` when no image build is
-/// known or no supported build runs them all.
+/// The build an exact pin names: among the supported builds whose hosts run every image, one the cluster
+/// has and the images were built for, else one the cluster has, else one the images were built for, else
+/// the newest (the newest of each). `None` when no image build is known or no supported build runs them
+/// all.
+///
+/// The image's own build is preferred where the cluster has it because an exact pin is for platforms
+/// that support only a container whose base image matches the node's build (OpenShift, platforms.md
+/// §8); a build the cluster has comes before it otherwise, so that the pin leaves the pod schedulable.
 pub fn choose_build(
     p: &Placement,
     context: Option<&ClusterContext>,
@@ -62,17 +69,67 @@ pub fn choose_build(
         .windows_image_builds()
         .flat_map(|(_, b)| b.iter().copied())
         .collect();
-    ok.iter()
-        .copied()
-        .filter(|b| in_context.contains(b))
-        .max()
-        .or_else(|| {
-            ok.iter()
-                .copied()
-                .filter(|b| image_builds.contains(b))
-                .max()
-        })
-        .or_else(|| ok.iter().copied().max())
+    let newest_of = |keep: &dyn Fn(u32) -> bool| ok.iter().copied().filter(|&b| keep(b)).max();
+    newest_of(&|b| image_builds.contains(&b) && in_context.contains(&b))
+        .or_else(|| newest_of(&|b| in_context.contains(&b)))
+        .or_else(|| newest_of(&|b| image_builds.contains(&b)))
+        .or_else(|| newest_of(&|_| true))
+}
+
+/// How a fix pins a pod's Windows build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildPinPlan {
+    /// Required node affinity `node.kubernetes.io/windows-build In [builds]` (`buildPinning: range`).
+    Range(Vec<u32>),
+    /// The nodeSelector entry `node.kubernetes.io/windows-build: <build>` (`buildPinning: exact`).
+    Exact(u32),
+}
+
+impl BuildPinPlan {
+    /// The pin as a message names it: `required node affinity node.kubernetes.io/windows-build In
+    /// [10.0.20348, 10.0.26100]`, or `the nodeSelector node.kubernetes.io/windows-build: "10.0.20348"`.
+    pub fn phrase(&self) -> String {
+        match self {
+            BuildPinPlan::Range(builds) => build_range::phrase(builds),
+            BuildPinPlan::Exact(build) => format!(
+                "the nodeSelector {BUILD_LABEL}: \"{}\"",
+                WindowsVersion::new(*build).label()
+            ),
+        }
+    }
+
+    /// Where the pin goes in a pod spec at `prefix` (where a finding about a missing pin points).
+    pub fn path(&self, prefix: &crate::FieldPath) -> crate::FieldPath {
+        match self {
+            BuildPinPlan::Range(_) => build_range::required_affinity_path(prefix),
+            BuildPinPlan::Exact(_) => prefix.field("nodeSelector").key(BUILD_LABEL),
+        }
+    }
+}
+
+/// The pin a fix puts on a Windows pod, as `buildPinning` says: the range of builds that run its images
+/// ([`build_range::range_builds`]) or the one build [`choose_build`] picks. `None` when no image build is
+/// known or no supported build runs the images.
+pub fn build_pin_plan(
+    p: &Placement,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+) -> Option<BuildPinPlan> {
+    match settings.build_pinning {
+        BuildPinning::Range => {
+            build_range::range_builds(p, context, settings).map(BuildPinPlan::Range)
+        }
+        BuildPinning::Exact => choose_build(p, context, settings).map(BuildPinPlan::Exact),
+    }
+}
+
+/// Where a pin of `settings`' kind goes in a pod spec at `prefix`, for findings that advise one without
+/// knowing the builds.
+pub fn pin_path(prefix: &crate::FieldPath, settings: &Settings) -> crate::FieldPath {
+    match settings.build_pinning {
+        BuildPinning::Range => build_range::required_affinity_path(prefix),
+        BuildPinning::Exact => prefix.field("nodeSelector").key(BUILD_LABEL),
+    }
 }
 
 /// The selector changes the placement rules' fixes make for one template.
@@ -82,6 +139,8 @@ pub struct SelectorPlan {
     pub entries: BTreeMap<String, String>,
     /// A RuntimeClass to set instead (settings `runtimeClasses` maps the chosen build).
     pub runtime_class: Option<String>,
+    /// The build pin to add, when the pod needs one and the images' builds are known.
+    pub build: Option<BuildPinPlan>,
 }
 
 /// Plans the nodeSelector fixes of a template.
@@ -97,8 +156,10 @@ pub fn plan(p: &Placement, context: Option<&ClusterContext>, settings: &Settings
     if !need_os && !need_build {
         return plan;
     }
-    let build = choose_build(p, context, settings).map(|b| WindowsVersion::new(b).label());
-    let mapped = build
+    // The settings' runtimeClasses map the build an exact pin would name, whatever the pinning: a
+    // RuntimeClass's scheduling is a nodeSelector, so it pins one build (an operator's explicit choice).
+    let exact = choose_build(p, context, settings).map(|b| WindowsVersion::new(b).label());
+    let mapped = exact
         .as_ref()
         .filter(|_| p.build_pin.is_none() && p.runtime_class.name().is_none())
         .and_then(|b| settings.runtime_classes.get(b));
@@ -110,10 +171,29 @@ pub fn plan(p: &Placement, context: Option<&ClusterContext>, settings: &Settings
         plan.entries
             .insert(OS_LABEL.to_string(), Os::Windows.as_str().to_string());
     }
-    if need_build && let Some(build) = build {
-        plan.entries.insert(BUILD_LABEL.to_string(), build);
+    if need_build {
+        plan.build = build_pin_plan(p, context, settings);
+        if let Some(BuildPinPlan::Exact(build)) = &plan.build {
+            plan.entries
+                .insert(BUILD_LABEL.to_string(), WindowsVersion::new(*build).label());
+        }
     }
     plan
+}
+
+/// The JSON-patch ops of the planned build pin: `runtimeClassName` when the plan sets one, the
+/// nodeSelector entry of an exact pin, or the range ANDed into the required node affinity. Empty when
+/// the plan pins nothing.
+pub fn build_pin_ops(p: &Placement, raw: &Value, plan: &SelectorPlan) -> Vec<Value> {
+    match (&plan.runtime_class, &plan.build) {
+        (Some(_), _) | (None, Some(BuildPinPlan::Exact(_))) => {
+            selector_ops(p, raw, plan, BUILD_LABEL)
+        }
+        (None, Some(BuildPinPlan::Range(builds))) => {
+            build_range::pin_ops(p, raw, builds).unwrap_or_default()
+        }
+        (None, None) => Vec::new(),
+    }
 }
 
 /// The JSON-patch ops that put `key` (from the plan) into the template: `runtimeClassName` when the plan

@@ -29,9 +29,11 @@ use crate::check::Checker;
 use crate::finding::{Finding, Severity};
 use crate::lifecycle::{Date, KubeMinor};
 use crate::model::{self, ClusterContext, Object, node_os, node_windows_build};
+use crate::placement::plan::BuildPinPlan;
 use crate::rules::catalog::{self, Family};
-use crate::settings::Settings;
+use crate::settings::{BuildPinning, Settings};
 use crate::windows::builds::{WindowsVersion, build_display, build_info};
+use crate::windows::hosts_for_images;
 
 pub use retire::PlannedRetirement;
 pub use upgrade::PoolUpgrade;
@@ -299,12 +301,13 @@ pub fn planned_errors(findings: impl IntoIterator<Item = Finding>) -> ErrorsByWo
 }
 
 /// Compares the errors of each workload on two clusters. `images` are each workload's images (for the
-/// retag suggestion); `after` is the planned cluster.
+/// retag suggestion, whose pin follows `settings`' `buildPinning`); `after` is the planned cluster.
 pub fn compare(
     before: &ErrorsByWorkload,
     after: &ErrorsByWorkload,
     images: &BTreeMap<String, Vec<String>>,
     contexts: (&ClusterContext, &ClusterContext),
+    settings: &Settings,
 ) -> PlanReport {
     let ids = |fs: Option<&Vec<Finding>>| -> Vec<String> {
         let set: BTreeSet<String> = fs.into_iter().flatten().map(|f| f.rule.clone()).collect();
@@ -337,9 +340,11 @@ pub fn compare(
         if !fixes.is_empty()
             && let Some(build) = newest_after
         {
+            let pin = retag_pin(build, &builds_after, settings);
             fixes.extend(retag(
                 images.get(w).map(Vec::as_slice).unwrap_or(&[]),
                 build,
+                &pin,
             ));
         }
         fixes.dedup();
@@ -359,17 +364,40 @@ pub fn compare(
     }
 }
 
+/// The pin that goes with an image retagged for `build`: as `buildPinning` says, the builds of
+/// `supportedBuilds` and of the planned cluster (`builds_after`) that run it, or `build` alone.
+fn retag_pin(
+    build: u32,
+    builds_after: &BTreeMap<String, usize>,
+    settings: &Settings,
+) -> BuildPinPlan {
+    if settings.build_pinning == BuildPinning::Exact {
+        return BuildPinPlan::Exact(build);
+    }
+    let mut candidates = settings.supported_build_numbers();
+    candidates.extend(
+        builds_after
+            .keys()
+            .filter_map(|b| WindowsVersion::parse(b))
+            .map(|v| v.build),
+    );
+    candidates.sort_unstable();
+    let mut range = hosts_for_images(&[build], &candidates);
+    range.sort_unstable();
+    BuildPinPlan::Range(range)
+}
+
 /// For images whose tag names a Windows Server release (`…-ltsc2019`, `:1809`), the same image with
-/// the planned build's release, and the selector that pins it.
-fn retag(images: &[String], build: u32) -> Vec<String> {
+/// the planned build's release, and the pin that goes with it.
+fn retag(images: &[String], build: u32, pin: &BuildPinPlan) -> Vec<String> {
     images
         .iter()
         .filter_map(|image| crate::windows::builds::retag_for_build(image, build))
         .map(|image| {
             format!(
-                "use {image} (the {} tag of the same image) and pin nodeSelector node.kubernetes.io/windows-build: \"{}\" (or a RuntimeClass that sets it)",
+                "use {image} (the {} tag of the same image) and pin {} (or a RuntimeClass that sets it)",
                 build_display(build),
-                WindowsVersion::new(build).label()
+                pin.phrase()
             )
         })
         .collect()
@@ -417,6 +445,7 @@ pub fn plan_objects(
         &after,
         &workload_images(objects),
         (context, &planned.context),
+        settings,
     );
     report.retirements = plan.reads_calendar().then_some(planned.retirements);
     report
@@ -629,10 +658,11 @@ mod tests {
 
     #[test]
     fn retag_keeps_the_rest_of_the_tag() {
-        let got = retag(
-            &["mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019".into()],
-            26100,
-        );
+        let images =
+            ["mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019".into()];
+        let after = BTreeMap::from([("10.0.20348".to_string(), 3), ("10.0.26100".to_string(), 2)]);
+        let pin = retag_pin(26100, &after, &Settings::default());
+        let got = retag(&images, 26100, &pin);
         assert_eq!(got.len(), 1);
         assert!(
             got[0].starts_with(
@@ -640,6 +670,26 @@ mod tests {
             ),
             "{got:?}"
         );
-        assert!(retag(&["nginx:1.27".into()], 26100).is_empty());
+        // A 2025 image runs on 2025 hosts only: the range is that one build, as affinity.
+        assert!(
+            got[0].contains(
+                "pin required node affinity node.kubernetes.io/windows-build In [10.0.26100]"
+            ),
+            "{got:?}"
+        );
+        // Retagged for 2022, the range takes 2025 in too; exact pinning names the build alone.
+        let pin = retag_pin(20348, &after, &Settings::default());
+        assert_eq!(pin, BuildPinPlan::Range(vec![20348, 26100]));
+        let exact = Settings {
+            build_pinning: BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let got = retag(&images, 20348, &retag_pin(20348, &after, &exact));
+        assert!(
+            got[0]
+                .contains("pin the nodeSelector node.kubernetes.io/windows-build: \"10.0.20348\""),
+            "{got:?}"
+        );
+        assert!(retag(&["nginx:1.27".into()], 26100, &pin).is_empty());
     }
 }

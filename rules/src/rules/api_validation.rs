@@ -307,6 +307,7 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
     }
     let raw = cx.template.raw;
     let prefix = &cx.template.prefix;
+    let mut resize_policies: Vec<FieldPath> = Vec::new();
     // Pod level, in field order.
     if present(raw, &["hostNetwork"]).and_then(Value::as_bool) == Some(true)
         && !any_host_process(raw)
@@ -403,6 +404,30 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
                 "mount the volume as a filesystem with volumeMounts, or run this container on Linux",
             );
         }
+        if present(c.value, &["resizePolicy"])
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty())
+        {
+            resize_policies.push(c.path(prefix).field("resizePolicy"));
+        }
+    }
+    // A warning, as for hostNetwork: the pod is created and runs; only a later in-place resize fails
+    // (kubernetes-windows-rules.md §10).
+    let refused = if declared == Some(Os::Windows) {
+        "the API server refuses to resize a pod with spec.os.name: windows (`Forbidden: windows pods cannot be resized`, since Kubernetes 1.32)"
+    } else {
+        "a Windows kubelet marks the resize of a Windows pod infeasible, and with spec.os.name: windows the API server refuses it outright (`windows pods cannot be resized`, since Kubernetes 1.32)"
+    };
+    for path in resize_policies {
+        out.emit_as(
+            RuleId::WindowsUnsupportedFeature,
+            Severity::Warning,
+            &path,
+            format!(
+                "this Windows container sets resizePolicy, but Windows pods cannot be resized in place: {refused}; the pod is created and runs, only the resize fails; remove resizePolicy and change resources by replacing the pod (a rollout)"
+            ),
+            None,
+        );
     }
 }
 
@@ -836,10 +861,53 @@ mod tests {
                 Some(PodOs::Windows),
                 &[],
             ),
+            // In-place resize (§10): every container list; an empty list says nothing.
+            (
+                "  initContainers: [{name: i, restartPolicy: Always, resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]}]\n  containers: [{name: c, resizePolicy: [{resourceName: memory, restartPolicy: RestartContainer}]}, {name: d, resizePolicy: []}]\n",
+                Some(PodOs::Windows),
+                &[
+                    "spec.initContainers[0].resizePolicy",
+                    "spec.containers[0].resizePolicy",
+                ],
+            ),
+            (
+                "  containers: [{name: c, resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]}]\n",
+                Some(PodOs::Linux),
+                &[],
+            ),
         ];
         for (body, os, want) in cases {
             let got = run(&pod(body), *os);
             assert_eq!(got, rows("windows-unsupported-feature", want), "{body}");
+        }
+    }
+
+    #[test]
+    fn a_resize_policy_is_a_warning_that_says_who_refuses_the_resize() {
+        // kubernetes-windows-rules.md §10: ValidatePodResize refuses declared Windows pods; a Windows
+        // kubelet marks the others' resize infeasible. Neither refuses the pod itself.
+        let body = "  containers: [{name: c, resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]}]\n";
+        for (os_line, os, says) in [
+            (
+                "  os: {name: windows}\n",
+                None,
+                "`Forbidden: windows pods cannot be resized`",
+            ),
+            (
+                "",
+                Some(PodOs::Windows),
+                "a Windows kubelet marks the resize of a Windows pod infeasible",
+            ),
+        ] {
+            let text = pod(&format!("{os_line}{body}"));
+            let found = run_template(&text, os, check);
+            let f = found
+                .iter()
+                .find(|f| f.rule == "windows-unsupported-feature")
+                .expect("finding");
+            assert_eq!(f.severity, Severity::Warning);
+            assert!(f.message.contains(says), "{}", f.message);
+            assert!(f.fix.is_none());
         }
     }
 

@@ -6,10 +6,10 @@
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
 use super::{Emitter, RuleId, TemplateCx};
-use crate::placement::{
-    BUILD_LABEL, NodeIndex, OS_LABEL, Placement, PodOs, fit, host_runs_any, os_word,
-};
-use crate::windows::builds::{WindowsVersion, build_display};
+use crate::placement::plan::{self, BuildPinPlan};
+use crate::placement::{NodeIndex, OS_LABEL, Placement, PodOs, fit, host_runs_any, os_word};
+use crate::settings::BuildPinning;
+use crate::windows::builds::build_display;
 
 /// How many node names a message lists.
 const NAMES_SHOWN: usize = 5;
@@ -43,7 +43,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             format!(
                 "No node can take this pod, so it stays Pending: {}. {}",
                 fit.summary(index),
-                pending_advice(p, index)
+                pending_advice(cx, index)
             ),
             None,
         );
@@ -102,11 +102,8 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         // pinning only trades a failing container for a Pending pod, and the image is what must change.
         let cluster_builds = index.windows_builds();
         let runnable = runnable_builds(p, index);
-        let advice = match runnable.first() {
-            Some(&good) => format!(
-                "Pin the build with the nodeSelector {BUILD_LABEL}: \"{}\".",
-                WindowsVersion::new(good).label()
-            ),
+        let advice = match pin_for(cx, &runnable) {
+            Some(pin) => format!("Pin the builds that run it: {}.", pin.phrase()),
             None => format!(
                 "No Windows node of the cluster can run this image ({} built for {}), so pinning a build would leave the pod Pending: rebuild it on a base image for a build the cluster has ({}).",
                 image,
@@ -116,7 +113,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         };
         out.emit(
             RuleId::SchedulableOnIncompatibleBuild,
-            &p.prefix.field("nodeSelector").key(BUILD_LABEL),
+            &plan::pin_path(&p.prefix, cx.settings),
             format!(
                 "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). {advice}",
                 name_list(bad.iter().map(|(n, _)| *n)),
@@ -130,7 +127,8 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 /// What to do about a pod no node takes. A pin to a build the cluster lacks is the cause the scheduler
 /// reports, and the one finding about it (`windows-build-mismatch` stays silent then): say which build
 /// to pin instead, or that the image must be rebuilt when no build of the cluster runs it.
-fn pending_advice(p: &Placement, index: &NodeIndex) -> String {
+fn pending_advice(cx: &TemplateCx<'_>, index: &NodeIndex) -> String {
+    let p = cx.placement;
     const GENERIC: &str = "Change its selectors or tolerations, or add nodes that match.";
     let cluster_builds = index.windows_builds();
     let Some(pin) = p.build_pin.as_ref().filter(|pin| {
@@ -143,16 +141,32 @@ fn pending_advice(p: &Placement, index: &NodeIndex) -> String {
     }
     let runnable = runnable_builds(p, index);
     let pinned = pin.builds.join(", ");
-    match runnable.first() {
-        Some(&good) => format!(
-            "No node has the pinned build {pinned}: pin a build the cluster has and the image runs on, {BUILD_LABEL}: \"{}\".",
-            WindowsVersion::new(good).label()
+    match pin_for(cx, &runnable) {
+        Some(pin) => format!(
+            "No node has the pinned build {pinned}: pin builds the cluster has and the image runs on, {}.",
+            pin.phrase()
         ),
         None => format!(
             "No node has the pinned build {pinned}, and no build the cluster has ({}) runs the image: rebuild it on a base image for one of them.",
             builds_list(&cluster_builds)
         ),
     }
+}
+
+/// The pin to advise for a pod that some of the cluster's builds (`runnable`, ascending) run: the one a
+/// fix would add ([`plan::build_pin_plan`], as `buildPinning` says) when it admits one of them, else
+/// those builds themselves. `None` when no build of the cluster runs the images.
+fn pin_for(cx: &TemplateCx<'_>, runnable: &[u32]) -> Option<BuildPinPlan> {
+    let newest = *runnable.last()?;
+    let planned =
+        plan::build_pin_plan(cx.placement, cx.context, cx.settings).filter(|pin| match pin {
+            BuildPinPlan::Range(builds) => builds.iter().any(|b| runnable.contains(b)),
+            BuildPinPlan::Exact(build) => runnable.contains(build),
+        });
+    Some(planned.unwrap_or_else(|| match cx.settings.build_pinning {
+        BuildPinning::Range => BuildPinPlan::Range(runnable.to_vec()),
+        BuildPinning::Exact => BuildPinPlan::Exact(newest),
+    }))
 }
 
 /// The Windows builds of the cluster whose hosts run every image of the pod (all of them for a
@@ -282,7 +296,7 @@ mod tests {
                 ),
                 vec![rule_path(
                     "schedulable-on-incompatible-build",
-                    "spec.nodeSelector[node.kubernetes.io/windows-build]",
+                    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
                 )],
             ),
             (
@@ -353,7 +367,24 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].message.ends_with(
-                "Pin the build with the nodeSelector node.kubernetes.io/windows-build: \"10.0.17763\"."
+                "Pin the builds that run it: required node affinity node.kubernetes.io/windows-build In [10.0.17763]."
+            ),
+            "{}",
+            found[0].message
+        );
+        // buildPinning: exact names one build, in the nodeSelector.
+        let exact = Settings {
+            build_pinning: crate::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let found = findings(&pod(&spec), Some(&mixed), &exact, RULES);
+        assert_eq!(
+            found[0].path,
+            "spec.nodeSelector[node.kubernetes.io/windows-build]"
+        );
+        assert!(
+            found[0].message.ends_with(
+                "Pin the builds that run it: the nodeSelector node.kubernetes.io/windows-build: \"10.0.17763\"."
             ),
             "{}",
             found[0].message
@@ -398,7 +429,7 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].rule, "no-schedulable-node");
         assert!(
-            found[0].message.ends_with("No node has the pinned build 10.0.17763: pin a build the cluster has and the image runs on, node.kubernetes.io/windows-build: \"10.0.20348\"."),
+            found[0].message.ends_with("No node has the pinned build 10.0.17763: pin builds the cluster has and the image runs on, required node affinity node.kubernetes.io/windows-build In [10.0.20348, 10.0.26100]."),
             "{}",
             found[0].message
         );

@@ -159,6 +159,15 @@ declare_rules! {
         title: "Selected Windows build cannot run the image",
         summary: "The Windows build the pod is pinned to cannot run one of its images with process isolation; the container fails to start there.",
     }
+    WindowsBuildPinTooNarrow {
+        id: "windows-build-pin-too-narrow",
+        family: WindowsPods,
+        severity: Info,
+        needs: Manifest,
+        fixable: true,
+        title: "Windows build pin too narrow for an in-place upgrade",
+        summary: "The pod is pinned to exactly one Windows build although a newer supported build runs its images; when its pool is upgraded in place, the nodes take the new build label and the pods can never be scheduled again. Pin the range of builds that run the images instead (off with buildPinning: exact). Info by default (an exact pin is valid today); `severity` raises it.",
+    }
     WindowsImagesBuildConflict {
         id: "windows-images-build-conflict",
         family: WindowsPods,
@@ -322,7 +331,7 @@ declare_rules! {
         needs: Manifest,
         fixable: false,
         title: "Feature Windows nodes do not support",
-        summary: "A Windows pod uses a feature Windows nodes do not provide (hugepages, memory-backed emptyDir, mount propagation, raw block volumes, ClusterFirstWithHostNet, hostNetwork without HostProcess, pod-level resources).",
+        summary: "A Windows pod uses a feature Windows nodes do not provide (hugepages, memory-backed emptyDir, mount propagation, raw block volumes, ClusterFirstWithHostNet, hostNetwork without HostProcess, pod-level resources, in-place resize through resizePolicy).",
     }
     RunAsUserNameInvalid {
         id: "run-as-user-name-invalid",

@@ -24,8 +24,8 @@ use crate::finding::Finding;
 use crate::input::LineMap;
 use crate::model::Object;
 use crate::path::{FieldPath, Segment};
-use crate::placement::{Placement, PodOs, host_runs_any, os_word};
-use crate::settings::Settings;
+use crate::placement::{Placement, PodOs, build_range, host_runs_any, os_word};
+use crate::settings::{BuildPinning, Settings};
 use crate::windows::Os;
 use crate::windows::builds::build_display;
 
@@ -440,11 +440,12 @@ fn incompatible_build(t: &TemplateFacts, node: LiveNode<'_>, out: &mut Emitter<'
     let Some((bad, build)) = incompatible_image(t, node) else {
         return;
     };
+    let pin = pin_words(t, out.settings);
     out.emit(
         RuleId::PodOnIncompatibleBuild,
         &bad.path,
         format!(
-            "This pod is on {} ({}), which cannot run its image {} (built for {}) with process isolation; the container fails with `The operating system of the container does not match the operating system of the host. (0xc0370101)`. Pin the build in its workload with the nodeSelector node.kubernetes.io/windows-build, then delete the pod so that it is re-created on a compatible node.",
+            "This pod is on {} ({}), which cannot run its image {} (built for {}) with process isolation; the container fails with `The operating system of the container does not match the operating system of the host. (0xc0370101)`. {pin}, then delete the pod so that it is re-created on a compatible node.",
             node.name,
             build_display(build),
             bad.image,
@@ -452,6 +453,29 @@ fn incompatible_build(t: &TemplateFacts, node: LiveNode<'_>, out: &mut Emitter<'
         ),
         None,
     );
+}
+
+/// How `pod-on-incompatible-build` says to pin the workload, as its fixes would (settings `buildPinning`):
+/// with `range`, the supported builds that run every Windows image of known build, as required node
+/// affinity (placement::build_range); with `exact`, or when no supported build runs them, the nodeSelector.
+fn pin_words(t: &TemplateFacts, settings: &Settings) -> String {
+    let mut builds = settings.supported_build_numbers();
+    builds.sort_unstable();
+    builds.dedup();
+    builds.retain(|&b| {
+        t.images
+            .iter()
+            .filter(|img| img.os == Some(Os::Windows) && !img.builds.is_empty())
+            .all(|img| host_runs_any(b, &img.builds))
+    });
+    match settings.build_pinning {
+        BuildPinning::Range if !builds.is_empty() => format!(
+            "Pin its workload to the builds that run its images, {}",
+            build_range::phrase(&builds)
+        ),
+        _ => "Pin the build in its workload with the nodeSelector node.kubernetes.io/windows-build"
+            .to_string(),
+    }
 }
 
 /// `pod-pending-placement`.
@@ -701,6 +725,55 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn incompatible_build_says_to_pin_as_the_fixes_do() {
+        // (reference, image builds, node, buildPinning, how the message says to pin)
+        let exact_words = "Pin the build in its workload with the nodeSelector node.kubernetes.io/windows-build, then";
+        let rows = [
+            (
+                "a 2022 image: the supported builds that run it, as a range",
+                vec![20348],
+                WIN19,
+                BuildPinning::Range,
+                "Pin its workload to the builds that run its images, required node affinity node.kubernetes.io/windows-build In [10.0.20348, 10.0.26100], then",
+            ),
+            (
+                "buildPinning: exact names the nodeSelector",
+                vec![20348],
+                WIN19,
+                BuildPinning::Exact,
+                exact_words,
+            ),
+            (
+                "a 2019 image: no supported build runs it, no range to name",
+                vec![17763],
+                WIN22,
+                BuildPinning::Range,
+                exact_words,
+            ),
+        ];
+        for (reference, builds, node, build_pinning, words) in rows {
+            let s = Settings {
+                build_pinning,
+                ..Settings::default()
+            };
+            let f = check(
+                POD,
+                &running(node.name),
+                Some(&win_template(&builds)),
+                Some(node),
+                None,
+                &s,
+            );
+            assert_eq!(f.len(), 1, "{reference}: {f:?}");
+            assert!(
+                f[0].message.contains(words),
+                "{reference}: {}",
+                f[0].message
+            );
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Windows pods: OS selector, toleration, build selector, build compatibility, deprecated OS labels.
+//! Windows pods: OS selector, toleration, build selector (and pins too narrow to survive an in-place
+//! upgrade), build compatibility, deprecated OS labels.
 //!
 //! Every rule here except `deprecated-os-label` looks only at pods whose OS resolved to Windows (a pod whose
 //! signals disagree gets `os-conflict` instead).
@@ -11,13 +12,14 @@ use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
-    RuntimeClassUse, host_runs_any, untolerated_windows_taints,
+    RuntimeClassUse, build_range, host_runs_any, untolerated_windows_taints,
 };
 use crate::schedule::taints::{
     CaseDifference, Gates, case_differences, case_mismatch, taint_display, tolerated_by_any,
 };
-use crate::windows::ImageOs;
+use crate::settings::BuildPinning;
 use crate::windows::builds::{WindowsVersion, build_display};
+use crate::windows::{Compatibility, ImageOs, compatibility_of_builds};
 
 /// Runs the Windows-pod rules.
 pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
@@ -36,6 +38,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let conflict = windows_images_build_conflict(cx, out);
     if !conflict {
         windows_build_mismatch(cx, out);
+        windows_build_pin_too_narrow(cx, out);
         windows_version_unsupported(cx, out);
     }
     windows_image_build_unknown(cx, out);
@@ -278,32 +281,39 @@ fn windows_pod_without_build_selector(
     } else {
         Severity::Warning
     };
-    let build = plan.entries.get(BUILD_LABEL);
-    let (path, fix) = match (&plan.runtime_class, build) {
+    let ops = plan::build_pin_ops(p, cx.template.raw, plan);
+    let (path, fix) = match (&plan.runtime_class, &plan.build) {
         (Some(rc), _) => (
             p.prefix.field("runtimeClassName"),
             Some(Fix {
                 description: format!("set runtimeClassName: {rc}"),
-                patch: plan::selector_ops(p, cx.template.raw, plan, BUILD_LABEL),
+                patch: ops,
             }),
         ),
-        (None, Some(build)) => (
-            p.prefix.field("nodeSelector").key(BUILD_LABEL),
+        (None, Some(pin)) => (
+            pin.path(&p.prefix),
             Some(Fix {
-                description: format!("add nodeSelector {BUILD_LABEL}: \"{build}\""),
-                patch: plan::selector_ops(p, cx.template.raw, plan, BUILD_LABEL),
+                description: format!("add {}", pin.phrase()),
+                patch: ops,
             }),
         ),
-        (None, None) => (p.prefix.field("nodeSelector").key(BUILD_LABEL), None),
+        (None, None) => (plan::pin_path(&p.prefix, cx.settings), None),
     };
     let why = if several {
         "the cluster runs several Windows builds, and "
     } else {
         ""
     };
-    let advice = match build {
-        Some(b) => format!("add {BUILD_LABEL}: \"{b}\" to the nodeSelector"),
-        None => format!(
+    let advice = match (&plan.build, cx.settings.build_pinning) {
+        (Some(pin @ plan::BuildPinPlan::Range(_)), _) => format!(
+            "add {}, the builds that run its images (a range keeps the pod schedulable when its pool is upgraded in place to a newer build that still runs them)",
+            pin.phrase()
+        ),
+        (Some(pin), _) => format!("add {}", pin.phrase()),
+        (None, BuildPinning::Range) => format!(
+            "add required node affinity {BUILD_LABEL} In [<builds>] with the builds that run its images"
+        ),
+        (None, BuildPinning::Exact) => format!(
             "add {BUILD_LABEL}: \"<build>\" to the nodeSelector with the build its images need"
         ),
     };
@@ -313,6 +323,73 @@ fn windows_pod_without_build_selector(
         &path,
         format!(
             "This Windows pod does not pin a Windows build; {why}process-isolated containers only start on hosts whose build can run the image (else 0xc0370101). Pin it: {advice}, or use a RuntimeClass that sets it."
+        ),
+        fix.filter(|f| !f.patch.is_empty()),
+    );
+}
+
+/// `windows-build-pin-too-narrow`: the pod is pinned to exactly one build, and a newer supported build
+/// runs its images too (platforms.md §7.5). Off with `buildPinning: exact`; a pod whose RuntimeClass
+/// pins the build (or names one that could not be looked up) is left alone: a RuntimeClass's scheduling
+/// is a nodeSelector, it can only pin one build, and which class a pod uses is the operator's choice.
+fn windows_build_pin_too_narrow(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    let p = cx.placement;
+    if cx.settings.build_pinning == BuildPinning::Exact {
+        return;
+    }
+    let Some(pin) = &p.build_pin else {
+        return;
+    };
+    // The pod's RuntimeClass pins the build (RuntimeClass admission copies it into every pod's own
+    // nodeSelector, so a running pod shows it there too), or may: not the pod's to widen.
+    let class_pins = match &p.runtime_class {
+        RuntimeClassUse::Found { entry, .. } => entry
+            .object
+            .scheduling
+            .as_ref()
+            .and_then(|s| s.node_selector.as_ref())
+            .is_some_and(|s| s.contains_key(BUILD_LABEL)),
+        RuntimeClassUse::Unchecked { .. } => true,
+        RuntimeClassUse::None | RuntimeClassUse::NotFound { .. } => false,
+    };
+    if class_pins {
+        return;
+    }
+    let [pinned] = pin.numbers()[..] else {
+        return;
+    };
+    if pin.builds.len() != 1 {
+        return;
+    }
+    // The pinned build must run the images (else `windows-build-mismatch` is the problem).
+    let images: Vec<&[u32]> = p.windows_image_builds().map(|(_, b)| b).collect();
+    if images.is_empty() || !images.iter().all(|b| host_runs_any(pinned, b)) {
+        return;
+    }
+    let Some(range) = build_range::range_builds(p, cx.context, cx.settings) else {
+        return;
+    };
+    let supported = cx.settings.supported_build_numbers();
+    let newer: Vec<u32> = range
+        .iter()
+        .copied()
+        .filter(|&b| b > pinned && supported.contains(&b))
+        .collect();
+    if newer.is_empty() || !range.contains(&pinned) {
+        return;
+    }
+    let fix = build_range::widen_ops(p, cx.template.raw, &range).map(|patch| Fix {
+        description: format!("pin {} instead", build_range::phrase(&range)),
+        patch,
+    });
+    out.emit(
+        RuleId::WindowsBuildPinTooNarrow,
+        &pin.path,
+        format!(
+            "This pod is pinned to exactly one Windows build, {}, but its images also run on {}, which the settings support: when its pool is upgraded in place to that build, the nodes take the new build label and these pods can never be scheduled again. Pin the builds that run the images instead: {} (or set buildPinning: exact where the platform requires the image's own build, as OpenShift does).",
+            build_display(pinned),
+            describe_builds(&newer),
+            build_range::phrase(&range)
         ),
         fix,
     );
@@ -379,11 +456,21 @@ fn windows_build_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             .windows_image_builds()
             .find(|(_, builds)| !host_runs_any(host, builds));
         if let Some((image, builds)) = bad.and_then(|(i, b)| Some((p.images.get(i)?, b))) {
+            // A host past the newest LTSC: containerd's main branch would pick the image, released
+            // containerd does not (kubernetes-windows-rules.md §5.5.3); say so rather than hide it.
+            let disputed = builds
+                .iter()
+                .any(|&b| compatibility_of_builds(host, b) == Compatibility::Disputed);
+            let note = if disputed {
+                " (containerd's main branch, with containerd/platforms v1.0.0-rc.5, would pull it on this host; released containerd 2.1–2.3 and hcsshim do not, and winplace follows them)"
+            } else {
+                ""
+            };
             out.emit(
                 RuleId::WindowsBuildMismatch,
                 &pin.path,
                 format!(
-                    "This pod is pinned to Windows build {} ({}), whose hosts cannot run the image {} (built for {}) with process isolation; the container fails to start there (0xc0370101). Use an image tag built for the pinned build, or pin the build the image needs.",
+                    "This pod is pinned to Windows build {} ({}), whose hosts cannot run the image {} (built for {}) with process isolation{note}; the container fails to start there (0xc0370101). Use an image tag built for the pinned build, or pin the builds the image runs on.",
                     label_of(host),
                     build_display(host),
                     image.image,
@@ -597,7 +684,7 @@ mod tests {
     use crate::rules::test_kit::{
         apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
     };
-    use crate::settings::Settings;
+    use crate::settings::{BuildPinning, Settings};
 
     const RULES: &[&str] = &[
         "windows-pod-without-os-selector",
@@ -645,7 +732,7 @@ mod tests {
                 vec![
                     rule_path(
                         "windows-pod-without-build-selector",
-                        "spec.nodeSelector[node.kubernetes.io/windows-build]",
+                        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
                     ),
                     rule_path(
                         "windows-pod-without-os-selector",
@@ -955,10 +1042,32 @@ mod tests {
                 value["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
                 "{reference}"
             );
+            // A range pin (buildPinning: range): affinity, never a build in the nodeSelector.
+            assert!(
+                value["spec"]["nodeSelector"]
+                    .get("node.kubernetes.io/windows-build")
+                    .is_none(),
+                "{reference}"
+            );
+            assert_eq!(
+                value["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                    ["nodeSelectorTerms"],
+                serde_json::json!([{"matchExpressions": [{"key": "node.kubernetes.io/windows-build",
+                    "operator": "In", "values": ["10.0.20348", "10.0.26100"]}]}]),
+                "{reference}"
+            );
+            // buildPinning: exact puts the image's build in the nodeSelector instead.
+            let exact = Settings {
+                build_pinning: BuildPinning::Exact,
+                ..Settings::default()
+            };
+            let value: serde_json::Value =
+                serde_json::from_str(&repaired(&text, &exact)).expect("json");
             assert_eq!(
                 value["spec"]["nodeSelector"]["node.kubernetes.io/windows-build"], "10.0.20348",
                 "{reference}"
             );
+            assert!(value["spec"].get("affinity").is_none(), "{reference}");
         }
         // settings.runtimeClasses maps the build: the fix sets runtimeClassName instead.
         let mapped = Settings {
@@ -972,6 +1081,200 @@ mod tests {
         .expect("json");
         assert_eq!(fixed["spec"]["runtimeClassName"], "windows-2022");
         assert!(fixed["spec"].get("nodeSelector").is_none());
+    }
+
+    #[test]
+    fn an_exact_pin_is_too_narrow_when_a_newer_supported_build_runs_the_image() {
+        const NARROW: &[&str] = &["windows-build-pin-too-narrow"];
+        let affinity = |values: &str| {
+            format!(
+                "  nodeSelector: {{kubernetes.io/os: windows}}\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: node.kubernetes.io/windows-build, operator: In, values: [{values}]}}]}}]}}}}}}\n"
+            )
+        };
+        let pinned = |build: &str| {
+            format!(
+                "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"{build}\"}}\n"
+            )
+        };
+        let rc = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n---\n";
+        let defaults = Settings::default();
+        let exact = Settings {
+            build_pinning: BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let only_2022 = Settings {
+            supported_builds: vec!["10.0.20348".into()],
+            ..Settings::default()
+        };
+        let hostprocess = "  hostNetwork: true\n  securityContext: {windowsOptions: {hostProcess: true, runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"}}\n";
+        // (reference, manifest, settings, expected path)
+        let rows: Vec<(&str, String, &Settings, Option<&str>)> = vec![
+            (
+                "a 2022 image pinned to 2022 by the nodeSelector",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN])
+                )),
+                &defaults,
+                Some("spec.nodeSelector[node.kubernetes.io/windows-build]"),
+            ),
+            (
+                "In with one value",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    affinity("\"10.0.20348\""),
+                    containers(&[WIN])
+                )),
+                &defaults,
+                Some(
+                    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+                ),
+            ),
+            (
+                "the range is not too narrow",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    affinity("\"10.0.20348\", \"10.0.26100\""),
+                    containers(&[WIN])
+                )),
+                &defaults,
+                None,
+            ),
+            (
+                "buildPinning: exact wants one build",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN])
+                )),
+                &exact,
+                None,
+            ),
+            (
+                "no newer build runs a 2025 image",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    pinned("10.0.26100"),
+                    containers(&["mcr.microsoft.com/windows/servercore:ltsc2025"])
+                )),
+                &defaults,
+                None,
+            ),
+            (
+                "2025 is not supported",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN])
+                )),
+                &only_2022,
+                None,
+            ),
+            (
+                "a pin that cannot run the image is windows-build-mismatch's",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN2019])
+                )),
+                &defaults,
+                None,
+            ),
+            (
+                "the RuntimeClass's pin is the operator's choice",
+                format!(
+                    "{rc}{}",
+                    pod(&format!(
+                        "  runtimeClassName: win\n{TOLERATE}{}",
+                        containers(&[WIN])
+                    ))
+                ),
+                &defaults,
+                None,
+            ),
+            (
+                "§4 a running pod carries its RuntimeClass's pin in its own nodeSelector",
+                format!(
+                    "{rc}{}",
+                    pod(&format!(
+                        "  runtimeClassName: win\n{}{TOLERATE}{}",
+                        pinned("10.0.20348"),
+                        containers(&[WIN])
+                    ))
+                ),
+                &defaults,
+                None,
+            ),
+            (
+                "a RuntimeClass that could not be looked up may pin it",
+                pod(&format!(
+                    "  runtimeClassName: win\n{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN])
+                )),
+                &defaults,
+                None,
+            ),
+            (
+                "§2.2 HostProcess pods need no build match",
+                pod(&format!(
+                    "{hostprocess}{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&[WIN])
+                )),
+                &defaults,
+                None,
+            ),
+            (
+                "no image build known",
+                pod(&format!(
+                    "{}{TOLERATE}{}",
+                    pinned("10.0.20348"),
+                    containers(&["contoso.azurecr.io/app:1"])
+                )),
+                &defaults,
+                None,
+            ),
+        ];
+        for (reference, text, settings, want) in rows {
+            let got = sorted_rule_paths(&findings(&text, None, settings, NARROW));
+            let want: Vec<(String, String)> = want
+                .into_iter()
+                .map(|p| rule_path("windows-build-pin-too-narrow", p))
+                .collect();
+            assert_eq!(got, want, "{reference}");
+        }
+        // The message names both builds and the range; the fix widens the pin to it, and the repaired pod
+        // has no finding left of the Windows-pod rules.
+        let text = pod(&format!(
+            "{}{TOLERATE}{}",
+            pinned("10.0.20348"),
+            containers(&[WIN])
+        ));
+        let found = findings(&text, None, &Settings::default(), NARROW);
+        let m = &found[0].message;
+        assert_eq!(found[0].severity, Severity::Info);
+        assert!(
+            m.contains("exactly one Windows build, Windows Server 2022 (10.0.20348), but"),
+            "{m}"
+        );
+        assert!(
+            m.contains("also run on Windows Server 2025 (10.0.26100)"),
+            "{m}"
+        );
+        assert!(m.contains("required node affinity node.kubernetes.io/windows-build In [10.0.20348, 10.0.26100]"), "{m}");
+        let mut value = objects(&text).remove(0).value;
+        apply(&mut value, found[0].fix.as_ref().expect("fix"));
+        assert_eq!(
+            value["spec"]["nodeSelector"],
+            serde_json::json!({"kubernetes.io/os": "windows"})
+        );
+        let fixed = value.to_string();
+        let mut all = RULES.to_vec();
+        all.extend(NARROW);
+        let left = findings(&fixed, None, &Settings::default(), &all);
+        assert!(left.is_empty(), "{fixed}\n{left:#?}");
     }
 
     #[test]

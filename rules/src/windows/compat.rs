@@ -1,4 +1,4 @@
-//! Which Windows hosts can run which Windows container images (kubernetes-windows-rules.md §5.3, §2.2).
+//! Which Windows hosts can run which Windows container images (kubernetes-windows-rules.md §5.3, §5.5, §2.2).
 //!
 //! Process isolation follows microsoft/hcsshim `osversion.CheckHostAndContainerCompat` exactly (the same
 //! function containerd/platforms uses to pick a manifest entry):
@@ -10,6 +10,13 @@
 //!
 //! So Windows Server 2025 runs 2022 and 2025 images, 2022 runs only 2022 images, and 2019 runs only 2019 images.
 //! The revision (UBR) never matters.
+//!
+//! Hosts past the newest LTSC (Windows 11 25H2, 26200) are where the runtimes disagree in 2026
+//! (§5.5.1): containerd/platforms v1.0.0-rc.5, on containerd's `main` branch only, starts their range at
+//! the LTSC before the newest (20348), while every released containerd 2.1–2.3.x and hcsshim start it at
+//! the newest (26100). [`compatibility`] names that disagreement ([`Compatibility::Disputed`]); every
+//! yes/no answer here ([`host_runs_image`] and what is built on it) takes the released rule: a pod
+//! judged to run there would fail to pull on the containerd every current node runs (§5.5.3).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +27,56 @@ const LTSC2022: u32 = 20348;
 
 /// The LTSC builds that start a range of compatible images, ascending (hcsshim `compatLTSCReleases`).
 const COMPAT_LTSC_RELEASES: &[u32] = &[20348, 26100];
+
+/// The newest LTSC of [`COMPAT_LTSC_RELEASES`] (Windows Server 2025).
+const NEWEST_LTSC: u32 = 26100;
+
+/// What the container runtimes say about a host running an image with process isolation (§5.3, §5.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Compatibility {
+    /// Every rule agrees that it runs.
+    Runs,
+    /// Every rule agrees that it does not.
+    Refused,
+    /// A host past the newest LTSC and an image from Windows Server 2022 up to before the newest LTSC:
+    /// containerd/platforms v1.0.0-rc.5 (containerd `main` since 2026-08-20; containerd 1.7.x and 2.0.x,
+    /// whose only LTSC was 20348, agree) picks such an image for the host, containerd 2.1–2.3.x and hcsshim
+    /// do not (§5.5.1). winplace counts it as not running (§5.5.3).
+    Disputed,
+}
+
+/// What the runtimes say about `host` running `image` with process isolation.
+///
+/// ```
+/// use winplace_rules::windows::{compatibility, Compatibility, WindowsVersion};
+/// let v = WindowsVersion::new;
+/// assert_eq!(compatibility(v(26100), v(20348)), Compatibility::Runs);
+/// assert_eq!(compatibility(v(20348), v(17763)), Compatibility::Refused);
+/// // Windows 11 25H2 and a Windows Server 2022 image: containerd main pulls it, 2.3.x does not.
+/// assert_eq!(compatibility(v(26200), v(20348)), Compatibility::Disputed);
+/// ```
+pub fn compatibility(host: WindowsVersion, image: WindowsVersion) -> Compatibility {
+    if host_runs_image(host, image) {
+        Compatibility::Runs
+    } else if host.major == image.major
+        && host.minor == image.minor
+        && host.build > NEWEST_LTSC
+        && (LTSC2022..NEWEST_LTSC).contains(&image.build)
+    {
+        Compatibility::Disputed
+    } else {
+        Compatibility::Refused
+    }
+}
+
+/// [`compatibility`] for two builds of Windows 10.0.
+pub fn compatibility_of_builds(host_build: u32, image_build: u32) -> Compatibility {
+    compatibility(
+        WindowsVersion::new(host_build),
+        WindowsVersion::new(image_build),
+    )
+}
 
 /// How a Windows container is isolated from its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -33,7 +90,8 @@ pub enum Isolation {
     HostProcess,
 }
 
-/// Whether a host runs an image with process isolation (hcsshim `CheckHostAndContainerCompat`).
+/// Whether a host runs an image with process isolation (hcsshim `CheckHostAndContainerCompat`, which
+/// containerd 2.1–2.3.x apply too): a [`Compatibility::Disputed`] pair does not.
 ///
 /// ```
 /// use winplace_rules::windows::{host_runs_image, WindowsVersion};
@@ -285,6 +343,42 @@ mod tests {
             vec![WS2025, WS2022]
         );
         assert!(hosts_for_images(&[WS2022], &[]).is_empty());
+    }
+
+    #[test]
+    fn the_runtimes_disagree_only_past_the_newest_ltsc() {
+        // §5.5.1's table: (host, image, verdict). containerd main (platforms rc.5) runs 20348…host on a
+        // host past 26100; containerd 2.1–2.3.x and hcsshim run 26100…host.
+        use Compatibility::{Disputed, Refused, Runs};
+        let rows = [
+            (26200, WS2022, Disputed),
+            (26200, 22621, Disputed),
+            (26200, 25398, Disputed),
+            (26200, 26099, Disputed),
+            (26200, WS2025, Runs),
+            (26200, 26200, Runs),
+            (26200, 26201, Refused),
+            (26200, WS2019, Refused),
+            (26200, 20347, Refused),
+            // LTSC hosts and those between: all rules agree (hcsshim's matrix).
+            (WS2025, WS2022, Runs),
+            (WS2025, WS2019, Refused),
+            (25398, WS2022, Runs),
+            (WS2022, WS2025, Refused),
+            (WS2019, WS2019, Runs),
+            (WS2019, WS2022, Refused),
+        ];
+        for (host, image, want) in rows {
+            assert_eq!(compatibility_of_builds(host, image), want, "{host} {image}");
+            assert_eq!(
+                host_runs_image_build(host, image),
+                want == Runs,
+                "{host} {image}"
+            );
+        }
+        // Other major.minor: refused, never disputed.
+        let v = |text: &str| WindowsVersion::parse(text).unwrap_or(WindowsVersion::new(0));
+        assert_eq!(compatibility(v("10.1.26200"), v("10.0.20348")), Refused);
     }
 
     /// The rule restated plainly from Microsoft's prose.

@@ -10,10 +10,13 @@
 //!   tag vocabulary they are read with (kubernetes-windows-rules.md §6).
 //! * [`classify`]: what an image reference says about its OS and Windows build ([`classify_image`]): the
 //!   image rules first, then the tables.
+//! * [`os_features`]: which Windows entries of an image index containerd picks by their `os.features`
+//!   (`win32k` ignored since containerd 2.3, kubernetes-windows-rules.md §5.5.2).
 //! * [`provenance`]: where an image's OS and build came from (name, manifest, settings), as the dashboard
 //!   shows it ([`ImageProvenance`]).
 //! * [`compat`]: which host builds run which image builds — hcsshim's `CheckHostAndContainerCompat` exactly
-//!   (kubernetes-windows-rules.md §5.3), and HostProcess containers, which need no build match (kubernetes-windows-rules.md §2.2).
+//!   (kubernetes-windows-rules.md §5.3), where containerd's 2026 rule for hosts past the newest LTSC disagrees
+//!   (§5.5), and HostProcess containers, which need no build match (kubernetes-windows-rules.md §2.2).
 //!
 //! ```
 //! use winplace_rules::windows::{classify_image, hosts_for_images, LTSC_BUILDS};
@@ -27,6 +30,7 @@ pub mod compat;
 pub mod image_rules;
 mod known_images;
 pub mod os;
+pub mod os_features;
 pub mod provenance;
 pub mod reference;
 
@@ -36,8 +40,8 @@ pub use builds::{
 };
 pub use classify::{ImageClass, ImageOs, ImageSource, classify_image};
 pub use compat::{
-    Isolation, host_runs_container, host_runs_image, host_runs_image_build, hosts_for_images,
-    runnable_image_builds,
+    Compatibility, Isolation, compatibility, compatibility_of_builds, host_runs_container,
+    host_runs_image, host_runs_image_build, hosts_for_images, runnable_image_builds,
 };
 pub use image_rules::{ImageRule, glob_match};
 pub use os::{InvalidOs, Os};

@@ -269,7 +269,13 @@ async fn plan_live(
         }
     }
     let after = workload_errors(&audit);
-    let mut report = plan::compare(&before, &after, &images, (&before_ctx, audit.context()));
+    let mut report = plan::compare(
+        &before,
+        &after,
+        &images,
+        (&before_ctx, audit.context()),
+        settings,
+    );
     report.retirements = the_plan.reads_calendar().then_some(planned.retirements);
     Ok(report)
 }

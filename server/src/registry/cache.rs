@@ -273,6 +273,7 @@ mod tests {
                 os: "windows".into(),
                 architecture: "amd64".into(),
                 os_version: Some("10.0.20348.1".into()),
+                os_features: Vec::new(),
             }],
         }
     }

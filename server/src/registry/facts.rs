@@ -17,6 +17,10 @@ pub struct Platform {
     /// `os.version`: the Windows build (`10.0.20348.2762`); usually absent for Linux.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os_version: Option<String>,
+    /// `os.features` (`win32k` on Server Core images): containerd 2.3+ picks a Windows entry only when
+    /// they are `win32k` at most (kubernetes-windows-rules.md §5.5.2). Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub os_features: Vec<String>,
 }
 
 /// Where an image's platforms were read.
@@ -52,7 +56,7 @@ impl ManifestFacts {
     /// let facts = ManifestFacts {
     ///     digest: "sha256:00".into(),
     ///     source: PlatformSource::Config,
-    ///     platforms: vec![Platform { os: "windows".into(), architecture: "amd64".into(), os_version: Some("10.0.17763.6414".into()) }],
+    ///     platforms: vec![Platform { os: "windows".into(), architecture: "amd64".into(), os_version: Some("10.0.17763.6414".into()), os_features: vec!["win32k".into()] }],
     /// };
     /// assert_eq!(facts.class("example.com/app:1").unwrap().os, ImageOs::Windows { builds: vec![17763] });
     /// ```
@@ -64,6 +68,9 @@ impl ManifestFacts {
                 let mut platform = json!({"os": p.os, "architecture": p.architecture});
                 if let Some(version) = &p.os_version {
                     platform["os.version"] = json!(version);
+                }
+                if !p.os_features.is_empty() {
+                    platform["os.features"] = json!(p.os_features);
                 }
                 platform
             })

@@ -112,13 +112,16 @@ struct ConfigDescriptor {
     size: Option<u64>,
 }
 
-/// An entry's `platform`, or an image config's top level: `os`, `architecture`, `os.version`.
+/// An entry's `platform`, or an image config's top level: `os`, `architecture`, `os.version`,
+/// `os.features` (containerd 2.3+ matches Windows entries by them: kubernetes-windows-rules.md §5.5.2).
 #[derive(Deserialize)]
 struct PlatformDoc {
     os: Option<String>,
     architecture: Option<String>,
     #[serde(rename = "os.version")]
     os_version: Option<String>,
+    #[serde(rename = "os.features")]
+    os_features: Option<Vec<String>>,
 }
 
 impl PlatformDoc {
@@ -128,6 +131,7 @@ impl PlatformDoc {
             os: self.os?,
             architecture: self.architecture.unwrap_or_default(),
             os_version: self.os_version,
+            os_features: self.os_features.unwrap_or_default(),
         })
     }
 }

@@ -346,11 +346,13 @@ mod tests {
                     os: "linux".into(),
                     architecture: "amd64".into(),
                     os_version: None,
+                    os_features: Vec::new(),
                 },
                 Platform {
                     os: "windows".into(),
                     architecture: "amd64".into(),
                     os_version: Some("10.0.20348.2762".into()),
+                    os_features: Vec::new(),
                 },
             ],
         };
