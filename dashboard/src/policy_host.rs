@@ -1,15 +1,13 @@
 //! The browser's waPC host (`dashboard/js/policy_host.js`) seen from Rust: load a policy module (the
-//! server's `/policy.wasm` or a file the user drops in), read its identity, call it.
+//! server's `/policy.wasm` or a file the user drops in), read its identity, call it, its host calls
+//! answered by `winplace_policy_wasm::host_answers` (the answers the wasmtime host gives too).
 //!
 //! The host itself is JavaScript because it is a thin layer over the WebAssembly API (compile, instantiate,
 //! read and write the guest's memory); docs/dependencies.md says why no npm package does it.
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
-
-/// Answers one host call of the guest (`binding`, `namespace`, `operation`, payload): the answer, or why
-/// the host refuses it.
-pub type HostCall<'a> = dyn Fn(&str, &str, &str, &str) -> Result<String, String> + 'a;
+use winplace_policy_wasm::host_answers::HostAnswers;
 
 /// The same, as the JavaScript host calls it.
 type JsHostCall<'a> = dyn Fn(String, String, String, String) -> Result<String, JsValue> + 'a;
@@ -94,18 +92,21 @@ impl Policy {
         Policy::from_handle(load_policy_bytes(array, name).await.map_err(message)?)
     }
 
-    /// Calls the guest's `operation` with `payload`; `host` answers its host calls (`Err` refuses one, as
-    /// a host without the capability does). The guest's answer, or its error.
+    /// Calls the guest's `operation` with `payload`; `host` answers its host calls, as the wasmtime host
+    /// does (a refused call fails, as with a host without the capability). The guest's answer, or its
+    /// error.
     pub fn call(
         &self,
         operation: &str,
         payload: &str,
-        host: &HostCall<'_>,
+        host: &HostAnswers,
     ) -> Result<String, String> {
-        // A stack closure: valid for this synchronous call only, which is all the guest needs.
+        // A stack closure: valid for this synchronous call only, which is all the guest needs. Payloads
+        // and answers are JSON text, so UTF-8 both ways.
         let answer = |binding: String, namespace: String, op: String, body: String| {
-            host(&binding, &namespace, &op, &body)
-                .map_err(|e| JsValue::from(js_sys::Error::new(&e)))
+            host.answer(&binding, &namespace, &op, body.as_bytes())
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
         };
         policy_call(&self.handle, operation, payload, &answer).map_err(message)
     }

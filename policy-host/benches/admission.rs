@@ -22,9 +22,10 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use winplace_policy_host::{
-    Capabilities, PolicyHost, built_policy, prune_items, template_policy, test_data,
+    PolicyHost, built_policy, capability, template_policy, test_cluster, test_data,
 };
 use winplace_policy_wasm::admission::{self, AdmissionRequest};
+use winplace_policy_wasm::host_answers::{HostAnswers, list_key, prune_items};
 use winplace_rules::Settings;
 use winplace_rules::model::cluster_objects::NODE_FIELDS;
 
@@ -45,12 +46,10 @@ enum Context {
 const ENVELOPE_NODES: usize = 5_000;
 
 impl Context {
-    fn capabilities(self) -> Option<Capabilities> {
+    fn capabilities(self) -> Option<HostAnswers> {
         match self {
             Context::None => None,
-            Context::Fixture => {
-                Some(Capabilities::test_cluster().unwrap_or_else(|e| panic!("{e}")))
-            }
+            Context::Fixture => Some(test_cluster().unwrap_or_else(|e| panic!("{e}"))),
             Context::Envelope => Some(envelope_cluster().clone()),
         }
     }
@@ -58,24 +57,26 @@ impl Context {
     /// The lists the host answers, for the native evaluation.
     fn lists(self) -> Option<(Value, Value)> {
         let caps = self.capabilities()?;
-        let list = |api: &str, kind: &str| caps.lists[&(api.to_string(), kind.to_string())].clone();
+        let list = |api: &str, kind: &str| caps.lists[&list_key(api, kind)].clone();
         Some((list("v1", "Node"), list("node.k8s.io/v1", "RuntimeClass")))
     }
 }
 
 /// The synthetic cluster of `winplace demo-snapshot` at [`ENVELOPE_NODES`] nodes, as host answers.
-fn envelope_cluster() -> &'static Capabilities {
-    static CLUSTER: OnceLock<Capabilities> = OnceLock::new();
+fn envelope_cluster() -> &'static HostAnswers {
+    static CLUSTER: OnceLock<HostAnswers> = OnceLock::new();
     CLUSTER.get_or_init(|| {
         let (nodes, _, runtime_classes) = winplace_synthetic::synthetic_cluster(ENVELOPE_NODES, 0, 1);
         let runtime_classes: Vec<_> = runtime_classes.into_iter().map(|rc| rc.object).collect();
-        let mut caps = Capabilities::default();
-        caps.lists.insert(
-            ("v1".into(), "Node".into()),
+        let mut caps = HostAnswers::default();
+        caps.insert_list(
+            "v1",
+            "Node",
             json!({"apiVersion": "v1", "kind": "NodeList", "items": nodes}),
         );
-        caps.lists.insert(
-            ("node.k8s.io/v1".into(), "RuntimeClass".into()),
+        caps.insert_list(
+            "node.k8s.io/v1",
+            "RuntimeClass",
             json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList", "items": runtime_classes}),
         );
         caps
@@ -141,11 +142,8 @@ impl Case {
 }
 
 fn host(module: &[u8], context: Context) -> PolicyHost {
-    PolicyHost::new(
-        module,
-        context.capabilities().map(Capabilities::into_capability),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
+    PolicyHost::new(module, context.capabilities().map(capability))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

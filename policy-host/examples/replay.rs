@@ -5,11 +5,12 @@
 //! Reads JSON on stdin:
 //! `{"module": PATH, "lists": {"v1/Node": TEXT, …}, "manifests": {IMAGE: TEXT}, "configs": {IMAGE: TEXT},
 //!   "calls": [{"operation": "validate", "payload": TEXT}, …]}`
-//! and answers host calls with those texts exactly as given (lists by `apiVersion/kind` for
-//! `kubewarden/kubernetes/list_resources_all`, `kubewarden/oci/v1/oci_manifest`,
-//! `kubewarden/oci/v1/oci_manifest_config`); anything else is refused, as a policy-server without the
-//! capability does. Prints `[{"ok": true, "answer": TEXT} | {"ok": false, "error": TEXT}, …]`, the calls
-//! made in order on one warm instance (as policy-server reuses its instances).
+//! and answers host calls from those texts as the page's host does, through the same module
+//! (`winplace_policy_wasm::host_answers`: lists by `apiVersion/kind`, pruned to the request's
+//! `field_masks`; `kubewarden/oci/v1/oci_manifest` and `v1/oci_manifest_config` by image); anything else
+//! is refused, as a policy-server without the capability does. Prints `[{"ok": true, "answer": TEXT} |
+//! {"ok": false, "error": TEXT}, …]`, the calls made in order on one warm instance (as policy-server
+//! reuses its instances).
 //!
 //! ```text
 //! cargo run -p winplace-policy-host --example replay < calls.json
@@ -20,7 +21,8 @@ use std::io::Read;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use winplace_policy_host::PolicyHost;
+use winplace_policy_host::{PolicyHost, capability};
+use winplace_policy_wasm::host_answers::HostAnswers;
 
 #[derive(Deserialize)]
 struct Replay {
@@ -61,24 +63,24 @@ fn run() -> Result<(), String> {
         calls,
         ..
     } = replay;
-    let answer = move |binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
-        if binding != "kubewarden" {
-            return None;
-        }
-        let request: Value = serde_json::from_slice(payload).ok()?;
-        let text = match (namespace, operation) {
-            ("kubernetes", "list_resources_all") => lists.get(&format!(
-                "{}/{}",
-                request["api_version"].as_str()?,
-                request["kind"].as_str()?
-            )),
-            ("oci", "v1/oci_manifest") => manifests.get(request.as_str()?),
-            ("oci", "v1/oci_manifest_config") => configs.get(request.as_str()?),
-            _ => None,
-        }?;
-        Some(text.as_bytes().to_vec())
+    let json = |what: &str, key: &str, text: &str| {
+        serde_json::from_str::<Value>(text).map_err(|e| format!("stdin: {what}[{key}]: {e}"))
     };
-    let host = PolicyHost::new(&module, Some(Box::new(answer)))?;
+    let mut answers = HostAnswers::default();
+    for (key, text) in &lists {
+        answers.lists.insert(key.clone(), json("lists", key, text)?);
+    }
+    for (image, text) in &manifests {
+        answers
+            .manifests
+            .insert(image.clone(), json("manifests", image, text)?);
+    }
+    for (image, text) in &configs {
+        answers
+            .configs
+            .insert(image.clone(), json("configs", image, text)?);
+    }
+    let host = PolicyHost::new(&module, Some(capability(answers)))?;
     let answers: Vec<Value> = calls
         .iter()
         .map(

@@ -1,15 +1,16 @@
 //! A waPC host for `policy.wasm`, built the way Kubewarden's policy-server hosts policies: wasmtime through
-//! the `wapc` and `wasmtime-provider` crates, answering the guest's host calls.
+//! the `wapc` and `wasmtime-provider` crates, answering the guest's host calls (with
+//! [`winplace_policy_wasm::host_answers`], as the dashboard's in-page host does).
 //!
 //! Used by the integration tests and the benchmarks; not shipped.
 
 #![warn(missing_docs)]
 
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use wapc::WapcHost;
 use wasmtime_provider::WasmtimeEngineProviderBuilder;
+use winplace_policy_wasm::host_answers::HostAnswers;
 
 /// Answers a host-capability call (`binding`, `namespace`, `operation`, payload) for the guest; `None`
 /// makes the call fail, as policy-server does for a capability it does not grant.
@@ -30,133 +31,25 @@ pub struct PolicyHost {
     calls: Arc<Mutex<Vec<HostCall>>>,
 }
 
-/// What a test host answers for Kubewarden's host capabilities, like a policy-server with
-/// `contextAwareResources` granted and a registry to read manifests from.
-///
-/// `kubewarden/kubernetes/list_resources_all` answers `lists[(api_version, kind)]`, its items pruned to the
-/// request's `field_masks` ([`prune_items`]);
-/// `kubewarden/oci/v1/oci_manifest` answers `manifests[image]`; `kubewarden/oci/v1/oci_manifest_config`
-/// answers `configs[image]`. Anything else (or a missing entry) fails the call.
-#[derive(Debug, Clone, Default)]
-pub struct Capabilities {
-    /// List objects by `(apiVersion, kind)`, e.g. `("v1", "Node")`.
-    pub lists: std::collections::BTreeMap<(String, String), serde_json::Value>,
-    /// OCI manifests (image index or image manifest) by image reference.
-    pub manifests: std::collections::BTreeMap<String, serde_json::Value>,
-    /// `{manifest, digest, config}` answers by image reference.
-    pub configs: std::collections::BTreeMap<String, serde_json::Value>,
+/// A host that grants the cluster context of `policy-wasm/test_data/context/` (its Nodes and
+/// RuntimeClasses), answered as every host of this repository answers
+/// ([`winplace_policy_wasm::host_answers`]: Lists pruned to the asked `field_masks`).
+pub fn test_cluster() -> Result<HostAnswers, String> {
+    let mut answers = HostAnswers::default();
+    answers.insert_list("v1", "Node", test_data("context/nodes.json")?);
+    answers.insert_list(
+        "node.k8s.io/v1",
+        "RuntimeClass",
+        test_data("context/runtimeclasses.json")?,
+    );
+    Ok(answers)
 }
 
-impl Capabilities {
-    /// A host that grants the cluster context of `policy-wasm/test_data/context/`: its Nodes and
-    /// RuntimeClasses.
-    pub fn test_cluster() -> Result<Self, String> {
-        let mut c = Capabilities::default();
-        c.lists.insert(
-            ("v1".into(), "Node".into()),
-            test_data("context/nodes.json")?,
-        );
-        c.lists.insert(
-            ("node.k8s.io/v1".into(), "RuntimeClass".into()),
-            test_data("context/runtimeclasses.json")?,
-        );
-        Ok(c)
-    }
-
-    /// The answer to one host call, or `None` to fail it.
-    pub fn answer(
-        &self,
-        binding: &str,
-        namespace: &str,
-        operation: &str,
-        payload: &[u8],
-    ) -> Option<Vec<u8>> {
-        if binding != "kubewarden" {
-            return None;
-        }
-        let request: serde_json::Value = serde_json::from_slice(payload).ok()?;
-        let found = match (namespace, operation) {
-            ("kubernetes", "list_resources_all") => {
-                let key = (
-                    request["api_version"].as_str()?.to_string(),
-                    request["kind"].as_str()?.to_string(),
-                );
-                let list = self.lists.get(&key)?;
-                let masks: Vec<&str> = request["field_masks"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                return serde_json::to_vec(&prune_items(list, &masks)).ok();
-            }
-            ("oci", "v1/oci_manifest") => self.manifests.get(request.as_str()?),
-            ("oci", "v1/oci_manifest_config") => self.configs.get(request.as_str()?),
-            _ => None,
-        }?;
-        serde_json::to_vec(found).ok()
-    }
-
-    /// As a [`Capability`] for [`PolicyHost::new`].
-    pub fn into_capability(self) -> Box<Capability> {
-        Box::new(move |b, n, o, p| self.answer(b, n, o, p))
-    }
-}
-
-/// `list` with each item pruned to the fields `masks` name, as a host that honours the SDK's
-/// `field_masks` answers: dot paths through objects, arrays traversed, everything else dropped; no masks,
-/// the whole list.
-///
-/// ```
-/// let list = serde_json::json!({"items": [{"metadata": {"name": "n", "uid": "u"},
-///     "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"}}]});
-/// let pruned = winplace_policy_host::prune_items(&list, &["metadata.name", "spec.taints.key"]);
-/// assert_eq!(pruned, serde_json::json!({"items": [{"metadata": {"name": "n"},
-///     "spec": {"taints": [{"key": "k"}]}}]}));
-/// ```
-pub fn prune_items(list: &Value, masks: &[&str]) -> Value {
-    let paths: Vec<Vec<&str>> = masks.iter().map(|m| m.split('.').collect()).collect();
-    let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
-    let mut out = list.clone();
-    if let (false, Some(items)) = (paths.is_empty(), out.get_mut("items")) {
-        *items = Value::Array(
-            items
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|item| keep(item, &paths))
-                .collect(),
-        );
-    }
-    out
-}
-
-/// The part of `value` that `paths` reach (each a path below `value`; an empty one keeps it whole).
-fn keep(value: &Value, paths: &[&[&str]]) -> Option<Value> {
-    if paths.iter().any(|p| p.is_empty()) {
-        return Some(value.clone());
-    }
-    match value {
-        Value::Object(map) => Some(Value::Object(
-            map.iter()
-                .filter_map(|(k, v)| {
-                    let below: Vec<&[&str]> = paths
-                        .iter()
-                        .filter(|p| p[0] == k.as_str())
-                        .map(|p| &p[1..])
-                        .collect();
-                    if below.is_empty() {
-                        return None;
-                    }
-                    Some((k.clone(), keep(v, &below)?))
-                })
-                .collect(),
-        )),
-        Value::Array(items) => Some(Value::Array(
-            items.iter().filter_map(|i| keep(i, paths)).collect(),
-        )),
-        _ => None,
-    }
+/// `answers` as the [`Capability`] of [`PolicyHost::new`]: what they hold is answered, the rest refused.
+pub fn capability(answers: HostAnswers) -> Box<Capability> {
+    Box::new(move |binding, namespace, operation, payload| {
+        answers.answer(binding, namespace, operation, payload).ok()
+    })
 }
 
 /// Where `cargo xtask build` puts the optimized policy.

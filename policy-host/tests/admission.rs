@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use winplace_policy_host::{Capabilities, PolicyHost, built_policy, prune_items, test_data};
+use winplace_policy_host::{PolicyHost, built_policy, capability, test_cluster, test_data};
+use winplace_policy_wasm::admission::context_from_lists;
+use winplace_policy_wasm::host_answers::{HostAnswers, prune_items};
 use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
 
 fn fixture(name: &str) -> Value {
@@ -18,14 +20,13 @@ fn request(name: &str) -> Value {
 }
 
 /// A host like policy-server: `capabilities` answered, everything else (but logging) refused.
-fn host(capabilities: Option<Capabilities>) -> PolicyHost {
+fn host(capabilities: Option<HostAnswers>) -> PolicyHost {
     let module = built_policy().unwrap_or_else(|e| panic!("{e}"));
-    PolicyHost::new(&module, capabilities.map(Capabilities::into_capability))
-        .unwrap_or_else(|e| panic!("{e}"))
+    PolicyHost::new(&module, capabilities.map(capability)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn cluster() -> Capabilities {
-    Capabilities::test_cluster().unwrap_or_else(|e| panic!("{e}"))
+fn cluster() -> HostAnswers {
+    test_cluster().unwrap_or_else(|e| panic!("{e}"))
 }
 
 const LIST: &str = "kubewarden/kubernetes/list_resources_all";
@@ -273,9 +274,8 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
     );
 
     // Nodes granted but RuntimeClasses not: no context at all (half a cluster would mislead).
-    let mut half = Capabilities::default();
-    half.lists
-        .insert(("v1".into(), "Node".into()), fixture("context/nodes.json"));
+    let mut half = HostAnswers::default();
+    half.insert_list("v1", "Node", fixture("context/nodes.json"));
     let h = host(Some(half));
     let r = h
         .validate(&request("deployment-windows-build-26100"), &aware)
@@ -341,7 +341,7 @@ fn manifests_decide_builds_and_failed_lookups_only_warn() {
     let image = "registry.example.com/shop/win-api:2.3";
     let r = request("pod-windows-private-image");
     // Built for Windows Server 2019, pinned to 2022: rejected (process isolation needs the same build).
-    let mut caps = Capabilities::default();
+    let mut caps = HostAnswers::default();
     caps.manifests.insert(
         image.into(),
         fixture("context/manifest-index-windows-17763.json"),
@@ -504,5 +504,46 @@ fn nodes_pruned_to_the_asked_fields_read_as_whole_ones() {
         for (w, p) in whole.iter().zip(pruned) {
             assert_eq!(decode_node(p).unwrap(), decode_node(w).unwrap(), "{w}");
         }
+    }
+}
+
+#[test]
+fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
+    // The dashboard's host grants the playground's context (HostAnswers::for_context), the wasmtime host
+    // the fixture's Lists: both must answer the request policy.wasm really sends (its field_masks) with
+    // the asked fields only. They once disagreed: the page answered whole items, apiVersion and kind too.
+    let h = host(Some(cluster()));
+    h.validate(
+        &request("deployment-windows-pinned"),
+        &json!({"contextAware": true}),
+    )
+    .unwrap();
+    let calls = h.capability_calls();
+    let asked: Vec<&[u8]> = calls.iter().map(|c| c.payload.as_slice()).collect();
+    assert_eq!(asked.len(), 2, "{calls:?}");
+    let context = context_from_lists(
+        &fixture("context/nodes.json"),
+        &fixture("context/runtimeclasses.json"),
+    )
+    .unwrap();
+    let page = HostAnswers::for_context(Some(&context));
+    let wasmtime = cluster();
+    let answer = |host: &HostAnswers, payload: &[u8]| -> Value {
+        let bytes = host
+            .answer("kubewarden", "kubernetes", "list_resources_all", payload)
+            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    for host in [&page, &wasmtime] {
+        let nodes = answer(host, asked[0]);
+        assert_eq!(prune_items(&nodes, NODE_FIELDS), nodes, "{nodes}");
+        for item in nodes["items"].as_array().unwrap() {
+            assert!(
+                item.get("apiVersion").is_none() && item.get("kind").is_none(),
+                "{item}"
+            );
+        }
+        let both = context_from_lists(&nodes, &answer(host, asked[1])).unwrap();
+        assert_eq!(both, context);
     }
 }

@@ -4,7 +4,9 @@
 //! the host; [`admission`] decides (pure functions over the rules crate, tested natively); the settings
 //! are the rules crate's [`winplace_rules::Settings`]; `metadata.yml` and `artifacthub-pkg.yml` describe
 //! the policy; `test_data/` holds real AdmissionReview requests. The host glue only exists on WASI:
-//! elsewhere (natively, and in the dashboard's wasm) this crate is the admission logic alone.
+//! elsewhere (natively, and in the dashboard's wasm) this crate is the admission logic alone, with what
+//! a host sends the policy ([`request`]) and answers its host calls with ([`host_answers`]), shared by
+//! the wasmtime host of `policy-host/` and the dashboard's in-page host.
 //!
 //! `validate` receives `{"request": AdmissionRequest, "settings": Settings}` and answers a
 //! ValidationResponse (accepted, rejected with every error finding listed, or mutated with `mutate: true`;
@@ -33,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod host_answers;
 pub mod request;
 
 /// The waPC guest: registrations and host calls (wasm32-wasip1 only: the host's imports exist nowhere else;

@@ -14,7 +14,7 @@
 //! * at most [`MAX_ENTRIES`] answers are kept per state; further questions are built (under the same
 //!   bound) without being kept, so memory stays bounded whatever the queries.
 
-use crate::state::{AppState, Published};
+use crate::published::Published;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -215,20 +215,19 @@ impl Answers {
         self.gate.clone()
     }
 
-    /// The answer to the question `key` for the current published state: shared when it was built
-    /// already, else built by `build` (on the blocking pool, under the gate) from that state and its
-    /// [`Meta`].
+    /// The answer to the question `key` for the published state `published`, whose [`Meta`] is `meta`:
+    /// shared when it was built already, else built by `build` (on the blocking pool, under the gate)
+    /// from that state and its meta.
     pub async fn get<F>(
         &self,
-        state: &AppState,
+        published: Arc<Published>,
+        meta: Meta,
         key: String,
         build: F,
     ) -> Result<Arc<Answer>, AnswerError>
     where
         F: FnOnce(&Published, Meta, &Views) -> serde_json::Result<Vec<u8>> + Send + 'static,
     {
-        let published = state.published();
-        let meta = state.meta(&published);
         let (slot, views) = self.slot(&published, &meta, key);
         let gate = self.gate.clone();
         let builds = &self.builds;

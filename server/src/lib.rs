@@ -5,12 +5,15 @@
 //! * [`commands`]: one module per subcommand (`serve`, `check`, `audit`, `rules`, `demo-snapshot`);
 //! * [`answers`]: the heavy JSON answers, serialized and compressed once per published state;
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
+//! * [`inputs`]: what the commands read from disk (settings and `--platform`, cluster files, manifests);
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
 //! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
 //!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
+//! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
-//! * [`state`]: the audit thread and the published report every handler reads;
+//! * [`state`]: the audit thread, freshness and the change broadcast; [`published`]: the published
+//!   state every handler reads; [`readiness`]: why the server is not ready, and its changes logged once;
 //! * [`metrics`]: `/metrics` in the Prometheus text format;
 //! * [`registry`]: the registry client (images' manifests), and [`image_resolution`]: the server's
 //!   background resolution of the workloads' images.
@@ -20,15 +23,19 @@
 pub mod answers;
 pub mod app;
 pub mod assets;
+pub mod bounded_read;
 pub mod cli;
 pub mod commands;
 pub mod conn;
 pub mod error;
 pub mod hosts;
 pub mod image_resolution;
+pub mod inputs;
 pub mod logging;
 pub mod metrics;
 pub mod probes;
+pub mod published;
+pub mod readiness;
 pub mod registry;
 pub mod routes;
 pub mod source;

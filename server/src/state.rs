@@ -7,6 +7,8 @@
 
 use crate::answers::Answers;
 use crate::metrics::Metrics;
+use crate::published::Published;
+use crate::readiness::{NotReady, ReadinessLog};
 use crate::source::SourceEvent;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -17,7 +19,6 @@ use tokio::sync::{broadcast, mpsc, watch};
 use winplace_api::SourceInfo;
 use winplace_api::{ChangeEvent, Freshness, Meta};
 use winplace_rules::audit::{Audit, AuditReport, Touched};
-use winplace_rules::model::ClusterContext;
 use winplace_rules::model::cluster_objects::ClusterObject;
 
 /// How long a broken watch is tolerated before the data is called stale and `/readyz` fails.
@@ -41,22 +42,6 @@ const MAX_BATCH: usize = 50_000;
 /// queued: a node change waits behind at most one batch of pod events. A trimmed pod is a few KB, so a
 /// full queue holds tens of MB; beyond it the watch streams wait (TCP backpressure).
 const QUEUE: usize = 16_384;
-
-/// One published state of the audit: immutable, shared by every handler that reads it.
-#[derive(Debug, Default)]
-pub struct Published {
-    /// Increases with every published change.
-    pub revision: u64,
-    /// The audit report.
-    pub report: AuditReport,
-    /// Nodes and RuntimeClasses, for the playground.
-    pub context: ClusterContext,
-    /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
-    pub objects: BTreeMap<&'static str, usize>,
-    /// The workloads' images whose name tells neither their OS nor their Windows build: what the
-    /// background resolution asks registries about.
-    pub images: Vec<String>,
-}
 
 /// How current the data is (the part that is not in [`Published`]).
 #[derive(Debug, Default)]
@@ -113,24 +98,15 @@ struct Shared {
     /// The registry client, when the server resolves images (`serve --resolve-images`).
     image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
     /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
-    readiness_log: crate::routes::health::ReadinessLog,
+    readiness_log: ReadinessLog,
+    /// The event streams open, and their limit.
+    event_streams: crate::routes::events::EventStreams,
 }
 
 /// What every handler can read; cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Shared>,
-}
-
-/// Why the server is not ready.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NotReady {
-    /// The first full list has not completed; what is failing, if anything.
-    NotSynced(Option<String>),
-    /// The first full list was not published (a snapshot cut short, or not a cluster): why.
-    Rejected(String),
-    /// The watch has been failing for longer than the grace period.
-    Stale(String),
 }
 
 impl AppState {
@@ -150,12 +126,18 @@ impl AppState {
                 answers: Answers::default(),
                 image_resolver: std::sync::OnceLock::new(),
                 readiness_log: Default::default(),
+                event_streams: Default::default(),
             }),
         }
     }
 
+    /// The event streams open, and their limit (`serve --max-event-streams`).
+    pub fn event_streams(&self) -> &crate::routes::events::EventStreams {
+        &self.inner.event_streams
+    }
+
     /// What readiness was at the last probe (`/readyz` logs only its changes).
-    pub fn readiness_log(&self) -> &crate::routes::health::ReadinessLog {
+    pub fn readiness_log(&self) -> &ReadinessLog {
         &self.inner.readiness_log
     }
 

@@ -1,9 +1,11 @@
 //! `winplace check` and `winplace rules` through the built binary: the corpus, exit codes, standard input,
-//! directory walking, `--fix`, SARIF, and the text report (snapshots in `tests/snapshots/`; set
+//! directory walking, `--fix`, SARIF, `--platform` on every command, and the text report (snapshots in `tests/snapshots/`; set
 //! `UPDATE_SNAPSHOTS=1` to rewrite them after a deliberate change, then review the diff).
 
 #[path = "../../rules/tests/common/corpus.rs"]
 mod corpus;
+#[path = "common/http.rs"]
+mod http;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -308,6 +310,150 @@ fn bad_settings_name_the_file_and_setting() {
     assert_eq!(errors[0]["line"], 3);
     let message = errors[0]["message"].as_str().unwrap_or("");
     assert!(message.contains("supportedBuilds[1]"), "{message}");
+}
+
+/// The rule ids of a JSON report's findings: `check`'s `findings`, or `audit`'s nodes' findings.
+fn rule_ids(report: &Value) -> Vec<String> {
+    let check = report["findings"].as_array().into_iter().flatten();
+    let audit = report["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|n| n["findings"].as_array().into_iter().flatten());
+    check
+        .chain(audit)
+        .filter_map(|f| f["rule"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// `winplace serve` with `args` on a free port until it is ready: the JSON of `GET path`.
+fn served(args: &[&str], path: &str) -> Value {
+    use std::io::{BufRead, BufReader};
+    let guard = std::time::Duration::from_secs(60);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .current_dir(server_dir())
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the winplace binary runs");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    // The first line that names the address; the rest is drained, so that the server never writes to a
+    // closed pipe.
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| Some(line.split("serving on http://").nth(1)?.trim().to_string()));
+    std::thread::spawn(move || lines.for_each(drop));
+    let answer = addr.as_ref().map(|addr| {
+        // Ready once the snapshot is audited (a bounded wait for the audit, not a sleep for time to pass).
+        let start = std::time::Instant::now();
+        while http::get(addr, "/readyz", guard).0 != 200 && start.elapsed() < guard {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        http::get(addr, path, guard)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let Some((200, answer)) = answer else {
+        panic!("the server did not answer {path}: {answer:?}")
+    };
+    let body = http::body(&answer);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body}"))
+}
+
+fn server_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every command that runs the rules takes `--platform` (one `SettingsArgs`), with the same effect: EKS
+/// supports Windows Server 2019 (docs/reference/platforms.md §1.2), so the demo cluster's 2019 nodes are
+/// unsupported generically and not on EKS; EKS taints no Windows node (§1.3), so an untolerating Windows
+/// app is kept off no node. An unknown platform is a usage error everywhere.
+#[test]
+fn every_command_takes_platform() {
+    let dir = server_dir();
+    let infra = dir.join("tests/infra");
+    let unsupported = "windows-node-unsupported-version".to_string();
+    for (platform, generic) in [("generic", true), ("eks", false)] {
+        let check = json(&winplace(
+            &dir,
+            &[
+                "check",
+                "demo/cluster.yaml",
+                "--platform",
+                platform,
+                "--format",
+                "json",
+            ],
+            None,
+        ));
+        assert_eq!(
+            rule_ids(&check).contains(&unsupported),
+            generic,
+            "check {platform}"
+        );
+        let audit = json(&winplace(
+            &dir,
+            &[
+                "audit",
+                "--snapshot",
+                "demo/cluster.yaml",
+                "--platform",
+                platform,
+                "--format",
+                "json",
+            ],
+            None,
+        ));
+        assert_eq!(
+            rule_ids(&audit).contains(&unsupported),
+            generic,
+            "audit {platform}"
+        );
+        // The EKS example cluster loses its Windows node group (as in tests/what_if.rs).
+        let plan =
+            "what-if manifests.yaml --cluster eksctl-windows-2022.yaml --remove-pool windows-ng";
+        let args: Vec<&str> = plan.split(' ').chain(["--platform", platform]).collect();
+        let what_if = json(&winplace(
+            &infra,
+            &[&args[..], &["--format", "json"]].concat(),
+            None,
+        ));
+        let iis = what_if["changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["object"] == "Deployment/default/iis-2022")
+            .expect("iis-2022 changes");
+        let untolerated = iis["after"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r == "windows-pod-without-toleration");
+        assert_eq!(untolerated, generic, "what-if {platform}: {iis}");
+        if platform == "eks" {
+            // The server audits the snapshot as `audit` does.
+            let summary = served(
+                &["--snapshot", "demo/cluster.yaml", "--platform", platform],
+                "/api/summary",
+            );
+            assert_eq!(summary["summary"]["findings"], audit["summary"]["findings"]);
+        }
+    }
+    for args in [
+        &["check", "demo/cluster.yaml"][..],
+        &["audit", "--snapshot", "demo/cluster.yaml"],
+        &["what-if", "--snapshot", "demo/cluster.yaml"],
+        &["serve", "--snapshot", "demo/cluster.yaml"],
+    ] {
+        let out = winplace(&dir, &[args, &["--platform", "k3s"]].concat(), None);
+        assert_eq!(code(&out), 2, "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--platform"), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
@@ -643,4 +789,48 @@ fn rules_lists_the_catalogue() {
     assert_eq!(rows[0]["id"], catalog[0].id);
     assert_eq!(rows[0]["family"], catalog[0].family.as_str());
     snapshot("rules.txt", &text);
+}
+
+/// Issue 29.2: every input is read through the 64 MiB cap, whatever it is: a device that never ends
+/// (`/dev/zero`, by name or as standard input) is refused with the file named, exit 2, not read for ever.
+#[cfg(target_os = "linux")]
+#[test]
+fn endless_inputs_are_cut_at_the_input_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let by_name = winplace(
+        dir.path(),
+        &["check", "--format", "json", "/dev/zero"],
+        None,
+    );
+    assert_eq!(
+        code(&by_name),
+        2,
+        "{}",
+        String::from_utf8_lossy(&by_name.stderr)
+    );
+    let report = json(&by_name);
+    let error = &report["parse_errors"][0];
+    assert_eq!(error["file"], "/dev/zero", "{report}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("larger than the 64 MiB limit")),
+        "{report}"
+    );
+    let piped = Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .args(["check", "--format", "json", "-"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::fs::File::open("/dev/zero").expect("/dev/zero"))
+        .output()
+        .expect("winplace runs");
+    assert_eq!(code(&piped), 2);
+    let report = json(&piped);
+    assert_eq!(report["parse_errors"][0]["file"], "<stdin>", "{report}");
+    assert!(
+        report["parse_errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("64 MiB")),
+        "{report}"
+    );
 }

@@ -12,10 +12,11 @@ mod router;
 use fake_api::{FakeApi, Fault, node, pod, runtime_class};
 use serde_json::{Value, json};
 use std::time::Duration;
+use winplace::readiness::NotReady;
 use winplace::source::ClusterSource;
 use winplace::source::backoff::Steps;
 use winplace::source::live::{LiveOptions, LiveSource};
-use winplace::state::{AppState, NotReady, Timing};
+use winplace::state::{AppState, Timing};
 
 /// What the published audit holds: node names, pod names, RuntimeClass names.
 fn holdings(state: &AppState) -> (Vec<String>, Vec<String>, Vec<String>) {

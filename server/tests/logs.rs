@@ -2,8 +2,10 @@
 //! `NO_COLOR`), `--log-format json` writes one JSON object per line, and a server that is not ready
 //! says so once, not at ERROR per probe.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
+#[path = "common/http.rs"]
+mod http;
+
+use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -96,25 +98,6 @@ fn json_logs_are_one_object_per_line() {
     assert!(lines.iter().any(|l| l.contains("serving on")), "{lines:?}");
 }
 
-/// Asks `GET path` of the server at `addr`; the status code and the whole answer.
-fn ask(addr: &str, path: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream.set_read_timeout(Some(GUARD)).expect("timeout");
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .expect("write");
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    let code = answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("no status line: {answer:?}"));
-    (code, answer)
-}
-
 /// Every `/readyz` 503 used to be logged at ERROR by the trace layer (issue 17.6): a probe every few
 /// seconds filled the logs. The refused snapshot is one ERROR (where it happens), the change of
 /// readiness one WARN, and the probes nothing more.
@@ -149,7 +132,7 @@ fn a_server_that_is_not_ready_says_so_once_not_per_probe() {
     let mut codes = Vec::new();
     let mut refused = 0;
     while refused < 5 && start.elapsed() < GUARD {
-        let (code, answer) = ask(&addr, "/readyz");
+        let (code, answer) = http::get(&addr, "/readyz", GUARD);
         codes.push(code);
         if answer.contains("the file is empty") {
             refused += 1;

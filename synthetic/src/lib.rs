@@ -1206,50 +1206,6 @@ pub fn first_tainted_windows_node(nodes: &[Node]) -> Option<&Node> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_and_determinism() {
-        for (n, m) in [(0, 0), (3, 10), (20, 200), (120, 3_000)] {
-            let (nodes, pods, rcs) = synthetic_cluster(n, m, 42);
-            assert_eq!((nodes.len(), pods.len()), (n, m), "{n} {m}");
-            assert_eq!(rcs.len(), 4);
-            let again = synthetic_cluster(n, m, 42);
-            assert_eq!(again.1, pods, "same seed, same cluster");
-        }
-        let a = synthetic_cluster(20, 200, 1).1;
-        let b = synthetic_cluster(20, 200, 2).1;
-        assert_ne!(a, b, "another seed, another cluster");
-    }
-
-    #[test]
-    fn names_are_unique_and_pods_bound_to_known_nodes() {
-        let (nodes, pods, _) = synthetic_cluster(200, 5_000, 3);
-        let names: std::collections::BTreeSet<&str> = nodes
-            .iter()
-            .filter_map(|n| n.metadata.name.as_deref())
-            .collect();
-        assert_eq!(names.len(), 200);
-        let keys: std::collections::BTreeSet<(String, String)> = pods
-            .iter()
-            .map(|p| {
-                (
-                    p.metadata.namespace.clone().unwrap_or_default(),
-                    p.metadata.name.clone().unwrap_or_default(),
-                )
-            })
-            .collect();
-        assert_eq!(keys.len(), 5_000, "pod names are unique");
-        for p in &pods {
-            if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
-                assert!(names.contains(n), "{n}");
-            }
-        }
-    }
-}
-
 /// `count` Events about `pods`, as `kubectl get events -A -o json` items (one JSON object per string):
 /// round-robin over the pods, alternately `v1` and `events.k8s.io/v1`; one in five says what winplace
 /// explains (a Windows pod's container of another build, a pending pod's untolerated taint), the rest
@@ -1295,4 +1251,48 @@ pub fn synthetic_events(pods: &[Pod], count: usize) -> impl Iterator<Item = Stri
             )
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_determinism() {
+        for (n, m) in [(0, 0), (3, 10), (20, 200), (120, 3_000)] {
+            let (nodes, pods, rcs) = synthetic_cluster(n, m, 42);
+            assert_eq!((nodes.len(), pods.len()), (n, m), "{n} {m}");
+            assert_eq!(rcs.len(), 4);
+            let again = synthetic_cluster(n, m, 42);
+            assert_eq!(again.1, pods, "same seed, same cluster");
+        }
+        let a = synthetic_cluster(20, 200, 1).1;
+        let b = synthetic_cluster(20, 200, 2).1;
+        assert_ne!(a, b, "another seed, another cluster");
+    }
+
+    #[test]
+    fn names_are_unique_and_pods_bound_to_known_nodes() {
+        let (nodes, pods, _) = synthetic_cluster(200, 5_000, 3);
+        let names: std::collections::BTreeSet<&str> = nodes
+            .iter()
+            .filter_map(|n| n.metadata.name.as_deref())
+            .collect();
+        assert_eq!(names.len(), 200);
+        let keys: std::collections::BTreeSet<(String, String)> = pods
+            .iter()
+            .map(|p| {
+                (
+                    p.metadata.namespace.clone().unwrap_or_default(),
+                    p.metadata.name.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(keys.len(), 5_000, "pod names are unique");
+        for p in &pods {
+            if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
+                assert!(names.contains(n), "{n}");
+            }
+        }
+    }
 }

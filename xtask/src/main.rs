@@ -65,7 +65,9 @@ fn run(args: &[String]) -> Result<(), String> {
     let release = args.first().is_some_and(|a| a == "--release");
     let extra = if release { &args[1..] } else { args };
     build::all(release)?;
-    let bin = util::target_dir()?.join(if release { "release" } else { "debug" }).join("winplace");
+    let bin = util::target_dir()?
+        .join(if release { "release" } else { "debug" })
+        .join("winplace");
     let mut cmd = std::process::Command::new(bin);
     cmd.arg("serve").args(extra.iter().filter(|a| *a != "--"));
     util::run(&mut cmd)

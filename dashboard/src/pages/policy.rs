@@ -3,11 +3,13 @@
 
 use crate::components::copy::CopyButton;
 use crate::components::yaml::to_yaml;
-use k8s_openapi::api::core::v1::Taint;
 use leptos::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use winplace_rules::Settings;
+// The taint text of `kubectl taint` and AKS node pools, read and written by the rules crate.
+use winplace_rules::infra::parse_taint;
+use winplace_rules::schedule::taints::taint_display;
 
 /// Where the policy is published.
 pub const MODULE: &str = "registry://ghcr.io/winplace/policies/winplace:v0.1.0";
@@ -38,7 +40,7 @@ impl Default for Form {
             windows_taints: s
                 .windows_taints
                 .iter()
-                .map(taint_text)
+                .map(taint_display)
                 .collect::<Vec<_>>()
                 .join("\n"),
             supported_builds: s.supported_builds.join(", "),
@@ -54,30 +56,6 @@ impl Default for Form {
                 .join("\n"),
         }
     }
-}
-
-fn taint_text(t: &Taint) -> String {
-    match &t.value {
-        Some(v) => format!("{}={v}:{}", t.key, t.effect),
-        None => format!("{}:{}", t.key, t.effect),
-    }
-}
-
-/// `key=value:Effect` or `key:Effect` (the effect is checked by `Settings::validate`).
-pub fn parse_taint(text: &str) -> Result<Taint, String> {
-    let (head, effect) = text
-        .rsplit_once(':')
-        .ok_or_else(|| format!("{text:?} is not key=value:Effect"))?;
-    let (key, value) = match head.split_once('=') {
-        Some((k, v)) => (k, Some(v.to_string())),
-        None => (head, None),
-    };
-    Ok(Taint {
-        key: key.trim().into(),
-        value,
-        effect: effect.trim().into(),
-        time_added: None,
-    })
 }
 
 fn list(text: &str) -> Vec<String> {
@@ -259,28 +237,32 @@ mod tests {
     }
 
     #[test]
-    fn taints_parse_with_and_without_values() {
-        let cases = [
-            (
-                "os=windows:NoSchedule",
-                Ok(("os", Some("windows"), "NoSchedule")),
-            ),
-            ("dedicated:NoExecute", Ok(("dedicated", None, "NoExecute"))),
-            ("os=windows", Err(())),
-        ];
-        for (text, want) in cases {
-            let got = parse_taint(text);
-            match want {
-                Ok((k, v, e)) => {
-                    let t = got.expect(text);
-                    assert_eq!(
-                        (t.key.as_str(), t.value.as_deref(), t.effect.as_str()),
-                        (k, v, e)
-                    );
-                }
-                Err(()) => assert!(got.is_err(), "{text}"),
-            }
-        }
+    fn taint_lines_become_the_windows_taints_and_back() {
+        let form = Form {
+            windows_taints: "os=windows:NoSchedule\n\n  dedicated:NoExecute  \n".into(),
+            ..Form::default()
+        };
+        let settings = form.settings().expect("valid");
+        let taints: Vec<(&str, Option<&str>, &str)> = settings
+            .windows_taints
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_deref(), t.effect.as_str()))
+            .collect();
+        assert_eq!(
+            taints,
+            [
+                ("os", Some("windows"), "NoSchedule"),
+                ("dedicated", None, "NoExecute")
+            ]
+        );
+        // The defaults are written as `kubectl taint` writes them.
+        assert_eq!(Form::default().windows_taints, "os=windows:NoSchedule");
+        let bad = Form {
+            windows_taints: "os=windows:NoSchedule\nos=windows".into(),
+            ..Form::default()
+        };
+        let error = bad.settings().expect_err("no effect");
+        assert!(error.starts_with("windowsTaints line 2: "), "{error}");
     }
 
     /// An edit of the form, and the setting the error must name.
@@ -297,9 +279,10 @@ mod tests {
                 |f| f.disabled_rules = "no-such-rule".into(),
                 "disabledRules[0]",
             ),
+            // The rules crate's taint reader refuses the effect itself (as `kubectl taint` does).
             (
                 |f| f.windows_taints = "os=windows:Sometimes".into(),
-                "windowsTaints[0].effect",
+                "windowsTaints line 1: `os=windows:Sometimes`: effect `Sometimes` is not one of",
             ),
             (
                 |f| f.runtime_classes = "10.0.20348".into(),

@@ -307,8 +307,13 @@ pub fn pod_key_of(pod: &Pod) -> String {
     )
 }
 
-/// `namespace/name` → (namespace, name).
-fn split_key(key: &str) -> (&str, &str) {
+/// A [`pod_key`] back into `(namespace, name)`.
+///
+/// ```
+/// use winplace_rules::audit::{pod_key, split_key};
+/// assert_eq!(split_key(&pod_key("shop", "web-1")), ("shop", "web-1"));
+/// ```
+pub fn split_key(key: &str) -> (&str, &str) {
     key.split_once('/').unwrap_or(("", key))
 }
 

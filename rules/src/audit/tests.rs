@@ -729,6 +729,29 @@ fn many_node_cluster() -> (Vec<Node>, Vec<Pod>) {
     (nodes, pods)
 }
 
+/// Issue 31.2: nodes made from a pool of an infrastructure file (`serve`/`audit --cluster`) keep the
+/// annotations naming their pool through the audit's trimming, so their findings speak of the pool:
+/// no `kubectl` command on a node that does not exist yet, no missing build label (the kubelet sets it).
+#[test]
+fn nodes_made_from_a_pool_are_spoken_of_as_the_pool() {
+    let aks = r#"[{"name": "wann", "osType": "Windows", "osSku": "WindowsAnnual", "count": 2}]"#;
+    let read = crate::infra::read_context(&[("pools.json", aks)], &Settings::default());
+    assert!(read.errors.is_empty(), "{:?}", read.errors);
+    let a = audit_of(read.context.nodes.clone(), vec![]);
+    for name in ["wann-1", "wann-2"] {
+        let node = a.node(name).expect("node");
+        let rules: Vec<&str> = node.findings.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, ["windows-node-untainted"], "{name}");
+        let message = &node.findings[0].message;
+        assert!(
+            message.contains("agent pool wann of pools.json")
+                && message.contains("under `nodeTaints:`")
+                && !message.contains("kubectl"),
+            "{message}"
+        );
+    }
+}
+
 /// An explained `v1` Event about pod `apps/<pod>`.
 fn sandbox_event(pod: &str, name: &str, count: u64) -> crate::model::events::PodEvent {
     let raw = json!({"apiVersion": "v1", "kind": "Event",

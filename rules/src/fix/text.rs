@@ -7,10 +7,13 @@
 //! edited inside their brackets, in flow style ([`super::flow`]). Every line keeps its own line end;
 //! new lines take the line end of the line they replace or follow.
 //!
+//! Several changes to one document are several edits of its lines, applied together; of two
+//! insertions at one line, the deeper node's lines come first.
+//!
 //! When an edit is not possible or its result does not read back as the repaired value, a document
 //! that uses anchors, aliases or merge keys (`<<:`) is refused (left as it was: rewriting it would
-//! expand them and drop its comments); any other document is written anew as block YAML (JSON as
-//! pretty JSON).
+//! expand them and drop its comments); any other document is written anew as block YAML (a JSON
+//! document as pretty JSON).
 
 use serde_json::Value;
 
@@ -41,6 +44,9 @@ struct Edit {
     start: usize,
     end: usize,
     lines: Vec<String>,
+    /// Depth of the node the lines belong to: of two insertions at one line, the deeper one's lines
+    /// come first (they end the nested block that the shallower one follows).
+    depth: usize,
 }
 
 /// The lines of one document and where its content ends.
@@ -119,11 +125,16 @@ impl Doc<'_> {
     fn flow_edit(&self, path: &FieldPath, old_v: &Value, new_v: &Value) -> Option<Option<Edit>> {
         let tree = self.tree.as_ref()?;
         let replaces = tree.edit(path, old_v, new_v)?;
-        Some(tree.to_lines(replaces).map(|(l0, l1, lines)| Edit {
-            start: self.start + l0,
-            end: self.start + l1,
-            lines,
-        }))
+        Some(
+            replaces
+                .and_then(|r| tree.to_lines(r))
+                .map(|(l0, l1, lines)| Edit {
+                    start: self.start + l0,
+                    end: self.start + l1,
+                    lines,
+                    depth: path.segments().len(),
+                }),
+        )
     }
 
     /// The line after the last content line of the node at `path` that starts at `start`: the first line
@@ -261,6 +272,7 @@ impl Doc<'_> {
             start: span.start,
             end: span.end,
             lines,
+            depth: path.segments().len(),
         });
         Some(())
     }
@@ -291,6 +303,7 @@ impl Doc<'_> {
                     start: span.start,
                     end: span.end,
                     lines: Vec::new(),
+                    depth: p.segments().len(),
                 }),
                 Some(nv) => self.diff(old, &p, v, nv, edits)?,
             }
@@ -307,6 +320,7 @@ impl Doc<'_> {
                 start: last_end,
                 end: last_end,
                 lines: added,
+                depth: path.segments().len() + 1,
             });
         }
         Some(())
@@ -338,6 +352,7 @@ impl Doc<'_> {
                 start: last.end,
                 end: last.end,
                 lines,
+                depth: path.segments().len() + 1,
             });
             return Some(());
         }
@@ -353,6 +368,7 @@ impl Doc<'_> {
                 start: span.start,
                 end: span.end,
                 lines: Vec::new(),
+                depth: path.segments().len() + 1,
             });
         }
         (j == b.len()).then_some(())
@@ -379,8 +395,9 @@ fn crlf_at(lines: &[&str], start: usize, end: usize) -> bool {
 /// Applies non-overlapping `edits` to `lines`; `None` when two edits overlap. With `line_ends`, the
 /// edits' lines are bare and get a `\r` where [`crlf_at`] says so.
 fn apply(lines: &[&str], mut edits: Vec<Edit>, line_ends: bool) -> Option<Vec<String>> {
-    // Bottom up, a deletion before an insertion at the same line.
-    edits.sort_by_key(|e| std::cmp::Reverse((e.start, e.end)));
+    // Bottom up, a deletion before an insertion at the same line; of insertions at one line the
+    // shallower first, so that the deeper one's lines, spliced in after, come before them.
+    edits.sort_by_key(|e| (std::cmp::Reverse((e.start, e.end)), e.depth));
     for pair in edits.windows(2) {
         let (later, earlier) = (&pair[0], &pair[1]);
         if earlier.end > later.start
@@ -479,7 +496,9 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
             .collect::<Vec<_>>()
             .join("\n");
         let first = lines.get(start).copied().unwrap_or("");
-        let json = first.trim_start().starts_with('{');
+        // Written anew as JSON only when it is JSON (a flow-style YAML document is not).
+        let json = first.trim_start().starts_with('{')
+            && serde_json::from_str::<Value>(&region_text).is_ok();
         let on_marker = is_marker(first);
         let anchored = uses_anchors(&region_text);
         let region = Doc {
@@ -521,6 +540,7 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
                             start: e.start.checked_sub(start)?,
                             end: e.end.checked_sub(start)?,
                             lines: e.lines,
+                            depth: e.depth,
                         })
                     })
                     .collect::<Option<Vec<_>>>()?;
@@ -559,6 +579,7 @@ pub(crate) fn render(text: &str, documents: &[Document], new: &[Option<Value>]) 
             start,
             end,
             lines: replacement,
+            depth: 0,
         });
     }
     let text = match apply(&lines, edits, false) {
@@ -707,11 +728,115 @@ mod tests {
     }
 
     #[test]
+    fn several_fixes_of_one_document_are_several_edits() {
+        // apiVersion replaced, spec.selector added after the template, a nodeSelector added at the end
+        // of the pod spec: the last two insert at the same line, the deeper one first.
+        let text = "# old chart\napiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata:\n  name: \"logs\"\nspec:\n  template:\n    metadata:\n      labels: {app: logs}\n    spec:\n      containers:\n      - name: c  # agent\n        image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"\n        env:\n        - {name: B, value: \"2\"}\n        - {name: A, value: \"1\"}\n";
+        let out = edit(text, |v| {
+            v["apiVersion"] = json!("apps/v1");
+            v["spec"]["selector"] = json!({"matchLabels": {"app": "logs"}});
+            v["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+        });
+        assert_eq!(
+            out,
+            "# old chart\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: \"logs\"\nspec:\n  template:\n    metadata:\n      labels: {app: logs}\n    spec:\n      containers:\n      - name: c  # agent\n        image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"\n        env:\n        - {name: B, value: \"2\"}\n        - {name: A, value: \"1\"}\n      nodeSelector:\n        kubernetes.io/os: windows\n  selector:\n    matchLabels:\n      app: logs\n"
+        );
+    }
+
+    /// The build pin as required node affinity (`node.kubernetes.io/windows-build In [...]`).
+    fn pin_expression() -> Value {
+        json!({"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348", "10.0.26100"]})
+    }
+
+    /// The pin added as a new required node affinity.
+    fn add_required_affinity(v: &mut Value) {
+        let spec = &mut v["spec"]["template"]["spec"];
+        if let Some(m) = spec.get_mut("nodeSelector").and_then(Value::as_object_mut) {
+            m.remove("node.kubernetes.io/windows-build");
+        }
+        let required = json!({"nodeSelectorTerms": [{"matchExpressions": [pin_expression()]}]});
+        if spec["affinity"].is_null() {
+            spec["affinity"] = json!({});
+        }
+        spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
+            required;
+    }
+
+    /// The pin ANDed into every term of an existing required node affinity.
+    fn and_into_every_term(v: &mut Value) {
+        let terms = &mut v["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"];
+        for term in terms.as_array_mut().into_iter().flatten() {
+            match term["matchExpressions"].as_array_mut() {
+                Some(list) => list.push(pin_expression()),
+                None => term["matchExpressions"] = json!([pin_expression()]),
+            }
+        }
+    }
+
+    #[test]
+    fn required_node_affinity_is_added_in_block_style() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w\nspec:\n  template:\n    spec:\n      nodeSelector:\n        kubernetes.io/os: windows\n        node.kubernetes.io/windows-build: \"10.0.20348\" # the old pin\n      containers:\n      - name: c\n        image: i\n";
+        let out = edit(text, add_required_affinity);
+        assert_eq!(
+            out,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w\nspec:\n  template:\n    spec:\n      nodeSelector:\n        kubernetes.io/os: windows\n      containers:\n      - name: c\n        image: i\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n              - key: node.kubernetes.io/windows-build\n                operator: In\n                values:\n                - \"10.0.20348\"\n                - \"10.0.26100\"\n"
+        );
+        // Beside another affinity: only nodeAffinity is added, after it.
+        let text = "kind: Deployment\nspec:\n  template:\n    spec:\n      affinity:\n        podAntiAffinity: # spread\n          preferredDuringSchedulingIgnoredDuringExecution: []\n      containers: [{name: c, image: i}]\n";
+        let out = edit(text, add_required_affinity);
+        assert!(
+            out.starts_with("kind: Deployment\nspec:\n  template:\n    spec:\n      affinity:\n        podAntiAffinity: # spread\n          preferredDuringSchedulingIgnoredDuringExecution: []\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("      containers: [{name: c, image: i}]\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_expression_is_anded_into_every_term_in_block_style() {
+        let text = "kind: Deployment\nspec:\n  template:\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            # Windows nodes\n            - matchExpressions:\n              - key: kubernetes.io/os\n                operator: In\n                values: [windows]\n            # or this one node\n            - matchFields:\n              - {key: metadata.name, operator: In, values: [n1]}\n          preferredDuringSchedulingIgnoredDuringExecution:\n          - weight: 1\n            preference: {matchExpressions: [{key: a, operator: Exists}]}\n      containers: [{name: c, image: i}]\n";
+        let out = edit(text, and_into_every_term);
+        assert_eq!(
+            out,
+            "kind: Deployment\nspec:\n  template:\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            # Windows nodes\n            - matchExpressions:\n              - key: kubernetes.io/os\n                operator: In\n                values: [windows]\n              - key: node.kubernetes.io/windows-build\n                operator: In\n                values:\n                - \"10.0.20348\"\n                - \"10.0.26100\"\n            # or this one node\n            - matchFields:\n              - {key: metadata.name, operator: In, values: [n1]}\n              matchExpressions:\n              - key: node.kubernetes.io/windows-build\n                operator: In\n                values:\n                - \"10.0.20348\"\n                - \"10.0.26100\"\n          preferredDuringSchedulingIgnoredDuringExecution:\n          - weight: 1\n            preference: {matchExpressions: [{key: a, operator: Exists}]}\n      containers: [{name: c, image: i}]\n"
+        );
+    }
+
+    #[test]
+    fn required_node_affinity_is_added_and_anded_in_flow_style() {
+        // A flow-style pod spec inside a block document.
+        let text = "kind: Deployment\nspec:\n  template:\n    spec: {containers: [{name: c, image: i}], nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}}  # pinned\n";
+        let out = edit(text, add_required_affinity);
+        assert_eq!(
+            out,
+            "kind: Deployment\nspec:\n  template:\n    spec: {containers: [{name: c, image: i}], nodeSelector: {kubernetes.io/os: windows}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.20348\", \"10.0.26100\"]}]}]}}}}  # pinned\n"
+        );
+        // The docs' layout: a root mapping, one entry per line, trailing commas, padded braces.
+        let text = "{\n  kind: Deployment,\n  spec: {\n    template: {\n      spec: {\n        affinity: {\n          nodeAffinity: {\n            requiredDuringSchedulingIgnoredDuringExecution: {\n              nodeSelectorTerms: [\n                { matchExpressions: [ { key: kubernetes.io/os, operator: In, values: [ windows ] } ] },\n                { matchFields: [ { key: metadata.name, operator: In, values: [ n1 ] } ] },\n              ],\n            },\n          },\n        },\n        containers: [ { name: c, image: i } ],\n      },\n    },\n  },\n}\n";
+        let out = edit(text, and_into_every_term);
+        assert_eq!(
+            out,
+            "{\n  kind: Deployment,\n  spec: {\n    template: {\n      spec: {\n        affinity: {\n          nodeAffinity: {\n            requiredDuringSchedulingIgnoredDuringExecution: {\n              nodeSelectorTerms: [\n                { matchExpressions: [ { key: kubernetes.io/os, operator: In, values: [ windows ] }, { key: node.kubernetes.io/windows-build, operator: In, values: [ \"10.0.20348\", \"10.0.26100\" ] } ] },\n                { matchFields: [ { key: metadata.name, operator: In, values: [ n1 ] } ], matchExpressions: [ { key: node.kubernetes.io/windows-build, operator: In, values: [ \"10.0.20348\", \"10.0.26100\" ] } ] },\n              ],\n            },\n          },\n        },\n        containers: [ { name: c, image: i } ],\n      },\n    },\n  },\n}\n"
+        );
+        // No affinity yet in the docs' layout: a new entry on a line of its own.
+        let text = "{\n  kind: Deployment,\n  spec: {\n    template: {\n      spec: {\n        nodeSelector: { kubernetes.io/os: windows },\n        containers: [ { name: c, image: i } ],\n      },\n    },\n  },\n}\n";
+        let out = edit(text, add_required_affinity);
+        assert_eq!(
+            out,
+            "{\n  kind: Deployment,\n  spec: {\n    template: {\n      spec: {\n        nodeSelector: { kubernetes.io/os: windows },\n        containers: [ { name: c, image: i } ],\n        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [ { matchExpressions: [ { key: node.kubernetes.io/windows-build, operator: In, values: [ \"10.0.20348\", \"10.0.26100\" ] } ] } ] } } },\n      },\n    },\n  },\n}\n"
+        );
+    }
+
+    #[test]
     fn overlapping_edits_are_refused() {
         let e = |start, end| Edit {
             start,
             end,
             lines: vec![],
+            depth: 0,
         };
         assert!(apply(&["a", "b", "c"], vec![e(0, 2), e(1, 3)], false).is_none());
         assert_eq!(

@@ -181,11 +181,11 @@ pub(crate) fn documents(file: &str, text: &str) -> (Vec<Document>, Vec<ParseErro
     (out, parsed.errors)
 }
 
-/// Findings about pools: node rules on the Nodes each pool makes, and `node-pool-build-unknown` for a
-/// pool whose OS or Windows build cannot be told.
+/// Findings about pools: the node rules on the Nodes each pool makes, once per pool and about the pool
+/// (`crate::rules::nodes::check_pool`), and `node-pool-build-unknown` for a pool whose OS or Windows
+/// build cannot be told.
 pub(crate) fn pool_findings(infra: &InfraRead, settings: &Settings) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let mut node_objects = Vec::new();
     for pool in &infra.pools {
         let line = pool.line.unwrap_or(1);
         let lines = crate::input::LineMap::with_root(line);
@@ -223,16 +223,8 @@ pub(crate) fn pool_findings(infra: &InfraRead, settings: &Settings) -> Vec<Findi
                 None,
             );
         }
-        for node in pool.nodes() {
-            let Ok(value) = serde_json::to_value(&node) else {
-                continue;
-            };
-            if let Some(obj) = Object::from_value(&pool.file, 0, value, lines.clone()) {
-                node_objects.push(obj);
-            }
-        }
+        crate::rules::nodes::check_pool(pool, &object, settings, &mut findings);
     }
-    findings.extend(crate::rules::evaluate(&node_objects, None, settings));
     findings
 }
 
@@ -277,6 +269,88 @@ mod tests {
         assert_eq!(read.errors[1].file, "empty.json");
         assert!(read.errors[1].message.contains("holds nothing"));
         assert_eq!(read.context.nodes.len(), 1);
+    }
+
+    /// Issue 31.2: pools whose build the file does not tell (an AKS `WindowsAnnual` pool, an OpenShift
+    /// MachineSet on AWS) get `node-pool-build-unknown` and no `windows-node-missing-build-label` (the
+    /// kubelet sets that label); node findings speak of the pool and its file, once per pool.
+    #[test]
+    fn node_findings_on_pools_speak_of_the_pool_once() {
+        let aks = r#"[{"name": "wann", "osType": "Windows", "osSku": "WindowsAnnual", "count": 3, "vmSize": "Standard_D2s_v3"},
+ {"name": "w19", "osType": "Windows", "osSku": "Windows2019", "count": 2, "nodeTaints": ["os=windows:NoSchedule"]}]"#;
+        let openshift = "apiVersion: machine.openshift.io/v1beta1\nkind: MachineSet\nmetadata: {name: win-aws, namespace: openshift-machine-api}\nspec:\n  replicas: 2\n  template:\n    metadata:\n      labels: {machine.openshift.io/os-id: Windows}\n    spec:\n      providerSpec:\n        value:\n          ami: {id: ami-0123456789abcdef0}\n          instanceType: m5a.large\n";
+        let eksctl = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\nnodeGroups:\n- name: linux-ng\n- name: windows-ng\n  amiFamily: WindowsServer2022FullContainer\n  desiredCapacity: 4\n";
+        let read = read_context(
+            &[
+                ("pools.json", aks),
+                ("machineset.yaml", openshift),
+                ("eksctl.yaml", eksctl),
+            ],
+            &Settings::default(),
+        );
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
+        let mut got: Vec<(String, String, String, Option<u32>)> = read
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.rule.clone(),
+                    f.object.display_name(),
+                    f.path.clone(),
+                    f.line,
+                )
+            })
+            .collect();
+        got.sort();
+        let row = |rule: &str, object: &str, path: &str, line: u32| {
+            (
+                rule.to_string(),
+                object.to_string(),
+                path.to_string(),
+                Some(line),
+            )
+        };
+        assert_eq!(
+            got,
+            [
+                row("node-pool-build-unknown", "AgentPool/wann", "", 1),
+                row(
+                    "node-pool-build-unknown",
+                    "MachineSet/openshift-machine-api/win-aws",
+                    "",
+                    1
+                ),
+                row("windows-node-unsupported-version", "AgentPool/w19", "", 2),
+                row("windows-node-untainted", "AgentPool/wann", "nodeTaints", 1),
+                row(
+                    "windows-node-untainted",
+                    "NodeGroup/windows-ng",
+                    "nodeGroups[1].taints",
+                    6
+                ),
+            ]
+        );
+        let message = |rule: &str, name: &str| {
+            read.findings
+                .iter()
+                .find(|f| f.rule == rule && f.object.name == name)
+                .map(|f| f.message.clone())
+                .unwrap_or_default()
+        };
+        let eks = message("windows-node-untainted", "windows-ng");
+        assert!(
+            eks.starts_with("The Windows nodes of node group windows-ng of eksctl.yaml will have no taint, so")
+                && eks.contains("add the taint os=windows:NoSchedule under `taints:` in node group windows-ng of eksctl.yaml"),
+            "{eks}"
+        );
+        assert!(!eks.contains("kubectl"), "{eks}");
+        let old = message("windows-node-unsupported-version", "w19");
+        assert!(
+            old.starts_with("The Windows nodes of agent pool w19 of pools.json will run Windows Server 2019 (10.0.17763)"),
+            "{old}"
+        );
+        // The nodes themselves are still made, one per count, for the workloads to be placed on.
+        assert_eq!(read.context.nodes.len(), 3 + 2 + 2 + 2 + 4);
     }
 
     #[test]

@@ -78,7 +78,38 @@ impl Format {
             Format::OpenShift => "OpenShift",
         }
     }
+
+    /// What the format calls a pool (`node group`, `agent pool`), for messages.
+    pub fn pool_noun(self) -> &'static str {
+        match self {
+            Format::Eksctl => "node group",
+            Format::Karpenter => "NodePool",
+            Format::Aks => "agent pool",
+            Format::Gke => "node pool",
+            Format::OpenShift => "MachineSet",
+        }
+    }
+
+    /// Where the format writes a pool's taints, from the pool's own path (`taints` of an eksctl node
+    /// group, `nodeTaints` of an AKS agent pool).
+    pub fn taints_field(self) -> &'static str {
+        match self {
+            Format::Eksctl => "taints",
+            Format::Karpenter | Format::OpenShift => "spec.template.spec.taints",
+            Format::Aks => "nodeTaints",
+            Format::Gke => "config.taints",
+        }
+    }
 }
+
+/// The annotation on the Nodes [`NodePool::nodes`] makes: the pool they stand for
+/// ([`NodePool::describe`], `node group windows-ng of eksctl.yaml`). The node rules speak of that pool
+/// rather than of a node that does not exist yet; no platform sets it.
+pub const POOL_ANNOTATION: &str = "winplace.io/node-pool";
+
+/// The annotation on the Nodes [`NodePool::nodes`] makes: where the pool's file writes its taints
+/// ([`Format::taints_field`]).
+pub const POOL_TAINTS_ANNOTATION: &str = "winplace.io/node-pool-taints";
 
 /// At most this many Nodes are made for one pool: verdicts depend on the kinds of nodes, not on their
 /// number, and a typo (`count: 100000`) must not cost memory.
@@ -118,11 +149,22 @@ pub struct NodePool {
 }
 
 impl NodePool {
+    /// The pool as messages name it: `node group windows-ng of eksctl.yaml`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} of {}",
+            self.format.pool_noun(),
+            self.object.name,
+            self.file
+        )
+    }
+
     /// The Nodes the platform would create for this pool: `count` nodes (at most
     /// [`MAX_NODES_PER_POOL`]) named `<pool>-1`, `<pool>-2`, … (the pool's name alone for one node),
     /// with the kubelet's well-known labels (`kubernetes.io/os`, `kubernetes.io/arch`,
-    /// `kubernetes.io/hostname`, `node.kubernetes.io/windows-build`), the pool's labels and taints.
-    /// No nodes when the OS is unknown.
+    /// `kubernetes.io/hostname`, `node.kubernetes.io/windows-build`), the pool's labels and taints,
+    /// and the annotations [`POOL_ANNOTATION`] and [`POOL_TAINTS_ANNOTATION`] that say which pool
+    /// they stand for. No nodes when the OS is unknown.
     pub fn nodes(&self) -> Vec<Node> {
         let Some(os) = self.os else {
             return Vec::new();
@@ -144,10 +186,18 @@ impl NodePool {
                 if let (Os::Windows, Some(build)) = (os, &self.build) {
                     labels.insert("node.kubernetes.io/windows-build".into(), build.clone());
                 }
+                let annotations = BTreeMap::from([
+                    (POOL_ANNOTATION.to_string(), self.describe()),
+                    (
+                        POOL_TAINTS_ANNOTATION.to_string(),
+                        self.format.taints_field().to_string(),
+                    ),
+                ]);
                 Node {
                     metadata: ObjectMeta {
                         name: Some(name),
                         labels: Some(labels),
+                        annotations: Some(annotations),
                         ..ObjectMeta::default()
                     },
                     spec: (!self.taints.is_empty()).then(|| NodeSpec {

@@ -21,6 +21,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use k8s_openapi::Resource;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod, PodStatus};
@@ -315,9 +316,27 @@ pub const NODE_FIELDS: &[&str] = &[
     "status.nodeInfo",
 ];
 
-/// The node as the rules read it: name, labels, taints, `unschedulable` and `nodeInfo` ([`NODE_FIELDS`]). The rest goes
-/// (conditions and heartbeats, images, addresses, capacity, managed fields, ...), so that a heartbeat
-/// leaves the node equal and 5,000 nodes stay small.
+/// The annotations winplace puts on the Nodes it makes from a pool of an infrastructure file
+/// ([`crate::infra::POOL_ANNOTATION`]), which the node rules read; `None` for any other node (they are
+/// not in [`NODE_FIELDS`]: a cluster's own Nodes never carry them).
+fn pool_annotations(
+    annotations: Option<&BTreeMap<String, String>>,
+) -> Option<BTreeMap<String, String>> {
+    let annotations = annotations?;
+    let kept: BTreeMap<String, String> = [
+        crate::infra::POOL_ANNOTATION,
+        crate::infra::POOL_TAINTS_ANNOTATION,
+    ]
+    .into_iter()
+    .filter_map(|k| Some((k.to_string(), annotations.get(k)?.clone())))
+    .collect();
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// The node as the rules read it: name, labels, taints, `unschedulable` and `nodeInfo` ([`NODE_FIELDS`]),
+/// and on a node made from a pool of an infrastructure file the annotations naming the pool. The rest
+/// goes (conditions and heartbeats, images, addresses, capacity, managed fields, ...), so that a
+/// heartbeat leaves the node equal and 5,000 nodes stay small.
 ///
 /// Takes a reference: the trimmed node is built anew from the few fields kept.
 pub fn trim_node(node: &Node) -> Node {
@@ -325,6 +344,7 @@ pub fn trim_node(node: &Node) -> Node {
         metadata: ObjectMeta {
             name: node.metadata.name.clone(),
             labels: node.metadata.labels.clone(),
+            annotations: pool_annotations(node.metadata.annotations.as_ref()),
             ..ObjectMeta::default()
         },
         spec: node.spec.as_ref().map(|s| NodeSpec {
@@ -352,6 +372,7 @@ pub fn trim_node(node: &Node) -> Node {
 pub fn into_trimmed_node(node: Node) -> Node {
     Node {
         metadata: ObjectMeta {
+            annotations: pool_annotations(node.metadata.annotations.as_ref()),
             name: node.metadata.name,
             labels: node.metadata.labels,
             ..ObjectMeta::default()
@@ -613,6 +634,22 @@ mod tests {
         assert_eq!(trim_node(&beat), once);
         // A node without spec and status keeps none.
         assert_eq!(trim_node(&Node::default()), Node::default());
+        // Of the annotations, only those naming the pool a node was made from stay (issue 31.2).
+        assert!(once.metadata.annotations.is_none());
+        let mut made = node.clone();
+        made.metadata.annotations = Some(BTreeMap::from([
+            ("a".to_string(), "b".to_string()),
+            (
+                crate::infra::POOL_ANNOTATION.to_string(),
+                "node group w of f.yaml".to_string(),
+            ),
+        ]));
+        let kept = trim_node(&made).metadata.annotations.unwrap_or_default();
+        assert_eq!(
+            kept.keys().collect::<Vec<_>>(),
+            [crate::infra::POOL_ANNOTATION]
+        );
+        assert_eq!(into_trimmed_node(made.clone()), trim_node(&made));
         let pod: Pod = serde_json::from_value(pod()).expect("pod");
         let trimmed = trim_pod(pod.clone());
         assert!(trimmed.metadata.managed_fields.is_none());

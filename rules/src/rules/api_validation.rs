@@ -321,18 +321,26 @@ fn windows_unsupported_features(cx: &TemplateCx<'_>, declared: Option<Os>, out: 
             None,
         );
     }
+    if present(raw, &["dnsPolicy"]).and_then(Value::as_str) == Some("ClusterFirstWithHostNet") {
+        // HostProcess pods are on the host's network, but on Windows containerd hands a pod its DNS
+        // settings only through the CNI call that makes a pod network, which they never get
+        // (docs/reference/windows-host-network.md, "dnsPolicy: ClusterFirstWithHostNet on Windows").
+        let message = if any_host_process(raw) {
+            "this HostProcess pod uses dnsPolicy: ClusterFirstWithHostNet, which Windows nodes do not support: the pod is on the host's network, but containerd applies a Windows pod's DNS settings only through the CNI call that sets up a pod network, which HostProcess pods never get, so the cluster DNS the kubelet asks for is dropped and the containers resolve names with the node's own DNS settings (cluster names such as my-svc.my-namespace resolve only if the node resolves them); use dnsPolicy: ClusterFirst (the default), which for a host-network pod means the node's DNS settings, what the containers get anyway, and reach cluster services through names the node resolves or their service environment variables"
+        } else {
+            "this Windows pod uses dnsPolicy: ClusterFirstWithHostNet, which Windows nodes do not support: the policy is meant for pods on the host's network, and on Windows only HostProcess pods are (this one gets a pod network, where the kubelet gives it cluster DNS as with ClusterFirst); use dnsPolicy: ClusterFirst (the default)"
+        };
+        out.emit(
+            RuleId::WindowsUnsupportedFeature,
+            &prefix.field("dnsPolicy"),
+            message.into(),
+            None,
+        );
+    }
     let mut emit = |path: FieldPath, what: String, todo: &str| {
         let message = format!("{what}, which Windows nodes do not support; {todo}");
         out.emit(RuleId::WindowsUnsupportedFeature, &path, message, None);
     };
-    if present(raw, &["dnsPolicy"]).and_then(Value::as_str) == Some("ClusterFirstWithHostNet") {
-        emit(
-            prefix.field("dnsPolicy"),
-            "this Windows pod uses dnsPolicy: ClusterFirstWithHostNet, which needs host networking"
-                .into(),
-            "use dnsPolicy: ClusterFirst (the default)",
-        );
-    }
     if declared != Some(Os::Windows) && present(raw, &["resources"]).is_some() {
         emit(
             prefix.field("resources"),
@@ -504,7 +512,10 @@ fn stop_signals(cx: &TemplateCx<'_>, declared: Option<Os>, out: &mut Emitter<'_>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::test_kit::{apply, object, pod, rule_path, rule_paths, run_template};
+    use crate::rules::test_kit::{
+        apply, findings, object, pod, rule_path, rule_paths, run_template,
+    };
+    use crate::settings::Settings;
 
     fn run(text: &str, os: Option<PodOs>) -> Vec<(String, String)> {
         rule_paths(&run_template(text, os, check))
@@ -830,6 +841,43 @@ mod tests {
             let got = run(&pod(body), *os);
             assert_eq!(got, rows("windows-unsupported-feature", want), "{body}");
         }
+    }
+
+    #[test]
+    fn cluster_first_with_host_net_gives_the_reason_for_each_kind_of_pod() {
+        // windows-host-network.md: HostProcess pods are on the host's network, but containerd drops
+        // their DNS settings; other Windows pods are on a pod network.
+        let message = |body: &str| {
+            let text = format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  os: {{name: windows}}\n  dnsPolicy: ClusterFirstWithHostNet\n{body}"
+            );
+            let found = findings(
+                &text,
+                None,
+                &Settings::default(),
+                &["windows-unsupported-feature"],
+            );
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].path, "spec.dnsPolicy");
+            found[0].message.clone()
+        };
+        let host_process = message(
+            "  hostNetwork: true\n  securityContext: {windowsOptions: {hostProcess: true}}\n  containers: [{name: c, image: i}]\n",
+        );
+        assert!(
+            host_process
+                .starts_with("This HostProcess pod uses dnsPolicy: ClusterFirstWithHostNet")
+                && host_process
+                    .contains("the pod is on the host's network, but containerd applies")
+                && !host_process.contains("needs host networking"),
+            "{host_process}"
+        );
+        let ordinary = message("  containers: [{name: c, image: i}]\n");
+        assert!(
+            ordinary.starts_with("This Windows pod uses dnsPolicy: ClusterFirstWithHostNet")
+                && ordinary.contains("only HostProcess pods are"),
+            "{ordinary}"
+        );
     }
 
     #[test]

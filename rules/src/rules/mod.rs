@@ -27,7 +27,7 @@ mod image_facts;
 // What a checked file held (`not-checked`).
 pub(crate) mod coverage;
 // Object rules.
-mod nodes;
+pub(crate) mod nodes;
 mod runtimeclass_objects;
 // Live state (the server's audit of running pods).
 pub(crate) mod live_state;

@@ -1,13 +1,22 @@
 //! Node hygiene (kubernetes-windows-rules.md §3.2, §5.2, §5.4): `windows-node-untainted`, `windows-node-missing-build-label`,
 //! `windows-node-build-label-mismatch`, `windows-node-unsupported-version`, for every Windows Node of the
 //! input (and of the cluster context, when the caller evaluates those objects too).
+//!
+//! The Nodes made from a pool of an infrastructure file ([`crate::infra::NodePool::nodes`]) do not exist
+//! yet: their findings speak of the pool and its file (`taints` in node group windows-ng of
+//! eksctl.yaml), not of `kubectl` commands on a node, and [`check_pool`] reports them once per pool.
+//! Such nodes get no `windows-node-missing-build-label`: the kubelet sets that label on every Windows node
+//! it registers (§5.4), and a pool whose build the file does not tell is `node-pool-build-unknown`'s.
 
 use k8s_openapi::api::core::v1::{Node, Taint};
 
 use super::{Emitter, ObjectCx, RuleId};
-use crate::model::{decode, node_os};
+use crate::finding::Finding;
+use crate::infra::{NodePool, POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
+use crate::model::{Object, decode, node_os};
 use crate::path::FieldPath;
 use crate::schedule::taints::{filters, taint_display};
+use crate::settings::Settings;
 use crate::windows::builds::{WindowsVersion, build_display};
 
 /// The Windows build label the kubelet sets (`node.kubernetes.io/windows-build`, §5.4).
@@ -30,6 +39,50 @@ const CONDITION_TAINT_KEYS: &[&str] = &[
     "node.cloudprovider.kubernetes.io/shutdown",
 ];
 
+/// What the node rules speak of, with the paths their findings point at.
+enum Subject<'a> {
+    /// A Node, by its name (`kubectl taint nodes <name> …`).
+    Node(&'a str),
+    /// The nodes a pool of an infrastructure file will make: the pool as messages name it
+    /// (`node group windows-ng of eksctl.yaml`) and where its file writes taints (`taints`).
+    Pool { pool: &'a str, taints: &'a str },
+}
+
+/// Where the findings of a [`Subject`] point: a Node's own fields, or the pool's fields in its file.
+struct Paths {
+    taints: FieldPath,
+    build: FieldPath,
+}
+
+impl Paths {
+    fn of_node() -> Paths {
+        Paths {
+            taints: FieldPath::root().field("spec").field("taints"),
+            build: label_path(),
+        }
+    }
+}
+
+fn label_path() -> FieldPath {
+    FieldPath::root()
+        .field("metadata")
+        .field("labels")
+        .key(BUILD_LABEL)
+}
+
+/// The pool a node made from an infrastructure file stands for (its annotations), if it is one.
+fn subject<'a>(node: &'a Node, name: &'a str) -> Subject<'a> {
+    let annotations = node.metadata.annotations.as_ref();
+    let get = |k: &str| annotations.and_then(|a| a.get(k)).map(String::as_str);
+    match (get(POOL_ANNOTATION), get(POOL_TAINTS_ANNOTATION)) {
+        (Some(pool), taints) => Subject::Pool {
+            pool,
+            taints: taints.unwrap_or("taints"),
+        },
+        _ => Subject::Node(name),
+    }
+}
+
 /// Runs the node rules on one object (nothing unless it is a `v1` Node).
 pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
     if cx.object.kind != "Node" || cx.object.api_version != "v1" {
@@ -46,9 +99,55 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
     if node_os(&node) != Some("windows") {
         return;
     }
-    untainted(cx, &node, out);
-    build_label(cx, &node, out);
-    unsupported_version(cx, &node, out);
+    let who = subject(&node, &cx.object.name);
+    run(cx.settings, &node, &who, &Paths::of_node(), out);
+}
+
+/// The node rules on the Windows nodes of `pool`, once for the pool: reported on the pool's object,
+/// at its line, with paths of its file (`nodeGroups[0].taints`). Nothing for a pool of another OS or
+/// of an OS the file does not tell.
+pub(crate) fn check_pool(
+    pool: &NodePool,
+    object: &Object,
+    settings: &Settings,
+    findings: &mut Vec<Finding>,
+) {
+    // One node stands for the pool: they are all alike but for their names.
+    let one = NodePool {
+        count: 1,
+        ..pool.clone()
+    };
+    let Some(node) = one.nodes().into_iter().next() else {
+        return;
+    };
+    if node_os(&node) != Some("windows") {
+        return;
+    }
+    let at = FieldPath::parse(&pool.path);
+    let paths = Paths {
+        taints: at.join(&FieldPath::parse(pool.format.taints_field())),
+        build: at,
+    };
+    let described = pool.describe();
+    let who = Subject::Pool {
+        pool: &described,
+        taints: pool.format.taints_field(),
+    };
+    run(
+        settings,
+        &node,
+        &who,
+        &paths,
+        &mut Emitter::new(object, settings, findings),
+    );
+}
+
+fn run(settings: &Settings, node: &Node, who: &Subject<'_>, paths: &Paths, out: &mut Emitter<'_>) {
+    untainted(settings, node, who, &paths.taints, out);
+    if let Subject::Node(name) = who {
+        build_label(name, node, out);
+    }
+    unsupported_version(settings, node, who, &paths.build, out);
 }
 
 /// `windows-node-untainted`: no taint keeps pods without a toleration off the node.
@@ -56,7 +155,13 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
 /// The node is protected when it carries every taint of settings `windowsTaints`, or any other
 /// `NoSchedule`/`NoExecute` taint that is not a node-condition taint (a cluster may use its own Windows
 /// taint). `PreferNoSchedule` never filters (§3.2).
-fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
+fn untainted(
+    settings: &Settings,
+    node: &Node,
+    who: &Subject<'_>,
+    path: &FieldPath,
+    out: &mut Emitter<'_>,
+) {
     let taints: &[Taint] = node
         .spec
         .as_ref()
@@ -64,7 +169,7 @@ fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
         .unwrap_or(&[]);
     let condition = |t: &Taint| CONDITION_TAINT_KEYS.contains(&t.key.as_str());
     let own_filtering = taints.iter().any(|t| filters(t) && !condition(t));
-    let wanted = &cx.settings.windows_taints;
+    let wanted = &settings.windows_taints;
     let carries_settings = !wanted.is_empty()
         && wanted.iter().all(|w| {
             taints
@@ -79,10 +184,12 @@ fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
         .find(|t| filters(t))
         .map(taint_display)
         .unwrap_or_else(|| "os=windows:NoSchedule".to_string());
-    let name = &cx.object.name;
     // Say what the node carries: no taint at all, or only taints that do not keep pods off it.
     let has = if taints.is_empty() {
-        "has no taint".to_string()
+        match who {
+            Subject::Node(_) => "has no taint".to_string(),
+            Subject::Pool { .. } => "have no taint".to_string(),
+        }
     } else {
         let mut why = Vec::new();
         if taints.iter().any(|t| !filters(t)) {
@@ -92,17 +199,21 @@ fn untainted(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
             why.push("node-condition taints go when the condition clears");
         }
         let shown: Vec<String> = taints.iter().map(taint_display).collect();
-        format!(
-            "carries only taints that do not keep pods off it ({}: {})",
-            shown.join(", "),
-            why.join("; ")
-        )
+        let carry = match who {
+            Subject::Node(_) => "carries only taints that do not keep pods off it",
+            Subject::Pool { .. } => "carry only taints that do not keep pods off them",
+        };
+        format!("{carry} ({}: {})", shown.join(", "), why.join("; "))
     };
-    let message = format!(
-        "this Windows node {has}, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
-    );
-    let path = FieldPath::root().field("spec").field("taints");
-    out.emit(RuleId::WindowsNodeUntainted, &path, message, None);
+    let message = match who {
+        Subject::Node(name) => format!(
+            "this Windows node {has}, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
+        ),
+        Subject::Pool { pool, taints } => format!(
+            "the Windows nodes of {pool} will {has}, so the scheduler may place Linux pods without an OS selector on them, where they cannot run; add the taint {suggested} under `{taints}:` in {pool} and give Windows pods the matching toleration"
+        ),
+    };
+    out.emit(RuleId::WindowsNodeUntainted, path, message, None);
 }
 
 /// The node's kernel version as a Windows version (`status.nodeInfo.kernelVersion`).
@@ -125,13 +236,10 @@ fn label(node: &Node) -> Option<&str> {
         .map(String::as_str)
 }
 
-/// `windows-node-missing-build-label` and `windows-node-build-label-mismatch` (§5.4).
-fn build_label(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
-    let path = FieldPath::root()
-        .field("metadata")
-        .field("labels")
-        .key(BUILD_LABEL);
-    let name = &cx.object.name;
+/// `windows-node-missing-build-label` and `windows-node-build-label-mismatch` (§5.4), on a Node (not
+/// on a pool's nodes: the kubelet labels them, and they have no kernel version yet).
+fn build_label(name: &str, node: &Node, out: &mut Emitter<'_>) {
+    let path = label_path();
     let kernel = kernel_version(node).map(|v| v.label());
     match (label(node), kernel) {
         (None, kernel) => {
@@ -153,23 +261,22 @@ fn build_label(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
 
 /// `windows-node-unsupported-version`: the node's build (kernel version, else label) is not in
 /// settings `supportedBuilds`.
-fn unsupported_version(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
+fn unsupported_version(
+    settings: &Settings,
+    node: &Node,
+    who: &Subject<'_>,
+    label_at: &FieldPath,
+    out: &mut Emitter<'_>,
+) {
     let (version, path) = match kernel_version(node) {
         Some(v) => (v, FieldPath::parse("status.nodeInfo.kernelVersion")),
         None => match label(node).and_then(WindowsVersion::parse) {
-            Some(v) => (
-                v,
-                FieldPath::root()
-                    .field("metadata")
-                    .field("labels")
-                    .key(BUILD_LABEL),
-            ),
+            Some(v) => (v, label_at.clone()),
             None => return,
         },
     };
     let key = |v: &WindowsVersion| (v.major, v.minor, v.build);
-    let supported: Vec<WindowsVersion> = cx
-        .settings
+    let supported: Vec<WindowsVersion> = settings
         .supported_builds
         .iter()
         .filter_map(|b| WindowsVersion::parse(b))
@@ -183,14 +290,19 @@ fn unsupported_version(cx: &ObjectCx<'_>, node: &Node, out: &mut Emitter<'_>) {
     } else {
         version.label()
     };
-    let message = format!(
-        "this Windows node runs {running}, which is not a supported build ({}); replace it with a node of a supported build and move its workloads to matching images, or add the build to supportedBuilds if you run it deliberately",
-        if list.is_empty() {
-            "none configured".to_string()
-        } else {
-            list.join(", ")
-        }
-    );
+    let list = if list.is_empty() {
+        "none configured".to_string()
+    } else {
+        list.join(", ")
+    };
+    let message = match who {
+        Subject::Node(_) => format!(
+            "this Windows node runs {running}, which is not a supported build ({list}); replace it with a node of a supported build and move its workloads to matching images, or add the build to supportedBuilds if you run it deliberately"
+        ),
+        Subject::Pool { pool, .. } => format!(
+            "the Windows nodes of {pool} will run {running}, which is not a supported build ({list}); give the pool a supported Windows Server release and move its workloads to matching images, or add the build to supportedBuilds if you run it deliberately"
+        ),
+    };
     out.emit(RuleId::WindowsNodeUnsupportedVersion, &path, message, None);
 }
 
@@ -356,6 +468,26 @@ mod tests {
                 .contains("node.kubernetes.io/windows-build=10.0.20348"),
             "{}",
             f[1].message
+        );
+    }
+
+    #[test]
+    fn nodes_made_from_a_pool_are_spoken_of_as_the_pool() {
+        // The annotations infra::NodePool::nodes puts on the nodes it makes; no build label, untainted.
+        let text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: win-3\n  labels: {kubernetes.io/os: windows}\n  annotations: {winplace.io/node-pool: node group win of c.yaml, winplace.io/node-pool-taints: taints}\n";
+        let got = run_object(text, &Settings::default(), check);
+        let rules: Vec<&str> = got.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, ["windows-node-untainted"]);
+        assert_eq!(got[0].path, "spec.taints");
+        assert!(
+            got[0]
+                .message
+                .starts_with("The Windows nodes of node group win of c.yaml will have no taint")
+                && got[0]
+                    .message
+                    .contains("under `taints:` in node group win of c.yaml"),
+            "{}",
+            got[0].message
         );
     }
 

@@ -13,7 +13,9 @@ use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
     RuntimeClassUse, host_runs_any, untolerated_windows_taints,
 };
-use crate::schedule::taints::{Gates, case_mismatch, taint_display, tolerated_by_any};
+use crate::schedule::taints::{
+    CaseDifference, Gates, case_differences, case_mismatch, taint_display, tolerated_by_any,
+};
 use crate::windows::ImageOs;
 use crate::windows::builds::{WindowsVersion, build_display};
 
@@ -158,44 +160,39 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     );
 }
 
-/// `toleration-case-mismatch`: a toleration equals a Windows taint except for letter case.
+/// `toleration-case-mismatch`: a toleration equals a Windows taint except for letter case; the message
+/// names every part that differs (key, operator, value, effect) and the fix respells them all.
 fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
     let taints = plan::windows_taints(cx.context, cx.settings);
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
+    // The first Windows taint the toleration almost matches, that nothing tolerates, and how it differs.
+    let almost = |tol| {
+        taints.iter().find_map(|t| {
+            let differences = case_differences(tol, t);
+            (!differences.is_empty() && !tolerated_by_any(&p.tolerations, t, Gates::default()))
+                .then_some((t, differences))
+        })
+    };
     for (i, tol) in own.iter().enumerate() {
-        let Some(taint) = taints.iter().find(|t| {
-            case_mismatch(tol, t) && !tolerated_by_any(&p.tolerations, t, Gates::default())
-        }) else {
+        let Some((taint, differences)) = almost(tol) else {
             continue;
         };
-        let key = tol.key.as_deref().unwrap_or("");
-        let key_differs = !key.is_empty() && key != taint.key;
-        let value = tol.value.as_deref().unwrap_or("");
-        let taint_value = taint.value.as_deref().unwrap_or("");
-        let value_differs = tol.operator.as_deref() != Some("Exists") && value != taint_value;
         let base = p.prefix.field("tolerations").index(i);
-        let mut patch = Vec::new();
-        if key_differs {
-            patch.push(json!({"op": "replace", "path": base.field("key").to_json_pointer(), "value": taint.key}));
-        }
-        if value_differs {
-            patch.push(json!({"op": "replace", "path": base.field("value").to_json_pointer(), "value": taint_value}));
-        }
-        let (field, written, wanted) = if key_differs {
-            ("key", key, taint.key.as_str())
-        } else {
-            ("value", value, taint_value)
-        };
+        let patch: Vec<Value> = differences
+            .iter()
+            .map(|d| json!({"op": "replace", "path": base.field(d.field).to_json_pointer(), "value": d.wanted}))
+            .collect();
+        let (parts, wanted) = describe_case_differences(&differences);
         out.emit(
             RuleId::TolerationCaseMismatch,
-            &base.field(field),
+            &base.field(differences[0].field),
             format!(
-                "This toleration's {field} `{written}` differs from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write `{wanted}`.",
+                "This toleration's {parts} from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write {wanted}.",
                 taint_display(taint)
             ),
             Some(Fix {
-                description: format!("write the toleration {field} as `{wanted}`"),
+                description: format!("write {wanted} in the toleration"),
                 patch,
             }),
         );
@@ -213,31 +210,48 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         .and_then(|s| s.tolerations.as_deref())
         .unwrap_or(&[]);
     for (i, tol) in from_class.iter().enumerate() {
-        let Some(taint) = taints.iter().find(|t| {
-            case_mismatch(tol, t) && !tolerated_by_any(&p.tolerations, t, Gates::default())
-        }) else {
+        let Some((taint, differences)) = almost(tol) else {
             continue;
         };
-        let key = tol.key.as_deref().unwrap_or("");
-        let (field, written, wanted) = if !key.is_empty() && key != taint.key {
-            ("key", key, taint.key.as_str())
-        } else {
-            (
-                "value",
-                tol.value.as_deref().unwrap_or(""),
-                taint.value.as_deref().unwrap_or(""),
-            )
-        };
+        let (parts, wanted) = describe_case_differences(&differences);
         out.emit(
             RuleId::TolerationCaseMismatch,
             &p.prefix.field("runtimeClassName"),
             format!(
-                "The toleration the RuntimeClass {name} adds to this pod (scheduling.tolerations[{i}]) has the {field} `{written}`, which differs from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write `{wanted}` in the RuntimeClass.",
+                "In the toleration the RuntimeClass {name} adds to this pod (scheduling.tolerations[{i}]), the {parts} from the Windows taint {} only in letter case; taints are matched case-sensitively, so it tolerates nothing there and the pod stays Pending. Write {wanted} in the RuntimeClass.",
                 taint_display(taint)
             ),
             None,
         );
     }
+}
+
+/// The differing parts as a message says them, as written and as wanted:
+/// ``("key `OS` and value `Windows` differ", "key `os` and value `windows`")``.
+fn describe_case_differences(differences: &[CaseDifference]) -> (String, String) {
+    let join = |items: Vec<String>| match items.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    let written = join(
+        differences
+            .iter()
+            .map(|d| format!("{} `{}`", d.field, d.written))
+            .collect(),
+    );
+    let wanted = join(
+        differences
+            .iter()
+            .map(|d| format!("{} `{}`", d.field, d.wanted))
+            .collect(),
+    );
+    let verb = if differences.len() == 1 {
+        "differs"
+    } else {
+        "differ"
+    };
+    (format!("{written} {verb}"), wanted)
 }
 
 /// `windows-pod-without-build-selector`: no `node.kubernetes.io/windows-build` constraint.
@@ -420,22 +434,34 @@ fn windows_version_unsupported(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     );
 }
 
-/// `windows-image-build-unknown`: a Windows image whose build cannot be told.
+/// `windows-image-build-unknown`: a Windows image whose build cannot be told; once per image, at its
+/// first container (init containers first), the message naming its other containers.
 fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
-    for image in &cx.placement.images {
+    let images = &cx.placement.images;
+    for (i, image) in images.iter().enumerate() {
         let unknown = match &image.class.os {
             ImageOs::Windows { builds } => builds.is_empty(),
             ImageOs::Unrecognized => true,
             ImageOs::Linux | ImageOs::MultiOs => false,
         };
-        if !unknown {
+        if !unknown || images[..i].iter().any(|e| e.image == image.image) {
             continue;
         }
+        let others: Vec<String> = images[i + 1..]
+            .iter()
+            .filter(|e| e.image == image.image)
+            .map(|e| e.path.to_string())
+            .collect();
+        let also = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (here and at {})", others.join(", "))
+        };
         out.emit(
             RuleId::WindowsImageBuildUnknown,
             &image.path,
             format!(
-                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
+                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it{also}. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
                 image.image, image.class.reason
             ),
             None,
@@ -740,6 +766,25 @@ mod tests {
                 )],
             ),
             (
+                "one image in an init container and two containers: one finding, at the init container",
+                pod(&format!(
+                    "  os: {{name: windows}}\n{PINNED}{TOLERATE}  initContainers: [{{name: setup, image: registry.example.com/billing/app:4.2}}]\n{}",
+                    containers(&[
+                        "registry.example.com/billing/app:4.2",
+                        WIN,
+                        "registry.example.com/billing/app:4.2",
+                        "registry.example.com/billing/other:1"
+                    ])
+                )),
+                vec![
+                    rule_path("windows-image-build-unknown", "spec.containers[3].image"),
+                    rule_path(
+                        "windows-image-build-unknown",
+                        "spec.initContainers[0].image",
+                    ),
+                ],
+            ),
+            (
                 "§2.2 HostProcess needs no build",
                 pod(&format!(
                     "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
@@ -927,5 +972,83 @@ mod tests {
         .expect("json");
         assert_eq!(fixed["spec"]["runtimeClassName"], "windows-2022");
         assert!(fixed["spec"].get("nodeSelector").is_none());
+    }
+
+    #[test]
+    fn one_unknown_image_in_several_containers_names_them_all() {
+        let text = pod(&format!(
+            "  os: {{name: windows}}\n{PINNED}{TOLERATE}  initContainers: [{{name: setup, image: registry.example.com/app:4.2}}]\n{}",
+            containers(&["registry.example.com/app:4.2"])
+        ));
+        let found = findings(
+            &text,
+            None,
+            &Settings::default(),
+            &["windows-image-build-unknown"],
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, "spec.initContainers[0].image");
+        assert!(
+            found[0]
+                .message
+                .contains("so build compatibility is not checked for it (here and at spec.containers[0].image)."),
+            "{}",
+            found[0].message
+        );
+    }
+
+    #[test]
+    fn a_case_mismatch_names_every_part_that_differs() {
+        // (toleration, path, the message's part, what it says to write)
+        let rows = [
+            (
+                "{key: os, operator: Equal, value: Windows, effect: NoSchedule}",
+                "spec.tolerations[0].value",
+                "This toleration's value `Windows` differs from the Windows taint os=windows:NoSchedule",
+                "Write value `windows`.",
+            ),
+            (
+                "{key: OS, operator: Equal, value: Windows, effect: NoSchedule}",
+                "spec.tolerations[0].key",
+                "This toleration's key `OS` and value `Windows` differ from",
+                "Write key `os` and value `windows`.",
+            ),
+            (
+                "{key: Os, operator: exists, effect: noSchedule}",
+                "spec.tolerations[0].key",
+                "This toleration's key `Os`, operator `exists` and effect `noSchedule` differ from",
+                "Write key `os`, operator `Exists` and effect `NoSchedule`.",
+            ),
+        ];
+        for (toleration, path, part, write) in rows {
+            let text = pod(&format!(
+                "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}}\n  tolerations: [{toleration}]\n{}",
+                containers(&[WIN])
+            ));
+            let found = findings(
+                &text,
+                None,
+                &Settings::default(),
+                &["toleration-case-mismatch"],
+            );
+            assert_eq!(found.len(), 1, "{toleration}: {found:?}");
+            assert_eq!(found[0].path, path, "{toleration}");
+            assert!(
+                found[0].message.starts_with(part) && found[0].message.ends_with(write),
+                "{toleration}: {}",
+                found[0].message
+            );
+            // The fix respells every part: the toleration then tolerates the taint.
+            let mut value = objects(&text)[0].value.clone();
+            apply(&mut value, found[0].fix.as_ref().expect("a fix"));
+            let fixed = serde_json::to_string(&value).unwrap_or_default();
+            let after = findings(
+                &fixed,
+                None,
+                &Settings::default(),
+                &["toleration-case-mismatch", "windows-pod-without-toleration"],
+            );
+            assert!(after.is_empty(), "{toleration}: {after:?}");
+        }
     }
 }

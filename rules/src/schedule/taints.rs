@@ -30,8 +30,7 @@ fn opt(s: &Option<String>) -> &str {
     s.as_deref().unwrap_or("")
 }
 
-/// `ToleratesTaint` with the string comparison for keys and values passed in (exact upstream; ASCII
-/// case-insensitive for [`case_mismatch`]).
+/// `ToleratesTaint` with the string comparison for keys and values passed in.
 fn matches_with(t: &Toleration, taint: &Taint, gates: Gates, same: fn(&str, &str) -> bool) -> bool {
     let effect = opt(&t.effect);
     if !effect.is_empty() && effect != taint.effect {
@@ -171,12 +170,73 @@ pub fn untolerated_reason(taint: &Taint) -> String {
     )
 }
 
-/// A toleration that would match `taint` if key and value were compared ignoring ASCII case, but does not
-/// match exactly (`Windows` vs `windows`: Kubernetes compares case-sensitively). Gates off.
+/// A toleration that would match `taint` if its key, value, effect and operator were compared ignoring
+/// ASCII case, but does not match exactly (`Windows` vs `windows`: Kubernetes compares case-sensitively,
+/// and the API server refuses an effect or operator not spelt exactly). Gates off.
 pub fn case_mismatch(toleration: &Toleration, taint: &Taint) -> bool {
+    !case_differences(toleration, taint).is_empty()
+}
+
+/// One part of a toleration written in another letter case than the taint it is meant for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseDifference {
+    /// `key`, `operator`, `value` or `effect`.
+    pub field: &'static str,
+    /// As the toleration writes it.
+    pub written: String,
+    /// As it must be written to tolerate the taint (`Equal`/`Exists` for the operator).
+    pub wanted: String,
+}
+
+/// Every part in which `toleration` differs from `taint` only by letter case, in field order (key,
+/// operator, value, effect), when respelling those parts makes it tolerate `taint` and it does not
+/// already; else nothing. Gates off.
+///
+/// ```
+/// use winplace_rules::schedule::taints::case_differences;
+/// use k8s_openapi::api::core::v1::{Taint, Toleration};
+/// let taint = Taint { key: "os".into(), value: Some("windows".into()), effect: "NoSchedule".into(), time_added: None };
+/// let tol = Toleration { key: Some("OS".into()), value: Some("Windows".into()), effect: Some("noschedule".into()), ..Toleration::default() };
+/// let fields: Vec<&str> = case_differences(&tol, &taint).iter().map(|d| d.field).collect();
+/// assert_eq!(fields, ["key", "value", "effect"]);
+/// ```
+pub fn case_differences(toleration: &Toleration, taint: &Taint) -> Vec<CaseDifference> {
     let gates = Gates::default();
-    !tolerates(toleration, taint, gates)
-        && matches_with(toleration, taint, gates, |a, b| a.eq_ignore_ascii_case(b))
+    if tolerates(toleration, taint, gates) {
+        return Vec::new();
+    }
+    let mut differences = Vec::new();
+    let mut fixed = toleration.clone();
+    let mut respell = |field: &'static str, slot: &mut Option<String>, wanted: &str| {
+        if let Some(written) = slot.as_deref()
+            && written != wanted
+            && written.eq_ignore_ascii_case(wanted)
+        {
+            differences.push(CaseDifference {
+                field,
+                written: written.to_string(),
+                wanted: wanted.to_string(),
+            });
+            *slot = Some(wanted.to_string());
+        }
+    };
+    respell("key", &mut fixed.key, &taint.key);
+    let operator = opt(&toleration.operator);
+    for known in ["Equal", "Exists"] {
+        respell("operator", &mut fixed.operator, known);
+        if operator.eq_ignore_ascii_case(known) {
+            break;
+        }
+    }
+    if !matches!(opt(&fixed.operator), "Exists") {
+        respell("value", &mut fixed.value, opt(&taint.value));
+    }
+    respell("effect", &mut fixed.effect, &taint.effect);
+    if tolerates(&fixed, taint, gates) {
+        differences
+    } else {
+        Vec::new()
+    }
 }
 
 /// `Taint.ToString()`: `key=value:Effect`, or `key:Effect` when the value is empty.
@@ -847,8 +907,10 @@ mod tests {
                     Some("Windows"),
                     Some("noschedule"),
                 ),
-                false,
-            ), // effects compared exactly
+                true,
+            ), // the effect's case too (the API server refuses `noschedule`)
+            (tol(Some("os"), Some("exists"), None, None), true),
+            (tol(Some("os"), Some("Exists"), Some("x"), None), false), // not a case matter
         ];
         for (t, want) in rows {
             assert_eq!(case_mismatch(&t, &win), want, "{t:?}");

@@ -3,12 +3,12 @@
 //! Exit codes of `audit`: 0 when the report has no error findings, 1 when it has, 2 when the cluster
 //! cannot be read.
 
+use crate::inputs::SettingsArgs;
 use crate::source::{ClusterSource, SourceArgs};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use winplace_api::SourceInfo;
 use winplace_rules::Severity;
@@ -22,9 +22,9 @@ pub struct AuditArgs {
     /// Where the cluster comes from.
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Settings (YAML or JSON, the policy's settings schema).
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
+    /// Settings and platform.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
     pub format: AuditFormat,
@@ -44,7 +44,7 @@ pub enum AuditFormat {
 
 /// Runs `winplace audit`.
 pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
-    let settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
+    let settings = args.settings.load()?;
     let source: Box<dyn ClusterSource> = crate::source::select(&args.source).await?;
     let info = source.info();
     let audit = crate::state::audit_once(Audit::new(settings), source.events()).await?;

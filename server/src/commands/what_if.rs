@@ -16,9 +16,9 @@ use winplace_rules::audit::{Audit, Change};
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::model::cluster_objects::ClusterObject;
 use winplace_rules::plan::{self, Plan, PlanReport};
-use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Settings, model};
 
+use crate::inputs::{self, SettingsArgs};
 use crate::source::{SourceArgs, SourceEvent};
 
 /// Arguments of `winplace what-if`.
@@ -41,12 +41,9 @@ pub struct WhatIfArgs {
     /// Nodes that come: a Node file or an infrastructure file (anything --cluster accepts); repeatable.
     #[arg(long, value_name = "FILE")]
     pub add: Vec<PathBuf>,
-    /// Settings (YAML or JSON, the policy's settings schema).
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
-    /// Platform preset (generic, eks, aks, gke, openshift), as for `check`.
-    #[arg(long, value_name = "PLATFORM")]
-    pub platform: Option<Platform>,
+    /// Settings and platform.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = WhatIfFormat::Text)]
     pub format: WhatIfFormat,
@@ -79,10 +76,7 @@ struct Summary {
 
 /// Runs `winplace what-if`.
 pub async fn run(args: WhatIfArgs) -> anyhow::Result<ExitCode> {
-    let mut settings = crate::commands::check::settings_or_default(args.settings.as_deref())?;
-    if let Some(p) = args.platform {
-        settings.apply_platform(p);
-    }
+    let settings = args.settings.load()?;
     let mut the_plan = Plan::default();
     for b in &args.remove_build {
         match plan::parse_build(b) {
@@ -94,8 +88,9 @@ pub async fn run(args: WhatIfArgs) -> anyhow::Result<ExitCode> {
     }
     the_plan.remove_pools = args.remove_pool.clone();
     if !args.add.is_empty() {
-        the_plan.add = crate::source::extra_nodes::load(&args.add, &settings)
-            .map_err(|e| anyhow::anyhow!("--add: {e:#}"))?;
+        the_plan.add = inputs::cluster_or_errors(&args.add, &settings)
+            .map_err(|e| anyhow::anyhow!("--add: {e:#}"))?
+            .nodes;
     }
     let report = if args.paths.is_empty() {
         plan_live(&args, &settings, &the_plan).await?
@@ -129,15 +124,14 @@ async fn plan_manifests(
     the_plan: &Plan,
 ) -> anyhow::Result<PlanReport> {
     let context: ClusterContext = crate::source::context(&args.source, settings).await?;
-    let (files, walk_errors) = crate::commands::check::expand_inputs(&args.paths);
+    let (files, walk_errors) = inputs::expand_files(&args.paths);
     if let Some(e) = walk_errors.first() {
         anyhow::bail!("{e}");
     }
     let mut objects = Vec::new();
     for path in files {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+        let text = inputs::read_text(&path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let parsed = parse(&name, &text, &Limits::default());
         if let Some(e) = parsed.errors.first() {
             anyhow::bail!("{e}");

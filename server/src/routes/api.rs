@@ -2,7 +2,8 @@
 
 use crate::answers::Views;
 pub use crate::error::ApiError;
-use crate::state::{AppState, Published};
+use crate::published::Published;
+use crate::state::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -55,9 +56,11 @@ async fn answer<F>(
 where
     F: FnOnce(&Published, Meta, &Views) -> serde_json::Result<Vec<u8>> + Send + 'static,
 {
+    let published = state.published();
+    let meta = state.meta(&published);
     let answer = state
         .answers()
-        .get(state, key, build)
+        .get(published, meta, key, build)
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(answer.respond(headers))

@@ -2,12 +2,12 @@
 //! ([`crate::probes`]).
 
 use crate::metrics::Exposition;
-use crate::state::{AppState, NotReady};
+use crate::readiness::{NotReady, Readiness};
+use crate::state::AppState;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Router, routing::get};
-use std::sync::Mutex;
 
 /// `GET /healthz`, `GET /readyz`, `GET /metrics`.
 pub fn router() -> Router<AppState> {
@@ -25,42 +25,6 @@ pub fn probes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-}
-
-/// What readiness was at the last probe, so that only changes are logged (a probe every few seconds
-/// must not write a line each time). One per server ([`AppState::readiness_log`]), whichever listener
-/// the probe came on.
-#[derive(Debug, Default)]
-pub struct ReadinessLog {
-    last: Mutex<Option<Readiness>>,
-}
-
-/// Readiness without its reason's details (those change from probe to probe).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Readiness {
-    /// Ready.
-    Ready,
-    /// The first list has not completed.
-    NotSynced,
-    /// The watch has been failing past the grace period.
-    Stale,
-    /// The first list was refused (not a cluster).
-    Rejected,
-}
-
-impl ReadinessLog {
-    /// Records `now`; returns it when it differs from the previous probe's (the first probe counts
-    /// as a change).
-    pub fn observe(&self, now: &Result<(), NotReady>) -> Option<Readiness> {
-        let kind = match now {
-            Ok(()) => Readiness::Ready,
-            Err(NotReady::NotSynced(_)) => Readiness::NotSynced,
-            Err(NotReady::Stale(_)) => Readiness::Stale,
-            Err(NotReady::Rejected(_)) => Readiness::Rejected,
-        };
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        (last.replace(kind) != Some(kind)).then_some(kind)
-    }
 }
 
 /// 200 once the first full list is audited, saying what is not current: a later list refused, a watch
@@ -145,34 +109,4 @@ async fn metrics(State(state): State<AppState>) -> Response {
         text,
     )
         .into_response()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_changes_of_readiness_are_reported() {
-        let log = ReadinessLog::default();
-        let stale = |why: &str| Err(NotReady::Stale(why.into()));
-        let rows: [(Result<(), NotReady>, Option<Readiness>); 7] = [
-            (Err(NotReady::NotSynced(None)), Some(Readiness::NotSynced)),
-            // What fails changes; still the same state.
-            (
-                Err(NotReady::NotSynced(Some(
-                    "cannot list pods: 403 Forbidden".into(),
-                ))),
-                None,
-            ),
-            (Ok(()), Some(Readiness::Ready)),
-            (Ok(()), None),
-            (stale("watch failing for 61 s"), Some(Readiness::Stale)),
-            // The reason's text changes every probe; still the same state.
-            (stale("watch failing for 66 s"), None),
-            (Ok(()), Some(Readiness::Ready)),
-        ];
-        for (i, (now, want)) in rows.into_iter().enumerate() {
-            assert_eq!(log.observe(&now), want, "probe {i}");
-        }
-    }
 }

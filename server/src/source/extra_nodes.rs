@@ -2,29 +2,15 @@
 //! cluster the source reports, so `serve` and `audit` show a snapshot together with the pools about to
 //! be created.
 
-use std::path::PathBuf;
 use winplace_rules::model::cluster_objects::ClusterObject;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use k8s_openapi::api::core::v1::Node;
 use winplace_api::SourceInfo;
-use winplace_rules::Settings;
 use winplace_rules::audit::Change;
 
 use super::{ClusterSource, SourceEvent};
-
-/// Reads `paths` as cluster context (see [`winplace_rules::infra::read_context`]); any error (a file
-/// that cannot be read or holds no Nodes or pools) fails with every error named.
-pub fn load(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<Vec<Node>> {
-    let mut errors = Vec::new();
-    let (context, _findings) = crate::commands::check::load_cluster(paths, settings, &mut errors);
-    if !errors.is_empty() {
-        let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
-    }
-    Ok(context.map(|c| c.nodes).unwrap_or_default())
-}
 
 /// A source whose every [`Change::Reset`] is followed by the extra nodes.
 pub struct WithNodes {

@@ -39,7 +39,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 use winplace_api::{SourceInfo, SourceKind};
-use winplace_rules::audit::Change;
+use winplace_rules::audit::{Change, pod_key, split_key};
 use winplace_rules::model::RuntimeClassEntry;
 use winplace_rules::model::cluster_objects::{
     ClusterObject, RuntimeClassVersion, trim_node, trim_pod, trim_runtime_class,
@@ -328,8 +328,11 @@ impl Kind for Node {
 
 impl Kind for Pod {
     fn key_of(meta: &ObjectMeta) -> String {
-        let ns = meta.namespace.as_deref().unwrap_or("default");
-        format!("{ns}/{}", meta.name.as_deref().unwrap_or(""))
+        // The audit's own key, so that a deletion names the pod the audit holds.
+        pod_key(
+            meta.namespace.as_deref().unwrap_or("default"),
+            meta.name.as_deref().unwrap_or(""),
+        )
     }
     fn upsert(self) -> Change {
         Change::Pod(Box::new(self))
@@ -338,7 +341,7 @@ impl Kind for Pod {
         ClusterObject::Pod(Box::new(self))
     }
     fn deleted(key: &str) -> Change {
-        let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+        let (ns, name) = split_key(key);
         Change::PodDeleted(ns.to_string(), name.to_string())
     }
 }

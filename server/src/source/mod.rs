@@ -103,7 +103,10 @@ pub struct SourceArgs {
 /// otherwise the default kubeconfig, if its cluster answers; otherwise the demo cluster (with a warning
 /// saying why), so that `winplace serve` always shows something.
 pub async fn select(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSource>> {
-    let extra = extra_nodes::load(&args.cluster, &winplace_rules::Settings::default())?;
+    // Only the files' Nodes are used: the settings (which only shape findings about the files) do not matter.
+    let extra =
+        crate::inputs::cluster_or_errors(&args.cluster, &winplace_rules::Settings::default())?
+            .nodes;
     let source = select_source(args).await?;
     Ok(if extra.is_empty() {
         source
@@ -166,13 +169,7 @@ pub async fn context(
         && args.kubeconfig.is_none()
         && args.context.is_none();
     if files_only {
-        let mut errors = Vec::new();
-        let (ctx, _) = crate::commands::check::load_cluster(&args.cluster, settings, &mut errors);
-        if !errors.is_empty() {
-            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
-        }
-        return Ok(ctx.unwrap_or_default());
+        return crate::inputs::cluster_or_errors(&args.cluster, settings);
     }
     let source = select(args).await?;
     let audit = crate::state::audit_once(

@@ -4,7 +4,6 @@
 //! input that cannot be read or parsed (the other findings are still printed).
 
 mod findings;
-mod inputs;
 mod output;
 mod resolve;
 mod write;
@@ -14,8 +13,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use winplace_rules::platform::Platform;
-use winplace_rules::{ClusterContext, Finding, ParseError, Settings, Severity};
+use winplace_rules::{ParseError, Severity};
+
+use crate::inputs::{self, SettingsArgs, file_error, load_cluster};
 
 pub use findings::{FindingLog, Run};
 pub use output::{CheckReport, CheckSummary, Format};
@@ -38,9 +38,9 @@ pub struct CheckArgs {
     /// are checked too; a file with none of these is a usage error.
     #[arg(long, value_name = "FILE")]
     pub cluster: Vec<PathBuf>,
-    /// Settings (YAML or JSON, the policy's settings schema).
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
+    /// Settings and platform.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -54,10 +54,6 @@ pub struct CheckArgs {
     /// Lowest severity that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
-    /// The platform whose Windows taints and supported builds are assumed where the settings leave
-    /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
-    #[arg(long, value_name = "PLATFORM")]
-    pub platform: Option<Platform>,
     /// Image resolution from registries (`--resolve-images` and its flags).
     #[command(flatten)]
     pub registry: ResolveArgs,
@@ -98,73 +94,6 @@ pub struct Outcome {
     pub files: usize,
 }
 
-/// An error about a whole file (no line).
-fn file_error(file: &str, message: String) -> ParseError {
-    ParseError {
-        file: file.to_string(),
-        line: 1,
-        column: 1,
-        message,
-    }
-}
-
-/// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
-pub fn load_settings(path: &std::path::Path) -> Result<Settings, ParseError> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| file_error(&name, format!("cannot read the settings: {e}")))?;
-    Ok(Settings::from_text(&name, &text)?)
-}
-
-/// The settings of `--settings FILE`, or the defaults without one (for `serve` and `audit`).
-pub fn settings_or_default(path: Option<&std::path::Path>) -> anyhow::Result<Settings> {
-    match path {
-        Some(path) => load_settings(path).map_err(|e| anyhow::anyhow!("{e}")),
-        None => Ok(Settings::default()),
-    }
-}
-
-/// Reads the `--cluster` files (Nodes, RuntimeClasses, infrastructure files) into one context; also
-/// returns the findings about the files themselves (node rules on their Nodes and pools).
-pub fn load_cluster(
-    paths: &[PathBuf],
-    settings: &Settings,
-    errors: &mut Vec<ParseError>,
-) -> (Option<ClusterContext>, Vec<Finding>) {
-    if paths.is_empty() {
-        return (None, Vec::new());
-    }
-    let mut texts = Vec::new();
-    for path in paths {
-        let name = path.display().to_string();
-        match inputs::read_text(path) {
-            Ok(t) => texts.push((name, t)),
-            Err(e) => errors.push(file_error(&name, e)),
-        }
-    }
-    let files: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let read = winplace_rules::infra::read_context(&files, settings);
-    errors.extend(read.errors);
-    (Some(read.context), read.findings)
-}
-
-/// The files `paths` name (directories walked for `.yaml`, `.yml`, `.json`; `-` is skipped), and the
-/// paths that could not be read.
-pub fn expand_inputs(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
-    let (inputs, errors) = inputs::expand(paths);
-    let files = inputs
-        .into_iter()
-        .filter_map(|i| match i {
-            inputs::Input::File(p) => Some(p),
-            inputs::Input::Stdin => None,
-        })
-        .collect();
-    (files, errors)
-}
-
 /// Checks (and with `fix`, repairs) everything `args` names; pure of output, for tests and `run`.
 ///
 /// `stdin` is read when `-` is among the paths; `repaired_stdin` receives the repaired manifests of
@@ -175,20 +104,13 @@ pub fn check(
     repaired_stdin: &mut Vec<u8>,
 ) -> Outcome {
     let mut out = Outcome::default();
-    let settings = match &args.settings {
-        None => Settings::default(),
-        Some(path) => match load_settings(path) {
-            Ok(s) => s,
-            Err(e) => {
-                out.errors.push(e);
-                return out;
-            }
-        },
+    let settings = match args.settings.load() {
+        Ok(s) => s,
+        Err(e) => {
+            out.errors.push(e);
+            return out;
+        }
     };
-    let mut settings = settings;
-    if let Some(platform) = args.platform {
-        settings.apply_platform(platform);
-    }
     let lookup = match ImageLookup::start(&args.registry) {
         Ok(lookup) => lookup,
         Err(e) => {
@@ -204,29 +126,31 @@ pub fn check(
     out.errors.extend(walk_errors);
     let mut stdin_used = false;
     for input in files {
-        let (name, text) = match &input {
+        let (name, read) = match &input {
             inputs::Input::Stdin => {
                 if stdin_used {
                     continue;
                 }
                 stdin_used = true;
-                let mut text = String::new();
-                if let Err(e) = stdin.read_to_string(&mut text) {
-                    out.errors
-                        .push(file_error(STDIN_NAME, format!("cannot read: {e}")));
-                    continue;
-                }
-                (STDIN_NAME.to_string(), text)
+                (
+                    STDIN_NAME.to_string(),
+                    inputs::read_stdin(stdin).map(|t| (t, None)),
+                )
             }
-            inputs::Input::File(path) => {
-                let name = path.display().to_string();
-                match inputs::read_text(path) {
-                    Ok(t) => (name, t),
-                    Err(e) => {
-                        out.errors.push(file_error(&name, e));
-                        continue;
-                    }
-                }
+            inputs::Input::File(path) if args.fix => (
+                path.display().to_string(),
+                write::read_for_fix(path).map(|(t, f)| (t, Some(f))),
+            ),
+            inputs::Input::File(path) => (
+                path.display().to_string(),
+                inputs::read_text(path).map(|t| (t, None)),
+            ),
+        };
+        let (text, fingerprint) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                out.errors.push(file_error(&name, e));
+                continue;
             }
         };
         out.files += 1;
@@ -283,7 +207,11 @@ pub fn check(
                 }
             }
             inputs::Input::File(path) if repair.text != text => {
-                if let Err(e) = write::atomic(path, &repair.text) {
+                let written = match &fingerprint {
+                    Some(read) => write::atomic(path, &repair.text, read),
+                    None => Err(write::WriteError::Changed(path.clone())),
+                };
+                if let Err(e) = written {
                     // The file still holds what was read: report that, not the repair.
                     tracing::debug!(file = %name, error = %e, "repaired file not written");
                     out.errors.push(file_error(&name, e.to_string()));
@@ -352,48 +280,18 @@ mod tests {
         CheckArgs {
             paths: paths.iter().map(PathBuf::from).collect(),
             cluster: Vec::new(),
-            settings: None,
+            settings: SettingsArgs::default(),
             format: Format::Json,
             fix: false,
             fail_on: FailOn::Error,
-            platform: None,
             registry: ResolveArgs::default(),
         }
     }
 
     #[test]
-    fn settings_errors_name_file_line_and_setting() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let rows = [
-            (
-                "supportedBuilds:\n- 10.0.20348\n- banana\n",
-                3,
-                "supportedBuilds[1]",
-            ),
-            ("mutate: true\nfrobnicate: 1\n", 2, "frobnicate"),
-            ("requireBuildSelector: maybe\n", 1, "requireBuildSelector"),
-            ("disabledRules: [no-such-rule]\n", 1, "disabledRules[0]"),
-        ];
-        for (text, line, needle) in rows {
-            let path = dir.path().join("s.yaml");
-            std::fs::write(&path, text).expect("write");
-            let err = load_settings(&path).expect_err(text);
-            assert_eq!(err.file, path.display().to_string());
-            assert_eq!(err.line, line, "{text}: {err}");
-            assert!(err.message.contains(needle), "{text}: {err}");
-        }
-        std::fs::write(dir.path().join("ok.json"), "{\"mutate\": true}").expect("write");
-        assert!(
-            load_settings(&dir.path().join("ok.json"))
-                .expect("valid")
-                .mutate
-        );
-    }
-
-    #[test]
     fn exit_codes() {
         let finding = |severity| {
-            Finding::new(
+            winplace_rules::Finding::new(
                 "r",
                 severity,
                 winplace_rules::ObjectRef::new("v1", "Pod", None, "p"),

@@ -1,0 +1,366 @@
+//! The answer to one request: evaluate its object (and on `UPDATE` the old one), then accept, reject, or
+//! hand over to [`mutation`](super::mutation) when the settings say to repair.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use winplace_rules::finding::{Finding, Severity};
+use winplace_rules::model::ClusterContext;
+use winplace_rules::settings::Settings;
+use winplace_rules::windows::ImageClass;
+
+use super::decision::{Decision, Verdict, decide, finding_line};
+use super::evaluation::{evaluate, evaluate_owned};
+use super::mutation::mutate;
+use super::scope::{namespace_of, object_namespace, with_namespace};
+use super::{AdmissionRequest, is_evaluated, is_exempt, malformed};
+
+/// Reviews one request: skips what is not evaluated ([`is_evaluated`], [`is_exempt`]), evaluates the object
+/// with `context` (`None`: the settings stand in for the cluster) and `manifests`, then accepts, mutates
+/// (settings `mutate`) or rejects. See the module documentation of [`admission`](super) for the decisions.
+///
+/// The request is taken, not borrowed: its objects are evaluated as they are, without a copy (this runs
+/// on every admission request).
+pub fn review(
+    mut request: AdmissionRequest,
+    settings: &Settings,
+    context: Option<&ClusterContext>,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Decision {
+    if !is_evaluated(&request) || is_exempt(&request, settings) {
+        return Decision::accept();
+    }
+    if let Some(problem) = malformed(&request) {
+        return Decision {
+            verdict: Verdict::Reject(format!("winplace cannot check this request: {problem}")),
+            warnings: Vec::new(),
+        };
+    }
+    // A Node is the kubelet registering or updating itself: rejecting it would keep a node out of the
+    // cluster over a label. Node findings are warnings, and a Node is never rewritten.
+    let is_node = request.kind.kind == "Node";
+    let namespace = namespace_of(&request);
+    let written_namespace = object_namespace(&request.object).cloned();
+    let object = with_namespace(std::mem::take(&mut request.object), &namespace);
+    // The object is kept only where it may be repaired below.
+    let (findings, kept) = if settings.mutate && !is_node {
+        (
+            evaluate(&object, context, settings, manifests),
+            Some(object),
+        )
+    } else {
+        (evaluate_owned(object, context, settings, manifests), None)
+    };
+    // Errors the object already had before this UPDATE: reported, not enforced.
+    let before: BTreeSet<(String, String)> =
+        if request.operation == "UPDATE" && request.old_object.is_object() {
+            let old = with_namespace(std::mem::take(&mut request.old_object), &namespace);
+            evaluate_owned(old, context, settings, manifests)
+                .into_iter()
+                .map(|f| (f.rule, f.path))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+    let is_new = |f: &Finding| !before.contains(&(f.rule.clone(), f.path.clone()));
+
+    if is_node {
+        return Decision {
+            verdict: Verdict::Accept,
+            warnings: findings
+                .iter()
+                .filter(|f| f.severity != Severity::Info)
+                .map(finding_line)
+                .collect(),
+        };
+    }
+    let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
+        && findings.iter().any(|f| f.fix.is_some() && is_new(f));
+    if let Some(object) = kept.filter(|_| may_mutate)
+        && let Some(decision) = mutate(
+            &object,
+            context,
+            settings,
+            manifests,
+            &is_new,
+            written_namespace.as_ref(),
+        )
+    {
+        return decision;
+    }
+    decide(&findings, &is_new, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::fixtures::{cluster, no_manifests, request, settings, verdict};
+    use crate::admission::{Decision, Verdict, evaluate};
+    use serde_json::json;
+
+    #[test]
+    fn every_kind_is_evaluated() {
+        // (fixture, with cluster context, verdict, rule in the message, rule in the warnings).
+        // Reference §3.3: the scheduler only honours the kubernetes.io/os selector, so an unpinned Windows
+        // template is an error in every workload kind; §5.4 the build label and the kernel build must agree.
+        let rows = [
+            (
+                "pod-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "windows-pod-without-build-selector",
+            ),
+            (
+                "deployment-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "windows-pod-without-build-selector",
+            ),
+            (
+                "replicaset-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "statefulset-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "daemonset-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "job-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            (
+                "cronjob-windows-unpinned",
+                false,
+                'R',
+                "spec.jobTemplate.spec.template.spec.nodeSelector",
+                "",
+            ),
+            (
+                "replicationcontroller-windows-unpinned",
+                false,
+                'R',
+                "windows-pod-without-os-selector",
+                "",
+            ),
+            ("pod-windows-pinned", false, 'A', "", ""),
+            ("deployment-windows-pinned", true, 'A', "", ""),
+            ("replicaset-windows-pinned", false, 'A', "", ""),
+            ("statefulset-windows-pinned", true, 'A', "", ""),
+            ("daemonset-windows-pinned", false, 'A', "", ""),
+            ("job-windows-pinned", true, 'A', "", ""),
+            ("cronjob-windows-pinned", false, 'A', "", ""),
+            ("replicationcontroller-windows-pinned", true, 'A', "", ""),
+            ("pod-linux", true, 'A', "", "linux-pod-without-os-selector"),
+            ("pod-os-conflict", false, 'R', "os-conflict", ""),
+            // A Node is warned, never rejected (a kubelet with a wrong label must still join).
+            (
+                "node-windows-build-label-mismatch",
+                false,
+                'A',
+                "",
+                "windows-node-build-label-mismatch",
+            ),
+            ("node-windows", false, 'A', "", ""),
+            (
+                "runtimeclass-docker-handler",
+                false,
+                'A',
+                "",
+                "runtimeclass-docker-handler",
+            ),
+            // Cluster context: the real nodes are Linux and Windows Server 2022 only (kubernetes-windows-rules.md §5.3).
+            (
+                "pod-windows-unpinned",
+                true,
+                'R',
+                "schedulable-on-wrong-os",
+                "",
+            ),
+            (
+                "deployment-windows-build-26100",
+                true,
+                'R',
+                "no-schedulable-node",
+                "",
+            ),
+            ("deployment-windows-build-26100", false, 'A', "", ""),
+            ("deployment-windows-runtimeclass", true, 'A', "", ""),
+        ];
+        let ctx = cluster();
+        for (name, with_ctx, want, in_message, in_warnings) in rows {
+            let r = request(name);
+            let c = with_ctx.then_some(&ctx);
+            let d = review(r.clone(), &Settings::default(), c, &no_manifests());
+            let (got, message) = verdict(&d);
+            assert_eq!(got, want, "{name} (context {with_ctx}): {d:?}");
+            assert!(message.contains(in_message), "{name}: {message}");
+            let warnings = d.warnings.join("\n");
+            assert!(warnings.contains(in_warnings), "{name}: {warnings}");
+            if want == 'R' {
+                // Every error line names rule, path and message.
+                assert!(
+                    message.contains("] spec") || message.contains("] metadata"),
+                    "{message}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn nodes_are_warned_never_rejected_nor_mutated() {
+        let r = request("node-windows-build-label-mismatch");
+        for json in [json!({}), json!({"mutate": true})] {
+            let d = review(r.clone(), &settings(json), None, &no_manifests());
+            assert_eq!(d.verdict, Verdict::Accept, "{d:?}");
+            assert!(
+                d.warnings
+                    .iter()
+                    .any(|w| w.starts_with("[windows-node-build-label-mismatch] metadata.labels")),
+                "{:?}",
+                d.warnings
+            );
+        }
+        // The same finding is an error for the audit and `check`: only admission softens it.
+        let findings = evaluate(&r.object, None, &Settings::default(), &no_manifests());
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.rule == "windows-node-build-label-mismatch"
+                    && f.severity == Severity::Error),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn settings_exempt_disable_and_override() {
+        // (fixture, settings, verdict, text in message or warnings).
+        let rows = [
+            (
+                "pod-windows-unpinned",
+                json!({"exemptNamespaces": ["default"]}),
+                'A',
+                "",
+            ),
+            // The namespace comes from the request when the object has none (kubectl apply -n shop).
+            (
+                "pod-windows-unpinned-no-namespace",
+                json!({"exemptNamespaces": ["shop"]}),
+                'A',
+                "",
+            ),
+            (
+                "pod-windows-unpinned-no-namespace",
+                json!({"exemptNamespaces": ["default"]}),
+                'R',
+                "Pod/shop/win-pod",
+            ),
+            (
+                "pod-windows-unpinned",
+                json!({"disabledRules": ["windows-pod-without-os-selector"]}),
+                'A',
+                "windows-pod-without-build-selector",
+            ),
+            (
+                "pod-windows-unpinned",
+                json!({"severity": {"windows-pod-without-os-selector": "warning"}}),
+                'A',
+                "[windows-pod-without-os-selector]",
+            ),
+            (
+                "pod-windows-pinned",
+                json!({"severity": {"windows-pod-without-build-selector": "error"}}),
+                'A',
+                "",
+            ),
+            (
+                "pod-linux",
+                json!({"severity": {"linux-pod-without-os-selector": "error"}}),
+                'R',
+                "linux-pod-without-os-selector",
+            ),
+            (
+                "pod-linux",
+                json!({"severity": {"linux-pod-without-os-selector": "info"}}),
+                'A',
+                "",
+            ),
+        ];
+        for (name, json, want, text) in rows {
+            let s = settings(json.clone());
+            let d = review(request(name), &s, None, &no_manifests());
+            let (got, message) = verdict(&d);
+            assert_eq!(got, want, "{name} {json}: {d:?}");
+            let all = format!("{message}\n{}", d.warnings.join("\n"));
+            assert!(all.contains(text), "{name} {json}: {all}");
+            if want == 'A' && text.is_empty() {
+                assert!(d.warnings.is_empty(), "{name} {json}: {:?}", d.warnings);
+            }
+        }
+    }
+
+    #[test]
+    fn updates_enforce_only_what_they_introduce() {
+        let d = review(
+            request("deployment-update-preexisting"),
+            &Settings::default(),
+            None,
+            &no_manifests(),
+        );
+        assert_eq!(d.verdict, Verdict::Accept);
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.starts_with("[windows-pod-without-os-selector]")
+                    && w.ends_with("(already present before this update)")),
+            "{:?}",
+            d.warnings
+        );
+        let d = review(
+            request("deployment-update-unpins"),
+            &Settings::default(),
+            None,
+            &no_manifests(),
+        );
+        assert!(
+            matches!(d.verdict, Verdict::Reject(ref m) if m.contains("windows-pod-without-os-selector")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn runtime_classes_come_from_the_cluster() {
+        let r = request("deployment-windows-runtimeclass");
+        let mut empty = cluster();
+        empty.runtime_classes.clear();
+        let d = review(
+            r.clone(),
+            &Settings::default(),
+            Some(&empty),
+            &no_manifests(),
+        );
+        assert!(
+            matches!(d.verdict, Verdict::Reject(ref m) if m.contains("runtimeclass-not-found")),
+            "{d:?}"
+        );
+        // Without context the class is unchecked (info): accepted, no warning.
+        let d = review(r.clone(), &Settings::default(), None, &no_manifests());
+        assert_eq!(d, Decision::accept());
+    }
+}

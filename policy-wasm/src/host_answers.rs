@@ -1,0 +1,461 @@
+//! What a waPC host answers `policy.wasm`'s host calls with, as a policy-server that grants the policy
+//! its cluster context and reads image manifests does: pure functions over JSON, no I/O.
+//!
+//! Both hosts of this repository answer through this module, so they cannot disagree: the wasmtime host
+//! of `policy-host/` (tests, benchmarks, `replay`) and the dashboard's in-page host, whose JavaScript
+//! (`dashboard/js/policy_host.js`) only moves bytes in and out of the guest's memory.
+//!
+//! * `kubewarden/kubernetes/list_resources_all`: the List of the asked `api_version` and `kind`, each item
+//!   pruned to the request's `field_masks` ([`prune_items`]; docs/reference/kubewarden-hosting.md §4);
+//! * `kubewarden/oci/v1/oci_manifest` and `kubewarden/oci/v1/oci_manifest_config`: the manifest (image
+//!   index or image manifest) and the `{manifest, digest, config}` answer of the asked image;
+//! * `kubewarden/tracing/log`: accepted with an empty answer (policy-server prints the line);
+//! * anything else, or an entry the host does not hold, is refused ([`Refusal`]), as policy-server
+//!   refuses a capability it does not grant.
+//!
+//! ```
+//! use serde_json::json;
+//! use winplace_policy_wasm::host_answers::HostAnswers;
+//! let mut host = HostAnswers::default();
+//! host.insert_list("v1", "Node", json!({"items": [{"metadata": {"name": "n", "uid": "u"}}]}));
+//! let ask = br#"{"api_version": "v1", "kind": "Node", "field_masks": ["metadata.name"]}"#;
+//! let answer = host.answer("kubewarden", "kubernetes", "list_resources_all", ask).unwrap();
+//! assert_eq!(answer, br#"{"items":[{"metadata":{"name":"n"}}]}"#);
+//! assert!(host.answer("kubewarden", "oci", "v1/oci_manifest", br#""nginx""#).is_err());
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use winplace_rules::model::ClusterContext;
+
+/// Why a host call is refused (the guest gets the message as the host's error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The call's payload is not the JSON the capability takes.
+    #[error("the {call} payload is not JSON: {message}")]
+    Payload {
+        /// `binding/namespace/operation`.
+        call: String,
+        /// Why it does not parse.
+        message: String,
+    },
+    /// No List of this `apiVersion/kind` is granted.
+    #[error("no cluster context is chosen: {key} is not available to the policy")]
+    NoList {
+        /// `apiVersion/kind` ([`list_key`]).
+        key: String,
+    },
+    /// No manifest (or configuration) of this image is known.
+    #[error("the server could not resolve {image} (or does not resolve images)")]
+    NoManifest {
+        /// The image reference asked for.
+        image: String,
+    },
+    /// A capability this host does not provide.
+    #[error("this host does not provide the host capability {call}")]
+    Unsupported {
+        /// `binding/namespace/operation`.
+        call: String,
+    },
+}
+
+/// The key of a List in [`HostAnswers::lists`]: `apiVersion/kind` (`v1/Node`,
+/// `node.k8s.io/v1/RuntimeClass`).
+pub fn list_key(api_version: &str, kind: &str) -> String {
+    format!("{api_version}/{kind}")
+}
+
+/// What a host answers: Lists for the Kubernetes capability, manifests for the OCI one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostAnswers {
+    /// Whole List objects (`{"items": [...]}`) by [`list_key`]; pruned per call to the asked fields.
+    pub lists: BTreeMap<String, Value>,
+    /// `oci/v1/oci_manifest` answers by image reference: an image index or an image manifest.
+    pub manifests: BTreeMap<String, Value>,
+    /// `oci/v1/oci_manifest_config` answers by image reference: `{manifest, digest, config}`.
+    pub configs: BTreeMap<String, Value>,
+}
+
+impl HostAnswers {
+    /// Grants the List of `kind` in `api_version`.
+    pub fn insert_list(&mut self, api_version: &str, kind: &str, list: Value) {
+        self.lists.insert(list_key(api_version, kind), list);
+    }
+
+    /// The Lists of `context`'s Nodes and RuntimeClasses, as the API server lists them (`None`: nothing
+    /// granted, as without `contextAwareResources`).
+    ///
+    /// ```
+    /// use winplace_policy_wasm::host_answers::{HostAnswers, list_key};
+    /// let host = HostAnswers::for_context(Some(&Default::default()));
+    /// assert_eq!(host.lists[&list_key("v1", "Node")]["kind"], "NodeList");
+    /// assert!(HostAnswers::for_context(None).lists.is_empty());
+    /// ```
+    pub fn for_context(context: Option<&ClusterContext>) -> HostAnswers {
+        let Some(context) = context else {
+            return HostAnswers::default();
+        };
+        let nodes =
+            json!({"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": context.nodes});
+        let classes: Vec<&_> = context.runtime_classes.iter().map(|e| &e.object).collect();
+        let runtime_classes = json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClassList",
+            "metadata": {}, "items": classes});
+        let mut host = HostAnswers::default();
+        host.insert_list("v1", "Node", nodes);
+        host.insert_list("node.k8s.io/v1", "RuntimeClass", runtime_classes);
+        host
+    }
+
+    /// Adds the OCI capability's answers for images resolved by winplace's registry client, given as
+    /// the server's `GET /api/images/resolve` answers by image (`{digest, platformsFrom, platforms:
+    /// [{os, architecture, osVersion}]}`): an image index when the platforms came from one; otherwise an
+    /// image manifest (which carries no platform) and its configuration, as a registry serves a
+    /// single-platform image.
+    pub fn with_resolved_images(mut self, resolved: &BTreeMap<String, Value>) -> HostAnswers {
+        for (image, answer) in resolved {
+            let digest = answer["digest"].as_str().unwrap_or("");
+            let platform = |p: &Value| {
+                let mut out = json!({"os": p["os"], "architecture": p["architecture"]});
+                if let Some(v) = p["osVersion"].as_str() {
+                    out["os.version"] = json!(v);
+                }
+                out
+            };
+            let platforms: Vec<Value> = answer["platforms"].as_array().cloned().unwrap_or_default();
+            if answer["platformsFrom"] == "index" {
+                let entries: Vec<Value> = platforms
+                    .iter()
+                    .map(|p| {
+                        json!({"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                        "digest": digest, "size": 0, "platform": platform(p)})
+                    })
+                    .collect();
+                let index = json!({"schemaVersion": 2,
+                    "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": entries});
+                self.manifests.insert(image.clone(), index);
+            } else if let Some(p) = platforms.first() {
+                let manifest = json!({"schemaVersion": 2,
+                    "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest, "size": 0},
+                    "layers": []});
+                let config = json!({"manifest": manifest, "digest": digest, "config": platform(p)});
+                self.manifests.insert(image.clone(), manifest);
+                self.configs.insert(image.clone(), config);
+            }
+        }
+        self
+    }
+
+    /// The answer to one host call (`binding`, `namespace`, `operation`, the guest's payload), or why it
+    /// is refused.
+    pub fn answer(
+        &self,
+        binding: &str,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, Refusal> {
+        let call = || format!("{binding}/{namespace}/{operation}");
+        let request = || {
+            serde_json::from_slice::<Value>(payload).map_err(|e| Refusal::Payload {
+                call: call(),
+                message: e.to_string(),
+            })
+        };
+        let found = match (binding, namespace, operation) {
+            // The SDK's log lines: policy-server prints them; nothing to answer.
+            ("kubewarden", "tracing", "log") => return Ok(Vec::new()),
+            ("kubewarden", "kubernetes", "list_resources_all") => {
+                let request = request()?;
+                let key = list_key(
+                    request["api_version"].as_str().unwrap_or(""),
+                    request["kind"].as_str().unwrap_or(""),
+                );
+                let list = self.lists.get(&key).ok_or(Refusal::NoList { key })?;
+                let masks: Vec<&str> = request["field_masks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                return Ok(if masks.is_empty() {
+                    list.to_string().into_bytes()
+                } else {
+                    prune_items(list, &masks).to_string().into_bytes()
+                });
+            }
+            ("kubewarden", "oci", "v1/oci_manifest" | "v1/oci_manifest_config") => {
+                let request = request()?;
+                let image = request.as_str().ok_or_else(|| Refusal::Payload {
+                    call: call(),
+                    message: "not an image reference (a JSON string)".into(),
+                })?;
+                let table = if operation == "v1/oci_manifest" {
+                    &self.manifests
+                } else {
+                    &self.configs
+                };
+                table.get(image).ok_or_else(|| Refusal::NoManifest {
+                    image: image.to_string(),
+                })?
+            }
+            _ => return Err(Refusal::Unsupported { call: call() }),
+        };
+        Ok(found.to_string().into_bytes())
+    }
+}
+
+/// `list` with each item pruned to the fields `masks` name, as a host that honours the SDK's
+/// `field_masks` answers: dot paths through objects, arrays traversed, everything else dropped (the
+/// items' `apiVersion` and `kind` too, unless asked for); no masks, the whole list.
+///
+/// ```
+/// let list = serde_json::json!({"items": [{"metadata": {"name": "n", "uid": "u"},
+///     "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"}}]});
+/// let pruned = winplace_policy_wasm::host_answers::prune_items(&list, &["metadata.name", "spec.taints.key"]);
+/// assert_eq!(pruned, serde_json::json!({"items": [{"metadata": {"name": "n"},
+///     "spec": {"taints": [{"key": "k"}]}}]}));
+/// ```
+pub fn prune_items(list: &Value, masks: &[&str]) -> Value {
+    let paths: Vec<Vec<&str>> = masks.iter().map(|m| m.split('.').collect()).collect();
+    let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+    let mut out = list.clone();
+    if let (false, Some(items)) = (paths.is_empty(), out.get_mut("items")) {
+        *items = Value::Array(
+            items
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|item| keep(item, &paths))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// The part of `value` that `paths` reach (each a path below `value`; an empty one keeps it whole).
+fn keep(value: &Value, paths: &[&[&str]]) -> Option<Value> {
+    if paths.iter().any(|p| p.is_empty()) {
+        return Some(value.clone());
+    }
+    match value {
+        Value::Object(map) => Some(Value::Object(
+            map.iter()
+                .filter_map(|(k, v)| {
+                    let below: Vec<&[&str]> = paths
+                        .iter()
+                        .filter(|p| p[0] == k.as_str())
+                        .map(|p| &p[1..])
+                        .collect();
+                    if below.is_empty() {
+                        return None;
+                    }
+                    Some((k.clone(), keep(v, &below)?))
+                })
+                .collect(),
+        )),
+        Value::Array(items) => Some(Value::Array(
+            items.iter().filter_map(|i| keep(i, paths)).collect(),
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::class_from_manifest;
+    use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
+    use winplace_rules::windows::ImageOs;
+
+    fn text(answer: Result<Vec<u8>, Refusal>) -> Result<String, Refusal> {
+        answer.map(|bytes| String::from_utf8(bytes).unwrap())
+    }
+
+    #[test]
+    fn lists_only_with_a_context() {
+        let none = HostAnswers::for_context(None);
+        let ask = br#"{"api_version":"v1","kind":"Node"}"#;
+        assert_eq!(
+            none.answer("kubewarden", "kubernetes", "list_resources_all", ask),
+            Err(Refusal::NoList {
+                key: "v1/Node".into()
+            })
+        );
+        assert_eq!(
+            none.answer("kubewarden", "tracing", "log", b"{}"),
+            Ok(Vec::new())
+        );
+        let some = HostAnswers::for_context(Some(&ClusterContext::default()));
+        let list: Value = serde_json::from_slice(
+            &some
+                .answer("kubewarden", "kubernetes", "list_resources_all", ask)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(list["items"], json!([]));
+        assert!(
+            some.answer("kubewarden", "oci", "v1/oci_manifest", b"\"nginx\"")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn calls_the_host_does_not_provide_are_refused() {
+        let host = HostAnswers::for_context(Some(&ClusterContext::default()));
+        // (binding, namespace, operation, payload, refusal)
+        let rows: [(&str, &str, &str, &[u8], &str); 5] = [
+            (
+                "kubewarden",
+                "net",
+                "v1/dns_lookup_host",
+                b"\"x\"",
+                "does not provide",
+            ),
+            (
+                "other",
+                "kubernetes",
+                "list_resources_all",
+                b"{}",
+                "does not provide",
+            ),
+            (
+                "kubewarden",
+                "kubernetes",
+                "list_resources_all",
+                b"{",
+                "not JSON",
+            ),
+            (
+                "kubewarden",
+                "oci",
+                "v1/oci_manifest",
+                b"{}",
+                "not an image reference",
+            ),
+            (
+                "kubewarden",
+                "kubernetes",
+                "list_resources_all",
+                br#"{"api_version":"v1","kind":"Pod"}"#,
+                "v1/Pod is not available",
+            ),
+        ];
+        for (binding, namespace, operation, payload, refusal) in rows {
+            let error = host
+                .answer(binding, namespace, operation, payload)
+                .expect_err(operation);
+            assert!(error.to_string().contains(refusal), "{operation}: {error}");
+        }
+    }
+
+    /// The two hosts of this repository once disagreed here: the wasmtime host pruned the Nodes to the
+    /// asked `field_masks` while the dashboard's answered whole items (with `apiVersion` and `kind`). The
+    /// answer to the policy's own request holds exactly the masked fields, and reads as the whole node.
+    #[test]
+    fn lists_are_pruned_to_the_field_masks_asked_for() {
+        let node = json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "win-1", "uid": "u", "labels": {"kubernetes.io/os": "windows"}},
+            "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"},
+            "status": {"images": [{"names": ["pause:3.9"]}], "nodeInfo": {"architecture": "amd64", "bootID": "",
+                "containerRuntimeVersion": "containerd://1.7", "kernelVersion": "10.0.20348.2762",
+                "kubeProxyVersion": "", "kubeletVersion": "v1.33.4", "machineID": "m", "operatingSystem": "windows",
+                "osImage": "Windows Server 2022 Datacenter", "systemUUID": "s"}}});
+        let context = ClusterContext {
+            nodes: vec![decode_node(&node).unwrap()],
+            ..ClusterContext::default()
+        };
+        let whole_list = json!({"items": [node.clone()]});
+        // The same List granted as the dashboard grants its context and as the wasmtime tests grant theirs.
+        let mut granted = HostAnswers::default();
+        granted.insert_list("v1", "Node", whole_list);
+        let ask = json!({"api_version": "v1", "kind": "Node", "label_selector": null,
+            "field_selector": null, "field_masks": NODE_FIELDS});
+        let ask = ask.to_string();
+        for host in [HostAnswers::for_context(Some(&context)), granted] {
+            let answer: Value = serde_json::from_str(
+                &text(host.answer(
+                    "kubewarden",
+                    "kubernetes",
+                    "list_resources_all",
+                    ask.as_bytes(),
+                ))
+                .unwrap(),
+            )
+            .unwrap();
+            let item = &answer["items"][0];
+            let keys: Vec<&str> = item
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(keys, ["metadata", "spec", "status"], "{item}");
+            assert_eq!(prune_items(&answer, NODE_FIELDS), answer, "nothing unasked");
+            assert!(item["status"].get("images").is_none(), "{item}");
+            assert_eq!(decode_node(item).unwrap(), decode_node(&node).unwrap());
+        }
+        // Asked without masks (a policy built before them): the whole List.
+        let whole = HostAnswers::for_context(Some(&context));
+        let answer: Value = serde_json::from_slice(
+            &whole
+                .answer(
+                    "kubewarden",
+                    "kubernetes",
+                    "list_resources_all",
+                    br#"{"api_version":"v1","kind":"Node"}"#,
+                )
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(answer, whole.lists["v1/Node"]);
+    }
+
+    #[test]
+    fn resolved_images_answer_the_oci_capability_as_the_policy_reads_it() {
+        let resolved = BTreeMap::from([
+            (
+                "reg/app:1".to_string(),
+                json!({"digest": "sha256:1", "platformsFrom": "index", "platforms": [
+                {"os": "linux", "architecture": "amd64"},
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.6414"}]}),
+            ),
+            (
+                "reg/one:2".to_string(),
+                json!({"digest": "sha256:2", "platformsFrom": "config", "platforms": [
+                {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.1"}]}),
+            ),
+        ]);
+        let host = HostAnswers::default().with_resolved_images(&resolved);
+        let ask = |op: &str, image: &str| {
+            host.answer("kubewarden", "oci", op, json!(image).to_string().as_bytes())
+                .map(|bytes| serde_json::from_slice::<Value>(&bytes).unwrap())
+        };
+        let index = ask("v1/oci_manifest", "reg/app:1").unwrap();
+        let class = class_from_manifest("reg/app:1", &index, None).unwrap();
+        assert_eq!(
+            class.os,
+            ImageOs::Windows {
+                builds: vec![17763]
+            }
+        );
+        // A single manifest has no platform: the policy then asks for its configuration.
+        let manifest = ask("v1/oci_manifest", "reg/one:2").unwrap();
+        assert!(manifest.get("manifests").is_none());
+        let both = ask("v1/oci_manifest_config", "reg/one:2").unwrap();
+        let class = class_from_manifest("reg/one:2", &manifest, both.get("config")).unwrap();
+        assert_eq!(
+            class.os,
+            ImageOs::Windows {
+                builds: vec![20348]
+            }
+        );
+        assert_eq!(
+            ask("v1/oci_manifest", "reg/unknown:3"),
+            Err(Refusal::NoManifest {
+                image: "reg/unknown:3".into()
+            })
+        );
+    }
+}

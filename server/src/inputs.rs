@@ -1,0 +1,336 @@
+//! What the commands read from disk: the settings (`--settings FILE`, `--platform`), the cluster files
+//! (`--cluster FILE`: Nodes, RuntimeClasses, infrastructure files) and the manifests (paths, directories
+//! walked in a stable order, `-` for standard input). `check`, `serve`, `audit`, `what-if` and the
+//! sources read them here, with the same errors (file, line, field), and within the input limit
+//! ([`crate::bounded_read`]: standard input, FIFOs and devices included).
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use winplace_rules::input::Limits;
+use winplace_rules::platform::Platform;
+use winplace_rules::{ClusterContext, Finding, ParseError, Settings};
+
+/// `--settings` and `--platform`: what every command that runs the rules is configured with.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SettingsArgs {
+    /// Settings (YAML or JSON, the policy's settings schema).
+    #[arg(long, value_name = "FILE", env = "WINPLACE_SETTINGS")]
+    pub settings: Option<PathBuf>,
+    /// The platform whose Windows taints and supported builds are assumed where the settings leave
+    /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<Platform>,
+}
+
+impl SettingsArgs {
+    /// The settings file read (the defaults without one), with the platform's presets applied; the
+    /// error names the file, line and setting.
+    ///
+    /// ```
+    /// use winplace::inputs::SettingsArgs;
+    /// use winplace_rules::platform::Platform;
+    /// let args = SettingsArgs { settings: None, platform: Some(Platform::Eks) };
+    /// assert!(args.load().unwrap().windows_taints.is_empty());
+    /// ```
+    pub fn load(&self) -> Result<Settings, ParseError> {
+        let mut settings = match &self.settings {
+            Some(path) => load_settings(path)?,
+            None => Settings::default(),
+        };
+        if let Some(platform) = self.platform {
+            settings.apply_platform(platform);
+        }
+        Ok(settings)
+    }
+}
+
+/// An error about a whole file (no line).
+pub fn file_error(file: &str, message: String) -> ParseError {
+    ParseError {
+        file: file.to_string(),
+        line: 1,
+        column: 1,
+        message,
+    }
+}
+
+/// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
+pub fn load_settings(path: &Path) -> Result<Settings, ParseError> {
+    let name = path.display().to_string();
+    let text = read_text(path).map_err(|e| file_error(&name, format!("the settings file: {e}")))?;
+    Ok(Settings::from_text(&name, &text)?)
+}
+
+/// Reads the `--cluster` files (Nodes, RuntimeClasses, infrastructure files) into one context; also
+/// returns the findings about the files themselves (node rules on their Nodes and pools). Files that
+/// cannot be read or used go to `errors`.
+pub fn load_cluster(
+    paths: &[PathBuf],
+    settings: &Settings,
+    errors: &mut Vec<ParseError>,
+) -> (Option<ClusterContext>, Vec<Finding>) {
+    if paths.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut texts = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        match read_text(path) {
+            Ok(t) => texts.push((name, t)),
+            Err(e) => errors.push(file_error(&name, e)),
+        }
+    }
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let read = winplace_rules::infra::read_context(&files, settings);
+    errors.extend(read.errors);
+    (Some(read.context), read.findings)
+}
+
+/// [`load_cluster`] for commands that stop on any error: the context, or every error named.
+pub fn cluster_or_errors(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<ClusterContext> {
+    let mut errors = Vec::new();
+    let (context, _findings) = load_cluster(paths, settings, &mut errors);
+    if !errors.is_empty() {
+        let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::bail!("cannot use the --cluster files:\n{}", list.join("\n"));
+    }
+    Ok(context.unwrap_or_default())
+}
+
+/// The files `paths` name (directories walked for `.yaml`, `.yml`, `.json`; `-` is skipped), and the
+/// paths that could not be read.
+pub fn expand_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
+    let (inputs, errors) = expand(paths);
+    let files = inputs
+        .into_iter()
+        .filter_map(|i| match i {
+            Input::File(p) => Some(p),
+            Input::Stdin => None,
+        })
+        .collect();
+    (files, errors)
+}
+
+/// One input to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Standard input (`-`).
+    Stdin,
+    /// A file.
+    File(PathBuf),
+}
+
+/// Extensions of manifest files picked up under directories.
+const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+fn is_manifest(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// Expands `paths`: `-` is standard input, a file is itself (whatever its extension), a directory is
+/// every `.yaml`, `.yml` and `.json` file under it, sorted by path, symbolic links followed (to files
+/// and to directories; a link loop is an error). Paths that cannot be read are errors, and so is a
+/// directory holding no such file: checking nothing must not pass as a clean check.
+pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<ParseError>) {
+    let mut inputs = Vec::new();
+    let mut errors = Vec::new();
+    let error = |path: &Path, message: String| ParseError {
+        file: path.display().to_string(),
+        line: 1,
+        column: 1,
+        message,
+    };
+    for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Err(e) => errors.push(error(path, format!("cannot read: {e}"))),
+            Ok(meta) if meta.is_dir() => {
+                let before = inputs.len();
+                let walk = walkdir::WalkDir::new(path)
+                    .follow_links(true)
+                    .sort_by_file_name();
+                for entry in walk {
+                    match entry {
+                        Ok(entry) if entry.file_type().is_file() && is_manifest(entry.path()) => {
+                            inputs.push(Input::File(entry.into_path()));
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            let at = e.path().unwrap_or(path).to_path_buf();
+                            errors.push(error(&at, format!("cannot read: {e}")));
+                        }
+                    }
+                }
+                if inputs.len() == before {
+                    errors.push(error(
+                        path,
+                        format!(
+                            "no manifest to check: the directory holds no {} file",
+                            EXTENSIONS
+                                .iter()
+                                .map(|e| format!(".{e}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
+            Ok(_) => inputs.push(Input::File(path.clone())),
+        }
+    }
+    (inputs, errors)
+}
+
+/// The most bytes read from one input: the rules' input limit (64 MiB).
+pub fn input_cap() -> u64 {
+    Limits::default().max_bytes as u64
+}
+
+/// Reads a file (a regular file, FIFO or device) as UTF-8 text, within [`input_cap`]; the error says
+/// why not.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    crate::bounded_read::read_text(path, input_cap()).map_err(|e| e.to_string())
+}
+
+/// Reads standard input as UTF-8 text, within [`input_cap`].
+pub fn read_stdin(stdin: &mut dyn std::io::Read) -> Result<String, String> {
+    crate::bounded_read::read_from(stdin, input_cap())
+        .and_then(crate::bounded_read::text)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_errors_name_file_line_and_setting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rows = [
+            (
+                "supportedBuilds:\n- 10.0.20348\n- banana\n",
+                3,
+                "supportedBuilds[1]",
+            ),
+            ("mutate: true\nfrobnicate: 1\n", 2, "frobnicate"),
+            ("requireBuildSelector: maybe\n", 1, "requireBuildSelector"),
+            ("disabledRules: [no-such-rule]\n", 1, "disabledRules[0]"),
+        ];
+        for (text, line, needle) in rows {
+            let path = dir.path().join("s.yaml");
+            std::fs::write(&path, text).expect("write");
+            let err = load_settings(&path).expect_err(text);
+            assert_eq!(err.file, path.display().to_string());
+            assert_eq!(err.line, line, "{text}: {err}");
+            assert!(err.message.contains(needle), "{text}: {err}");
+        }
+        std::fs::write(dir.path().join("ok.json"), "{\"mutate\": true}").expect("write");
+        assert!(
+            load_settings(&dir.path().join("ok.json"))
+                .expect("valid")
+                .mutate
+        );
+    }
+
+    #[test]
+    fn directories_are_walked_in_order_for_manifests_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for name in [
+            "b.yaml",
+            "a.yml",
+            "c.json",
+            "d.txt",
+            "sub/z.YAML",
+            "sub/y.md",
+            "A.yaml",
+        ] {
+            let p = root.join(name);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, "").expect("write");
+        }
+        let (inputs, errors) =
+            expand(&[root.to_path_buf(), PathBuf::from("-"), root.join("d.txt")]);
+        assert!(errors.is_empty());
+        let names: Vec<String> = inputs
+            .iter()
+            .map(|i| match i {
+                Input::Stdin => "-".to_string(),
+                Input::File(p) => p
+                    .strip_prefix(root)
+                    .map(|r| r.display().to_string())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "A.yaml",
+                "a.yml",
+                "b.yaml",
+                "c.json",
+                "sub/z.YAML",
+                "-",
+                "d.txt"
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_files_and_directories_are_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("sub")).expect("mkdir");
+        std::fs::write(real.join("a.yaml"), "").expect("write");
+        std::fs::write(real.join("sub/b.yaml"), "").expect("write");
+        let checked = dir.path().join("checked");
+        std::fs::create_dir(&checked).expect("mkdir");
+        std::os::unix::fs::symlink(real.join("a.yaml"), checked.join("a.yaml")).expect("link");
+        std::os::unix::fs::symlink(real.join("sub"), checked.join("sub")).expect("link");
+        let (inputs, errors) = expand(std::slice::from_ref(&checked));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            inputs,
+            [
+                Input::File(checked.join("a.yaml")),
+                Input::File(checked.join("sub/b.yaml"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_directory_without_manifests_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("notes.txt"), "").expect("write");
+        let (inputs, errors) = expand(&[dir.path().to_path_buf()]);
+        assert!(inputs.is_empty());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].file, dir.path().display().to_string());
+        assert!(
+            errors[0].message.contains("no manifest"),
+            "{}",
+            errors[0].message
+        );
+    }
+
+    #[test]
+    fn unreadable_paths_are_errors() {
+        let (inputs, errors) = expand(&[PathBuf::from("/no/such/dir")]);
+        assert!(inputs.is_empty());
+        assert_eq!(errors[0].file, "/no/such/dir");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("bin.yaml");
+        std::fs::write(&p, [b'a', 0xff, b'b']).expect("write");
+        assert!(read_text(&p).expect_err("binary").contains("offset 1"));
+    }
+}
