@@ -230,7 +230,7 @@ mod tests {
             (
                 Watch::Nodes,
                 watcher::Error::InitialListFailed(kube::Error::SerdeError(
-                    serde_json::from_str::<u8>("[").unwrap_err(),
+                    serde_json::from_str::<Vec<u8>>("[").unwrap_err(),
                 )),
                 "cannot list nodes: the answer did not decode: EOF while parsing a list at line 1 column 1",
             ),
