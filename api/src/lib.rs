@@ -79,6 +79,20 @@ pub struct Freshness {
     /// is shown is the last complete state (or nothing, before the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
+    /// What is failing now, in words: the last error of each watch that has not worked since (`cannot
+    /// list pods: 403 Forbidden — the ClusterRole needs list and watch on pods (…)`, a list with no
+    /// answer, …). Cleared when that watch makes progress again, or once it has reported nothing for
+    /// the recovery period (a resumed watch on a quiet cluster says nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Changes the source delivered that are not applied yet: while a backlog lasts (a flood of watch
+    /// events), what is shown is that many events behind the cluster.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub behind: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What every answer carries.

@@ -74,7 +74,12 @@ impl Metrics {
 
     /// Counts one applied change.
     pub fn change(&self) {
-        self.changes.fetch_add(1, Ordering::Relaxed);
+        self.changes(1);
+    }
+
+    /// Counts `n` applied changes.
+    pub fn changes(&self, n: u64) {
+        self.changes.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The current values.

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 /// Why the server is not ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotReady {
-    /// The first full list has not completed.
-    NotSynced,
+    /// The first full list has not completed; what is failing, if anything.
+    NotSynced(Option<String>),
     /// The first full list was not published (a snapshot cut short, or not a cluster): why.
     Rejected(String),
     /// The watch has been failing for longer than the grace period.
@@ -42,13 +42,15 @@ impl ReadinessLog {
     /// ```
     /// use winplace::readiness::{NotReady, Readiness, ReadinessLog};
     /// let log = ReadinessLog::default();
-    /// assert_eq!(log.observe(&Err(NotReady::NotSynced)), Some(Readiness::NotSynced));
-    /// assert_eq!(log.observe(&Err(NotReady::NotSynced)), None);
+    /// assert_eq!(log.observe(&Err(NotReady::NotSynced(None))), Some(Readiness::NotSynced));
+    /// // What fails changes: still the same state.
+    /// let forbidden = Some("cannot list pods: 403 Forbidden".to_string());
+    /// assert_eq!(log.observe(&Err(NotReady::NotSynced(forbidden))), None);
     /// ```
     pub fn observe(&self, now: &Result<(), NotReady>) -> Option<Readiness> {
         let kind = match now {
             Ok(()) => Readiness::Ready,
-            Err(NotReady::NotSynced) => Readiness::NotSynced,
+            Err(NotReady::NotSynced(_)) => Readiness::NotSynced,
             Err(NotReady::Stale(_)) => Readiness::Stale,
             Err(NotReady::Rejected(_)) => Readiness::Rejected,
         };
@@ -66,8 +68,14 @@ mod tests {
         let log = ReadinessLog::default();
         let stale = |why: &str| Err(NotReady::Stale(why.into()));
         let rows: [(Result<(), NotReady>, Option<Readiness>); 7] = [
-            (Err(NotReady::NotSynced), Some(Readiness::NotSynced)),
-            (Err(NotReady::NotSynced), None),
+            (Err(NotReady::NotSynced(None)), Some(Readiness::NotSynced)),
+            // What fails changes; still the same state.
+            (
+                Err(NotReady::NotSynced(Some(
+                    "cannot list pods: 403 Forbidden".into(),
+                ))),
+                None,
+            ),
             (Ok(()), Some(Readiness::Ready)),
             (Ok(()), None),
             (stale("watch failing for 61 s"), Some(Readiness::Stale)),

@@ -24,10 +24,12 @@ use winplace_rules::model::cluster_objects::ClusterObject;
 /// How long a broken watch is tolerated before the data is called stale and `/readyz` fails.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(60);
 
-/// Without a new error for this long, a broken watch is taken as recovered: the watchers retry at
-/// least every 30 s (kube-rs' default backoff), so an outage keeps reporting errors, while a resumed
-/// watch on a quiet cluster reports nothing at all.
-pub const DEFAULT_RECOVERY: Duration = Duration::from_secs(45);
+/// Without a new error for this long, a broken watch is taken as recovered: a failing watch reports
+/// again at least every 2 minutes (its wait, at most 60 s, then a list that may take its full time
+/// limit, 60 s by default), so an outage keeps reporting errors, while a resumed watch on a quiet
+/// cluster reports nothing at all (a watch that makes progress is cleared at once:
+/// [`SourceEvent::WatchResumed`]).
+pub const DEFAULT_RECOVERY: Duration = Duration::from_secs(150);
 
 /// Shortest time between two published revisions: changes arriving faster are batched.
 const MIN_PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
@@ -35,15 +37,35 @@ const MIN_PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 /// Most source events applied in one batch.
 const MAX_BATCH: usize = 50_000;
 
+/// Source events queued for the audit thread. Large, so that a flood is applied in a few large batches
+/// (each re-audits what it touched once, and publishes once) and so that one batch takes everything
+/// queued: a node change waits behind at most one batch of pod events. A trimmed pod is a few KB, so a
+/// full queue holds tens of MB; beyond it the watch streams wait (TCP backpressure).
+const QUEUE: usize = 16_384;
+
 /// How current the data is (the part that is not in [`Published`]).
 #[derive(Debug, Default)]
 struct Health {
     synced: bool,
     last_update: Option<SystemTime>,
-    broken_since: Option<Instant>,
-    last_error: Option<(Instant, String)>,
+    /// The watches that failed and have not worked since, by resource.
+    failing: BTreeMap<&'static str, Failing>,
     /// The source's last list was not published, and why (cleared by the next published state).
     rejected: Option<String>,
+    /// Source events received and not applied yet.
+    behind: u64,
+}
+
+/// One failing watch.
+#[derive(Debug)]
+struct Failing {
+    /// The first error of this outage.
+    since: Instant,
+    /// The last error, and when.
+    last: Instant,
+    message: String,
+    /// Errors in this outage (each after a backoff step).
+    count: u64,
 }
 
 /// Freshness settings (shortened in tests).
@@ -146,6 +168,7 @@ impl AppState {
     pub fn meta(&self, published: &Published) -> Meta {
         let now = Instant::now();
         let health = self.health();
+        let error = self.current_error(&health, now);
         Meta {
             source: self.inner.source.clone(),
             freshness: Freshness {
@@ -158,6 +181,8 @@ impl AppState {
                 stale: self.stale_reason(&health, now).is_some(),
                 revision: published.revision,
                 rejected: health.rejected.clone(),
+                error,
+                behind: health.behind,
             },
         }
     }
@@ -168,7 +193,7 @@ impl AppState {
         if !health.synced {
             return Err(match &health.rejected {
                 Some(why) => NotReady::Rejected(why.clone()),
-                None => NotReady::NotSynced,
+                None => NotReady::NotSynced(self.current_error(&health, Instant::now())),
             });
         }
         match self.stale_reason(&health, Instant::now()) {
@@ -189,16 +214,43 @@ impl AppState {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Source events received and not applied yet.
+    pub fn behind(&self) -> u64 {
+        self.health().behind
+    }
+
+    /// What is failing now: the watches that failed and have neither made progress since nor been
+    /// quiet for the recovery period.
+    fn failing_now<'h>(
+        &self,
+        health: &'h Health,
+        now: Instant,
+    ) -> impl Iterator<Item = &'h Failing> + use<'h> {
+        let recovery = self.inner.timing.recovery;
+        health
+            .failing
+            .values()
+            .filter(move |f| now.saturating_duration_since(f.last) < recovery)
+    }
+
+    /// The last error of each watch failing now, in words.
+    fn current_error(&self, health: &Health, now: Instant) -> Option<String> {
+        let messages: Vec<&str> = self
+            .failing_now(health, now)
+            .map(|f| f.message.as_str())
+            .collect();
+        (!messages.is_empty()).then(|| messages.join("; "))
+    }
+
     fn stale_reason(&self, health: &Health, now: Instant) -> Option<String> {
-        let since = health.broken_since?;
-        let (at, message) = health.last_error.as_ref()?;
-        let timing = self.inner.timing;
-        let recovered = now.saturating_duration_since(*at) >= timing.recovery;
-        let past_grace = now.saturating_duration_since(since) >= timing.grace;
-        (past_grace && !recovered).then(|| {
+        let since = self.failing_now(health, now).map(|f| f.since).min()?;
+        let grace = self.inner.timing.grace;
+        let failing_for = now.saturating_duration_since(since);
+        (failing_for >= grace).then(|| {
             format!(
-                "the watch has been failing for {} s: {message}",
-                now.saturating_duration_since(since).as_secs()
+                "the watch has been failing for {} s: {}",
+                failing_for.as_secs(),
+                self.current_error(health, now).unwrap_or_default()
             )
         })
     }
@@ -241,17 +293,56 @@ impl AppState {
         self.inner.shutdown.send_replace(true);
     }
 
-    fn note_error(&self, message: String) {
+    /// A watch failed (the source retries it after a backoff step): logged, once per step, as the
+    /// words of [`crate::source::watch_error`]; an error that repeats says how many times.
+    fn note_error(&self, failure: crate::source::WatchFailure) {
         let now = Instant::now();
+        let recovery = self.inner.timing.recovery;
         let mut health = self.health();
-        let recovered = health.last_error.as_ref().is_some_and(|(at, _)| {
-            now.saturating_duration_since(*at) >= self.inner.timing.recovery
-        });
-        if health.broken_since.is_none() || recovered {
-            health.broken_since = Some(now);
+        let entry = health.failing.entry(failure.watch);
+        let failing = match entry {
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                let f = o.get_mut();
+                if now.saturating_duration_since(f.last) >= recovery {
+                    // Quiet for the recovery period: this is a new outage.
+                    f.since = now;
+                    f.count = 0;
+                }
+                f.last = now;
+                f.count += 1;
+                f.message = failure.message;
+                o.into_mut()
+            }
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(Failing {
+                since: now,
+                last: now,
+                message: failure.message,
+                count: 1,
+            }),
+        };
+        match failing.count {
+            1 => tracing::warn!("{} (retrying with backoff)", failing.message),
+            n => tracing::warn!(
+                "{} (failed {n} times in {} s; retrying with backoff)",
+                failing.message,
+                now.saturating_duration_since(failing.since).as_secs()
+            ),
         }
-        health.last_error = Some((now, message));
+        drop(health);
         self.inner.metrics.watch_error();
+    }
+
+    /// A watch that had failed made progress again.
+    fn note_resumed(&self, watch: &str) {
+        let mut health = self.health();
+        if let Some(f) = health.failing.remove(watch) {
+            tracing::info!("{watch}: the watch works again (after {} errors)", f.count);
+        }
+    }
+
+    /// How many source events are waiting to be applied.
+    fn note_behind(&self, behind: usize) {
+        self.health().behind = behind as u64;
     }
 
     /// A list the source read and did not publish: shown until the next published state.
@@ -279,8 +370,6 @@ impl AppState {
         health.synced |= synced;
         health.rejected = None;
         health.last_update = Some(SystemTime::now());
-        health.broken_since = None;
-        health.last_error = None;
     }
 
     /// Stores the new state, then records the update (synced only once what the sync covers is
@@ -323,7 +412,7 @@ pub fn spawn_applier(
     audit: Audit,
     events: BoxStream<'static, SourceEvent>,
 ) -> std::thread::JoinHandle<()> {
-    let (tx, mut rx) = mpsc::channel::<SourceEvent>(1024);
+    let (tx, mut rx) = mpsc::channel::<SourceEvent>(QUEUE);
     tokio::spawn(async move {
         let mut events = events;
         while let Some(event) = events.next().await {
@@ -350,7 +439,10 @@ pub fn spawn_applier(
                         Err(_) => break,
                     }
                 }
-                if applier.apply_batch(&state, batch) {
+                // Honest freshness while a backlog lasts: what is being applied and what waits
+                // (the state published at the end of the batch is as far behind as what waits then).
+                state.note_behind(batch.len() + rx.len());
+                if applier.apply_events(&state, batch, &|| rx.len()) {
                     last_publish = Some(Instant::now());
                 }
             }
@@ -377,8 +469,10 @@ enum Step {
     Changed(Touched),
     /// Everything is listed.
     Synced,
-    /// The watch failed (retried by the source).
-    WatchError(String),
+    /// A watch failed (retried by the source).
+    WatchError(crate::source::WatchFailure),
+    /// A watch that had failed works again.
+    WatchResumed(&'static str),
     /// A list was abandoned: not published.
     Rejected(String),
 }
@@ -449,12 +543,25 @@ impl Applier {
                 }
             }
             SourceEvent::Synced => Step::Synced,
-            SourceEvent::WatchError(message) => Step::WatchError(message),
+            SourceEvent::WatchError(failure) => Step::WatchError(failure),
+            SourceEvent::WatchResumed(watch) => Step::WatchResumed(watch),
         }
     }
 
     /// Applies a batch; publishes when anything changed. Returns whether it published.
     pub fn apply_batch(&mut self, state: &AppState, batch: Vec<SourceEvent>) -> bool {
+        self.apply_events(state, batch, &|| 0)
+    }
+
+    /// Applies a batch, `waiting()` more events queued behind it; publishes when anything changed.
+    /// Consecutive changes are applied together ([`Audit::apply_all`]): what they touch is re-audited
+    /// once. Returns whether it published.
+    fn apply_events(
+        &mut self,
+        state: &AppState,
+        batch: Vec<SourceEvent>,
+        waiting: &dyn Fn() -> usize,
+    ) -> bool {
         let started = Instant::now();
         let mut nodes = BTreeSet::new();
         let mut workloads = BTreeSet::new();
@@ -462,27 +569,43 @@ impl Applier {
         let mut synced = false;
         // A list rejected after the batch's last change (publishing clears the previous reason).
         let mut rejected = None;
-        for event in batch {
-            match self.step(event) {
+        let mut changes: Vec<winplace_rules::audit::Change> = Vec::new();
+        let mut events = batch.into_iter().peekable();
+        while let Some(event) = events.next() {
+            // (what it did, how many changes it applied)
+            let (step, applied) = match event {
+                SourceEvent::Change(change) => {
+                    changes.push(change);
+                    if matches!(events.peek(), Some(SourceEvent::Change(_))) {
+                        continue;
+                    }
+                    let count = changes.len();
+                    (
+                        Step::Changed(self.audit.apply_all(changes.drain(..))),
+                        count,
+                    )
+                }
+                other => (self.step(other), 1),
+            };
+            match step {
                 Step::Nothing => {}
                 Step::Changed(touched) => {
+                    state.inner.metrics.changes(applied as u64);
                     nodes.extend(touched.nodes);
                     workloads.extend(touched.workloads);
                     changed = true;
                     rejected = None;
-                    state.inner.metrics.change();
                 }
                 Step::Synced => synced = true,
-                Step::WatchError(message) => {
-                    tracing::warn!("{message} (retrying with backoff)");
-                    state.note_error(message);
-                }
+                Step::WatchError(failure) => state.note_error(failure),
+                Step::WatchResumed(watch) => state.note_resumed(watch),
                 Step::Rejected(why) => {
                     tracing::error!("{why}");
                     rejected = Some(why);
                 }
             }
         }
+        state.note_behind(waiting());
         if !changed {
             if synced {
                 state.note_update(true);
@@ -533,9 +656,10 @@ pub async fn audit_once(
     let mut applier = Applier::new(audit);
     while let Some(event) = events.next().await {
         match applier.step(event) {
-            Step::Nothing | Step::Changed(_) => {}
+            Step::Nothing | Step::Changed(_) | Step::WatchResumed(_) => {}
             Step::Synced => return Ok(applier.audit),
-            Step::WatchError(message) | Step::Rejected(message) => anyhow::bail!("{message}"),
+            Step::WatchError(failure) => anyhow::bail!("{}", failure.message),
+            Step::Rejected(message) => anyhow::bail!("{message}"),
         }
     }
     anyhow::bail!("the source ended before listing the cluster")
@@ -556,37 +680,90 @@ mod tests {
         )
     }
 
+    fn failure(watch: &'static str) -> crate::source::WatchFailure {
+        crate::source::WatchFailure {
+            watch,
+            message: format!("cannot list {watch}: connection refused"),
+        }
+    }
+
     #[test]
     fn readiness_follows_sync_and_watch_errors() {
-        // (grace ms, recovery ms, events after the first sync, ready?)
-        let rows: [(u64, u64, &[&str], bool); 5] = [
-            (60_000, 45_000, &[], true),
-            // An error inside the grace period: still ready.
-            (60_000, 45_000, &["error"], true),
+        // (grace ms, recovery ms, events after the first sync, ready?, error shown)
+        type Row = (
+            u64,
+            u64,
+            &'static [&'static str],
+            bool,
+            Option<&'static str>,
+        );
+        let rows: [Row; 7] = [
+            (60_000, 45_000, &[], true, None),
+            // An error inside the grace period: still ready, and the error is said.
+            (
+                60_000,
+                45_000,
+                &["error pods"],
+                true,
+                Some("cannot list pods: connection refused"),
+            ),
             // Past the grace period (0 ms) and not recovered: not ready.
-            (0, 45_000, &["error"], false),
-            // A change after the error: the watch works again.
-            (0, 45_000, &["error", "change"], true),
+            (
+                0,
+                45_000,
+                &["error pods"],
+                false,
+                Some("cannot list pods: connection refused"),
+            ),
+            // The failing watch works again.
+            (0, 45_000, &["error pods", "resumed pods"], true, None),
+            // Another watch working proves nothing about this one.
+            (
+                0,
+                45_000,
+                &["error pods", "change", "resumed nodes"],
+                false,
+                Some("cannot list pods: connection refused"),
+            ),
+            // Two watches failing: both are said.
+            (
+                60_000,
+                45_000,
+                &["error pods", "error nodes"],
+                true,
+                Some("cannot list nodes: connection refused; cannot list pods: connection refused"),
+            ),
             // No error for the recovery period (0 ms): taken as recovered.
-            (0, 0, &["error"], true),
+            (0, 0, &["error pods"], true, None),
         ];
-        for (grace, recovery, events, ready) in rows {
+        for (grace, recovery, events, ready, error) in rows {
             let s = state(grace, recovery);
-            assert_eq!(s.readiness(), Err(NotReady::NotSynced));
+            assert_eq!(s.readiness(), Err(NotReady::NotSynced(None)));
             s.note_update(true);
             for e in events {
-                match *e {
-                    "error" => s.note_error("watching pods: connection refused".into()),
+                match e.split_once(' ') {
+                    Some(("error", "pods")) => s.note_error(failure("pods")),
+                    Some(("error", _)) => s.note_error(failure("nodes")),
+                    Some(("resumed", "pods")) => s.note_resumed("pods"),
+                    Some(("resumed", _)) => s.note_resumed("nodes"),
                     _ => s.note_update(false),
                 }
             }
-            assert_eq!(
-                s.readiness().is_ok(),
-                ready,
-                "{grace} {recovery} {events:?}"
-            );
-            assert_eq!(s.meta(&s.published()).freshness.stale, !ready);
+            let what = format!("{grace} {recovery} {events:?}");
+            assert_eq!(s.readiness().is_ok(), ready, "{what}");
+            let freshness = s.meta(&s.published()).freshness;
+            assert_eq!(freshness.stale, !ready, "{what}");
+            assert_eq!(freshness.error.as_deref(), error, "{what}");
         }
+        // Before the first sync, the reason it has not completed is said.
+        let s = state(60_000, 45_000);
+        s.note_error(failure("pods"));
+        assert_eq!(
+            s.readiness(),
+            Err(NotReady::NotSynced(Some(
+                "cannot list pods: connection refused".into()
+            )))
+        );
     }
 
     #[test]
@@ -623,7 +800,7 @@ mod tests {
                 "aks-win22-0".into()
             ))]
         ));
-        assert!(!applier.apply_batch(&s, vec![SourceEvent::WatchError("x".into())]));
+        assert!(!applier.apply_batch(&s, vec![SourceEvent::WatchError(failure("pods"))]));
         let p = s.published();
         assert_eq!((p.revision, p.objects["node"]), (2, 9));
         assert_eq!(s.metrics().watch_errors(), 1);

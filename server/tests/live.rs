@@ -1,278 +1,22 @@
-//! kube-rs against a fake Kubernetes API server over real HTTP on 127.0.0.1: list and watch for nodes,
-//! pods, RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks, `410 Gone` to force
-//! a relist, and dropped connections. After each, the audit must converge on the fake's objects; the
-//! explained Events become incidents.
+//! kube-rs against a fake Kubernetes API server over real HTTP on 127.0.0.1 (`common/fake_api.rs`): list
+//! and watch for nodes, pods, RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks,
+//! `410 Gone` to force a relist, and dropped connections. After each, the audit must converge on the
+//! fake's objects; the explained Events become incidents. Faults: a list that never answers, a 403, a
+//! node that does not decode, and a flood of pod events.
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+#[path = "common/fake_api.rs"]
+mod fake_api;
+#[path = "common/router.rs"]
+mod router;
+
+use fake_api::{FakeApi, Fault, node, pod, runtime_class};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::UnboundedReceiverStream;
+use winplace::readiness::NotReady;
 use winplace::source::ClusterSource;
-use winplace::source::live::LiveSource;
+use winplace::source::backoff::Steps;
+use winplace::source::live::{LiveOptions, LiveSource};
 use winplace::state::{AppState, Timing};
-
-/// The kinds served: (list path, apiVersion, kind as the fake stores it). Both Event APIs list objects
-/// of kind `Event`; the fake keeps them apart as `Event` and `EventsEvent`.
-const KINDS: [(&str, &str, &str); 5] = [
-    ("/api/v1/nodes", "v1", "Node"),
-    ("/api/v1/pods", "v1", "Pod"),
-    (
-        "/apis/node.k8s.io/v1/runtimeclasses",
-        "node.k8s.io/v1",
-        "RuntimeClass",
-    ),
-    ("/api/v1/events", "v1", "Event"),
-    (
-        "/apis/events.k8s.io/v1/events",
-        "events.k8s.io/v1",
-        "EventsEvent",
-    ),
-];
-
-type Chunk = Result<Bytes, std::io::Error>;
-
-#[derive(Default)]
-struct Kind {
-    /// Current objects by `namespace/name`.
-    objects: BTreeMap<String, Value>,
-    /// Watch events (resourceVersion, type, object) still retained.
-    history: Vec<(u64, &'static str, Value)>,
-    /// Watches resuming from a resourceVersion below this get `410 Gone`.
-    compacted_before: u64,
-    /// Open watch streams.
-    watchers: Vec<mpsc::UnboundedSender<Chunk>>,
-}
-
-#[derive(Default)]
-struct Fake {
-    rv: u64,
-    kinds: HashMap<&'static str, Kind>,
-    /// Requests seen: (kind, "list" | "watch rv=N bookmarks=B").
-    requests: Vec<(String, String)>,
-}
-
-#[derive(Clone, Default)]
-struct FakeApi(Arc<Mutex<Fake>>);
-
-fn line(value: &Value) -> Chunk {
-    Ok(Bytes::from(format!("{value}\n")))
-}
-
-fn key(object: &Value) -> String {
-    let ns = object["metadata"]["namespace"].as_str().unwrap_or("");
-    let name = object["metadata"]["name"].as_str().unwrap_or("");
-    if ns.is_empty() {
-        name.to_string()
-    } else {
-        format!("{ns}/{name}")
-    }
-}
-
-impl FakeApi {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Fake> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Adds or changes an object; open watches of its kind see it.
-    fn apply(&self, kind: &'static str, mut object: Value) {
-        let mut fake = self.lock();
-        fake.rv += 1;
-        let rv = fake.rv;
-        object["metadata"]["resourceVersion"] = json!(rv.to_string());
-        let k = fake.kinds.entry(kind).or_default();
-        let event_type = if k.objects.contains_key(&key(&object)) {
-            "MODIFIED"
-        } else {
-            "ADDED"
-        };
-        k.objects.insert(key(&object), object.clone());
-        let event = json!({ "type": event_type, "object": object });
-        k.watchers.retain(|w| w.send(line(&event)).is_ok());
-        k.history.push((rv, event_type, object));
-    }
-
-    /// Deletes an object; open watches of its kind see it.
-    fn delete(&self, kind: &'static str, key_: &str) {
-        let mut fake = self.lock();
-        fake.rv += 1;
-        let rv = fake.rv;
-        let k = fake.kinds.entry(kind).or_default();
-        if let Some(mut object) = k.objects.remove(key_) {
-            object["metadata"]["resourceVersion"] = json!(rv.to_string());
-            let event = json!({ "type": "DELETED", "object": object });
-            k.watchers.retain(|w| w.send(line(&event)).is_ok());
-            k.history.push((rv, "DELETED", object));
-        }
-    }
-
-    /// Changes objects without telling anyone, and forgets the history: resuming watches get 410.
-    fn compact_and_change(
-        &self,
-        kind: &'static str,
-        change: impl FnOnce(&mut BTreeMap<String, Value>, u64),
-    ) {
-        let mut fake = self.lock();
-        fake.rv += 1;
-        let rv = fake.rv;
-        let k = fake.kinds.entry(kind).or_default();
-        change(&mut k.objects, rv);
-        k.history.clear();
-        k.compacted_before = rv + 1;
-    }
-
-    /// Breaks every open watch of `kind` mid-stream (the client sees a truncated response).
-    fn drop_watches(&self, kind: &'static str) {
-        let mut fake = self.lock();
-        let k = fake.kinds.entry(kind).or_default();
-        for w in k.watchers.drain(..) {
-            let _ = w.send(Err(std::io::Error::other("connection dropped")));
-        }
-    }
-
-    fn requests(&self, kind: &str, prefix: &str) -> usize {
-        self.lock()
-            .requests
-            .iter()
-            .filter(|(k, r)| k == kind && r.starts_with(prefix))
-            .count()
-    }
-
-    async fn serve(&self) -> String {
-        let mut router = Router::new();
-        for (path, api_version, kind) in KINDS {
-            router =
-                router.route(
-                    path,
-                    get(
-                        move |State(api): State<FakeApi>,
-                              Query(q): Query<HashMap<String, String>>| async move {
-                            api.handle(api_version, kind, q)
-                        },
-                    ),
-                );
-        }
-        let router = router.with_state(self.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
-        format!("http://{addr}")
-    }
-
-    fn handle(
-        &self,
-        api_version: &'static str,
-        kind: &'static str,
-        q: HashMap<String, String>,
-    ) -> Response {
-        let mut fake = self.lock();
-        let current = fake.rv;
-        let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
-        let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
-        let from: u64 = q
-            .get("resourceVersion")
-            .and_then(|rv| rv.parse().ok())
-            .unwrap_or(0);
-        let what = if watch {
-            format!("watch rv={from} bookmarks={bookmarks}")
-        } else {
-            "list".to_string()
-        };
-        fake.requests.push((kind.to_string(), what));
-        let k = fake.kinds.entry(kind).or_default();
-        if !watch {
-            let list = json!({
-                "apiVersion": api_version,
-                "kind": format!("{kind}List"),
-                "metadata": { "resourceVersion": current.to_string() },
-                // Like the real API server: list items carry no apiVersion/kind.
-                "items": k.objects.values().map(|o| {
-                    let mut o = o.clone();
-                    if let Some(m) = o.as_object_mut() { m.remove("apiVersion"); m.remove("kind"); }
-                    o
-                }).collect::<Vec<_>>(),
-            });
-            return (
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                list.to_string(),
-            )
-                .into_response();
-        }
-        let (tx, rx) = mpsc::unbounded_channel::<Chunk>();
-        if from < k.compacted_before {
-            // What the API server does when the watch's resourceVersion was compacted away.
-            let gone = json!({"type": "ERROR", "object": {
-                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                "message": format!("too old resource version: {from} ({})", k.compacted_before),
-                "reason": "Expired", "code": 410}});
-            let _ = tx.send(line(&gone));
-            drop(tx);
-        } else {
-            for (rv, event_type, object) in &k.history {
-                if *rv > from {
-                    let _ = tx.send(line(&json!({ "type": event_type, "object": object })));
-                }
-            }
-            if bookmarks {
-                let bookmark = json!({"type": "BOOKMARK", "object": {
-                    "kind": kind, "apiVersion": api_version,
-                    "metadata": { "resourceVersion": current.to_string() }}});
-                let _ = tx.send(line(&bookmark));
-            }
-            k.watchers.push(tx);
-        }
-        Response::builder()
-            .header("content-type", "application/json")
-            .body(Body::from_stream(UnboundedReceiverStream::new(rx)))
-            .unwrap_or_else(|_| Response::new(Body::empty()))
-    }
-}
-
-fn node(name: &str, os: &str) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {
-            "name": name, "uid": format!("uid-{name}"),
-            "labels": { "kubernetes.io/os": os },
-            "managedFields": [{ "manager": "kubelet", "operation": "Update", "apiVersion": "v1",
-                                "fieldsType": "FieldsV1", "fieldsV1": { "f:metadata": {} } }]
-        },
-        "spec": if os == "windows" {
-            json!({ "taints": [{ "key": "os", "value": "windows", "effect": "NoSchedule" }] })
-        } else { json!({}) },
-        "status": { "nodeInfo": { "operatingSystem": os, "architecture": "amd64",
-            "kernelVersion": if os == "windows" { "10.0.20348.2762" } else { "5.15.0-1079-azure" },
-            "osImage": "x", "containerRuntimeVersion": "containerd://1.7.20", "kubeletVersion": "v1.33.4",
-            "kubeProxyVersion": "", "machineID": "", "systemUUID": "", "bootID": "" },
-            "images": [{ "names": ["mcr.microsoft.com/windows/servercore:ltsc2022"], "sizeBytes": 1 }] }
-    })
-}
-
-fn pod(ns: &str, name: &str, node: &str) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": { "name": name, "namespace": ns, "uid": format!("uid-{name}"),
-            "managedFields": [{ "manager": "kube-controller-manager", "operation": "Update",
-                                "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {} }] },
-        "spec": { "nodeName": node, "containers": [{ "name": "app", "image": "nginx:1.27" }] },
-        "status": { "phase": "Running" }
-    })
-}
-
-fn runtime_class(name: &str) -> Value {
-    json!({ "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-            "metadata": { "name": name }, "handler": "runhcs-wcow-process" })
-}
 
 /// What the published audit holds: node names, pod names, RuntimeClass names.
 fn holdings(state: &AppState) -> (Vec<String>, Vec<String>, Vec<String>) {
@@ -328,7 +72,12 @@ async fn watchers_converge_after_events_410_and_dropped_connections() {
     let url = api.serve().await;
 
     let config = kube::Config::new(url.parse().expect("url"));
-    let source = LiveSource::from_config(config, format!("fake API server {url}")).expect("source");
+    let source = LiveSource::from_config(
+        config,
+        format!("fake API server {url}"),
+        LiveOptions::default(),
+    )
+    .expect("source");
     source
         .probe()
         .await
@@ -537,7 +286,12 @@ async fn events_of_both_apis_become_incidents_and_leave_with_their_event_or_pod(
     );
     let url = api.serve().await;
     let config = kube::Config::new(url.parse().expect("url"));
-    let source = LiveSource::from_config(config, format!("fake API server {url}")).expect("source");
+    let source = LiveSource::from_config(
+        config,
+        format!("fake API server {url}"),
+        LiveOptions::default(),
+    )
+    .expect("source");
     let state = AppState::new(source.info(), Timing::default());
     let _applier = winplace::state::spawn_applier(
         state.clone(),
@@ -588,4 +342,198 @@ async fn events_of_both_apis_become_incidents_and_leave_with_their_event_or_pod(
     api.delete("Pod", "shop/web-1");
     converge_incidents(&state, &[], "event and pod deleted").await;
     assert!(state.readiness().is_ok());
+}
+
+/// A live source on the fake at `url` with `options`, its audit thread, and the state it publishes
+/// into.
+fn start(url: &str, options: LiveOptions, timing: Timing) -> AppState {
+    let config = kube::Config::new(url.parse().expect("url"));
+    let source =
+        LiveSource::from_config(config, format!("fake API server {url}"), options).expect("source");
+    let state = AppState::new(source.info(), timing);
+    let _applier = winplace::state::spawn_applier(
+        state.clone(),
+        winplace_rules::audit::Audit::default(),
+        Box::new(source).events(),
+    );
+    state
+}
+
+/// Polls `what` until it returns `Some`, for at most 30 s (a bound on the test, not a measurement).
+async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `GET path` through the router: status and body.
+async fn get(state: &AppState, path: &str) -> (u16, String) {
+    let request = axum::http::Request::get(path)
+        .header("host", "localhost")
+        .body(axum::body::Body::empty())
+        .expect("request");
+    let (status, _, body) = router::send(state, request).await;
+    (status.as_u16(), String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_that_never_answers_is_reported_within_its_time_limit() {
+    let api = FakeApi::default();
+    api.apply("Node", node("linux-0", "linux"));
+    api.set_fault("Pod", Some(Fault::Hang));
+    let url = api.serve().await;
+    let options = LiveOptions {
+        list_timeout: Duration::from_millis(300),
+        backoff: Steps {
+            first: Duration::from_millis(50),
+            max: Duration::from_millis(400),
+        },
+    };
+    let state = start(&url, options, Timing::default());
+    // Not ready, and the reason is the list that got no answer.
+    let error = eventually("the pod list's time limit", || match state.readiness() {
+        Err(NotReady::NotSynced(Some(error))) => Some(error),
+        _ => None,
+    })
+    .await;
+    assert_eq!(error, "cannot list pods: no answer within 0.3 s");
+    let (status, body) = get(&state, "/readyz").await;
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            503,
+            "not ready: the first list of the cluster has not completed: cannot list pods: no answer within 0.3 s"
+        )
+    );
+    // It was asked again (the time limit fails the call; the watcher retries it).
+    eventually("a second pod list", || {
+        (api.requests("Pod", "list") >= 2).then_some(())
+    })
+    .await;
+    // Once the API server answers, the list completes and the error is gone.
+    api.set_fault("Pod", None);
+    converge(&state, &["linux-0"], &[], &[], "after the hang").await;
+    assert_eq!(state.meta(&state.published()).freshness.error, None);
+}
+
+/// The API server's answer to a service account without `list` on pods (docs/reference/limits.md §4).
+fn forbidden_pods() -> Value {
+    json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+        "message":"pods is forbidden: User \"system:serviceaccount:winplace:winplace\" cannot list resource \"pods\" in API group \"\" at the cluster scope",
+        "reason":"Forbidden","details":{"kind":"pods"},"code":403})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_list_is_said_in_words_and_retried_with_growing_waits_and_a_bad_node_is_skipped()
+ {
+    let api = FakeApi::default();
+    api.apply("Node", node("linux-0", "linux"));
+    // A node whose `spec.taints` is not a list: it does not decode as a Node.
+    let mut bad = node("win-bad", "windows");
+    bad["spec"]["taints"] = json!("os=windows:NoSchedule");
+    api.apply("Node", bad);
+    api.apply("Pod", pod("shop", "web-1", "linux-0"));
+    api.set_fault("Pod", Some(Fault::Status(403, forbidden_pods())));
+    let url = api.serve().await;
+    // Waits of 50–100 ms, then 100–200 ms, then 200–400 ms and no longer.
+    let steps = Steps {
+        first: Duration::from_millis(50),
+        max: Duration::from_millis(400),
+    };
+    let options = LiveOptions {
+        list_timeout: Duration::from_secs(10),
+        backoff: steps,
+    };
+    let state = start(&url, options, Timing::default());
+    let words = "cannot list pods: 403 Forbidden — the ClusterRole needs list and watch on pods (pods is forbidden: User \"system:serviceaccount:winplace:winplace\" cannot list resource \"pods\" in API group \"\" at the cluster scope)";
+    eventually("the 403 in words", || {
+        (state.readiness() == Err(NotReady::NotSynced(Some(words.to_string())))).then_some(())
+    })
+    .await;
+    let (status, body) = get(&state, "/readyz").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        body,
+        format!("not ready: the first list of the cluster has not completed: {words}")
+    );
+    let (status, body) = get(&state, "/api/summary").await;
+    assert_eq!(status, 200);
+    let summary: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(summary["meta"]["freshness"]["error"], json!(words));
+    assert_eq!(summary["meta"]["freshness"]["synced"], json!(false));
+
+    // Backoff: over a window of 3 s, waits that double up to 200–400 ms allow at most
+    // 1 + log2(200/50) + 3000/200 = 18 lists (the same window without growth, at the first step:
+    // 3000/50 = 60; kube-rs's default backoff started over before every list); at least a few retries.
+    let before = api.requests("Pod", "list");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let lists = api.requests("Pod", "list") - before;
+    assert!((2..=18).contains(&lists), "{lists} pod lists in the window");
+    // The nodes were listed once: the bad node is skipped, not a reason to list again.
+    assert_eq!(api.requests("Node", "list"), 1, "nodes listed once");
+
+    // Granted: the pods list, the cluster syncs without the bad node, and the error is gone.
+    api.set_fault("Pod", None);
+    converge(&state, &["linux-0"], &["shop/web-1"], &[], "after the 403").await;
+    let (status, body) = get(&state, "/readyz").await;
+    assert_eq!((status, body.as_str()), (200, "ready"));
+    assert_eq!(state.meta(&state.published()).freshness.error, None);
+    assert_eq!(api.requests("Node", "list"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_pod_events_is_applied_with_a_node_change_behind_it() {
+    const PODS: usize = 3_000;
+    let api = FakeApi::default();
+    api.apply("Node", node("linux-0", "linux"));
+    api.apply("Node", node("win-0", "windows"));
+    let url = api.serve().await;
+    let state = start(&url, LiveOptions::default(), Timing::default());
+    converge(&state, &["linux-0", "win-0"], &[], &[], "first list").await;
+    // A flood of ADDs, a node added behind it, then the DELETEs of the same pods.
+    let names: Vec<String> = (0..PODS).map(|i| format!("stray-{i:05}")).collect();
+    api.apply_all(
+        "Pod",
+        names.iter().map(|n| {
+            pod(
+                "shop",
+                n,
+                if n.ends_with('0') { "win-0" } else { "linux-0" },
+            )
+        }),
+    );
+    api.apply("Node", node("linux-1", "linux"));
+    let all: Vec<String> = names.iter().map(|n| format!("shop/{n}")).collect();
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    converge(
+        &state,
+        &["linux-0", "linux-1", "win-0"],
+        &all,
+        &[],
+        "the ADDs",
+    )
+    .await;
+    assert_eq!(state.published().report.summary.pods, PODS);
+    for n in &names {
+        api.delete("Pod", &format!("shop/{n}"));
+    }
+    converge(
+        &state,
+        &["linux-0", "linux-1", "win-0"],
+        &[],
+        &[],
+        "the DELETEs",
+    )
+    .await;
+    let p = state.published();
+    assert_eq!((p.report.summary.pods, p.report.summary.workloads), (0, 0));
+    assert_eq!(state.behind(), 0, "nothing left to apply");
 }

@@ -764,8 +764,24 @@ pub fn synthetic_cluster(
         runtime_class("windows-2025", "runhcs-wcow-process", Some(26100)),
         runtime_class("windows-docker", "docker", None),
     ];
+    let mut b = Builder {
+        rng: Rng(rng.next()),
+        pools: pools_of(&all_nodes),
+        cursor: BTreeMap::new(),
+        total_nodes: nodes,
+        pods: Vec::with_capacity(pods),
+        serial: 0,
+    };
+    add_daemonsets(&mut b, pods);
+    add_workloads(&mut b, pods);
+    let pods_out = std::mem::take(&mut b.pods);
+    (all_nodes, pods_out, runtime_classes)
+}
+
+/// The nodes' names by pool (their `agentpool` label).
+fn pools_of(nodes: &[Node]) -> BTreeMap<Pool, Vec<&str>> {
     let mut pools: BTreeMap<Pool, Vec<&str>> = BTreeMap::new();
-    for n in &all_nodes {
+    for n in nodes {
         let pool = n
             .metadata
             .labels
@@ -785,18 +801,50 @@ pub fn synthetic_cluster(
             .or_default()
             .push(n.metadata.name.as_deref().unwrap_or(""));
     }
+    pools
+}
+
+/// `count` misplaced, unowned Windows pods: bare pods (no owner, so each is a workload and a template of
+/// its own) running a Windows Server 2022 image, tolerating the Windows taint but selecting no OS, bound
+/// round robin to the Linux apps nodes of `nodes` (of [`synthetic_cluster`]), where the pull finds no
+/// Linux entry. The worst case of the audit's memory per pod: every pod carries catalogue findings, a
+/// live-state finding and an incident of its own. Pending, unbound, when there is no Linux apps node.
+///
+/// ```
+/// let (nodes, _, _) = winplace_synthetic::synthetic_cluster(20, 0, 1);
+/// let pods = winplace_synthetic::misplaced_unowned_pods(&nodes, 50, 1);
+/// assert_eq!(pods.len(), 50);
+/// assert!(pods.iter().all(|p| p.metadata.owner_references.is_none()));
+/// assert!(pods.iter().all(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref())
+///     .is_some_and(|n| n.starts_with("apps-"))));
+/// ```
+pub fn misplaced_unowned_pods(nodes: &[Node], count: usize, seed: u64) -> Vec<Pod> {
     let mut b = Builder {
-        rng: Rng(rng.next()),
-        pools,
+        rng: Rng(seed ^ 0x0057_7A4E_D0D5),
+        pools: pools_of(nodes),
         cursor: BTreeMap::new(),
-        total_nodes: nodes,
-        pods: Vec::with_capacity(pods),
+        total_nodes: nodes.len(),
+        pods: Vec::with_capacity(count),
         serial: 0,
     };
-    add_daemonsets(&mut b, pods);
-    add_workloads(&mut b, pods);
-    let pods_out = std::mem::take(&mut b.pods);
-    (all_nodes, pods_out, runtime_classes)
+    let image = WIN22_IMAGES[1];
+    for i in 0..count {
+        let w = Workload {
+            namespace: NAMESPACES[i % NAMESPACES.len()].to_string(),
+            owner: None,
+            prefix: "stray-win".into(),
+            labels: labels(&[("app", "stray-win")]),
+            spec: spec(&[image], &[], vec![toleration_windows()]),
+        };
+        let node = b.next_node(Pool::LinuxApps);
+        let trouble = if node.is_some() {
+            Trouble::NoPlatform
+        } else {
+            Trouble::Pending
+        };
+        b.pod(&w, None, node, trouble);
+    }
+    b.pods
 }
 
 /// The DaemonSets, each only while the DaemonSets together stay under 40 % of the pod budget.
@@ -1158,50 +1206,6 @@ pub fn first_tainted_windows_node(nodes: &[Node]) -> Option<&Node> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_and_determinism() {
-        for (n, m) in [(0, 0), (3, 10), (20, 200), (120, 3_000)] {
-            let (nodes, pods, rcs) = synthetic_cluster(n, m, 42);
-            assert_eq!((nodes.len(), pods.len()), (n, m), "{n} {m}");
-            assert_eq!(rcs.len(), 4);
-            let again = synthetic_cluster(n, m, 42);
-            assert_eq!(again.1, pods, "same seed, same cluster");
-        }
-        let a = synthetic_cluster(20, 200, 1).1;
-        let b = synthetic_cluster(20, 200, 2).1;
-        assert_ne!(a, b, "another seed, another cluster");
-    }
-
-    #[test]
-    fn names_are_unique_and_pods_bound_to_known_nodes() {
-        let (nodes, pods, _) = synthetic_cluster(200, 5_000, 3);
-        let names: std::collections::BTreeSet<&str> = nodes
-            .iter()
-            .filter_map(|n| n.metadata.name.as_deref())
-            .collect();
-        assert_eq!(names.len(), 200);
-        let keys: std::collections::BTreeSet<(String, String)> = pods
-            .iter()
-            .map(|p| {
-                (
-                    p.metadata.namespace.clone().unwrap_or_default(),
-                    p.metadata.name.clone().unwrap_or_default(),
-                )
-            })
-            .collect();
-        assert_eq!(keys.len(), 5_000, "pod names are unique");
-        for p in &pods {
-            if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
-                assert!(names.contains(n), "{n}");
-            }
-        }
-    }
-}
-
 /// `count` Events about `pods`, as `kubectl get events -A -o json` items (one JSON object per string):
 /// round-robin over the pods, alternately `v1` and `events.k8s.io/v1`; one in five says what winplace
 /// explains (a Windows pod's container of another build, a pending pod's untolerated taint), the rest
@@ -1247,4 +1251,48 @@ pub fn synthetic_events(pods: &[Pod], count: usize) -> impl Iterator<Item = Stri
             )
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_determinism() {
+        for (n, m) in [(0, 0), (3, 10), (20, 200), (120, 3_000)] {
+            let (nodes, pods, rcs) = synthetic_cluster(n, m, 42);
+            assert_eq!((nodes.len(), pods.len()), (n, m), "{n} {m}");
+            assert_eq!(rcs.len(), 4);
+            let again = synthetic_cluster(n, m, 42);
+            assert_eq!(again.1, pods, "same seed, same cluster");
+        }
+        let a = synthetic_cluster(20, 200, 1).1;
+        let b = synthetic_cluster(20, 200, 2).1;
+        assert_ne!(a, b, "another seed, another cluster");
+    }
+
+    #[test]
+    fn names_are_unique_and_pods_bound_to_known_nodes() {
+        let (nodes, pods, _) = synthetic_cluster(200, 5_000, 3);
+        let names: std::collections::BTreeSet<&str> = nodes
+            .iter()
+            .filter_map(|n| n.metadata.name.as_deref())
+            .collect();
+        assert_eq!(names.len(), 200);
+        let keys: std::collections::BTreeSet<(String, String)> = pods
+            .iter()
+            .map(|p| {
+                (
+                    p.metadata.namespace.clone().unwrap_or_default(),
+                    p.metadata.name.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(keys.len(), 5_000, "pod names are unique");
+        for p in &pods {
+            if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
+                assert!(names.contains(n), "{n}");
+            }
+        }
+    }
 }

@@ -73,6 +73,18 @@ pub fn DataStatus() -> impl IntoView {
                         {fresh.stale.then(|| view! {
                             <span class="stale" role="status">"stale: the watch is broken, data may be out of date"</span>
                         })}
+                        // A watch is failing (before the grace period too): what the API server said.
+                        {fresh.error.map(|error| view! {
+                            <span class="watch-error" role="status" title=error.clone()>
+                                {format!("watch failing: {error}")}
+                            </span>
+                        })}
+                        // A flood of events not applied yet: what is shown is that far behind.
+                        {(fresh.behind > 0).then(|| view! {
+                            <span class="behind" role="status">
+                                {format!("catching up: {} events behind", fresh.behind)}
+                            </span>
+                        })}
                         // The source's last list was refused (a snapshot cut short, not a cluster): what is
                         // shown is the last complete state, or nothing before the first.
                         {fresh.rejected.map(|why| view! {

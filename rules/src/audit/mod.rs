@@ -351,30 +351,70 @@ impl Audit {
 
     /// Applies one change; returns what it touched (for the live update stream).
     pub fn apply(&mut self, change: Change) -> Touched {
+        self.apply_all([change])
+    }
+
+    /// Applies changes in order and re-audits what they touched once, at the end: each pod, workload
+    /// row, node row and template they reach is re-audited once however many of the changes reach it,
+    /// so a flood of pod events costs the objects it touched, not one pass per event (a node's row
+    /// lists its pods: rebuilt per event, a flood onto one node would cost the square of its pods).
+    /// Returns what they touched together.
+    ///
+    /// ```
+    /// use winplace_rules::audit::{Audit, Change};
+    /// use k8s_openapi::api::core::v1::{Node, Pod};
+    /// let node: Node = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "lin-1", "labels": {"kubernetes.io/os": "linux"}}})).unwrap();
+    /// let pod = |i: usize| -> Pod { serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": format!("p-{i}"), "namespace": "apps"},
+    ///     "spec": {"nodeName": "lin-1", "containers": [{"name": "c", "image": "nginx:1.27"}]}})).unwrap() };
+    /// let mut audit = Audit::default();
+    /// audit.apply(Change::Node(Box::new(node)));
+    /// let touched = audit.apply_all((0..100).map(|i| Change::Pod(Box::new(pod(i)))));
+    /// assert_eq!((touched.nodes.len(), touched.workloads.len()), (1, 100));
+    /// let gone = audit.apply_all((0..100).map(|i| Change::PodDeleted("apps".into(), format!("p-{i}"))));
+    /// assert_eq!((gone.workloads.len(), audit.summary().pods), (100, 0));
+    /// ```
+    pub fn apply_all(&mut self, changes: impl IntoIterator<Item = Change>) -> Touched {
         // A reset fed object by object ends before anything else happens.
-        let finished = self.finish_reset();
-        let mut dirty = Dirty::default();
-        match change {
-            Change::Reset {
+        let mut touched = self.finish_reset();
+        let mut dirty: Option<Dirty> = None;
+        for change in changes {
+            if let Change::Reset {
                 nodes,
                 pods,
                 runtime_classes,
-            } => return self.reset(&nodes, &pods, &runtime_classes),
-            Change::Node(node) => self.upsert_node(&node, &mut dirty),
-            Change::NodeDeleted(name) => self.remove_node(&name, &mut dirty),
-            Change::Pod(pod) => self.upsert_pod(&pod, &mut dirty),
-            Change::PodDeleted(ns, name) => self.remove_pod(&pod_key(&ns, &name), &mut dirty),
-            Change::RuntimeClass(entry) => self.upsert_runtime_class(*entry, &mut dirty),
-            Change::RuntimeClassDeleted(name) => self.remove_runtime_class(name, &mut dirty),
-            Change::Event(event) => self.upsert_event(*event, &mut dirty),
-            Change::EventDeleted { key, pod } => self.remove_event(&key, &pod, &mut dirty),
+            } = change
+            {
+                // What came before the reset is re-audited by it.
+                drop(dirty.take());
+                touched = touched.union(self.reset(&nodes, &pods, &runtime_classes));
+                continue;
+            }
+            let dirty = dirty.get_or_insert_with(Dirty::default);
+            match change {
+                Change::Reset { .. } => {}
+                Change::Node(node) => self.upsert_node(&node, dirty),
+                Change::NodeDeleted(name) => self.remove_node(&name, dirty),
+                Change::Pod(pod) => self.upsert_pod(&pod, dirty),
+                Change::PodDeleted(ns, name) => self.remove_pod(&pod_key(&ns, &name), dirty),
+                Change::RuntimeClass(entry) => self.upsert_runtime_class(*entry, dirty),
+                Change::RuntimeClassDeleted(name) => self.remove_runtime_class(name, dirty),
+                Change::Event(event) => self.upsert_event(*event, dirty),
+                Change::EventDeleted { key, pod } => self.remove_event(&key, &pod, dirty),
+            }
         }
-        let touched = self.flush(dirty);
-        if finished == Touched::default() {
-            return touched;
+        match dirty {
+            Some(dirty) => {
+                let flushed = self.flush(dirty);
+                if touched == Touched::default() {
+                    flushed
+                } else {
+                    touched.union(flushed)
+                }
+            }
+            None => touched,
         }
-        // A reset was finished on the way: report the union.
-        finished.union(touched)
     }
 
     /// Every node row, by name.

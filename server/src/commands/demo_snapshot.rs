@@ -19,6 +19,11 @@ pub struct DemoSnapshotArgs {
     /// ordinary: Scheduled, Pulled, Created, Started), as `kubectl get …,events -A -o json` lists them.
     #[arg(long, default_value_t = 0)]
     pub events: usize,
+    /// Misplaced, unowned Windows pods to add: bare pods of a Windows image bound to Linux nodes, each a
+    /// workload of its own with findings and an incident of its own (the audit's worst case per pod, for
+    /// memory figures beside the demo's mostly healthy pods).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub misplaced_pods: usize,
     /// Seed: the same seed gives the same cluster.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -29,8 +34,13 @@ pub struct DemoSnapshotArgs {
 
 /// Runs `winplace demo-snapshot`.
 pub fn run(args: DemoSnapshotArgs) -> anyhow::Result<ExitCode> {
-    let (nodes, pods, rcs) =
+    let (nodes, mut pods, rcs) =
         winplace_synthetic::synthetic_cluster(args.nodes, args.pods, args.seed);
+    pods.extend(winplace_synthetic::misplaced_unowned_pods(
+        &nodes,
+        args.misplaced_pods,
+        args.seed,
+    ));
     match &args.output {
         Some(path) => {
             let file = std::fs::File::create(path)

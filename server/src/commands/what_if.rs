@@ -228,7 +228,8 @@ async fn plan_live(
                 audit.set_image_facts(facts);
             }
             SourceEvent::Synced => break,
-            SourceEvent::WatchError(message) => anyhow::bail!("{message}"),
+            SourceEvent::WatchError(failure) => anyhow::bail!("{}", failure.message),
+            SourceEvent::WatchResumed(_) => {}
         }
     }
     let before_ctx = audit.context().clone();

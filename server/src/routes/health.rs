@@ -27,9 +27,11 @@ pub fn probes() -> Router<AppState> {
         .route("/readyz", get(readyz))
 }
 
-/// 200 once the first full list is audited (saying so when a later list was refused); 503 before (with
-/// the reason when the first list was refused), and while the watch has been failing past the grace
-/// period. Changes are logged once (ready at INFO, stale and refused at WARN).
+/// 200 once the first full list is audited, saying what is not current: a later list refused, a watch
+/// failing (inside the grace period), a backlog of events not applied yet ("catching up: N events
+/// behind"); 503 before (with what is failing, or why the first list was refused), and while a watch
+/// has been failing past the grace period. Changes are logged once (ready at INFO, stale and refused
+/// at WARN; the watch errors themselves are logged by the audit thread, once per backoff step).
 async fn readyz(State(state): State<AppState>) -> Response {
     let readiness = state.readiness();
     match (state.readiness_log().observe(&readiness), &readiness) {
@@ -44,17 +46,36 @@ async fn readyz(State(state): State<AppState>) -> Response {
         _ => {}
     }
     match readiness {
-        Ok(()) => match state.rejected() {
-            // Still serving the last good state: ready, but say what was refused.
-            Some(why) => format!("ready (showing the last complete state; {why})").into_response(),
-            None => "ready".into_response(),
-        },
+        Ok(()) => {
+            // Ready, but say what is not current.
+            let freshness = state.meta(&state.published()).freshness;
+            let mut notes = Vec::new();
+            if let Some(why) = freshness.rejected {
+                notes.push(format!("showing the last complete state; {why}"));
+            }
+            if let Some(error) = freshness.error {
+                notes.push(error);
+            }
+            if freshness.behind > 0 {
+                notes.push(format!("catching up: {} events behind", freshness.behind));
+            }
+            if notes.is_empty() {
+                "ready".into_response()
+            } else {
+                format!("ready ({})", notes.join("; ")).into_response()
+            }
+        }
         Err(NotReady::Rejected(why)) => {
             (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}")).into_response()
         }
-        Err(NotReady::NotSynced) => (
+        Err(NotReady::NotSynced(error)) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            "not ready: the first list of the cluster has not completed",
+            match error {
+                Some(error) => {
+                    format!("not ready: the first list of the cluster has not completed: {error}")
+                }
+                None => "not ready: the first list of the cluster has not completed".to_string(),
+            },
         )
             .into_response(),
         Err(NotReady::Stale(why)) => {

@@ -4,11 +4,15 @@
 //! clusters) or a list streamed object by object ([`SourceEvent::ListBegin`], [`SourceEvent::Listed`]…,
 //! [`SourceEvent::ListDone`]), so that a cluster at the Kubernetes envelope is never held as typed lists.
 
+pub mod backoff;
+pub mod call_timeout;
 pub mod demo;
 pub mod extra_nodes;
+pub mod lenient;
 pub mod live;
 pub mod objects;
 pub mod snapshot;
+pub mod watch_error;
 
 use futures::stream::BoxStream;
 use std::path::PathBuf;
@@ -33,11 +37,22 @@ pub enum SourceEvent {
     ListFailed(String),
     /// Every kind has been listed: the audit now covers the whole cluster.
     Synced,
-    /// The watch failed; the source retries with backoff (live sources only).
-    WatchError(String),
+    /// A watch failed; the source retries it with backoff (live sources only).
+    WatchError(WatchFailure),
+    /// A watch that had failed made progress again (its resource, as in [`WatchFailure::watch`]).
+    WatchResumed(&'static str),
     /// What registries said about the workloads' images (the server's background resolution, not the
     /// cluster source): the templates running a changed image are re-audited.
     ImageFacts(winplace_rules::rules::ImageFacts),
+}
+
+/// One failure of one watch, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchFailure {
+    /// The resource watched (`pods`, `runtimeclasses.node.k8s.io`).
+    pub watch: &'static str,
+    /// What went wrong ([`watch_error::describe`]).
+    pub message: String,
 }
 
 /// A source of cluster state: an initial state and a stream of changes.
@@ -70,6 +85,11 @@ pub struct SourceArgs {
     /// Use the embedded demo cluster even if a cluster is reachable.
     #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
     pub demo: bool,
+    /// With a live cluster: the time limit, in seconds, of a list and of the start of a watch (a call
+    /// that gets no answer fails, is reported and retried with backoff); default 60, the API server's
+    /// own limit.
+    #[arg(long, value_name = "SECONDS", value_parser = crate::commands::check::parse_seconds)]
+    pub list_timeout: Option<std::time::Duration>,
     /// Nodes to add to the source's: Node files or infrastructure files whose node pools become the
     /// Nodes the platform would create (eksctl, Karpenter, AKS, GKE, OpenShift MachineSet); repeatable.
     #[arg(long = "cluster", value_name = "FILE")]
@@ -105,14 +125,21 @@ async fn select_source(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSourc
     if args.demo {
         return Ok(Box::new(demo::DemoSource::load()?));
     }
+    let options = live::LiveOptions {
+        list_timeout: args.list_timeout.unwrap_or(live::DEFAULT_LIST_TIMEOUT),
+        ..live::LiveOptions::default()
+    };
     if args.kubeconfig.is_some() || args.context.is_some() {
-        let source =
-            live::LiveSource::from_kubeconfig(args.kubeconfig.as_deref(), args.context.as_deref())
-                .await?;
+        let source = live::LiveSource::from_kubeconfig(
+            args.kubeconfig.as_deref(),
+            args.context.as_deref(),
+            options,
+        )
+        .await?;
         source.probe().await?;
         return Ok(Box::new(source));
     }
-    match live::LiveSource::infer().await {
+    match live::LiveSource::infer(options).await {
         Ok((source, true)) => Ok(Box::new(source)),
         Ok((source, false)) => match source.probe().await {
             Ok(()) => Ok(Box::new(source)),

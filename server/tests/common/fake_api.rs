@@ -1,0 +1,340 @@
+//! A fake Kubernetes API server over real HTTP on 127.0.0.1, for kube-rs: list and watch for nodes, pods,
+//! RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks, `410 Gone` to force a
+//! relist, dropped connections, and faults on lists (no answer at all, or an error Status). Shared by
+//! `tests/live.rs` and the flood benchmark (`examples/flood.rs`), included with `#[path]`.
+
+#![allow(dead_code)]
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+/// The kinds served: (list path, apiVersion, kind as the fake stores it). Both Event APIs list objects
+/// of kind `Event`; the fake keeps them apart as `Event` and `EventsEvent`.
+const KINDS: [(&str, &str, &str); 5] = [
+    ("/api/v1/nodes", "v1", "Node"),
+    ("/api/v1/pods", "v1", "Pod"),
+    (
+        "/apis/node.k8s.io/v1/runtimeclasses",
+        "node.k8s.io/v1",
+        "RuntimeClass",
+    ),
+    ("/api/v1/events", "v1", "Event"),
+    (
+        "/apis/events.k8s.io/v1/events",
+        "events.k8s.io/v1",
+        "EventsEvent",
+    ),
+];
+
+type Chunk = Result<Bytes, std::io::Error>;
+
+#[derive(Default)]
+struct Kind {
+    /// Current objects by `namespace/name`.
+    objects: BTreeMap<String, Value>,
+    /// Watch events (resourceVersion, type, object) still retained.
+    history: Vec<(u64, &'static str, Value)>,
+    /// Watches resuming from a resourceVersion below this get `410 Gone`.
+    compacted_before: u64,
+    /// Open watch streams.
+    watchers: Vec<mpsc::UnboundedSender<Chunk>>,
+}
+
+/// What a list of one kind answers instead of its objects.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// Nothing, ever (the connection stays open).
+    Hang,
+    /// This HTTP status with this body (a `Status` object, as the API server sends).
+    Status(u16, Value),
+}
+
+#[derive(Default)]
+pub struct Fake {
+    rv: u64,
+    kinds: HashMap<&'static str, Kind>,
+    /// Requests seen: (kind, "list" | "watch rv=N bookmarks=B").
+    pub requests: Vec<(String, String)>,
+    /// Faults of the lists, by kind.
+    faults: HashMap<&'static str, Fault>,
+    /// `GET /version` answers (else 404, as without discovery).
+    pub version: bool,
+}
+
+#[derive(Clone, Default)]
+pub struct FakeApi(Arc<Mutex<Fake>>);
+
+fn line(value: &Value) -> Chunk {
+    Ok(Bytes::from(format!("{value}\n")))
+}
+
+fn key(object: &Value) -> String {
+    let ns = object["metadata"]["namespace"].as_str().unwrap_or("");
+    let name = object["metadata"]["name"].as_str().unwrap_or("");
+    if ns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{ns}/{name}")
+    }
+}
+
+impl FakeApi {
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Fake> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds or changes an object; open watches of its kind see it.
+    pub fn apply(&self, kind: &'static str, mut object: Value) {
+        let mut fake = self.lock();
+        fake.rv += 1;
+        let rv = fake.rv;
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        let k = fake.kinds.entry(kind).or_default();
+        let event_type = if k.objects.contains_key(&key(&object)) {
+            "MODIFIED"
+        } else {
+            "ADDED"
+        };
+        k.objects.insert(key(&object), object.clone());
+        let event = json!({ "type": event_type, "object": object });
+        k.watchers.retain(|w| w.send(line(&event)).is_ok());
+        k.history.push((rv, event_type, object));
+    }
+
+    /// Deletes an object; open watches of its kind see it.
+    pub fn delete(&self, kind: &'static str, key_: &str) {
+        let mut fake = self.lock();
+        fake.rv += 1;
+        let rv = fake.rv;
+        let k = fake.kinds.entry(kind).or_default();
+        if let Some(mut object) = k.objects.remove(key_) {
+            object["metadata"]["resourceVersion"] = json!(rv.to_string());
+            let event = json!({ "type": "DELETED", "object": object });
+            k.watchers.retain(|w| w.send(line(&event)).is_ok());
+            k.history.push((rv, "DELETED", object));
+        }
+    }
+
+    /// Changes objects without telling anyone, and forgets the history: resuming watches get 410.
+    pub fn compact_and_change(
+        &self,
+        kind: &'static str,
+        change: impl FnOnce(&mut BTreeMap<String, Value>, u64),
+    ) {
+        let mut fake = self.lock();
+        fake.rv += 1;
+        let rv = fake.rv;
+        let k = fake.kinds.entry(kind).or_default();
+        change(&mut k.objects, rv);
+        k.history.clear();
+        k.compacted_before = rv + 1;
+    }
+
+    /// Breaks every open watch of `kind` mid-stream (the client sees a truncated response).
+    pub fn drop_watches(&self, kind: &'static str) {
+        let mut fake = self.lock();
+        let k = fake.kinds.entry(kind).or_default();
+        for w in k.watchers.drain(..) {
+            let _ = w.send(Err(std::io::Error::other("connection dropped")));
+        }
+    }
+
+    pub fn requests(&self, kind: &str, prefix: &str) -> usize {
+        self.lock()
+            .requests
+            .iter()
+            .filter(|(k, r)| k == kind && r.starts_with(prefix))
+            .count()
+    }
+
+    pub async fn serve(&self) -> String {
+        let mut router = Router::new();
+        for (path, api_version, kind) in KINDS {
+            router =
+                router.route(
+                    path,
+                    get(
+                        move |State(api): State<FakeApi>,
+                              Query(q): Query<HashMap<String, String>>| async move {
+                            match api.handle(api_version, kind, q) {
+                                Some(response) => response,
+                                None => std::future::pending().await,
+                            }
+                        },
+                    ),
+                );
+        }
+        router = router.route(
+            "/version",
+            get(|State(api): State<FakeApi>| async move {
+                if !api.lock().version {
+                    return axum::http::StatusCode::NOT_FOUND.into_response();
+                }
+                axum::Json(json!({"major": "1", "minor": "33", "gitVersion": "v1.33.4",
+                    "gitCommit": "", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                    "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}))
+                .into_response()
+            }),
+        );
+        let router = router.with_state(self.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        format!("http://{addr}")
+    }
+
+    /// Lists of `kind` answer `fault` from now on (`None`: their objects again).
+    pub fn set_fault(&self, kind: &'static str, fault: Option<Fault>) {
+        let mut fake = self.lock();
+        match fault {
+            Some(f) => fake.faults.insert(kind, f),
+            None => fake.faults.remove(kind),
+        };
+    }
+
+    /// Adds or changes objects in one go (one lock): a flood of watch events.
+    pub fn apply_all(&self, kind: &'static str, objects: impl IntoIterator<Item = Value>) {
+        for object in objects {
+            self.apply(kind, object);
+        }
+    }
+
+    /// The answer, or `None` for a list that never answers.
+    fn handle(
+        &self,
+        api_version: &'static str,
+        kind: &'static str,
+        q: HashMap<String, String>,
+    ) -> Option<Response> {
+        let mut fake = self.lock();
+        let current = fake.rv;
+        let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+        let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
+        let from: u64 = q
+            .get("resourceVersion")
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0);
+        let what = if watch {
+            format!("watch rv={from} bookmarks={bookmarks}")
+        } else {
+            "list".to_string()
+        };
+        fake.requests.push((kind.to_string(), what));
+        if !watch {
+            match fake.faults.get(kind) {
+                Some(Fault::Hang) => return None,
+                Some(Fault::Status(code, body)) => {
+                    let status = axum::http::StatusCode::from_u16(*code)
+                        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+                    return Some(
+                        (
+                            status,
+                            [(axum::http::header::CONTENT_TYPE, "application/json")],
+                            body.to_string(),
+                        )
+                            .into_response(),
+                    );
+                }
+                None => {}
+            }
+        }
+        let k = fake.kinds.entry(kind).or_default();
+        if !watch {
+            let list = json!({
+                "apiVersion": api_version,
+                "kind": format!("{kind}List"),
+                "metadata": { "resourceVersion": current.to_string() },
+                // Like the real API server: list items carry no apiVersion/kind.
+                "items": k.objects.values().map(|o| {
+                    let mut o = o.clone();
+                    if let Some(m) = o.as_object_mut() { m.remove("apiVersion"); m.remove("kind"); }
+                    o
+                }).collect::<Vec<_>>(),
+            });
+            return Some(
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    list.to_string(),
+                )
+                    .into_response(),
+            );
+        }
+        let (tx, rx) = mpsc::unbounded_channel::<Chunk>();
+        if from < k.compacted_before {
+            // What the API server does when the watch's resourceVersion was compacted away.
+            let gone = json!({"type": "ERROR", "object": {
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": format!("too old resource version: {from} ({})", k.compacted_before),
+                "reason": "Expired", "code": 410}});
+            let _ = tx.send(line(&gone));
+            drop(tx);
+        } else {
+            for (rv, event_type, object) in &k.history {
+                if *rv > from {
+                    let _ = tx.send(line(&json!({ "type": event_type, "object": object })));
+                }
+            }
+            if bookmarks {
+                let bookmark = json!({"type": "BOOKMARK", "object": {
+                    "kind": kind, "apiVersion": api_version,
+                    "metadata": { "resourceVersion": current.to_string() }}});
+                let _ = tx.send(line(&bookmark));
+            }
+            k.watchers.push(tx);
+        }
+        Some(
+            Response::builder()
+                .header("content-type", "application/json")
+                .body(Body::from_stream(UnboundedReceiverStream::new(rx)))
+                .unwrap_or_else(|_| Response::new(Body::empty())),
+        )
+    }
+}
+
+pub fn node(name: &str, os: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {
+            "name": name, "uid": format!("uid-{name}"),
+            "labels": { "kubernetes.io/os": os },
+            "managedFields": [{ "manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+                                "fieldsType": "FieldsV1", "fieldsV1": { "f:metadata": {} } }]
+        },
+        "spec": if os == "windows" {
+            json!({ "taints": [{ "key": "os", "value": "windows", "effect": "NoSchedule" }] })
+        } else { json!({}) },
+        "status": { "nodeInfo": { "operatingSystem": os, "architecture": "amd64",
+            "kernelVersion": if os == "windows" { "10.0.20348.2762" } else { "5.15.0-1079-azure" },
+            "osImage": "x", "containerRuntimeVersion": "containerd://1.7.20", "kubeletVersion": "v1.33.4",
+            "kubeProxyVersion": "", "machineID": "", "systemUUID": "", "bootID": "" },
+            "images": [{ "names": ["mcr.microsoft.com/windows/servercore:ltsc2022"], "sizeBytes": 1 }] }
+    })
+}
+
+pub fn pod(ns: &str, name: &str, node: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": name, "namespace": ns, "uid": format!("uid-{name}"),
+            "managedFields": [{ "manager": "kube-controller-manager", "operation": "Update",
+                                "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {} }] },
+        "spec": { "nodeName": node, "containers": [{ "name": "app", "image": "nginx:1.27" }] },
+        "status": { "phase": "Running" }
+    })
+}
+
+pub fn runtime_class(name: &str) -> Value {
+    json!({ "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": { "name": name }, "handler": "runhcs-wcow-process" })
+}
