@@ -10,7 +10,7 @@ use winplace_rules::model::ClusterContext;
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::ImageClass;
 
-use super::decision::{Decision, Verdict, decide, finding_line};
+use super::decision::{Decision, Verdict, decide, patch_warning};
 use super::evaluation::evaluate;
 
 /// The answer for an object the settings say to repair: `None` when no fix applies (the caller decides on
@@ -38,7 +38,7 @@ pub(super) fn mutate(
     // rejects the patch): it names the problem and what the patch does, not "fixed".
     let mut warnings: Vec<String> = applied
         .iter()
-        .map(|(f, fix)| format!("{}; winplace's patch: {}", finding_line(f), fix.description))
+        .map(|(f, fix)| patch_warning(f, fix))
         .collect();
     warnings.append(&mut decision.warnings);
     let mut out = repaired;
@@ -137,7 +137,7 @@ mod tests {
                     d.warnings.iter().any(|w| w
                         .starts_with("[windows-pod-without-os-selector] spec")
                         && w.contains(
-                            "; winplace's patch: add nodeSelector kubernetes.io/os: windows"
+                            "; winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector kubernetes.io/os: windows"
                         )),
                     "{kind}: {:?}",
                     d.warnings
