@@ -263,6 +263,17 @@ impl Settings {
         line_of: impl Fn(&FieldPath) -> u32,
         platform: Option<crate::platform::Platform>,
     ) -> Result<Settings, SettingsError> {
+        if !value.is_null() && !value.is_object() {
+            // serde would read a list as the struct's fields in order (`[]` as the defaults).
+            return Err(SettingsError {
+                file: file.to_string(),
+                line: line_of(&FieldPath::root()),
+                column: 1,
+                setting: None,
+                message: "invalid settings: the settings are a mapping of setting names to values"
+                    .into(),
+            });
+        }
         let decoded: Result<Settings, _> = if value.is_null() {
             Ok(Settings::default())
         } else {
@@ -451,7 +462,7 @@ mod tests {
     #[test]
     fn text_errors_name_file_line_and_setting() {
         // (text, line, setting, message part)
-        let rows: [(&str, u32, Option<&str>, &str); 6] = [
+        let rows: [(&str, u32, Option<&str>, &str); 7] = [
             (
                 "mutate: true\nsupportedBuilds: [10.0.20348, ltsc2022]\n",
                 2,
@@ -471,6 +482,7 @@ mod tests {
                 "invalid setting mutate",
             ),
             ("mutate: [\n", 1, None, ""),
+            ("- mutate\n", 1, None, "a mapping"),
             (
                 "mutate: true\n---\nmutate: false\n",
                 3,
