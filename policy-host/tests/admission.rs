@@ -354,7 +354,11 @@ fn manifests_are_asked_only_when_the_settings_say_the_registry_is_granted() {
     let rows = [
         (json!({}), 0, true),
         (json!({"registryAware": false}), 0, true),
-        (json!({"registryAware": false, "contextAware": true}), 0, true),
+        (
+            json!({"registryAware": false, "contextAware": true}),
+            0,
+            true,
+        ),
         (json!({"registryAware": true}), 1, false),
     ];
     for (settings, calls, accepted) in rows {

@@ -254,11 +254,7 @@ fn occurs_alone(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len())
         .enumerate()
         .filter(|(_, w)| *w == needle.as_bytes())
-        .any(|(at, _)| {
-            !longer
-                .iter()
-                .any(|l| hay[at..].starts_with(l.as_bytes()))
-        })
+        .any(|(at, _)| !longer.iter().any(|l| hay[at..].starts_with(l.as_bytes())))
 }
 
 /// kwctl 1.35 `annotate` warns when the capabilities it finds in the module's data differ from

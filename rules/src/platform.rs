@@ -116,7 +116,10 @@ mod tests {
             assert_eq!(s.windows_taints, p.windows_taints());
             // Every reader of a `platform` setting gets the same settings.
             let json = format!("{{\"platform\": \"{}\"}}", p.as_str());
-            assert_eq!(Settings::from_json("s.json", json.as_bytes()), Ok(s.clone()));
+            assert_eq!(
+                Settings::from_json("s.json", json.as_bytes()),
+                Ok(s.clone())
+            );
             assert_eq!(
                 Settings::from_json_value("s", &serde_json::json!({"platform": p.as_str()})),
                 Ok(s.clone())

@@ -250,7 +250,10 @@ impl Settings {
     /// let s = Settings::from_json_value("settings", &serde_json::json!({"platform": "aks"})).unwrap();
     /// assert!(s.windows_taints.is_empty()); // AKS taints no Windows node
     /// ```
-    pub fn from_json_value(file: &str, value: &serde_json::Value) -> Result<Settings, SettingsError> {
+    pub fn from_json_value(
+        file: &str,
+        value: &serde_json::Value,
+    ) -> Result<Settings, SettingsError> {
         Self::from_value(file, value, |_| 1, None)
     }
 

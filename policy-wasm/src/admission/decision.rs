@@ -55,15 +55,12 @@ pub fn finding_line(f: &Finding) -> String {
 /// assert!(warning.ends_with("; winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector kubernetes.io/os: windows"));
 /// ```
 pub fn patch_warning(f: &Finding, fix: &Fix) -> String {
-    format!(
-        "{}; {PATCH_PROPOSED}: {}",
-        finding_line(f),
-        fix.description
-    )
+    format!("{}; {PATCH_PROPOSED}: {}", finding_line(f), fix.description)
 }
 
 /// How [`patch_warning`] introduces a fix's description.
-pub const PATCH_PROPOSED: &str = "winplace proposed a patch, not applied unless the policy is mutating";
+pub const PATCH_PROPOSED: &str =
+    "winplace proposed a patch, not applied unless the policy is mutating";
 
 /// Accept or reject on `findings`: new errors reject; old errors and warnings are warnings. `repaired`:
 /// the findings are those left after the fixes, and a rejection says so.

@@ -121,16 +121,21 @@ mod tests {
             ),
         ];
         for (settings, keys) in rows {
-            let bytes = serde_json::to_vec(&json!({"request": request, "settings": settings}))
-                .unwrap();
+            let bytes =
+                serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
             let (_, from_payload) = parse_payload(&bytes).unwrap();
             let alone = parse_settings(settings.to_string().as_bytes()).unwrap();
             assert_eq!(from_payload, alone, "{settings}");
-            let got: Vec<&str> = alone.windows_taints.iter().map(|t| t.key.as_str()).collect();
+            let got: Vec<&str> = alone
+                .windows_taints
+                .iter()
+                .map(|t| t.key.as_str())
+                .collect();
             assert_eq!(got, keys, "{settings}");
         }
-        let bytes = serde_json::to_vec(&json!({"request": request, "settings": {"platform": "k3s"}}))
-            .unwrap();
+        let bytes =
+            serde_json::to_vec(&json!({"request": request, "settings": {"platform": "k3s"}}))
+                .unwrap();
         let err = parse_payload(&bytes).unwrap_err();
         assert!(err.to_string().starts_with("platform: "), "{err}");
     }

@@ -241,7 +241,9 @@ mod tests {
                     "{message}"
                 );
             }
-            assert!(manifest_lookups(&r, None, &settings(json!({"registryAware": true}))).is_empty());
+            assert!(
+                manifest_lookups(&r, None, &settings(json!({"registryAware": true}))).is_empty()
+            );
             assert!(!asks_for_context(
                 &r,
                 &settings(json!({"contextAware": true}))
