@@ -3,6 +3,7 @@
 //! the same contextAwareResources and consistent mutation settings.
 
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use winplace_policy_wasm::admission::{CONTEXT_RESOURCES, EVALUATED_KINDS};
 use winplace_rules::input::{Limits, parse};
@@ -285,12 +286,17 @@ fn host_capabilities_are_declared_as_kwctl_detects_them() {
             }
         }
     }
-    let detected: Vec<String> = KNOWN_CAPABILITIES
+    // kwctl compares sets.
+    let detected: BTreeSet<String> = KNOWN_CAPABILITIES
         .iter()
         .filter(|(ns, op)| occurs_alone(&data, ns) && occurs_alone(&data, op))
         .map(|(ns, op)| format!("{ns}/{op}"))
         .collect();
-    assert_eq!(detected, declared, "what kwctl would detect in policy.wasm");
+    assert_eq!(
+        detected,
+        declared.into_iter().collect(),
+        "what kwctl would detect in policy.wasm"
+    );
 }
 
 /// The built policy.wasm carries metadata.yml as `kwctl annotate` writes it: JSON in the
