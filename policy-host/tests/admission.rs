@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 use winplace_policy_host::{PolicyHost, built_policy, capability, test_cluster, test_data};
-use winplace_policy_wasm::admission::context_from_lists;
+use winplace_policy_wasm::admission::{PATCH_PROPOSED, context_from_lists};
 use winplace_policy_wasm::host_answers::{HostAnswers, prune_items};
 use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
 
@@ -310,10 +310,11 @@ fn manifests_are_looked_up_once_per_image_per_request() {
         single.clone(),
     );
     let h = host(Some(caps));
+    let granted = json!({"registryAware": true});
     for _ in 0..2 {
         h.clear_host_calls();
         let r = h
-            .validate(&request("pod-windows-private-images-repeated"), &json!({}))
+            .validate(&request("pod-windows-private-images-repeated"), &granted)
             .unwrap();
         assert_eq!(r["accepted"], json!(true), "{r}");
         // Both builds known from the manifests: no unknown-build warning left.
@@ -345,9 +346,56 @@ fn manifests_are_looked_up_once_per_image_per_request() {
 }
 
 #[test]
+fn manifests_are_asked_only_when_the_settings_say_the_registry_is_granted() {
+    // A policy cannot tell what it was granted, and policy-server logs an ERROR for every denied call, on
+    // every request (docs/reference/kubewarden-hosting.md §5): without `registryAware` no OCI call is made,
+    // even by a host that would answer, and the image keeps what its name says.
+    let image = "registry.example.com/shop/win-api:2.3";
+    let mut caps = HostAnswers::default();
+    caps.manifests.insert(
+        image.into(),
+        fixture("context/manifest-index-windows-17763.json"),
+    );
+    let h = host(Some(caps));
+    let r = request("pod-windows-private-image");
+    // (settings, OCI calls, accepted): the 2019 image pinned to 2022 is rejected once its manifest is read.
+    let rows = [
+        (json!({}), 0, true),
+        (json!({"registryAware": false}), 0, true),
+        (
+            json!({"registryAware": false, "contextAware": true}),
+            0,
+            true,
+        ),
+        (json!({"registryAware": true}), 1, false),
+    ];
+    for (settings, calls, accepted) in rows {
+        h.clear_host_calls();
+        let answer = h.validate(&r, &settings).unwrap();
+        let oci: Vec<String> = h
+            .capability_calls()
+            .into_iter()
+            .map(|c| c.call)
+            .filter(|c| c.starts_with("kubewarden/oci/"))
+            .collect();
+        assert_eq!(oci.len(), calls, "{settings}: {oci:?}");
+        assert_eq!(answer["accepted"], json!(accepted), "{settings}: {answer}");
+        if calls == 0 {
+            assert!(
+                answer["warnings"]
+                    .to_string()
+                    .contains("windows-image-build-unknown"),
+                "{settings}: {answer}"
+            );
+        }
+    }
+}
+
+#[test]
 fn manifests_decide_builds_and_failed_lookups_only_warn() {
     let image = "registry.example.com/shop/win-api:2.3";
     let r = request("pod-windows-private-image");
+    let granted = json!({"registryAware": true});
     // Built for Windows Server 2019, pinned to 2022: rejected (process isolation needs the same build).
     let mut caps = HostAnswers::default();
     caps.manifests.insert(
@@ -355,7 +403,7 @@ fn manifests_decide_builds_and_failed_lookups_only_warn() {
         fixture("context/manifest-index-windows-17763.json"),
     );
     let h = host(Some(caps));
-    let response = h.validate(&r, &json!({})).unwrap();
+    let response = h.validate(&r, &granted).unwrap();
     assert_eq!(response["accepted"], json!(false), "{response}");
     assert!(
         response["message"]
@@ -365,7 +413,7 @@ fn manifests_decide_builds_and_failed_lookups_only_warn() {
     );
     // The lookup fails (no OCI capability, no registry): accepted with the unknown-build warning.
     let h = host(None);
-    let response = h.validate(&r, &json!({})).unwrap();
+    let response = h.validate(&r, &granted).unwrap();
     assert_eq!(response["accepted"], json!(true), "{response}");
     assert!(
         response["warnings"]
@@ -397,13 +445,17 @@ fn mutation_round_trip_for_every_kind() {
         let mutated = response["mutated_object"].clone();
         assert!(mutated.is_object(), "{kind}: {response}");
         // Each applied fix is named with what the patch does, in words that stay true where the
-        // ClusterAdmissionPolicy is not mutating and policy-server rejects the patch.
+        // ClusterAdmissionPolicy is validate-only and policy-server applies nothing: not applied unless
+        // the policy is mutating.
         let warnings = response["warnings"].to_string();
         assert!(
-            warnings.contains("winplace's patch: "),
+            warnings.contains(&format!("{PATCH_PROPOSED}: ")),
             "{kind}: {response}"
         );
-        assert!(!warnings.contains("fixed"), "{kind}: {response}");
+        assert!(
+            !warnings.contains("fixed") && !warnings.contains("winplace's patch: "),
+            "{kind}: {response}"
+        );
         // The mutated object passes validation as it is.
         r["object"] = mutated;
         let again = h.validate(&r, &json!({"contextAware": true})).unwrap();

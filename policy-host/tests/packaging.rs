@@ -3,6 +3,7 @@
 //! the same contextAwareResources and consistent mutation settings.
 
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use winplace_policy_wasm::admission::{CONTEXT_RESOURCES, EVALUATED_KINDS};
 use winplace_rules::input::{Limits, parse};
@@ -218,13 +219,84 @@ fn cluster_admission_policies_are_consistent_with_the_metadata() {
         } else {
             assert!(spec["contextAwareResources"].is_null(), "{file}");
         }
-        // The settings are valid settings.
-        let settings: winplace_rules::Settings = serde_json::from_value(spec["settings"].clone())
+        // The settings are valid settings, read as the policy reads them.
+        let settings = winplace_rules::Settings::from_json_value(file, &spec["settings"])
             .unwrap_or_else(|e| panic!("{file}: settings: {e}"));
-        settings
-            .validate()
-            .unwrap_or_else(|e| panic!("{file}: settings: {e}"));
+        // A ClusterAdmissionPolicy is granted every host capability (kubewarden-packaging.md, "The grant
+        // side"): the examples let the policy read image manifests.
+        assert!(settings.registry_aware, "{file}: registryAware");
     }
+}
+
+/// The capability paths kwctl 1.35 knows (`CAPABILITY_TREE`, docs/reference/kubewarden-packaging.md,
+/// "hostCapabilities"): `(namespace, operation)`.
+const KNOWN_CAPABILITIES: [(&str, &str); 11] = [
+    ("oci", "v1/verify"),
+    ("oci", "v1/manifest_digest"),
+    ("oci", "v1/oci_manifest"),
+    ("oci", "v1/oci_manifest_config"),
+    ("oci", "v2/verify"),
+    ("net", "v1/dns_lookup_host"),
+    ("crypto", "v1/is_certificate_trusted"),
+    ("kubernetes", "list_resources_by_namespace"),
+    ("kubernetes", "list_resources_all"),
+    ("kubernetes", "get_resource"),
+    ("kubernetes", "can_i"),
+];
+
+/// Whether `needle` occurs in `hay` on its own: not as the start of a longer known operation
+/// (`v1/oci_manifest` inside `v1/oci_manifest_config`), as kwctl's scanner counts it.
+fn occurs_alone(hay: &[u8], needle: &str) -> bool {
+    let longer: Vec<&str> = KNOWN_CAPABILITIES
+        .iter()
+        .map(|(_, op)| *op)
+        .filter(|op| op.len() > needle.len() && op.starts_with(needle))
+        .collect();
+    hay.windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle.as_bytes())
+        .any(|(at, _)| !longer.iter().any(|l| hay[at..].starts_with(l.as_bytes())))
+}
+
+/// kwctl 1.35 `annotate` warns when the capabilities it finds in the module's data differ from
+/// metadata.yml's `hostCapabilities`: the declared list is what the module's strings show, and every
+/// host call the policy makes (`policy-wasm/src/lib.rs`) is declared.
+#[test]
+fn host_capabilities_are_declared_as_kwctl_detects_them() {
+    let declared: Vec<String> = metadata()["hostCapabilities"]
+        .as_array()
+        .expect("metadata.yml declares hostCapabilities")
+        .iter()
+        .filter_map(|c| c.as_str().map(String::from))
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            "kubernetes/list_resources_all",
+            "oci/v1/oci_manifest",
+            "oci/v1/oci_manifest_config"
+        ]
+    );
+    let module = winplace_policy_host::built_policy().expect("policy.wasm");
+    let mut data = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(&module) {
+        if let Ok(wasmparser::Payload::DataSection(reader)) = payload {
+            for segment in reader.into_iter().flatten() {
+                data.extend_from_slice(segment.data);
+            }
+        }
+    }
+    // kwctl compares sets.
+    let detected: BTreeSet<String> = KNOWN_CAPABILITIES
+        .iter()
+        .filter(|(ns, op)| occurs_alone(&data, ns) && occurs_alone(&data, op))
+        .map(|(ns, op)| format!("{ns}/{op}"))
+        .collect();
+    assert_eq!(
+        detected,
+        declared.into_iter().collect(),
+        "what kwctl would detect in policy.wasm"
+    );
 }
 
 /// The built policy.wasm carries metadata.yml as `kwctl annotate` writes it: JSON in the

@@ -17,12 +17,14 @@
 //!   [`winplace_rules::fix::repair_value`], the one `winplace check --fix` runs on text) and the
 //!   repaired object is returned; what no fix repairs still rejects. A Pod is never mutated on `UPDATE`
 //!   (its spec is immutable), and an `UPDATE` is only mutated when it brings a new finding with a fix.
-//!   Each applied fix is a warning naming the finding and what the patch does (`…; winplace's patch: add
-//!   nodeSelector …`): true also under a non-mutating ClusterAdmissionPolicy, where policy-server rejects
-//!   the patch.
+//!   Each applied fix is a warning naming the finding and what the patch does ([`patch_warning`]: `…;
+//!   winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector …`): true also
+//!   under a validate-only ClusterAdmissionPolicy, where policy-server applies no patch and rejects the
+//!   request.
 //! * The cluster context is only asked for when settings `contextAware` is set ([`asks_for_context`]).
 //! * Image manifests ([`manifest_lookups`], [`class_from_manifest`]) refine images whose Windows build the
-//!   name does not tell; an image whose manifest could not be read keeps its name-based classification
+//!   name does not tell, and are only asked for when settings `registryAware` is set
+//!   ([`asks_for_manifests`]); an image whose manifest could not be read keeps its name-based classification
 //!   (`windows-image-build-unknown`, a warning), so a failed lookup never rejects.
 //!
 //! One file per job under `admission/`: `payload.rs` decodes what the host sends, `scope.rs` says which
@@ -58,7 +60,7 @@ mod review;
 mod scope;
 
 pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
-pub use decision::{Decision, Verdict, finding_line};
+pub use decision::{Decision, PATCH_PROPOSED, Verdict, finding_line, patch_warning};
 pub use error::InputError;
 pub use manifests::{MAX_MANIFEST_LOOKUPS, class_from_manifest, manifest_lookups};
 pub use payload::{
@@ -66,5 +68,6 @@ pub use payload::{
 };
 pub use review::review;
 pub use scope::{
-    EVALUATED_KINDS, asks_for_context, is_evaluated, is_exempt, malformed, reads_context,
+    EVALUATED_KINDS, asks_for_context, asks_for_manifests, is_evaluated, is_exempt, malformed,
+    reads_context,
 };

@@ -19,7 +19,10 @@
 //!   request whose policy asks for resources it was not granted, so the policy does not ask on a hunch.
 //!   Should the host refuse all the same (`kwctl run` without `--allow-context-aware`), the settings stand
 //!   in for the cluster (no context), as without the setting.
-//! * OCI manifests: always tried; a host that does not answer leaves the image as its name classifies it.
+//! * OCI manifests: only when settings `registryAware: true` say the policy is granted
+//!   `oci/v1/oci_manifest` and `oci/v1/oci_manifest_config` (a namespaced AdmissionPolicy may not be:
+//!   policy-server logs an error for every denied call); a host that does not answer all the same leaves
+//!   the image as its name classifies it.
 //!
 //! The calls:
 //! * Kubernetes (`kubewarden/kubernetes/list_resources_all`, the SDK's `list_all_resources` call and

@@ -3,8 +3,7 @@
 //!
 //! ```
 //! use winplace_rules::{Settings, platform::Platform};
-//! let mut s = Settings::default();
-//! s.apply_platform(Platform::Eks);
+//! let s = Settings::for_platform(Platform::Eks);
 //! assert!(s.windows_taints.is_empty()); // EKS taints no Windows node
 //! assert_eq!(s.supported_builds, ["10.0.17763", "10.0.20348", "10.0.26100"]);
 //! ```
@@ -128,17 +127,27 @@ mod tests {
         let s = Settings::from_text("s.yaml", "platform: openshift\nbuildPinning: range\n")
             .expect("valid");
         assert_eq!(s.build_pinning, BuildPinning::Range);
-        let mut s = Settings::default();
-        s.apply_platform(Platform::Openshift);
+        let s = Settings::for_platform(Platform::Openshift);
         assert_eq!(s.build_pinning, BuildPinning::Exact);
         let err = Settings::from_text("s.yaml", "mutate: false\nplatform: k3s\n").expect_err("bad");
         assert_eq!((err.line, err.setting.as_deref()), (2, Some("platform")));
         assert_eq!(Settings::default().platform, Platform::Generic);
         for p in Platform::ALL {
             assert_eq!(p.as_str().parse::<Platform>(), Ok(p));
-            let mut s = Settings::default();
-            s.apply_platform(p);
+            let s = Settings::for_platform(p);
             assert!(s.validate().is_ok());
+            assert_eq!(s.windows_taints, p.windows_taints());
+            // Every reader of a `platform` setting gets the same settings.
+            let json = format!("{{\"platform\": \"{}\"}}", p.as_str());
+            assert_eq!(
+                Settings::from_json("s.json", json.as_bytes()),
+                Ok(s.clone())
+            );
+            assert_eq!(
+                Settings::from_json_value("s", &serde_json::json!({"platform": p.as_str()})),
+                Ok(s.clone())
+            );
+            assert_eq!(Settings::from_text_on("s.yaml", "", Some(p)), Ok(s));
         }
     }
 }

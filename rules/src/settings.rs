@@ -1,7 +1,10 @@
 //! Settings shared by the policy, the CLI, the server and the playground: one schema and one reader.
-//! [`Settings::from_text`] reads YAML or JSON text (CLI, server, playground); [`Settings::from_json`] is the
-//! same decoding and validation for the JSON an admission host hands over, without linking the YAML
-//! parser into `policy.wasm`.
+//! [`Settings::from_text`] reads YAML or JSON text (CLI, server, playground; [`Settings::from_text_on`]
+//! with `--platform` over it); [`Settings::from_json`] and [`Settings::from_json_value`] are the same
+//! decoding and validation for the JSON an admission host hands over, without linking the YAML parser
+//! into `policy.wasm`. All of them end in one function that decodes, fills the platform's presets
+//! (`windowsTaints`, `supportedBuilds` where not given) and validates, so that a setting means the same
+//! to every reader.
 
 use crate::finding::Severity;
 use crate::input::{Limits, ParseError, parse};
@@ -38,6 +41,13 @@ pub struct Settings {
     /// every request whose policy asks for resources it was not granted. Off (the default), the settings
     /// stand in for the cluster and the policy makes no such host call.
     pub context_aware: bool,
+    /// Admission: ask the host for image manifests (`oci/v1/oci_manifest`, `oci/v1/oci_manifest_config`)
+    /// of images whose Windows build their name does not tell. Only set it where the policy is granted
+    /// those capabilities (a ClusterAdmissionPolicy always is; a namespaced AdmissionPolicy has what its
+    /// PolicyServer's `namespacedPoliciesCapabilities` lists): a policy cannot tell what it was granted,
+    /// and a policy-server logs an error for every denied call. Off (the default), the policy makes no
+    /// such host call and such images keep what their names say (`windows-image-build-unknown`).
+    pub registry_aware: bool,
     /// Namespaces whose workloads are not checked.
     pub exempt_namespaces: Vec<String>,
     /// Rule ids that are not evaluated.
@@ -105,6 +115,7 @@ impl Default for Settings {
             runtime_classes: BTreeMap::new(),
             mutate: false,
             context_aware: false,
+            registry_aware: false,
             exempt_namespaces: Vec::new(),
             disabled_rules: Vec::new(),
             severity: BTreeMap::new(),
@@ -183,6 +194,25 @@ impl Settings {
     /// assert_eq!((err.line, err.setting.as_deref()), (2, Some("supportedBuilds[0]")));
     /// ```
     pub fn from_text(file: &str, text: &str) -> Result<Settings, SettingsError> {
+        Self::from_text_on(file, text, None)
+    }
+
+    /// [`Settings::from_text`] with `platform` (when given) in place of the text's own `platform`
+    /// setting: what `--platform` does on the command line. The platform's presets fill only what the
+    /// text does not give, exactly as a `platform:` line in the text would.
+    ///
+    /// ```
+    /// use winplace_rules::{Settings, platform::Platform};
+    /// let s = Settings::from_text_on("s.yaml", "platform: gke\n", Some(Platform::Eks)).unwrap();
+    /// assert_eq!((s.platform, s.windows_taints.len()), (Platform::Eks, 0));
+    /// let s = Settings::from_text_on("s.yaml", "windowsTaints: []\n", Some(Platform::Gke)).unwrap();
+    /// assert!(s.windows_taints.is_empty()); // given: the preset does not replace it
+    /// ```
+    pub fn from_text_on(
+        file: &str,
+        text: &str,
+        platform: Option<crate::platform::Platform>,
+    ) -> Result<Settings, SettingsError> {
         let parsed = parse(file, text, &Limits::default());
         if let Some(e) = parsed.errors.into_iter().next() {
             return Err(SettingsError {
@@ -195,7 +225,7 @@ impl Settings {
         }
         let mut documents = parsed.documents.into_iter();
         let Some(doc) = documents.next() else {
-            return Ok(Settings::default());
+            return Self::from_value(file, &serde_json::Value::Null, |_| 1, platform);
         };
         if let Some(second) = documents.next() {
             return Err(SettingsError {
@@ -206,9 +236,28 @@ impl Settings {
                 message: "settings are one document; remove the `---`".into(),
             });
         }
-        Self::from_value(file, &doc.value, |setting| {
-            doc.lines.line_of(setting).unwrap_or(doc.line)
-        })
+        Self::from_value(
+            file,
+            &doc.value,
+            |setting| doc.lines.line_of(setting).unwrap_or(doc.line),
+            platform,
+        )
+    }
+
+    /// The defaults of `platform`: its Windows taints and supported builds (settings `platform: eks`).
+    ///
+    /// ```
+    /// use winplace_rules::{Settings, platform::Platform};
+    /// assert!(Settings::for_platform(Platform::Eks).windows_taints.is_empty());
+    /// assert_eq!(Settings::for_platform(Platform::Generic), Settings::default());
+    /// ```
+    pub fn for_platform(platform: crate::platform::Platform) -> Settings {
+        let mut settings = Settings {
+            platform,
+            ..Settings::default()
+        };
+        settings.fill_presets(&serde_json::Value::Null);
+        settings
     }
 
     /// Reads settings given as JSON (empty or `null` is the defaults), as an admission host hands them
@@ -232,20 +281,51 @@ impl Settings {
             setting: None,
             message: e.to_string(),
         })?;
-        Self::from_value(file, &value, |_| 1)
+        Self::from_json_value(file, &value)
+    }
+
+    /// Reads settings that arrived as a JSON value inside a larger payload (Kubewarden's `validate`
+    /// payload carries them beside the request): the same decoding, presets and validation as
+    /// [`Settings::from_json`].
+    ///
+    /// ```
+    /// use winplace_rules::Settings;
+    /// let s = Settings::from_json_value("settings", &serde_json::json!({"platform": "aks"})).unwrap();
+    /// assert!(s.windows_taints.is_empty()); // AKS taints no Windows node
+    /// ```
+    pub fn from_json_value(
+        file: &str,
+        value: &serde_json::Value,
+    ) -> Result<Settings, SettingsError> {
+        Self::from_value(file, value, |_| 1, None)
     }
 
     /// Decodes and validates a settings object (`null` is the defaults); `line_of` places a setting in
-    /// the text the value came from. The one path both readers share.
+    /// the text the value came from; `platform`, when given, replaces the object's `platform` setting.
+    /// The one path every reader shares.
     fn from_value(
         file: &str,
         value: &serde_json::Value,
         line_of: impl Fn(&FieldPath) -> u32,
+        platform: Option<crate::platform::Platform>,
     ) -> Result<Settings, SettingsError> {
-        if value.is_null() {
-            return Ok(Settings::default());
+        if !value.is_null() && !value.is_object() {
+            // serde would read a list as the struct's fields in order (`[]` as the defaults).
+            return Err(SettingsError {
+                file: file.to_string(),
+                line: line_of(&FieldPath::root()),
+                column: 1,
+                setting: None,
+                message: "invalid settings: the settings are a mapping of setting names to values"
+                    .into(),
+            });
         }
-        let settings: Settings = crate::model::decode(value, &FieldPath::root()).map_err(|e| {
+        let decoded: Result<Settings, _> = if value.is_null() {
+            Ok(Settings::default())
+        } else {
+            crate::model::decode(value, &FieldPath::root())
+        };
+        let mut settings = decoded.map_err(|e| {
             let root = e.path.segments().is_empty();
             SettingsError {
                 file: file.to_string(),
@@ -259,18 +339,10 @@ impl Settings {
                 },
             }
         })?;
-        let mut settings = settings;
-        let given = |key: &str| value.get(key).is_some_and(|v| !v.is_null());
-        let platform = settings.platform;
-        if !given("windowsTaints") {
-            settings.windows_taints = platform.windows_taints();
+        if let Some(platform) = platform {
+            settings.platform = platform;
         }
-        if !given("supportedBuilds") {
-            settings.supported_builds = platform.supported_builds();
-        }
-        if !given("buildPinning") {
-            settings.build_pinning = platform.build_pinning();
-        }
+        settings.fill_presets(value);
         settings.validate().map_err(|e| SettingsError {
             file: file.to_string(),
             line: line_of(&FieldPath::parse(&e.setting)),
@@ -343,20 +415,19 @@ impl Settings {
         self.lifecycle.validate()
     }
 
-    /// Sets `platform` and takes its Windows taints, supported builds and build pinning where these are
-    /// still the defaults (what `--platform` does on the command line; explicit settings win).
-    pub fn apply_platform(&mut self, platform: crate::platform::Platform) {
-        let generic = crate::platform::Platform::Generic;
-        if self.windows_taints == generic.windows_taints() {
-            self.windows_taints = platform.windows_taints();
+    /// Fills `windowsTaints` and `supportedBuilds` from `platform` where the settings object `given`
+    /// (as written) does not set them: a setting written out wins, even when it equals a default.
+    fn fill_presets(&mut self, given: &serde_json::Value) {
+        let written = |key: &str| given.get(key).is_some_and(|v| !v.is_null());
+        if !written("windowsTaints") {
+            self.windows_taints = self.platform.windows_taints();
         }
-        if self.supported_builds == generic.supported_builds() {
-            self.supported_builds = platform.supported_builds();
+        if !written("supportedBuilds") {
+            self.supported_builds = self.platform.supported_builds();
         }
-        if self.build_pinning == generic.build_pinning() {
-            self.build_pinning = platform.build_pinning();
+        if !written("buildPinning") {
+            self.build_pinning = self.platform.build_pinning();
         }
-        self.platform = platform;
     }
 
     /// Whether objects of `namespace` are exempt (`exemptNamespaces`); cluster-scoped objects never are.
@@ -466,6 +537,7 @@ mod tests {
                 "invalid setting mutate",
             ),
             ("mutate: [\n", 1, None, ""),
+            ("- mutate\n", 1, None, "a mapping"),
             (
                 "mutate: true\n---\nmutate: false\n",
                 3,

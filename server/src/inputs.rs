@@ -34,14 +34,12 @@ impl SettingsArgs {
     /// assert!(args.load().unwrap().windows_taints.is_empty());
     /// ```
     pub fn load(&self) -> Result<Settings, ParseError> {
-        let mut settings = match &self.settings {
-            Some(path) => load_settings(path)?,
-            None => Settings::default(),
-        };
-        if let Some(platform) = self.platform {
-            settings.apply_platform(platform);
+        match &self.settings {
+            Some(path) => load_settings_on(path, self.platform),
+            None => Ok(self
+                .platform
+                .map_or_else(Settings::default, Settings::for_platform)),
         }
-        Ok(settings)
     }
 }
 
@@ -57,9 +55,15 @@ pub fn file_error(file: &str, message: String) -> ParseError {
 
 /// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
 pub fn load_settings(path: &Path) -> Result<Settings, ParseError> {
+    load_settings_on(path, None)
+}
+
+/// [`load_settings`] with `--platform` in place of the file's `platform` setting (the rules crate's
+/// [`Settings::from_text_on`]: the presets fill what the file does not give, as the policy does).
+fn load_settings_on(path: &Path, platform: Option<Platform>) -> Result<Settings, ParseError> {
     let name = path.display().to_string();
     let text = read_text(path).map_err(|e| file_error(&name, format!("the settings file: {e}")))?;
-    Ok(Settings::from_text(&name, &text)?)
+    Ok(Settings::from_text_on(&name, &text, platform)?)
 }
 
 /// Reads the `--cluster` files (Nodes, RuntimeClasses, infrastructure files) into one context; also

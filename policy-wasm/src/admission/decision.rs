@@ -2,7 +2,7 @@
 //! one line of them.
 
 use serde_json::Value;
-use winplace_rules::finding::{Finding, Severity};
+use winplace_rules::finding::{Finding, Fix, Severity};
 
 /// What to answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,29 @@ impl Decision {
 pub fn finding_line(f: &Finding) -> String {
     format!("[{}] {}: {}", f.rule, f.path, f.message)
 }
+
+/// What a mutation says of each fix it put in its patch: the finding, and what the patch does, worded so
+/// that it stays true where the patch is not applied. The policy cannot tell whether its
+/// ClusterAdmissionPolicy is `mutating`; under a validate-only one policy-server applies no patch and
+/// rejects the request (docs/reference/kubewarden-hosting.md §4), so the warning says so instead of
+/// reading as a change made.
+///
+/// ```
+/// use winplace_policy_wasm::admission::patch_warning;
+/// use winplace_rules::finding::{Finding, Fix, ObjectRef, Severity};
+/// let web = ObjectRef::new("v1", "Pod", Some("shop"), "web");
+/// let finding = Finding::new("windows-pod-without-os-selector", Severity::Error, web);
+/// let fix = Fix { description: "add nodeSelector kubernetes.io/os: windows".into(), patch: vec![] };
+/// let warning = patch_warning(&finding, &fix);
+/// assert!(warning.ends_with("; winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector kubernetes.io/os: windows"));
+/// ```
+pub fn patch_warning(f: &Finding, fix: &Fix) -> String {
+    format!("{}; {PATCH_PROPOSED}: {}", finding_line(f), fix.description)
+}
+
+/// How [`patch_warning`] introduces a fix's description.
+pub const PATCH_PROPOSED: &str =
+    "winplace proposed a patch, not applied unless the policy is mutating";
 
 /// Accept or reject on `findings`: new errors reject; old errors and warnings are warnings. `repaired`:
 /// the findings are those left after the fixes, and a rejection says so.

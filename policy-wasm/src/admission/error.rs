@@ -1,7 +1,7 @@
 //! What the policy could not read: the `validate` payload, the settings, or the host's lists of the cluster.
 
 use winplace_rules::model::cluster_objects::FieldError;
-use winplace_rules::settings::{InvalidSetting, SettingsError};
+use winplace_rules::settings::SettingsError;
 
 /// What the policy could not read: the `validate` payload, the settings, or the host's lists of the cluster.
 /// The messages are what the host is told (`validate`'s call error, `validate_settings`'s message).
@@ -10,14 +10,11 @@ pub enum InputError {
     /// The `validate` payload is not a [`ValidationPayload`](super::ValidationPayload).
     #[error("validate payload: {0}")]
     Payload(serde_json::Error),
-    /// A setting of the `validate` payload has a value that cannot be used (`supportedBuilds[1]: ...`).
-    #[error(transparent)]
-    InvalidSetting(#[from] InvalidSetting),
     /// The `validate_settings` payload is not UTF-8.
     #[error("settings: {0}")]
     SettingsEncoding(std::str::Utf8Error),
-    /// The settings do not parse, or a setting is wrong: `supportedBuilds[1]: ...` when one is at fault,
-    /// `settings: ...` otherwise.
+    /// The settings (of `validate_settings`, or of the `validate` payload) do not decode, or a setting is
+    /// wrong: `supportedBuilds[1]: ...` when one is at fault, `settings: ...` otherwise.
     #[error("{}", settings_message(.0))]
     Settings(SettingsError),
     /// The host's list of `kind` has no `items` array (it answered something else, an error object say).

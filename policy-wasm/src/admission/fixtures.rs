@@ -32,9 +32,9 @@ pub fn cluster() -> ClusterContext {
     .unwrap()
 }
 
-/// Settings from their JSON.
+/// Settings from their JSON, read as the policy reads them.
 pub fn settings(json: Value) -> Settings {
-    serde_json::from_value(json).unwrap()
+    Settings::from_json_value("settings", &json).unwrap()
 }
 
 /// No image manifest read.

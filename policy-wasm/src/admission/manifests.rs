@@ -9,20 +9,22 @@ use winplace_rules::settings::Settings;
 use winplace_rules::windows::builds::{WindowsVersion, build_display};
 use winplace_rules::windows::{ImageClass, ImageOs, ImageSource, classify_image, os_features};
 
-use super::{AdmissionRequest, is_exempt, malformed, reads_context};
+use super::{AdmissionRequest, asks_for_manifests, is_exempt, malformed, reads_context};
 
 /// Most distinct images whose manifests one request looks up (each lookup is a registry round trip).
 pub const MAX_MANIFEST_LOOKUPS: usize = 8;
 
 /// The images of a workload whose Windows build their name does not tell and a manifest could: Windows
 /// images of unknown build, and unrecognized images of a Windows pod (HostProcess pods are not matched
-/// on builds, so none there). Distinct, in container order, at most [`MAX_MANIFEST_LOOKUPS`].
+/// on builds, so none there). Distinct, in container order, at most [`MAX_MANIFEST_LOOKUPS`]. None at all
+/// unless the settings say the registry capabilities are granted ([`asks_for_manifests`]).
 pub fn manifest_lookups(
     request: &AdmissionRequest,
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> Vec<String> {
-    if !reads_context(request)
+    if !asks_for_manifests(settings)
+        || !reads_context(request)
         || is_exempt(request, settings)
         || malformed(request).is_some()
         || !names_leave_a_build_open(&request.object, settings)
@@ -302,21 +304,23 @@ mod tests {
             ("node", request("node-windows"), &[]),
             ("hostprocess", hostprocess, &[]),
         ];
+        let granted = settings(json!({"registryAware": true}));
         for (what, r, want) in rows {
-            assert_eq!(
-                manifest_lookups(&r, None, &Settings::default()),
-                want,
+            assert_eq!(manifest_lookups(&r, None, &granted), want, "{what}");
+            // Not granted (the default): nothing is asked, whatever the images.
+            assert!(
+                manifest_lookups(&r, None, &Settings::default()).is_empty(),
                 "{what}"
             );
         }
-        let exempt = settings(json!({"exemptNamespaces": ["default"]}));
+        let exempt = settings(json!({"exemptNamespaces": ["default"], "registryAware": true}));
         assert!(manifest_lookups(&request("pod-windows-private-image"), None, &exempt).is_empty());
         let mut many = request("pod-windows-private-image");
         many.object["spec"]["containers"] = (0..20)
             .map(|i| json!({"name": format!("c{i}"), "image": format!("registry.example.com/app{i}:1")}))
             .collect();
         assert_eq!(
-            manifest_lookups(&many, None, &Settings::default()).len(),
+            manifest_lookups(&many, None, &granted).len(),
             MAX_MANIFEST_LOOKUPS
         );
     }

@@ -7,7 +7,7 @@ use winplace_rules::Checker;
 use winplace_rules::finding::Finding;
 use winplace_rules::fix::repair_value;
 
-use super::decision::{Decision, Verdict, decide, finding_line};
+use super::decision::{Decision, Verdict, decide, patch_warning};
 
 /// The answer for an object the settings say to repair: `None` when no fix applies (the caller decides on
 /// the findings as they are); else the mutated object with a warning per applied fix, or the rejection
@@ -34,14 +34,7 @@ pub(super) fn mutate(
     let mut warnings: Vec<String> = repaired
         .applied
         .iter()
-        .filter_map(|f| {
-            let fix = f.fix.as_ref()?;
-            Some(format!(
-                "{}; winplace's patch: {}",
-                finding_line(f),
-                fix.description
-            ))
-        })
+        .filter_map(|f| Some(patch_warning(f, f.fix.as_ref()?)))
         .collect();
     warnings.append(&mut decision.warnings);
     let mut out = repaired.value;
@@ -104,7 +97,7 @@ mod tests {
                     d.warnings.iter().any(|w| w
                         .starts_with("[windows-pod-without-os-selector] spec")
                         && w.contains(
-                            "; winplace's patch: add nodeSelector kubernetes.io/os: windows"
+                            "; winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector kubernetes.io/os: windows"
                         )),
                     "{kind}: {:?}",
                     d.warnings

@@ -46,16 +46,19 @@ pub struct AdmissionRequest {
 pub struct ValidationPayload {
     /// The AdmissionRequest.
     pub request: AdmissionRequest,
-    /// The settings (`null` or absent: the defaults).
+    /// The settings as sent (`null` or absent: the defaults), read by [`Settings::from_json_value`]:
+    /// the one reader every host shares, which fills the `platform`'s presets where the settings do not
+    /// give them (decoding them with serde alone once ignored `platform`).
     #[serde(default)]
-    pub settings: Option<Settings>,
+    pub settings: Value,
 }
 
-/// Reads the `validate` payload; settings are validated too, and the error names the setting.
+/// Reads the `validate` payload; settings are read as `validate_settings` reads them, and the error
+/// names the setting.
 pub fn parse_payload(bytes: &[u8]) -> Result<(AdmissionRequest, Settings), InputError> {
     let payload: ValidationPayload = serde_json::from_slice(bytes).map_err(InputError::Payload)?;
-    let settings = payload.settings.unwrap_or_default();
-    settings.validate()?;
+    let settings =
+        Settings::from_json_value("settings", &payload.settings).map_err(InputError::Settings)?;
     Ok((payload.request, settings))
 }
 
@@ -102,6 +105,42 @@ mod tests {
     }
 
     #[test]
+    fn the_platform_setting_fills_its_presets_in_both_payloads() {
+        // `validate` and `validate_settings` read the same settings: EKS and AKS taint no Windows node,
+        // GKE and OpenShift taint them their own way; settings written out win over the preset.
+        let request = fixture("pod-windows-pinned.json")["request"].clone();
+        let rows = [
+            (json!({"platform": "eks"}), vec![]),
+            (json!({"platform": "aks"}), vec![]),
+            (json!({"platform": "gke"}), vec!["node.kubernetes.io/os"]),
+            (json!({"platform": "openshift"}), vec!["os"]),
+            (json!({}), vec!["os"]),
+            (
+                json!({"platform": "eks", "windowsTaints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]}),
+                vec!["os"],
+            ),
+        ];
+        for (settings, keys) in rows {
+            let bytes =
+                serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
+            let (_, from_payload) = parse_payload(&bytes).unwrap();
+            let alone = parse_settings(settings.to_string().as_bytes()).unwrap();
+            assert_eq!(from_payload, alone, "{settings}");
+            let got: Vec<&str> = alone
+                .windows_taints
+                .iter()
+                .map(|t| t.key.as_str())
+                .collect();
+            assert_eq!(got, keys, "{settings}");
+        }
+        let bytes =
+            serde_json::to_vec(&json!({"request": request, "settings": {"platform": "k3s"}}))
+                .unwrap();
+        let err = parse_payload(&bytes).unwrap_err();
+        assert!(err.to_string().starts_with("platform: "), "{err}");
+    }
+
+    #[test]
     fn payloads_parse_with_or_without_settings() {
         let request = fixture("pod-windows-pinned.json")["request"].clone();
         let rows = [
@@ -116,6 +155,7 @@ mod tests {
                 false,
             ),
             (json!({"settings": {}}), false),
+            (json!({"request": request, "settings": []}), false),
         ];
         let err = parse_payload(b"{").unwrap_err();
         assert!(err.to_string().starts_with("validate payload: "), "{err}");

@@ -118,6 +118,14 @@ pub fn asks_for_context(request: &AdmissionRequest, settings: &Settings) -> bool
         && !is_exempt(request, settings)
 }
 
+/// Whether the caller may ask the host for image manifests (`oci/v1/oci_manifest`,
+/// `oci/v1/oci_manifest_config`): only when the settings say the policy was granted them
+/// (`registryAware: true`). A policy cannot tell what it was granted, and policy-server logs an error for
+/// every call it denies, on every request (docs/reference/kubewarden-hosting.md §5).
+pub fn asks_for_manifests(settings: &Settings) -> bool {
+    settings.registry_aware
+}
+
 /// The namespace the object lives in: the object's, else the request's.
 pub(super) fn namespace_of(request: &AdmissionRequest) -> String {
     object_namespace(&request.object)
@@ -233,7 +241,9 @@ mod tests {
                     "{message}"
                 );
             }
-            assert!(manifest_lookups(&r, None, &Settings::default()).is_empty());
+            assert!(
+                manifest_lookups(&r, None, &settings(json!({"registryAware": true}))).is_empty()
+            );
             assert!(!asks_for_context(
                 &r,
                 &settings(json!({"contextAware": true}))

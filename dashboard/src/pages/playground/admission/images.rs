@@ -87,7 +87,7 @@ pub fn ImageResolution(
             {move || match resolved.get() {
                 None => "Image manifests: asking the server…".to_string(),
                 Some(Err(e)) => format!("Image manifests: none ({e}); the policy keeps what image names say."),
-                Some(Ok(m)) => format!("Image manifests: {} image(s) resolved by the server, answered to the OCI capability.", m.len()),
+                Some(Ok(m)) => format!("Image manifests: {} image(s) resolved by the server, answered to the OCI capability (the policy asks for them only with registryAware: true in its settings).", m.len()),
             }}
         </p>
     }
