@@ -36,11 +36,14 @@ pub fn ExplainPanel(
                     Some(matches) if matches.is_empty() => view! {
                         <p class="no-match" data-matches="0">"No Windows placement cause: nothing here is about an OS or Windows-build mismatch, an image without the node's platform, an untolerated taint, a selector no node matches, a field the API server forbids on Windows pods, or RuntimeClass admission."</p>
                     }.into_any(),
-                    Some(matches) => view! {
-                        <ul class="explained-list" data-matches=matches.len().to_string()>
-                            {matches.into_iter().map(|m| view! { <Explained m/> }).collect_view()}
-                        </ul>
-                    }.into_any(),
+                    Some(matches) => {
+                        let count = matches.len().to_string();
+                        view! {
+                            <ul class="explained-list" data-matches=count>
+                                {matches.into_iter().map(|m| view! { <Explained m/> }).collect_view()}
+                            </ul>
+                        }.into_any()
+                    }
                 }}
             </div>
         </section>
