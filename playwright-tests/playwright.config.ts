@@ -16,7 +16,8 @@ export default defineConfig({
   reporter: [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
-    screenshot: 'on',
+    // A picture where a test fails; the specs attach their own where one documents a view (helpers.shot).
+    screenshot: 'only-on-failure',
     launchOptions: {
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

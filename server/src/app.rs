@@ -27,8 +27,46 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest request body accepted (the API only has GET endpoints).
 pub const BODY_LIMIT: usize = 64 * 1024;
 
+/// The headers every answer carries, whoever produced it (a handler, an error layer, the `Host` check,
+/// the router's 404 and 405, the probe listener, a connection refused past the limit):
+/// the Content-Security-Policy, no MIME sniffing, no framing, no referrer, its own browsing context
+/// group, and `Cross-Origin-Resource-Policy: same-origin` so that no other site's page can load an
+/// answer (the API's JSON included) as a resource.
+pub static SECURITY_HEADERS: [(HeaderName, &str); 6] = [
+    (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::X_FRAME_OPTIONS, "DENY"),
+    (header::REFERRER_POLICY, "no-referrer"),
+    (
+        HeaderName::from_static("cross-origin-opener-policy"),
+        "same-origin",
+    ),
+    (
+        HeaderName::from_static("cross-origin-resource-policy"),
+        "same-origin",
+    ),
+];
+
+/// `router` with [`SECURITY_HEADERS`] on every answer (a header a handler set is kept).
+pub fn with_security_headers<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
+    SECURITY_HEADERS
+        .iter()
+        .fold(router, |router, (name, value)| {
+            router.layer(SetResponseHeaderLayer::if_not_present(
+                name.clone(),
+                HeaderValue::from_static(value),
+            ))
+        })
+}
+
 /// The whole router.
 pub fn router(state: AppState) -> Router {
+    with_security_headers(routes(state))
+}
+
+/// The routes and their layers, without the security headers (added outermost by [`router`] and
+/// [`router_for`], so that the `Host` check's answers carry them too).
+fn routes(state: AppState) -> Router {
     let timed = Router::new()
         .merge(crate::routes::health::router())
         .merge(crate::routes::api::router())
@@ -38,9 +76,6 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ));
-    let header = |name: HeaderName, value: &'static str| {
-        SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value))
-    };
     Router::new()
         .merge(crate::routes::events::router())
         .merge(timed)
@@ -56,17 +91,6 @@ pub fn router(state: AppState) -> Router {
                 },
             )),
         )
-        .layer(header(
-            header::CONTENT_SECURITY_POLICY,
-            CONTENT_SECURITY_POLICY,
-        ))
-        .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .layer(header(header::X_FRAME_OPTIONS, "DENY"))
-        .layer(header(header::REFERRER_POLICY, "no-referrer"))
-        .layer(header(
-            HeaderName::from_static("cross-origin-opener-policy"),
-            "same-origin",
-        ))
         .layer(TraceLayer::new_for_http().on_failure(log_failure))
         .with_state(state)
 }
@@ -83,13 +107,13 @@ fn log_failure(class: ServerErrorsFailureClass, latency: Duration, _span: &traci
     }
 }
 
-/// The router a server listening with `allowed` host names answers with: [`router`] behind the
-/// `Host` check.
+/// The router a server listening with `allowed` host names answers with: the routes behind the
+/// `Host` check, every answer with [`SECURITY_HEADERS`].
 pub fn router_for(state: AppState, allowed: crate::hosts::AllowedHosts) -> Router {
-    router(state).layer(axum::middleware::from_fn_with_state(
+    with_security_headers(routes(state).layer(axum::middleware::from_fn_with_state(
         allowed,
         crate::hosts::check_host,
-    ))
+    )))
 }
 
 /// Where [`serve`] listens.
@@ -101,12 +125,17 @@ pub struct Listen {
     pub probes: Option<SocketAddr>,
     /// Host names answered besides the defaults ([`crate::hosts::AllowedHosts::for_listen`]).
     pub allowed_hosts: Vec<String>,
+    /// Connections served at once ([`crate::conn::DEFAULT_MAX_CONNECTIONS`]).
+    pub max_connections: usize,
 }
 
 /// Listens until Ctrl-C or SIGTERM.
 pub async fn serve(listen: Listen, state: AppState) -> anyhow::Result<()> {
     let addr = listen.addr;
     let allowed = crate::hosts::AllowedHosts::for_listen(&addr, &listen.allowed_hosts);
+    if let Some(warning) = crate::hosts::exposure_warning(&addr, &listen.allowed_hosts) {
+        tracing::warn!("{warning}");
+    }
     // Before the main listener, so that the kubelet's first probe finds it.
     let _probes = listen
         .probes
@@ -122,7 +151,10 @@ pub async fn serve(listen: Listen, state: AppState) -> anyhow::Result<()> {
     crate::conn::serve_listener(
         listener,
         router_for(state, allowed),
-        crate::conn::ConnectionLimits::default(),
+        crate::conn::ConnectionLimits {
+            max_connections: listen.max_connections,
+            ..crate::conn::ConnectionLimits::default()
+        },
         async move {
             shutdown_signal().await;
             // Ends the event streams, so that the graceful shutdown does not wait for them.

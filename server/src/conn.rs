@@ -8,12 +8,21 @@
 //!
 //! [`bind`] asks the kernel for a longer queue of connections waiting for `accept` than Tokio's
 //! default, so that a burst of clients does not drop other clients' connection attempts (the probes').
+//!
+//! At most [`ConnectionLimits::max_connections`] connections are served at once (`serve
+//! --max-connections`, default [`DEFAULT_MAX_CONNECTIONS`]). A connection past that is answered
+//! `503 Service Unavailable` with `Retry-After` and closed; at most [`MAX_REFUSING`] such answers are
+//! in progress at once, and a connection past those too is closed without an answer, so that a flood
+//! costs a bounded number of tasks and descriptors.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use axum::response::IntoResponse as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -56,19 +65,75 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
+/// The default of `serve --max-connections`: the length of the accept queue, above the 3,700 clients of
+/// the load script (README "Numbers"). The process's descriptor limit (`ulimit -n`) must allow it.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// Refusals (503) in progress at once; past them a connection is closed without an answer.
+pub const MAX_REFUSING: usize = 64;
+
+/// How long a refused connection may take to send its request head before it is closed unanswered.
+const REFUSAL_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Connection limits of [`serve_listener`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// See [`HEADER_READ_TIMEOUT`].
     pub header_read_timeout: Duration,
+    /// Connections served at once; more are answered 503.
+    pub max_connections: usize,
 }
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             header_read_timeout: HEADER_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
+}
+
+/// A counted place among the connections (or refusals) in progress, given back on drop.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    /// A place when fewer than `limit` are taken.
+    fn take(count: &Arc<AtomicUsize>, limit: usize) -> Option<Slot> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(count.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The answer to every request of a connection past the limit: a JSON 503 with `Retry-After`, the
+/// security headers every answer carries, and `Connection: close`.
+fn busy_answer(limit: usize) -> axum::response::Response {
+    let mut response = crate::error::ApiError::new(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "{limit} connections are open, the most this server serves at once (--max-connections): \
+             try again later"
+        ),
+    )
+    .into_response();
+    let headers = response.headers_mut();
+    for (name, value) in &crate::app::SECURITY_HEADERS {
+        headers.insert(name.clone(), axum::http::HeaderValue::from_static(value));
+    }
+    headers.insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("1"),
+    );
+    response
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets answers in progress finish for at
@@ -81,6 +146,8 @@ pub async fn serve_listener(
 ) {
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    let open = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -93,6 +160,10 @@ pub async fn serve_listener(
             },
             () = &mut shutdown => break,
         };
+        let Some(slot) = Slot::take(&open, limits.max_connections) else {
+            refuse(stream, peer, limits.max_connections, &refusing);
+            continue;
+        };
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -104,6 +175,7 @@ pub async fn serve_listener(
             if let Err(e) = connection.await {
                 tracing::debug!(%peer, error = %e, "connection closed");
             }
+            drop(slot);
         });
     }
     drop(listener);
@@ -113,4 +185,32 @@ pub async fn serve_listener(
     {
         tracing::info!("shutdown: connections still open after {SHUTDOWN_GRACE:?} were dropped");
     }
+}
+
+/// Answers a connection past the limit with [`busy_answer`] (one request, then closed), or closes it
+/// at once when [`MAX_REFUSING`] refusals are already in progress.
+fn refuse(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    limit: usize,
+    refusing: &Arc<AtomicUsize>,
+) {
+    let Some(slot) = Slot::take(refusing, MAX_REFUSING) else {
+        tracing::debug!(%peer, "connection closed unanswered: the connection limit is reached");
+        return;
+    };
+    tracing::debug!(%peer, limit, "connection refused with 503: the connection limit is reached");
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(REFUSAL_HEADER_TIMEOUT)
+        .keep_alive(false);
+    let service = hyper::service::service_fn(move |_request| async move {
+        Ok::<_, std::convert::Infallible>(busy_answer(limit))
+    });
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::spawn(async move {
+        let _ = connection.await;
+        drop(slot);
+    });
 }

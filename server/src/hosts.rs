@@ -78,13 +78,47 @@ fn strip_port(host: &str) -> &str {
     }
 }
 
-/// Answers 421 (Misdirected Request) to a request for a host name `allowed` does not accept. A
-/// request without any host (HTTP/1.0) is answered: a browser always sends one.
+/// What `serve` says at start when it answers any host name: listening on an address other than
+/// loopback without `--allowed-host`, a page on any site can read the API through DNS rebinding.
+///
+/// ```
+/// use winplace::hosts::exposure_warning;
+/// assert!(exposure_warning(&"0.0.0.0:8080".parse().unwrap(), &[]).unwrap().contains("--allowed-host"));
+/// assert_eq!(exposure_warning(&"127.0.0.1:8080".parse().unwrap(), &[]), None);
+/// assert_eq!(exposure_warning(&"0.0.0.0:8080".parse().unwrap(), &["dash.example".into()]), None);
+/// ```
+pub fn exposure_warning(addr: &SocketAddr, extra: &[String]) -> Option<String> {
+    (AllowedHosts::for_listen(addr, extra) == AllowedHosts::Any).then(|| {
+        format!(
+            "listening on {addr} without --allowed-host: this server answers requests for any Host name, \
+             so a page on another site can read the API through DNS rebinding; name the host names \
+             clients use with --allowed-host NAME (repeatable, or WINPLACE_ALLOWED_HOSTS), or listen on \
+             127.0.0.1 behind a proxy"
+        )
+    })
+}
+
+/// Answers 400 (Bad Request) to a request with more than one `Host` header (RFC 9112 §3.2), and 421
+/// (Misdirected Request) to a request for a host name `allowed` does not accept. A request without any
+/// host (HTTP/1.0) is answered: a browser always sends one.
 pub async fn check_host(
     State(allowed): State<AllowedHosts>,
     request: Request,
     next: Next,
 ) -> Response {
+    if request
+        .headers()
+        .get_all(header::HOST)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        tracing::debug!("request with more than one Host header");
+        return ApiError::bad_request(
+            "the request has more than one Host header (RFC 9112 §3.2 requires one)",
+        )
+        .into_response();
+    }
     let host = request
         .uri()
         .authority()
@@ -114,6 +148,28 @@ pub async fn check_host(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_servers_that_answer_any_host_warn() {
+        let rows = [
+            ("0.0.0.0:8080", &[][..], true),
+            ("[::]:8080", &[][..], true),
+            ("10.0.0.5:8080", &[][..], true),
+            ("0.0.0.0:8080", &["dash.example".to_string()][..], false),
+            ("127.0.0.1:8080", &[][..], false),
+            ("[::1]:8080", &[][..], false),
+        ];
+        for (addr, extra, warns) in rows {
+            let warning = exposure_warning(&addr.parse().expect("addr"), extra);
+            assert_eq!(warning.is_some(), warns, "{addr} {extra:?}");
+            if let Some(text) = warning {
+                assert!(
+                    text.contains(addr) && text.contains("--allowed-host NAME"),
+                    "{text}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn loopback_servers_answer_loopback_names_only() {

@@ -2,7 +2,9 @@
 //! whose name says too little ([`crate::published::Published::images`]) and that have not been asked about
 //! yet are resolved (bounded and cached by the [`ImageResolver`]); what the registries said goes back to
 //! the audit thread as [`SourceEvent::ImageFacts`], which re-audits only the workloads running a changed
-//! image. Failed look-ups are retried after [`RETRY_AFTER`].
+//! image. Failed look-ups are retried after [`RETRY_AFTER`]. What is kept is bounded by the cluster: the
+//! answers and failures of images no workload runs any more are dropped (the resolver's cache, bounded by
+//! bytes, may still hold them).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -32,12 +34,37 @@ pub fn spawn(state: AppState, resolver: Arc<ImageResolver>) -> BoxStream<'static
         let mut failed: BTreeMap<String, Instant> = BTreeMap::new();
         loop {
             let images = state.published().images.clone();
+            let running: std::collections::BTreeSet<&str> =
+                images.iter().map(String::as_str).collect();
+            let before = facts.manifests.len() + facts.unresolved.len();
+            facts
+                .manifests
+                .retain(|image, _| running.contains(image.as_str()));
+            facts
+                .digests
+                .retain(|image, _| running.contains(image.as_str()));
+            facts
+                .unresolved
+                .retain(|image, _| running.contains(image.as_str()));
+            failed.retain(|image, _| running.contains(image.as_str()));
+            let dropped = before != facts.manifests.len() + facts.unresolved.len();
+            drop(running);
             let now = Instant::now();
             let todo: Vec<String> = images
                 .into_iter()
                 .filter(|i| !facts.manifests.contains_key(i))
                 .filter(|i| failed.get(i).is_none_or(|retry| *retry <= now))
                 .collect();
+            if todo.is_empty() && dropped {
+                // Only forgetting: the audit no longer needs what it held about those images.
+                if tx
+                    .send(SourceEvent::ImageFacts(facts.clone()))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
             if !todo.is_empty() {
                 tracing::debug!(images = todo.len(), "resolving images");
                 let results = resolver.resolve_all(&todo).await;

@@ -1,11 +1,13 @@
 //! What the commands read from disk: the settings (`--settings FILE`, `--platform`), the cluster files
 //! (`--cluster FILE`: Nodes, RuntimeClasses, infrastructure files) and the manifests (paths, directories
 //! walked in a stable order, `-` for standard input). `check`, `serve`, `audit`, `what-if` and the
-//! sources read them here, with the same errors (file, line, field).
+//! sources read them here, with the same errors (file, line, field), and within the input limit
+//! ([`crate::bounded_read`]: standard input, FIFOs and devices included).
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use winplace_rules::input::Limits;
 use winplace_rules::platform::Platform;
 use winplace_rules::{ClusterContext, Finding, ParseError, Settings};
 
@@ -56,8 +58,7 @@ pub fn file_error(file: &str, message: String) -> ParseError {
 /// Reads the settings file: YAML or JSON, decoded and validated; errors name the file, line and setting.
 pub fn load_settings(path: &Path) -> Result<Settings, ParseError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| file_error(&name, format!("cannot read the settings: {e}")))?;
+    let text = read_text(path).map_err(|e| file_error(&name, format!("the settings file: {e}")))?;
     Ok(Settings::from_text(&name, &text)?)
 }
 
@@ -189,15 +190,22 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<ParseError>) {
     (inputs, errors)
 }
 
-/// Reads a file as UTF-8 text; the error says why not.
+/// The most bytes read from one input: the rules' input limit (64 MiB).
+pub fn input_cap() -> u64 {
+    Limits::default().max_bytes as u64
+}
+
+/// Reads a file (a regular file, FIFO or device) as UTF-8 text, within [`input_cap`]; the error says
+/// why not.
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    crate::bounded_read::read_text(path, input_cap()).map_err(|e| e.to_string())
+}
+
+/// Reads standard input as UTF-8 text, within [`input_cap`].
+pub fn read_stdin(stdin: &mut dyn std::io::Read) -> Result<String, String> {
+    crate::bounded_read::read_from(stdin, input_cap())
+        .and_then(crate::bounded_read::text)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

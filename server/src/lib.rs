@@ -10,6 +10,7 @@
 //! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
 //!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
+//! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
 //! * [`state`]: the audit thread, freshness and the change broadcast; [`published`]: the published
 //!   state every handler reads; [`readiness`]: why the server is not ready, and its changes logged once;
@@ -22,6 +23,7 @@
 pub mod answers;
 pub mod app;
 pub mod assets;
+pub mod bounded_read;
 pub mod cli;
 pub mod commands;
 pub mod conn;

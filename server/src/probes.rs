@@ -45,8 +45,10 @@ impl ProbeServer {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let app = crate::routes::health::probes().with_state(state).layer(
-            axum::middleware::from_fn_with_state(allowed, crate::hosts::check_host),
+        let app = crate::app::with_security_headers(
+            crate::routes::health::probes().with_state(state).layer(
+                axum::middleware::from_fn_with_state(allowed, crate::hosts::check_host),
+            ),
         );
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()

@@ -77,6 +77,8 @@ struct Shared {
     image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
     /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
     readiness_log: ReadinessLog,
+    /// The event streams open, and their limit.
+    event_streams: crate::routes::events::EventStreams,
 }
 
 /// What every handler can read; cheap to clone.
@@ -102,8 +104,14 @@ impl AppState {
                 answers: Answers::default(),
                 image_resolver: std::sync::OnceLock::new(),
                 readiness_log: Default::default(),
+                event_streams: Default::default(),
             }),
         }
+    }
+
+    /// The event streams open, and their limit (`serve --max-event-streams`).
+    pub fn event_streams(&self) -> &crate::routes::events::EventStreams {
+        &self.inner.event_streams
     }
 
     /// What readiness was at the last probe (`/readyz` logs only its changes).

@@ -345,7 +345,141 @@ async fn security_headers_on_every_kind_of_answer() {
         assert_eq!(h("x-content-type-options"), "nosniff", "{uri}");
         assert_eq!(h("x-frame-options"), "DENY", "{uri}");
         assert_eq!(h("referrer-policy"), "no-referrer", "{uri}");
+        // No other site may load an answer, the API's JSON included, as a resource.
+        assert_eq!(h("cross-origin-resource-policy"), "same-origin", "{uri}");
     }
+}
+
+/// Issue 29.7: the answers produced outside the handlers (the router's 405, the `Host` check's 421 and
+/// 400, a refused event stream's 503) carry the same security headers as the others.
+#[tokio::test]
+async fn errors_from_every_layer_carry_the_security_headers() {
+    let s = state();
+    let loopback =
+        winplace::hosts::AllowedHosts::for_listen(&"127.0.0.1:8080".parse().expect("addr"), &[]);
+    let app = winplace::app::router_for(s.clone(), loopback);
+    let post = |uri: &str| {
+        Request::post(uri)
+            .header(header::HOST, "localhost")
+            .body(Body::empty())
+            .expect("request")
+    };
+    let mut two_hosts = Request::get("/api/summary")
+        .header(header::HOST, "localhost")
+        .body(Body::empty())
+        .expect("request");
+    two_hosts
+        .headers_mut()
+        .append(header::HOST, "rebind.example".parse().expect("value"));
+    let foreign = Request::get("/api/summary")
+        .header(header::HOST, "rebind.example")
+        .body(Body::empty())
+        .expect("request");
+    s.event_streams().set_limit(0);
+    let events = Request::get("/api/events")
+        .header(header::HOST, "localhost")
+        .body(Body::empty())
+        .expect("request");
+    let rows = [
+        (post("/api/summary"), StatusCode::METHOD_NOT_ALLOWED),
+        (post("/healthz"), StatusCode::METHOD_NOT_ALLOWED),
+        (post("/"), StatusCode::METHOD_NOT_ALLOWED),
+        (two_hosts, StatusCode::BAD_REQUEST),
+        (foreign, StatusCode::MISDIRECTED_REQUEST),
+        (events, StatusCode::SERVICE_UNAVAILABLE),
+    ];
+    for (request, want) in rows {
+        let what = format!("{} {}", request.method(), request.uri());
+        let response = app.clone().oneshot(request).await.expect("response");
+        assert_eq!(response.status(), want, "{what}");
+        let headers = response.headers();
+        for (name, value) in &winplace::app::SECURITY_HEADERS {
+            assert_eq!(
+                headers.get(name).and_then(|v| v.to_str().ok()),
+                Some(*value),
+                "{what}: {name}"
+            );
+        }
+    }
+}
+
+/// Issue 29.7: two `Host` headers are a 400 (RFC 9112 §3.2), whichever of them would be allowed.
+#[tokio::test]
+async fn two_host_headers_are_a_bad_request() {
+    let s = state();
+    let loopback =
+        winplace::hosts::AllowedHosts::for_listen(&"127.0.0.1:8080".parse().expect("addr"), &[]);
+    let mut request = Request::get("/api/summary")
+        .header(header::HOST, "localhost")
+        .body(Body::empty())
+        .expect("request");
+    request
+        .headers_mut()
+        .append(header::HOST, "localhost".parse().expect("value"));
+    let response = winplace::app::router_for(s, loopback)
+        .oneshot(request)
+        .await
+        .expect("response");
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("more than one Host header")),
+        "{body}"
+    );
+}
+
+/// Issue 29.6: at most `--max-event-streams` streams at once; past it 503 with `Retry-After`; a place
+/// comes back when a stream ends.
+#[tokio::test]
+async fn event_streams_past_the_limit_are_refused_until_one_ends() {
+    let s = state();
+    s.event_streams().set_limit(2);
+    let open = || async {
+        winplace::app::router(s.clone())
+            .oneshot(
+                Request::get("/api/events")
+                    .body(Body::empty())
+                    .expect("request"),
+            )
+            .await
+            .expect("response")
+    };
+    let first = open().await;
+    let second = open().await;
+    assert_eq!(
+        (first.status(), second.status()),
+        (StatusCode::OK, StatusCode::OK)
+    );
+    assert_eq!(s.event_streams().open(), 2);
+    let refused = open().await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()[header::RETRY_AFTER], "5");
+    let body = refused
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--max-event-streams")),
+        "{body}"
+    );
+    // The client of the first stream goes away: its place is free again.
+    drop(first);
+    assert_eq!(s.event_streams().open(), 1);
+    assert_eq!(open().await.status(), StatusCode::OK);
+    drop(second);
 }
 
 #[tokio::test]

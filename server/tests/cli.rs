@@ -790,3 +790,47 @@ fn rules_lists_the_catalogue() {
     assert_eq!(rows[0]["family"], catalog[0].family.as_str());
     snapshot("rules.txt", &text);
 }
+
+/// Issue 29.2: every input is read through the 64 MiB cap, whatever it is: a device that never ends
+/// (`/dev/zero`, by name or as standard input) is refused with the file named, exit 2, not read for ever.
+#[cfg(target_os = "linux")]
+#[test]
+fn endless_inputs_are_cut_at_the_input_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let by_name = winplace(
+        dir.path(),
+        &["check", "--format", "json", "/dev/zero"],
+        None,
+    );
+    assert_eq!(
+        code(&by_name),
+        2,
+        "{}",
+        String::from_utf8_lossy(&by_name.stderr)
+    );
+    let report = json(&by_name);
+    let error = &report["parse_errors"][0];
+    assert_eq!(error["file"], "/dev/zero", "{report}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("larger than the 64 MiB limit")),
+        "{report}"
+    );
+    let piped = Command::new(env!("CARGO_BIN_EXE_winplace"))
+        .args(["check", "--format", "json", "-"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::fs::File::open("/dev/zero").expect("/dev/zero"))
+        .output()
+        .expect("winplace runs");
+    assert_eq!(code(&piped), 2);
+    let report = json(&piped);
+    assert_eq!(report["parse_errors"][0]["file"], "<stdin>", "{report}");
+    assert!(
+        report["parse_errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("64 MiB")),
+        "{report}"
+    );
+}

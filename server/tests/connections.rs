@@ -1,6 +1,7 @@
 //! Connections through a real socket: slow and idle clients are closed by the header-read timeout,
-//! normal keep-alive still works, a loopback server answers loopback host names only, and the probe
-//! listener answers when the main one cannot.
+//! normal keep-alive still works, a loopback server answers loopback host names only (and one `Host`
+//! header), connections past the limit are answered 503, and the probe listener answers when the main
+//! one cannot.
 
 use std::time::Duration;
 
@@ -17,6 +18,17 @@ const GUARD: Duration = Duration::from_secs(20);
 
 /// Starts a server on 127.0.0.1:0 that stops when the returned sender is dropped.
 async fn start() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    start_with(ConnectionLimits {
+        header_read_timeout: HEADER_READ_TIMEOUT,
+        ..ConnectionLimits::default()
+    })
+    .await
+}
+
+/// [`start`] with `limits`.
+async fn start_with(
+    limits: ConnectionLimits,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -24,16 +36,9 @@ async fn start() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let state = AppState::new(winplace::source::demo::info(), Timing::default());
     let app = winplace::app::router_for(state, AllowedHosts::for_listen(&addr, &[]));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(serve_listener(
-        listener,
-        app,
-        ConnectionLimits {
-            header_read_timeout: HEADER_READ_TIMEOUT,
-        },
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    tokio::spawn(serve_listener(listener, app, limits, async move {
+        let _ = stopped.await;
+    }));
     (addr, stop)
 }
 
@@ -139,6 +144,78 @@ async fn a_loopback_server_refuses_other_host_names() {
     }
 }
 
+/// RFC 9112 §3.2: a request with two `Host` headers is answered 400, even when both are allowed names.
+#[tokio::test]
+async fn two_host_headers_are_answered_400() {
+    let (addr, _stop) = start().await;
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(
+            b"GET /api/rules HTTP/1.1\r\nHost: localhost\r\nHost: rebind.attacker.example\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .expect("write");
+    let answer = read_to_close(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("more than one Host header"), "{answer}");
+}
+
+/// Issue 29.6: past `max_connections` connections, a new one is answered 503 (JSON, `Retry-After`, the
+/// security headers) and closed; when one closes, the next is served again.
+#[tokio::test]
+async fn connections_past_the_limit_are_answered_503() {
+    // A header timeout far longer than the test, so that the held connections stay.
+    let (addr, _stop) = start_with(ConnectionLimits {
+        header_read_timeout: GUARD,
+        max_connections: 2,
+    })
+    .await;
+    let first = TcpStream::connect(addr).await.expect("connect");
+    let mut second = TcpStream::connect(addr).await.expect("connect");
+    // The second is served: the limit is not reached with it.
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .expect("write");
+    assert!(read_response(&mut second).await.starts_with("HTTP/1.1 200"));
+    let mut third = TcpStream::connect(addr).await.expect("connect");
+    third
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .expect("write");
+    let refused = read_to_close(&mut third).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    let lower = refused.to_ascii_lowercase();
+    for needle in [
+        "retry-after: 1",
+        "content-type: application/json",
+        "x-content-type-options: nosniff",
+        "cross-origin-resource-policy: same-origin",
+        "--max-connections",
+    ] {
+        assert!(lower.contains(needle), "{needle}: {refused}");
+    }
+    // One of the two goes away: a new connection is served again (once the server has seen it close).
+    drop(first);
+    let start = std::time::Instant::now();
+    loop {
+        let mut next = TcpStream::connect(addr).await.expect("connect");
+        next.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let answer = read_to_close(&mut next).await;
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            start.elapsed() < GUARD,
+            "the closed connection's place never came back"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
 /// `GET path` on a fresh connection (std, outside any runtime); the answer, or `None` when none came
 /// within `wait`.
 fn ask_blocking(addr: std::net::SocketAddr, path: &str, wait: Duration) -> Option<String> {
@@ -160,6 +237,17 @@ fn ask_blocking(addr: std::net::SocketAddr, path: &str, wait: Duration) -> Optio
         }
         Err(e) => panic!("read: {e}"),
     }
+}
+
+/// `request` (raw) on a fresh connection; the whole answer.
+fn send_blocking(addr: std::net::SocketAddr, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(GUARD)).expect("timeout");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read");
+    String::from_utf8_lossy(&answer).to_string()
 }
 
 /// Issue 17.1: the probes must come from a path no load can starve. With every worker of the main
@@ -219,9 +307,28 @@ fn the_probe_listener_answers_while_every_main_worker_is_busy() {
         ready.starts_with("HTTP/1.1 503") && ready.contains("first list"),
         "{ready}"
     );
-    // Only the probes are there.
+    // Only the probes are there; every answer, a 404 or a 405 included, with the security headers.
     let other = ask_blocking(probes.addr(), "/api/summary", GUARD).expect("answered");
     assert!(other.starts_with("HTTP/1.1 404"), "{other}");
+    assert!(
+        other.to_ascii_lowercase().contains("x-frame-options: deny"),
+        "{other}"
+    );
+    let post = send_blocking(
+        probes.addr(),
+        "POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    assert!(post.starts_with("HTTP/1.1 405"), "{post}");
+    for (name, value) in &winplace::app::SECURITY_HEADERS {
+        assert!(
+            post.to_ascii_lowercase().contains(&format!(
+                "{}: {}",
+                name.as_str(),
+                value.to_ascii_lowercase()
+            )),
+            "{name}: {post}"
+        );
+    }
     let _ = release.send(());
     assert!(ok(ask_blocking(main_addr, "/healthz", GUARD)));
     drop(probes);

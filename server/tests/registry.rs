@@ -607,7 +607,8 @@ fn a_registry_that_demands_a_token_is_read_with_the_docker_config_credentials() 
         "{got:?}"
     );
 
-    // With the credentials in a Docker config file: the token is granted, the manifest read.
+    // The credentials in a Docker config file, but the token service is plain HTTP on a port not named
+    // with --insecure-registry: they stay home, the token is asked for anonymously and refused.
     let config = work.path().join("docker-config.json");
     let auth = base64::engine::general_purpose::STANDARD.encode(&creds);
     std::fs::write(
@@ -618,6 +619,19 @@ fn a_registry_that_demands_a_token_is_read_with_the_docker_config_credentials() 
     let mut with_config = resolve.to_vec();
     let config_arg = config.display().to_string();
     with_config.extend(["--registry-config", config_arg.as_str()]);
+    let (_, report) = check(work.path(), &manifest, &with_config);
+    let got = findings(&report);
+    let unresolved = got.get("image-manifest-unresolved").expect("unresolved");
+    assert!(
+        unresolved[0].1.contains("token service answered 401"),
+        "{}",
+        unresolved[0].1
+    );
+
+    // The token service's HOST:PORT named too: the credentials go, the token is granted, the manifest
+    // read.
+    let token_host = format!("127.0.0.1:{token_port}");
+    with_config.extend(["--insecure-registry", token_host.as_str()]);
     let (_, report) = check(work.path(), &manifest, &with_config);
     let got = findings(&report);
     assert!(!got.contains_key("image-manifest-unresolved"), "{got:?}");
@@ -1101,5 +1115,408 @@ fn the_server_image_is_reproducible_non_root_and_pushes() {
     assert_eq!(
         pushed["Labels"]["org.opencontainers.image.title"],
         "winplace"
+    );
+}
+
+// Faults no real registry produces (issue 29): fake servers on 127.0.0.1, each request's head recorded.
+
+#[path = "common/fake_http.rs"]
+mod fake_http;
+
+use fake_http::{FakeServer, Received, Reply};
+use winplace::registry::{Credentials, ImageResolver, RegistryOptions, ResolveError};
+
+/// A one-platform Linux index (its entries are not read further).
+const LINUX_INDEX: &str = r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:0000000000000000000000000000000000000000000000000000000000000000","size":2,"platform":{"os":"linux","architecture":"amd64"}}]}"#;
+
+/// What a `Basic` header carries for the test's user: `Basic base64(ci:s3cret)`.
+fn basic_header() -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{TOKEN_USER}:{TOKEN_PASSWORD}"))
+    )
+}
+
+/// A token service that grants the token `granted` to anyone.
+fn token_service() -> FakeServer {
+    FakeServer::start(|_| Reply::json(r#"{"token":"granted"}"#))
+}
+
+/// A registry that answers `/v2/...` with [`LINUX_INDEX`] when the request carries `Bearer granted`,
+/// else 401 with a `Bearer` challenge naming `realm` (`None`: its own `/token`, which it answers).
+fn registry_with_realm(realm: Option<String>) -> FakeServer {
+    FakeServer::start(move |request: &Received| {
+        if request.path().starts_with("/token") {
+            return Reply::json(r#"{"token":"granted"}"#);
+        }
+        if request.header("authorization") == Some("Bearer granted") {
+            return Reply::json(LINUX_INDEX);
+        }
+        let realm = realm.clone().unwrap_or_else(|| {
+            format!(
+                "http://{}/token",
+                request.header("host").unwrap_or_default()
+            )
+        });
+        Reply::Full {
+            status: "401 Unauthorized",
+            headers: vec![format!(
+                "WWW-Authenticate: Bearer realm=\"{realm}\",service=\"fake\""
+            )],
+            body: br#"{"errors":[{"code":"UNAUTHORIZED","message":"a token is needed"}]}"#.to_vec(),
+        }
+    })
+}
+
+/// Docker config credentials (`ci:s3cret`) for `registry`, in a file under `dir`.
+fn credentials_for(dir: &Path, registry: &str) -> Credentials {
+    let path = dir.join("config.json");
+    let auth =
+        base64::engine::general_purpose::STANDARD.encode(format!("{TOKEN_USER}:{TOKEN_PASSWORD}"));
+    std::fs::write(
+        &path,
+        json!({"auths": {registry: {"auth": auth}}}).to_string(),
+    )
+    .expect("write config");
+    Credentials::from_file(&path).expect("valid config")
+}
+
+fn resolver(insecure: &[String], credentials: Credentials) -> ImageResolver {
+    ImageResolver::new(RegistryOptions {
+        insecure: insecure.to_vec(),
+        credentials,
+        timeout: Duration::from_secs(10),
+        ..Default::default()
+    })
+}
+
+/// Issue 29.1: the registry's credentials go to the registry itself and to a token service over HTTPS
+/// or named insecure; a plain-HTTP token service on another port gets an anonymous request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_go_only_to_the_registry_and_to_token_services_it_may_trust() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let authorization = |r: &Received| r.header("authorization").map(str::to_string);
+
+    // A plain-HTTP token service on another port, not named: asked anonymously, and it still grants.
+    let service = token_service();
+    let registry = registry_with_realm(Some(format!("http://{}/token", service.host())));
+    let image = format!("{}/app:1", registry.host());
+    let found = resolver(
+        &[registry.host()],
+        credentials_for(work.path(), &registry.host()),
+    )
+    .resolve(&image)
+    .await
+    .expect("resolved with an anonymous token");
+    assert_eq!(found.platforms[0].os, "linux");
+    let asked = service.received();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].path().starts_with("/token?"), "{asked:?}");
+    assert_eq!(
+        authorization(&asked[0]),
+        None,
+        "credentials sent to {asked:?}"
+    );
+    // The registry got the token, never the password.
+    let got = registry.received();
+    assert!(
+        got.iter()
+            .any(|r| r.header("authorization") == Some("Bearer granted"))
+    );
+    assert!(
+        got.iter().all(|r| authorization(r) != Some(basic_header())),
+        "{got:?}"
+    );
+
+    // The token service's HOST:PORT named insecure: the credentials go to it.
+    let service = token_service();
+    let registry = registry_with_realm(Some(format!("http://{}/token", service.host())));
+    let image = format!("{}/app:1", registry.host());
+    resolver(
+        &[registry.host(), service.host()],
+        credentials_for(work.path(), &registry.host()),
+    )
+    .resolve(&image)
+    .await
+    .expect("resolved");
+    assert_eq!(authorization(&service.received()[0]), Some(basic_header()));
+
+    // A token service on the registry's own host and port: the credentials go (the registry is trusted
+    // with them already).
+    let registry = registry_with_realm(None);
+    let image = format!("{}/app:1", registry.host());
+    resolver(
+        &[registry.host()],
+        credentials_for(work.path(), &registry.host()),
+    )
+    .resolve(&image)
+    .await
+    .expect("resolved");
+    let token_request = registry
+        .received()
+        .into_iter()
+        .find(|r| r.path().starts_with("/token"))
+        .expect("asked for a token");
+    assert_eq!(authorization(&token_request), Some(basic_header()));
+
+    // Another scheme: an HTTPS token service (this fake speaks plain HTTP, so the TLS handshake fails
+    // and the look-up with it): whatever it received, no credentials in the clear.
+    let service = token_service();
+    let registry = registry_with_realm(Some(format!("https://{}/token", service.host())));
+    let image = format!("{}/app:1", registry.host());
+    let failed = resolver(
+        &[registry.host()],
+        credentials_for(work.path(), &registry.host()),
+    )
+    .resolve(&image)
+    .await;
+    assert!(failed.is_err(), "{failed:?}");
+    for r in service.received() {
+        assert!(
+            r.line.is_empty(),
+            "an HTTP request, not a TLS handshake: {r:?}"
+        );
+        let raw = String::from_utf8_lossy(&r.raw).to_ascii_lowercase();
+        assert!(
+            !raw.contains("authorization") && !raw.contains("s3cret"),
+            "{raw}"
+        );
+    }
+}
+
+/// A registry that asks for Basic credentials gets them; without any, the look-up is unauthorized.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_basic_challenge_is_answered_with_the_registrys_own_credentials() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let registry = FakeServer::start(|request: &Received| {
+        if request.header("authorization") == Some(basic_header().as_str()) {
+            Reply::json(LINUX_INDEX)
+        } else {
+            Reply::Full {
+                status: "401 Unauthorized",
+                headers: vec!["WWW-Authenticate: Basic realm=\"fake\"".into()],
+                body: Vec::new(),
+            }
+        }
+    });
+    let image = format!("{}/app:1", registry.host());
+    resolver(
+        &[registry.host()],
+        credentials_for(work.path(), &registry.host()),
+    )
+    .resolve(&image)
+    .await
+    .expect("resolved with basic credentials");
+    let anonymous = resolver(&[registry.host()], Credentials::anonymous())
+        .resolve(&image)
+        .await
+        .expect_err("no credentials");
+    assert_eq!(anonymous.kind(), "unauthorized", "{anonymous}");
+}
+
+/// A registry answering `answer` for `/v2/app/manifests/…` and `/v2/app/blobs/…`.
+fn registry_answering(
+    answer: impl Fn(&Received) -> Reply + Send + Sync + 'static,
+) -> (FakeServer, ImageResolver) {
+    let registry = FakeServer::start(answer);
+    let resolver = resolver(&[registry.host()], Credentials::anonymous());
+    (registry, resolver)
+}
+
+/// Issue 29.2: a manifest over the cap is refused from its `Content-Length`, before its body is read;
+/// one without a length is cut at the cap; either way the error says "too large".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_over_the_cap_are_refused_without_reading_them() {
+    let (registry, resolver) = registry_answering(|r: &Received| {
+        if r.path().contains("/announced/") {
+            // Says 50 MB; sends 1 KiB and closes (a client that reads the body fails otherwise).
+            Reply::Announced {
+                announced: 50_000_000,
+                sent: vec![b' '; 1024],
+            }
+        } else {
+            Reply::Endless
+        }
+    });
+    let announced = resolver
+        .resolve(&format!("{}/announced/app:1", registry.host()))
+        .await
+        .expect_err("too large");
+    assert_eq!(announced.kind(), "too-large", "{announced}");
+    let text = announced.to_string();
+    assert!(
+        text.contains("too large") && text.contains("50,000,000 bytes"),
+        "{text}"
+    );
+
+    let endless = resolver
+        .resolve(&format!("{}/endless/app:1", registry.host()))
+        .await
+        .expect_err("too large");
+    assert_eq!(endless.kind(), "too-large", "{endless}");
+    assert!(
+        endless.to_string().contains("past 4,194,304 bytes"),
+        "{endless}"
+    );
+    // Cut at the cap: what was sent is the cap plus what the sockets' buffers held, not the stream.
+    assert!(registry.sent() < 64 << 20, "{} bytes sent", registry.sent());
+}
+
+/// A manifest naming a config blob: `config` is its descriptor's JSON.
+fn single_manifest(config: &str) -> String {
+    format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{config},"layers":[]}}"#
+    )
+}
+
+/// Issue 29.2: a config blob whose descriptor says it is over the cap is never asked for; one that
+/// says less but goes on is cut at the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_blobs_are_streamed_with_their_cap() {
+    let big = r#"{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","size":60000000}"#;
+    let lying = r#"{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:2222222222222222222222222222222222222222222222222222222222222222","size":100}"#;
+    let (big, lying) = (single_manifest(big), single_manifest(lying));
+    let (registry, resolver) = registry_answering(move |r: &Received| {
+        let path = r.path();
+        if path.contains("/blobs/") {
+            Reply::Endless
+        } else if path.contains("/big/") {
+            Reply::json(big.clone())
+        } else {
+            Reply::json(lying.clone())
+        }
+    });
+    let refused = resolver
+        .resolve(&format!("{}/big/app:1", registry.host()))
+        .await
+        .expect_err("too large");
+    assert!(
+        refused
+            .to_string()
+            .contains("config blob is 60,000,000 bytes (too large"),
+        "{refused}"
+    );
+    assert!(
+        registry
+            .received()
+            .iter()
+            .all(|r| !r.path().contains("/blobs/")),
+        "the blob was asked for"
+    );
+    let cut = resolver
+        .resolve(&format!("{}/lying/app:1", registry.host()))
+        .await
+        .expect_err("too large");
+    assert_eq!(cut.kind(), "too-large", "{cut}");
+    assert!(
+        cut.to_string().contains("config blob goes on past"),
+        "{cut}"
+    );
+}
+
+/// An index of `entries` Windows Server 2022 entries.
+fn index_of(entries: usize) -> String {
+    let entry = r#"{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:3333333333333333333333333333333333333333333333333333333333333333","size":2,"platform":{"os":"windows","architecture":"amd64","os.version":"10.0.20348.1"}}"#;
+    format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{}]}}"#,
+        vec![entry; entries].join(",")
+    )
+}
+
+/// Issue 29.2: an index lists at most 1,000 manifests; one more is "too large" (and no suggestion is
+/// built from it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_with_more_than_a_thousand_entries_is_too_large() {
+    let (at_cap, over_cap) = (index_of(1000), index_of(1001));
+    let (registry, resolver) = registry_answering(move |r: &Received| {
+        Reply::json(if r.path().contains("/over/") {
+            over_cap.clone()
+        } else {
+            at_cap.clone()
+        })
+    });
+    let read = resolver
+        .resolve(&format!("{}/at/app:1", registry.host()))
+        .await
+        .expect("1,000 entries are read");
+    assert_eq!(read.platforms.len(), 1000);
+    let refused = resolver
+        .resolve(&format!("{}/over/app:1", registry.host()))
+        .await
+        .expect_err("too large");
+    assert_eq!(
+        refused,
+        ResolveError::TooLarge(
+            "the index lists 1,001 manifests (too large: winplace reads at most 1,000)".into()
+        )
+    );
+}
+
+/// Issue 29.7: a manifest that does not hash to the digest its reference pins (or the one its registry
+/// announced) is refused, and the mismatch is said once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_digest_mismatch_is_said_once() {
+    let wrong = format!("sha256:{}", "4".repeat(64));
+    let announced_wrong = wrong.clone();
+    let (registry, resolver) = registry_answering(move |r: &Received| {
+        if r.path().contains("/announced/") {
+            Reply::Full {
+                status: "200 OK",
+                headers: vec![format!("Docker-Content-Digest: {announced_wrong}")],
+                body: LINUX_INDEX.into(),
+            }
+        } else {
+            Reply::json(LINUX_INDEX)
+        }
+    });
+    let pinned = resolver
+        .resolve(&format!("{}/pinned/app@{wrong}", registry.host()))
+        .await
+        .expect_err("mismatch");
+    let text = pinned.to_string();
+    assert!(
+        text.contains("digest mismatch") && text.contains("the reference pins"),
+        "{text}"
+    );
+    assert_eq!(text.matches("digest mismatch").count(), 1, "{text}");
+    assert_eq!(text.matches(&wrong).count(), 1, "{text}");
+    let announced = resolver
+        .resolve(&format!("{}/announced/app:1", registry.host()))
+        .await
+        .expect_err("mismatch");
+    assert!(
+        announced.to_string().contains("the registry announced"),
+        "{announced}"
+    );
+}
+
+/// Issue 29.2 through the CLI: `image-manifest-unresolved` says "too large".
+#[test]
+fn check_says_too_large_in_the_unresolved_finding() {
+    let registry = FakeServer::start(|_| Reply::Announced {
+        announced: 50_000_000,
+        sent: Vec::new(),
+    });
+    let work = tempfile::tempdir().expect("tempdir");
+    let host = registry.host();
+    let (_, report) = check(
+        work.path(),
+        &no_os(&format!("{host}/big:1")),
+        &[
+            "--resolve-images",
+            "--insecure-registry",
+            &host,
+            "--image-cache-ttl",
+            "0",
+        ],
+    );
+    let got = findings(&report);
+    let unresolved = got.get("image-manifest-unresolved").expect("unresolved");
+    assert!(unresolved[0].1.contains("too large"), "{}", unresolved[0].1);
+    assert_eq!(
+        unresolved[0].1.matches("too large").count(),
+        1,
+        "{}",
+        unresolved[0].1
     );
 }

@@ -134,8 +134,9 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         let name = match &input {
             Some(path) => {
                 let name = path.display().to_string();
-                let file = std::fs::File::open(path)
-                    .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+                // A FIFO without a writer is an error after a wait, not a hang (bounded_read).
+                let file =
+                    crate::bounded_read::open(path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
                 feed(
                     std::io::BufReader::with_capacity(1 << 16, file),
                     &mut explainer,

@@ -1,6 +1,7 @@
 //! `winplace serve`: the dashboard, the JSON API, the live event stream and policy.wasm.
 
 use clap::Args;
+use clap::builder::TypedValueParser as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +32,17 @@ pub struct ServeArgs {
     /// Settings and platform.
     #[command(flatten)]
     pub settings: crate::inputs::SettingsArgs,
+    /// Connections served at once on `--listen`; more are answered 503 (the descriptor limit,
+    /// `ulimit -n`, must allow it).
+    #[arg(long, value_name = "N", env = "WINPLACE_MAX_CONNECTIONS",
+          default_value_t = crate::conn::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    pub max_connections: usize,
+    /// Live event streams (`/api/events`) open at once; more are answered 503.
+    #[arg(long, value_name = "N", env = "WINPLACE_MAX_EVENT_STREAMS",
+          default_value_t = crate::routes::events::DEFAULT_MAX_EVENT_STREAMS,
+          value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    pub max_event_streams: usize,
     /// Image resolution from registries (`--resolve-images` and its flags).
     #[command(flatten)]
     pub registry: ServeRegistryArgs,
@@ -78,6 +90,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings.load()?;
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
+    state.event_streams().set_limit(args.max_event_streams);
     tracing::info!("source: {}", state.source().description);
     let mut events = source.events();
     if let Some(resolver) = args.registry.resolver()? {
@@ -98,6 +111,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         addr: args.listen,
         probes: args.probe_listen,
         allowed_hosts: args.allowed_hosts,
+        max_connections: args.max_connections,
     };
     crate::app::serve(listen, state).await?;
     Ok(ExitCode::SUCCESS)

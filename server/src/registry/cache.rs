@@ -1,45 +1,139 @@
-//! Caches of what registries said: in memory for the process's life, by reference and by digest
-//! ([`MemoryCache`]); and on disk for the CLI, with an expiry ([`DiskCache`], under the XDG cache
-//! directory), so that repeated `winplace check --resolve-images` runs do not ask again.
+//! Caches of what registries said: in memory for the process's life, by reference and by digest, within
+//! a byte budget ([`MemoryCache`]); and on disk for the CLI, with an expiry ([`DiskCache`], under the XDG
+//! cache directory), so that repeated `winplace check --resolve-images` runs do not ask again.
 //!
 //! Only answers are cached, never failures: a registry that was down is asked again next time.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use super::facts::ManifestFacts;
 
-/// Answers by reference (`127.0.0.1:5000/app:1`) and by digest (`sha256:…`), for the process's life.
-#[derive(Debug, Default)]
+/// The default byte budget of the memory cache: 16 MiB, about 50,000 answers of a few platforms (an
+/// answer of one platform costs about 300 bytes with its keys; one of the largest index read, 1,000
+/// platforms, about 100 KB).
+pub const DEFAULT_MEMORY_BUDGET: usize = 16 * 1024 * 1024;
+
+/// Answers by reference (`127.0.0.1:5000/app:1`) and by digest (`sha256:…`), for the process's life,
+/// costing at most a byte budget: when an answer would pass it, the oldest answers are forgotten first
+/// (they are asked again when needed).
+#[derive(Debug)]
 pub(crate) struct MemoryCache {
-    by_reference: Mutex<HashMap<String, ManifestFacts>>,
-    by_digest: Mutex<HashMap<String, ManifestFacts>>,
+    inner: Mutex<Budgeted>,
+}
+
+/// The two maps and the order answers came in, with what they cost.
+#[derive(Debug)]
+struct Budgeted {
+    by_reference: HashMap<String, Arc<ManifestFacts>>,
+    by_digest: HashMap<String, Arc<ManifestFacts>>,
+    /// (reference, digest, cost), oldest first.
+    order: VecDeque<(String, String, usize)>,
+    bytes: usize,
+    budget: usize,
 }
 
 impl MemoryCache {
+    /// An empty cache that keeps at most `budget` bytes of answers.
+    pub(crate) fn new(budget: usize) -> Self {
+        MemoryCache {
+            inner: Mutex::new(Budgeted {
+                by_reference: HashMap::new(),
+                by_digest: HashMap::new(),
+                order: VecDeque::new(),
+                bytes: 0,
+                budget,
+            }),
+        }
+    }
+
     /// The answer for `reference`, or for `digest` (a reference pinned by digest names the same
     /// document whatever its tag or repository path).
     pub(crate) fn get(&self, reference: &str, digest: Option<&str>) -> Option<ManifestFacts> {
-        if let Some(found) = lock(&self.by_reference).get(reference) {
-            return Some(found.clone());
-        }
-        digest.and_then(|d| lock(&self.by_digest).get(d).cloned())
+        let inner = lock(&self.inner);
+        inner
+            .by_reference
+            .get(reference)
+            .or_else(|| digest.and_then(|d| inner.by_digest.get(d)))
+            .map(|found| (**found).clone())
     }
 
-    /// Remembers an answer under its reference and its digest.
+    /// Remembers an answer under its reference and its digest, forgetting the oldest answers while
+    /// the budget would be passed; an answer larger than the whole budget is not kept.
     pub(crate) fn put(&self, reference: &str, facts: &ManifestFacts) {
-        lock(&self.by_reference).insert(reference.to_string(), facts.clone());
-        lock(&self.by_digest).insert(facts.digest.clone(), facts.clone());
+        let cost = cost(reference, facts);
+        let mut inner = lock(&self.inner);
+        if cost > inner.budget {
+            return;
+        }
+        if inner.by_reference.contains_key(reference) {
+            inner.forget(reference);
+        }
+        while inner.bytes + cost > inner.budget {
+            let Some((oldest, _, _)) = inner.order.front().cloned() else {
+                break;
+            };
+            inner.forget(&oldest);
+        }
+        let shared = Arc::new(facts.clone());
+        inner
+            .by_reference
+            .insert(reference.to_string(), shared.clone());
+        inner.by_digest.insert(facts.digest.clone(), shared);
+        inner
+            .order
+            .push_back((reference.to_string(), facts.digest.clone(), cost));
+        inner.bytes += cost;
     }
 
     /// Number of references remembered.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.by_reference).len()
+        lock(&self.inner).by_reference.len()
     }
+
+    /// Bytes the remembered answers cost (as [`cost`] counts them).
+    pub(crate) fn bytes(&self) -> usize {
+        lock(&self.inner).bytes
+    }
+}
+
+impl Budgeted {
+    /// Drops `reference`'s answer (and its digest's, when no newer answer shares it).
+    fn forget(&mut self, reference: &str) {
+        let Some(at) = self.order.iter().position(|(r, _, _)| r == reference) else {
+            return;
+        };
+        let Some((reference, digest, cost)) = self.order.remove(at) else {
+            return;
+        };
+        self.by_reference.remove(&reference);
+        if !self.order.iter().any(|(_, d, _)| *d == digest) {
+            self.by_digest.remove(&digest);
+        }
+        self.bytes -= cost;
+    }
+}
+
+/// What an answer costs in memory, roughly: its strings (twice the keys: both maps hold one) and a
+/// fixed overhead per map entry and per platform.
+fn cost(reference: &str, facts: &ManifestFacts) -> usize {
+    const ENTRY: usize = 128;
+    const PLATFORM: usize = 3 * std::mem::size_of::<String>();
+    let platforms: usize = facts
+        .platforms
+        .iter()
+        .map(|p| {
+            PLATFORM
+                + p.os.len()
+                + p.architecture.len()
+                + p.os_version.as_ref().map_or(0, String::len)
+        })
+        .sum();
+    2 * ENTRY + reference.len() + 2 * facts.digest.len() + platforms
 }
 
 /// A poisoned lock only means another thread panicked while holding it; the map is still usable.
@@ -61,6 +155,13 @@ struct DiskFile {
     entries: BTreeMap<String, DiskEntry>,
 }
 
+/// The largest cache file read (and about the most written: the oldest entries are dropped first when
+/// there are more than [`MAX_DISK_ENTRIES`]).
+pub const MAX_DISK_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most answers kept on disk.
+pub const MAX_DISK_ENTRIES: usize = 20_000;
+
 /// Answers by reference in a JSON file, each valid for `ttl` after it was read. A file that cannot be read
 /// or written costs a warning, never the command.
 #[derive(Debug)]
@@ -80,14 +181,19 @@ impl DiskCache {
         Some(base.join("winplace").join("images.json"))
     }
 
-    /// Opens the cache at `path`, dropping expired entries.
+    /// Opens the cache at `path`, dropping expired entries. A file over [`MAX_DISK_BYTES`] is ignored
+    /// (and replaced when the cache is saved).
     pub fn open(path: &Path, ttl: Duration) -> DiskCache {
-        let mut file: DiskFile = match std::fs::read(path) {
+        let mut file: DiskFile = match crate::bounded_read::read_path(path, MAX_DISK_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|error| {
                 tracing::warn!(path = %path.display(), %error, "ignoring an unreadable image cache");
                 DiskFile::default()
             }),
-            Err(_) => DiskFile::default(),
+            Err(crate::bounded_read::ReadError::Io(_)) => DiskFile::default(),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "ignoring the image cache");
+                DiskFile::default()
+            }
         };
         let now = now_secs();
         file.entries
@@ -107,15 +213,27 @@ impl DiskCache {
             .then(|| entry.facts.clone())
     }
 
-    /// Remembers an answer read now.
+    /// Remembers an answer read now; past [`MAX_DISK_ENTRIES`], the oldest answer is dropped.
     pub fn put(&self, reference: &str, facts: &ManifestFacts) {
-        lock(&self.file).entries.insert(
+        let mut file = lock(&self.file);
+        file.entries.insert(
             reference.to_string(),
             DiskEntry {
                 fetched_at: now_secs(),
                 facts: facts.clone(),
             },
         );
+        while file.entries.len() > MAX_DISK_ENTRIES {
+            let oldest = file
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.fetched_at)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(key) => file.entries.remove(&key),
+                None => break,
+            };
+        }
     }
 
     /// Writes the file (atomically: a temporary file renamed over it).
@@ -161,7 +279,7 @@ mod tests {
 
     #[test]
     fn memory_finds_by_reference_then_by_digest() {
-        let cache = MemoryCache::default();
+        let cache = MemoryCache::new(DEFAULT_MEMORY_BUDGET);
         cache.put("r.example/app:1", &facts("sha256:aa"));
         assert_eq!(cache.get("r.example/app:1", None), Some(facts("sha256:aa")));
         assert_eq!(
@@ -169,6 +287,31 @@ mod tests {
             Some(facts("sha256:aa"))
         );
         assert_eq!(cache.get("r.example/app:2", Some("sha256:bb")), None);
+    }
+
+    #[test]
+    fn memory_stays_within_its_byte_budget_forgetting_the_oldest() {
+        let one = cost("r.example/app:0", &facts("sha256:00"));
+        let cache = MemoryCache::new(3 * one);
+        for i in 0..10 {
+            cache.put(
+                &format!("r.example/app:{i}"),
+                &facts(&format!("sha256:{i:02}")),
+            );
+            assert!(cache.bytes() <= 3 * one, "{} > {}", cache.bytes(), 3 * one);
+        }
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.get("r.example/app:0", Some("sha256:00")), None);
+        assert_eq!(cache.get("r.example/app:9", None), Some(facts("sha256:09")));
+        // The same reference again replaces its answer instead of counting twice.
+        cache.put("r.example/app:9", &facts("sha256:09"));
+        assert_eq!((cache.len(), cache.bytes()), (3, 3 * one));
+        // An answer bigger than the whole budget is not kept, and evicts nothing.
+        let mut huge = facts("sha256:ff");
+        huge.platforms = vec![huge.platforms[0].clone(); 100];
+        cache.put("r.example/huge:1", &huge);
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.get("r.example/huge:1", None), None);
     }
 
     #[test]

@@ -2,14 +2,41 @@
 //! read with the `docker_credential` crate: `auths` entries (`auth` = base64 `user:password`, or
 //! `username`/`password`), `credHelpers` and `credsStore` (which run `docker-credential-<name>`).
 //!
-//! A registry without credentials is accessed anonymously: the OCI client still follows the registry's
-//! token challenge (`WWW-Authenticate: Bearer realm=…`), as public registries require.
+//! A registry without credentials is accessed anonymously: the client still follows the registry's
+//! token challenge (`WWW-Authenticate: Bearer realm=…`), as public registries require. Where the
+//! credentials may go is [`super::auth`]'s decision: the registry itself, or its token service over
+//! HTTPS (plain HTTP only to a host named with `--insecure-registry`).
 
 use std::path::{Path, PathBuf};
 
-use oci_client::secrets::RegistryAuth;
-
 use super::error::SetupError;
+
+/// What the client presents for one registry.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Auth {
+    /// Nothing: anonymous requests and anonymous tokens.
+    Anonymous,
+    /// A user name and password (or token) from the Docker config.
+    Basic {
+        /// The user name.
+        username: String,
+        /// The password; never printed.
+        password: String,
+    },
+}
+
+impl std::fmt::Debug for Auth {
+    /// The user name only: a password must not reach a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Auth::Anonymous => f.write_str("Anonymous"),
+            Auth::Basic { username, .. } => write!(f, "Basic({username:?}, <hidden>)"),
+        }
+    }
+}
+
+/// The largest Docker config read (real ones are a few KiB).
+const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The Docker config's text, checked to be JSON when loaded; empty when there is none.
 #[derive(Debug, Clone, Default)]
@@ -29,9 +56,11 @@ impl Credentials {
     /// Reads `path`; errors name the file (and the line, for JSON that does not parse).
     pub fn from_file(path: &Path) -> Result<Self, SetupError> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| SetupError::ConfigUnreadable {
-            path: name.clone(),
-            source,
+        let bytes = crate::bounded_read::read_path(path, MAX_CONFIG_BYTES).map_err(|source| {
+            SetupError::ConfigUnreadable {
+                path: name.clone(),
+                source,
+            }
         })?;
         if let Err(e) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
         {
@@ -60,9 +89,9 @@ impl Credentials {
 
     /// The credentials for `registry` (a host as in image references: `docker.io`,
     /// `127.0.0.1:5000`); anonymous when the config has none for it.
-    pub fn auth_for(&self, registry: &str) -> RegistryAuth {
+    pub fn auth_for(&self, registry: &str) -> Auth {
         let Some(config) = &self.config else {
-            return RegistryAuth::Anonymous;
+            return Auth::Anonymous;
         };
         let key = if registry == "docker.io" {
             DOCKER_HUB_KEY
@@ -71,22 +100,25 @@ impl Credentials {
         };
         match docker_credential::get_credential_from_reader(config.as_slice(), key) {
             Ok(docker_credential::DockerCredential::UsernamePassword(user, password)) => {
-                RegistryAuth::Basic(user, password)
+                Auth::Basic {
+                    username: user,
+                    password,
+                }
             }
             Ok(docker_credential::DockerCredential::IdentityToken(_)) => {
-                // An OAuth refresh token: the OCI client cannot exchange it, so try anonymously.
+                // An OAuth refresh token: winplace does not exchange it, so try anonymously.
                 tracing::warn!(
                     registry,
                     "the Docker config holds an identity token for this registry, which winplace cannot use; trying anonymously"
                 );
-                RegistryAuth::Anonymous
+                Auth::Anonymous
             }
             Err(docker_credential::CredentialRetrievalError::NoCredentialConfigured) => {
-                RegistryAuth::Anonymous
+                Auth::Anonymous
             }
             Err(error) => {
                 tracing::warn!(registry, %error, "cannot read the credentials for this registry; trying anonymously");
-                RegistryAuth::Anonymous
+                Auth::Anonymous
             }
         }
     }
@@ -116,11 +148,18 @@ mod tests {
         .expect("write");
         let creds = Credentials::from_file(&path).expect("valid");
         assert_eq!(
-            format!("{:?}", creds.auth_for("127.0.0.1:5000")),
-            format!("{:?}", RegistryAuth::Basic("ci".into(), "s3cret".into()))
+            creds.auth_for("127.0.0.1:5000"),
+            Auth::Basic {
+                username: "ci".into(),
+                password: "s3cret".into()
+            }
         );
-        assert!(matches!(creds.auth_for("docker.io"), RegistryAuth::Basic(u, _) if u == "hub"));
-        assert!(matches!(creds.auth_for("ghcr.io"), RegistryAuth::Anonymous));
+        // Debug output never shows the password.
+        assert!(!format!("{:?}", creds.auth_for("127.0.0.1:5000")).contains("s3cret"));
+        assert!(
+            matches!(creds.auth_for("docker.io"), Auth::Basic { username, .. } if username == "hub")
+        );
+        assert_eq!(creds.auth_for("ghcr.io"), Auth::Anonymous);
     }
 
     #[test]

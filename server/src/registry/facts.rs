@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use winplace_rules::windows::ImageClass;
 
 /// One platform an image is built for: from an index entry's `platform`, or from the image config of a
-/// single-platform image.
+/// single-platform image (read by [`super::fetch`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Platform {
@@ -17,19 +17,6 @@ pub struct Platform {
     /// `os.version`: the Windows build (`10.0.20348.2762`); usually absent for Linux.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os_version: Option<String>,
-}
-
-impl Platform {
-    /// Reads `os`, `architecture` and `os.version` of an index entry's `platform` or of an image config;
-    /// `None` without an `os`.
-    pub fn from_json(value: &Value) -> Option<Platform> {
-        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
-        Some(Platform {
-            os: text("os")?,
-            architecture: text("architecture").unwrap_or_default(),
-            os_version: text("os.version"),
-        })
-    }
 }
 
 /// Where an image's platforms were read.

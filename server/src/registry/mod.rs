@@ -6,10 +6,14 @@
 //! (background resolution of live workloads' images, `GET /api/images/resolve`).
 //!
 //! * [`credentials`]: the Docker config file (`~/.docker/config.json`, `--registry-config FILE`);
-//! * [`fetch`](mod@fetch): index → manifest → config blob, with the `oci-client` crate (anonymous token
-//!   challenge, basic credentials, plain HTTP for `--insecure-registry` hosts);
+//! * [`auth`]: the token challenge, and where the Docker config's credentials may be sent (the
+//!   registry itself, a token realm over HTTPS or one named with `--insecure-registry`);
+//! * `client` and `body`: our own HTTP client on reqwest (plain HTTP only for `--insecure-registry`
+//!   hosts), every answer read with the cap of [`limits`];
+//! * [`fetch`](mod@fetch): index → manifest → config blob, each checked against its [`digest`];
 //! * [`facts`]: the platforms read, and what they mean for placement;
-//! * [`cache`]: by reference and by digest for the process's life; on disk with an expiry for the CLI;
+//! * [`cache`]: by reference and by digest for the process's life (bounded by bytes); on disk with an
+//!   expiry for the CLI;
 //! * [`error`]: why an image could not be resolved (unauthorized, not found, timeout, …);
 //! * [`blocking`]: the CLI's synchronous front, on a runtime of its own.
 //!
@@ -17,30 +21,34 @@
 //! token, manifest, config) within [`RegistryOptions::timeout`]; a batch ([`ImageResolver::resolve_all`])
 //! finishes by its deadline whatever the registries do.
 
+pub mod auth;
 pub mod blocking;
+mod body;
 pub mod cache;
+mod client;
 pub mod credentials;
+pub mod digest;
 pub mod error;
 pub mod facts;
 mod fetch;
+pub mod limits;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::{Client, Reference};
 use serde::Serialize;
 use winplace_rules::rules::ImageFacts;
-use winplace_rules::windows::parse_image_ref;
+use winplace_rules::windows::{ImageRef, parse_image_ref};
 
 pub use blocking::BlockingResolver;
 pub use cache::DiskCache;
-pub use credentials::Credentials;
+pub use credentials::{Auth, Credentials};
 pub use error::{ResolveError, SetupError};
 pub use facts::{ManifestFacts, Platform, PlatformSource};
 
 use cache::MemoryCache;
+use client::RegistryClient;
 
 /// The default time limit of a look-up (and of the CLI's whole resolution step).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -61,6 +69,8 @@ pub struct RegistryOptions {
     pub concurrency: usize,
     /// Answers kept on disk between runs (the CLI), if any.
     pub disk_cache: Option<DiskCache>,
+    /// Bytes of answers kept in memory ([`cache::DEFAULT_MEMORY_BUDGET`]); the oldest go first.
+    pub memory_budget: usize,
 }
 
 impl Default for RegistryOptions {
@@ -71,6 +81,7 @@ impl Default for RegistryOptions {
             timeout: DEFAULT_TIMEOUT,
             concurrency: DEFAULT_CONCURRENCY,
             disk_cache: None,
+            memory_budget: cache::DEFAULT_MEMORY_BUDGET,
         }
     }
 }
@@ -85,6 +96,8 @@ pub struct ResolverStats {
     pub cache_hits: u64,
     /// Look-ups that failed.
     pub failures: u64,
+    /// Bytes the answers kept in memory cost (within [`RegistryOptions::memory_budget`]).
+    pub cache_bytes: u64,
 }
 
 impl ResolverStats {
@@ -92,8 +105,9 @@ impl ResolverStats {
     /// images).
     ///
     /// ```
-    /// let stats = winplace::registry::ResolverStats { lookups: 3, cache_hits: 1, failures: 1 };
+    /// let stats = winplace::registry::ResolverStats { lookups: 3, cache_hits: 1, failures: 1, cache_bytes: 900 };
     /// assert!(stats.exposition().contains("winplace_image_lookups_total 3\n"));
+    /// assert!(stats.exposition().contains("winplace_image_cache_bytes 900\n"));
     /// ```
     pub fn exposition(&self) -> String {
         let mut out = String::new();
@@ -118,13 +132,18 @@ impl ResolverStats {
                 "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"
             ));
         }
+        out.push_str(&format!(
+            "# HELP winplace_image_cache_bytes Bytes the image answers kept in memory cost (bounded).\n\
+             # TYPE winplace_image_cache_bytes gauge\nwinplace_image_cache_bytes {}\n",
+            self.cache_bytes
+        ));
         out
     }
 }
 
 /// Resolves image references to what their registries say (see the module docs).
 pub struct ImageResolver {
-    client: Client,
+    client: RegistryClient,
     credentials: Credentials,
     timeout: Duration,
     permits: tokio::sync::Semaphore,
@@ -147,25 +166,12 @@ impl std::fmt::Debug for ImageResolver {
 impl ImageResolver {
     /// A resolver with `options`.
     pub fn new(options: RegistryOptions) -> Self {
-        // reqwest is built without a default TLS provider (kube's `ring` is already linked; aws-lc is
-        // not): install ring once per process. A second install fails harmlessly.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let config = ClientConfig {
-            protocol: if options.insecure.is_empty() {
-                ClientProtocol::Https
-            } else {
-                ClientProtocol::HttpsExcept(options.insecure.clone())
-            },
-            connect_timeout: Some(options.timeout),
-            read_timeout: Some(options.timeout),
-            ..ClientConfig::default()
-        };
         ImageResolver {
-            client: Client::new(config),
+            client: RegistryClient::new(options.insecure, options.timeout),
             credentials: options.credentials,
             timeout: options.timeout,
             permits: tokio::sync::Semaphore::new(options.concurrency.max(1)),
-            memory: MemoryCache::default(),
+            memory: MemoryCache::new(options.memory_budget),
             disk: options.disk_cache,
             lookups: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
@@ -190,8 +196,8 @@ impl ImageResolver {
 
     async fn lookup(&self, image: &str) -> Result<ManifestFacts, ResolveError> {
         let reference = oci_reference(image)?;
-        let key = reference.whole();
-        if let Some(found) = self.memory.get(&key, reference.digest()) {
+        let key = reference.to_string();
+        if let Some(found) = self.memory.get(&key, reference.digest.as_deref()) {
             self.cache_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(found);
         }
@@ -208,13 +214,13 @@ impl ImageResolver {
                 .map_err(|_| ResolveError::Registry("the resolver is shutting down".into()))?;
             // A credential helper is a process that may hang: off the runtime, and within the limit.
             let credentials = self.credentials.clone();
-            let registry = reference.registry().to_string();
+            let registry = reference.registry.clone();
             let auth = tokio::task::spawn_blocking(move || credentials.auth_for(&registry))
                 .await
                 .map_err(|e| {
                     ResolveError::Registry(format!("reading the credentials failed: {e}"))
                 })?;
-            fetch::fetch(&self.client, &reference, &auth, self.timeout).await
+            fetch::fetch(&self.client, &reference, &auth).await
         };
         let facts = tokio::time::timeout(self.timeout, work)
             .await
@@ -264,6 +270,7 @@ impl ImageResolver {
             lookups: self.lookups.load(Ordering::Relaxed),
             cache_hits: self.cache_hits.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
+            cache_bytes: self.memory.bytes() as u64,
         }
     }
 
@@ -275,21 +282,15 @@ impl ImageResolver {
     }
 }
 
-/// The OCI reference of an image as written in a pod, normalized as the kubelet reads it (the rules
-/// crate's grammar): no tag and no digest means `latest`.
-pub fn oci_reference(image: &str) -> Result<Reference, ResolveError> {
-    let parsed =
+/// The reference of an image as written in a pod, normalized as the kubelet reads it (the rules crate's
+/// grammar): no tag and no digest means `latest`.
+pub fn oci_reference(image: &str) -> Result<ImageRef, ResolveError> {
+    let mut parsed =
         parse_image_ref(image).ok_or_else(|| ResolveError::InvalidReference(image.to_string()))?;
-    let registry = parsed.registry.clone();
-    let repository = parsed.repository.clone();
-    Ok(match (&parsed.tag, &parsed.digest) {
-        (Some(tag), Some(digest)) => {
-            Reference::with_tag_and_digest(registry, repository, tag.clone(), digest.clone())
-        }
-        (None, Some(digest)) => Reference::with_digest(registry, repository, digest.clone()),
-        (Some(tag), None) => Reference::with_tag(registry, repository, tag.clone()),
-        (None, None) => Reference::with_tag(registry, repository, "latest".into()),
-    })
+    if parsed.tag.is_none() && parsed.digest.is_none() {
+        parsed.tag = Some("latest".into());
+    }
+    Ok(parsed)
 }
 
 /// The answers of a batch as the rules take them: what each resolved image's manifest says, and why
@@ -327,10 +328,10 @@ mod tests {
             ),
         ];
         for (image, want) in rows {
-            assert_eq!(oci_reference(image).expect(image).whole(), want);
+            assert_eq!(oci_reference(image).expect(image).to_string(), want);
         }
         assert_eq!(
-            oci_reference("Not A Reference").map(|r| r.whole()),
+            oci_reference("Not A Reference").map(|r| r.to_string()),
             Err(ResolveError::InvalidReference("Not A Reference".into()))
         );
     }

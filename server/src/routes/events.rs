@@ -6,15 +6,24 @@
 //! may have changed: refetch". A refused list (`freshness.rejected`) is announced the same way, as a
 //! `change` of the current revision that names nothing. A comment line keeps idle connections alive every
 //! 15 s.
+//!
+//! At most [`EventStreams::limit`] streams are open at once (`serve --max-event-streams`, default
+//! [`DEFAULT_MAX_EVENT_STREAMS`]; each holds a connection, a broadcast receiver and buffers, about
+//! 25 KB): past it the answer is 503 with `Retry-After`.
 
+use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use futures::stream::{self, Stream, StreamExt};
+use futures::stream::{self, StreamExt};
 use serde_json::json;
 use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
@@ -26,9 +35,92 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/events", get(events))
 }
 
-async fn events(
-    State(state): State<AppState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+/// The default of `serve --max-event-streams`.
+pub const DEFAULT_MAX_EVENT_STREAMS: usize = 1000;
+
+/// The event streams open now, and how many may be.
+#[derive(Debug)]
+pub struct EventStreams {
+    open: Arc<AtomicUsize>,
+    limit: AtomicUsize,
+}
+
+impl Default for EventStreams {
+    fn default() -> Self {
+        EventStreams {
+            open: Arc::new(AtomicUsize::new(0)),
+            limit: AtomicUsize::new(DEFAULT_MAX_EVENT_STREAMS),
+        }
+    }
+}
+
+/// One open stream's place, given back when the stream ends (its connection closed).
+#[derive(Debug)]
+pub struct StreamSlot {
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl EventStreams {
+    /// Sets how many streams may be open at once (streams already open stay).
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Release);
+    }
+
+    /// How many streams may be open at once.
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    /// How many are open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+
+    /// A place for one more stream, or `None` when [`Self::limit`] are open.
+    ///
+    /// ```
+    /// let streams = winplace::routes::events::EventStreams::default();
+    /// streams.set_limit(1);
+    /// let first = streams.try_open().expect("a place");
+    /// assert!(streams.try_open().is_none());
+    /// drop(first);
+    /// assert!(streams.try_open().is_some());
+    /// ```
+    pub fn try_open(&self) -> Option<StreamSlot> {
+        let limit = self.limit();
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < limit).then_some(open + 1)
+            })
+            .ok()
+            .map(|_| StreamSlot {
+                open: self.open.clone(),
+            })
+    }
+}
+
+async fn events(State(state): State<AppState>) -> Response {
+    let Some(slot) = state.event_streams().try_open() else {
+        let limit = state.event_streams().limit();
+        tracing::debug!(limit, "an event stream refused: the limit is reached");
+        let mut refused = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{limit} event streams are open, the most this server keeps (--max-event-streams): try again later"
+            ),
+        )
+        .into_response();
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return refused;
+    };
     // Subscribe before reading the revision, so nothing falls between them.
     let changes = BroadcastStream::new(state.subscribe());
     let hello = Event::default()
@@ -51,8 +143,15 @@ async fn events(
             }
         })
     });
-    let stream = stream::once(async move { Ok(hello) })
+    let stream = stream::once(async move { Ok::<_, Infallible>(hello) })
         .chain(changes)
-        .take_until(state.shutdown_signal());
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .take_until(state.shutdown_signal())
+        // The slot lives as long as the stream: dropped with it when the client goes away.
+        .map(move |event| {
+            let _held = &slot;
+            event
+        });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }

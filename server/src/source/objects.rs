@@ -233,7 +233,7 @@ impl Reader<'_, '_> {
     /// YAML: several documents, `List`s; every document and item must have a `kind`, as in JSON.
     fn yaml(&mut self) -> Result<(), SnapshotError> {
         let limits = winplace_rules::input::Limits {
-            max_bytes: 4 * 1024 * 1024 * 1024,
+            max_bytes: super::snapshot::MAX_SNAPSHOT_BYTES as usize,
             max_documents: 1_000_000,
             max_depth: 100,
             max_nodes: usize::MAX,

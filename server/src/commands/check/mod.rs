@@ -126,29 +126,31 @@ pub fn check(
     out.errors.extend(walk_errors);
     let mut stdin_used = false;
     for input in files {
-        let (name, text) = match &input {
+        let (name, read) = match &input {
             inputs::Input::Stdin => {
                 if stdin_used {
                     continue;
                 }
                 stdin_used = true;
-                let mut text = String::new();
-                if let Err(e) = stdin.read_to_string(&mut text) {
-                    out.errors
-                        .push(file_error(STDIN_NAME, format!("cannot read: {e}")));
-                    continue;
-                }
-                (STDIN_NAME.to_string(), text)
+                (
+                    STDIN_NAME.to_string(),
+                    inputs::read_stdin(stdin).map(|t| (t, None)),
+                )
             }
-            inputs::Input::File(path) => {
-                let name = path.display().to_string();
-                match inputs::read_text(path) {
-                    Ok(t) => (name, t),
-                    Err(e) => {
-                        out.errors.push(file_error(&name, e));
-                        continue;
-                    }
-                }
+            inputs::Input::File(path) if args.fix => (
+                path.display().to_string(),
+                write::read_for_fix(path).map(|(t, f)| (t, Some(f))),
+            ),
+            inputs::Input::File(path) => (
+                path.display().to_string(),
+                inputs::read_text(path).map(|t| (t, None)),
+            ),
+        };
+        let (text, fingerprint) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                out.errors.push(file_error(&name, e));
+                continue;
             }
         };
         out.files += 1;
@@ -205,7 +207,11 @@ pub fn check(
                 }
             }
             inputs::Input::File(path) if repair.text != text => {
-                if let Err(e) = write::atomic(path, &repair.text) {
+                let written = match &fingerprint {
+                    Some(read) => write::atomic(path, &repair.text, read),
+                    None => Err(write::WriteError::Changed(path.clone())),
+                };
+                if let Err(e) = written {
                     // The file still holds what was read: report that, not the repair.
                     tracing::debug!(file = %name, error = %e, "repaired file not written");
                     out.errors.push(file_error(&name, e.to_string()));
