@@ -38,6 +38,7 @@ async function placed(page: Page, line: number) {
 }
 
 test('findings are marked on their lines, a click scrolls to one, the Admission view explains a cluster it is not granted', async ({ page }) => {
+  test.setTimeout(60_000);
   const problems = watchConsole(page);
   // Narrow enough that the results column is narrower than a SHA-256 on one line.
   await page.setViewportSize({ width: 1000, height: 800 });
@@ -76,8 +77,6 @@ test('findings are marked on their lines, a click scrolls to one, the Admission 
   const column = p.span!.width / chars;
   expect(column).toBeGreaterThan(4);
   expect(Math.abs(p.span!.left - (p.textLeft + indent * column))).toBeLessThanOrEqual(1);
-  // Marks far from the visible lines are not in the DOM.
-  await expect(page.locator('.editor:has(#manifest) .gutter-mark[data-line="1"]')).toHaveCount(0);
 
   // The wheel over the line numbers scrolls the text, and the numbers follow it to the top.
   const gutter = page.locator('.editor:has(#manifest) .editor-gutter');
@@ -102,7 +101,7 @@ test('findings are marked on their lines, a click scrolls to one, the Admission 
 
   // The module's SHA-256 stays inside the Admission view, wrapped.
   const sha = page.locator('.module-identity .sha256');
-  await expect(sha).toHaveText(/^[0-9a-f]{64}$/);
+  await expect(sha).toHaveText(/^[0-9a-f]{64}$/, { timeout: 20_000 });
   const fits = await page.evaluate(() => {
     const code = document.querySelector('.module-identity .sha256')!;
     const box = code.getBoundingClientRect();
