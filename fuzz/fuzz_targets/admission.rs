@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use winplace_policy_wasm::admission::{Verdict, evaluate, parse_payload, review};
+use winplace_policy_wasm::admission::{Verdict, parse_payload, review};
+use winplace_rules::Checker;
 
 fuzz_target!(|data: &[u8]| {
     let Ok((request, mut settings)) = parse_payload(data) else {
@@ -18,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
         if let Verdict::Mutate(object) = decision.verdict {
             assert!(mutate, "mutated with mutate: false");
             assert!(object.is_object(), "mutated into a non-object: {object}");
-            let _ = evaluate(&object, None, &settings, &manifests);
+            let _ = Checker::builder()
+                .settings(&settings)
+                .build()
+                .check_value(object);
         }
     }
 });

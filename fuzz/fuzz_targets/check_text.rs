@@ -4,18 +4,19 @@
 
 use libfuzzer_sys::fuzz_target;
 use winplace_rules::input::{Limits, parse};
-use winplace_rules::{Settings, fix};
+use winplace_rules::{Checker, fix};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let settings = Settings::default();
-    let report = winplace_rules::check_text("fuzz.yaml", text, None, &settings);
-    if !report.parse_errors.is_empty() {
+    let checker = Checker::builder().build();
+    let mut findings = 0usize;
+    let parse_errors = checker.check_text("fuzz.yaml", text, |_| findings += 1);
+    if !parse_errors.is_empty() {
         return;
     }
-    let repair = fix::repair_text("fuzz.yaml", text, None, &settings);
+    let repair = fix::repair_text(&checker, "fuzz.yaml", text);
     if repair.applied.is_empty() {
         assert_eq!(repair.text, text, "nothing applied, yet the text changed");
         return;

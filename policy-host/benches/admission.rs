@@ -26,8 +26,8 @@ use winplace_policy_host::{
 };
 use winplace_policy_wasm::admission::{self, AdmissionRequest};
 use winplace_policy_wasm::host_answers::{HostAnswers, list_key, prune_items};
-use winplace_rules::Settings;
 use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::{Checker, Settings};
 
 fn fixture(name: &str) -> Value {
     test_data(name).unwrap_or_else(|e| panic!("{e}"))
@@ -247,11 +247,12 @@ fn report(policy: &[u8], template: &[u8]) {
             n as f64 / start.elapsed().as_secs_f64()
         };
         let check = rate(&|| {
-            black_box(winplace_rules::check_value(
-                request.object.clone(),
-                ctx.as_ref(),
-                &settings,
-            ));
+            // Built per call, as the policy builds it per request (the nodes indexed each time).
+            let checker = Checker::builder()
+                .settings(&settings)
+                .cluster(ctx.as_ref())
+                .build();
+            black_box(checker.check_value(request.object.clone()));
         });
         let review = rate(&|| {
             black_box(admission::review(
@@ -325,7 +326,10 @@ fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
     for case in CASES.iter().filter(|c| c.context == Context::None) {
         let object = case.request()["object"].clone();
         group.bench_function(case.name, |b| {
-            b.iter(|| black_box(winplace_rules::check_value(object.clone(), None, &settings)))
+            b.iter(|| {
+                let checker = Checker::builder().settings(&settings).build();
+                black_box(checker.check_value(object.clone()))
+            })
         });
     }
     group.finish();

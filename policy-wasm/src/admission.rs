@@ -13,7 +13,8 @@
 //! * On `UPDATE`, an error the old object already had (same rule, same path) does not reject the request:
 //!   it is returned as a warning. Controllers edit metadata of existing objects (adoption, finalizer
 //!   removal); rejecting those edits for a problem nobody introduced would wedge the object.
-//! * `mutate`: the catalogue's fixes are applied in rounds (as [`winplace_rules::fix::repair_text`] does) and the
+//! * `mutate`: the catalogue's fixes are applied in rounds (the rules' repair loop,
+//!   [`winplace_rules::fix::repair_value`], the one `winplace check --fix` runs on text) and the
 //!   repaired object is returned; what no fix repairs still rejects. A Pod is never mutated on `UPDATE`
 //!   (its spec is immutable), and an `UPDATE` is only mutated when it brings a new finding with a fix.
 //!   Each applied fix is a warning naming the finding and what the patch does (`…; winplace's patch: add
@@ -26,8 +27,9 @@
 //!
 //! One file per job under `admission/`: `payload.rs` decodes what the host sends, `scope.rs` says which
 //! requests are reviewed and with what, `context.rs` decodes the host's lists of the cluster,
-//! `manifests.rs` names the images worth a manifest look-up and reads the manifests, `evaluation.rs` runs
-//! the rules on one object, `review.rs` answers in the words of `decision.rs`, `mutation.rs` repairs;
+//! `manifests.rs` names the images worth a manifest look-up and reads the manifests, `review.rs` runs
+//! the rules on the object (through [`winplace_rules::Checker`]) and answers in the words of
+//! `decision.rs`, `mutation.rs` repairs (the rules' one repair loop);
 //! everything public is re-exported here.
 //!
 //! ```
@@ -47,7 +49,6 @@
 mod context;
 mod decision;
 mod error;
-mod evaluation;
 #[cfg(test)]
 mod fixtures;
 mod manifests;
@@ -59,9 +60,7 @@ mod scope;
 pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
 pub use decision::{Decision, Verdict, finding_line};
 pub use error::InputError;
-pub use evaluation::evaluate;
 pub use manifests::{MAX_MANIFEST_LOOKUPS, class_from_manifest, manifest_lookups};
-pub use mutation::repair;
 pub use payload::{
     AdmissionRequest, GroupVersionKind, ValidationPayload, parse_payload, parse_settings,
 };

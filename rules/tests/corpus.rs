@@ -8,7 +8,7 @@ mod corpus;
 use corpus::{Case, Expected, Got, compare, got_from_findings};
 use proptest::prelude::*;
 use winplace_rules::fix::{is_fixable_error, repair_text};
-use winplace_rules::{ClusterContext, FieldPath, Finding, Settings, check_text};
+use winplace_rules::{Checker, ClusterContext, FieldPath, Finding, Settings};
 
 /// Findings of a case: its input checked against cluster.yaml, plus cluster.yaml's own objects (its
 /// Nodes are evaluated too), and the input's parse error lines.
@@ -18,10 +18,15 @@ fn run(case: &Case) -> Result<(Vec<Finding>, Vec<u32>), String> {
         .validate()
         .map_err(|e| format!("settings.yaml: {e}"))?;
     let context = case.context()?;
-    let report = check_text("input.yaml", &case.input, context.as_ref(), &settings);
+    let checker = Checker::builder()
+        .settings(&settings)
+        .cluster(context.as_ref())
+        .build();
+    let report = checker.report("input.yaml", &case.input);
     let mut findings = report.findings;
     if let Some(cluster) = &case.cluster {
-        findings.extend(check_text("cluster.yaml", cluster, None, &settings).findings);
+        let alone = Checker::builder().settings(&settings).build();
+        findings.extend(alone.report("cluster.yaml", cluster).findings);
     }
     let lines = report.parse_errors.iter().map(|e| e.line).collect();
     Ok((findings, lines))
@@ -55,6 +60,27 @@ fn every_case_produces_exactly_its_expected_findings() {
     );
 }
 
+/// Adding a rule means adding its corpus case (CONTRIBUTING.md, "Adding a rule"): every rule a manifest
+/// can trigger (its declaration's `needs`) is listed in the `expect.yaml` of a case of the repository's
+/// corpus, so it runs through the crate, the binary and the playground.
+#[test]
+fn every_rule_a_manifest_can_trigger_has_a_corpus_case() {
+    let listed: std::collections::BTreeSet<String> = corpus::cases_in(&corpus::corpus_dir(), "")
+        .into_iter()
+        .flatten()
+        .flat_map(|case| case.expected.into_iter().map(|e| e.rule))
+        .collect();
+    let missing: Vec<&str> = winplace_rules::rules::catalog::RULES
+        .iter()
+        .filter(|m| m.needs.by_manifest() && !listed.contains(m.id))
+        .map(|m| m.id)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a corpus case (a folder in corpus/ whose expect.yaml lists them): {missing:?}"
+    );
+}
+
 #[test]
 fn repairing_every_case_leaves_no_fixable_error() {
     let mut report = Vec::new();
@@ -69,7 +95,11 @@ fn repairing_every_case_leaves_no_fixable_error() {
                 continue;
             }
         };
-        let repair = repair_text("input.yaml", &case.input, context.as_ref(), &settings);
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(context.as_ref())
+            .build();
+        let repair = repair_text(&checker, "input.yaml", &case.input);
         let mut problems: Vec<String> = repair
             .remaining
             .findings
@@ -129,7 +159,11 @@ fn repairs_leave_everything_outside_the_edits_byte_for_byte() {
         let (Ok(settings), Ok(context)) = (case.settings(), case.context()) else {
             continue;
         };
-        let repair = repair_text("input.yaml", &case.input, context.as_ref(), &settings);
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(context.as_ref())
+            .build();
+        let repair = repair_text(&checker, "input.yaml", &case.input);
         if repair.text == case.input {
             continue;
         }
@@ -171,6 +205,15 @@ fn lines_of_changed_fields(before: &str, after: &str) -> std::collections::BTree
         while let Some((path, value)) = stack.pop() {
             // A collection emptied or turned into something else counts as changed itself.
             let changed = match (value, get(&n.value, &path)) {
+                // A removed field takes the fields below it along: their lines go too.
+                (serde_json::Value::Object(m), None) => {
+                    stack.extend(m.iter().map(|(k, v)| (path.key(k.clone()), v)));
+                    true
+                }
+                (serde_json::Value::Array(a), None) => {
+                    stack.extend(a.iter().enumerate().map(|(i, v)| (path.index(i), v)));
+                    true
+                }
                 (_, None) => true,
                 (serde_json::Value::Object(m), Some(nv)) => {
                     stack.extend(m.iter().map(|(k, v)| (path.key(k.clone()), v)));
@@ -462,7 +505,7 @@ proptest! {
     /// the JSON way, every line outside the edits kept.
     #[test]
     fn flow_documents_are_repaired_in_their_own_style(text in flow_workload()) {
-        let repair = repair_text("gen.yaml", &text, None, &Settings::default());
+        let repair = repair_text(&Checker::builder().build(), "gen.yaml", &text);
         prop_assert!(repair.remaining.parse_errors.is_empty(), "{:?}\n{}", repair.remaining.parse_errors, repair.text);
         let left: Vec<String> = repair.remaining.findings.iter().filter(|f| is_fixable_error(f)).map(|f| format!("{} at {}", f.rule, f.path)).collect();
         prop_assert!(left.is_empty(), "{left:?}\n--- input\n{text}--- repaired\n{}", repair.text);
@@ -477,7 +520,11 @@ proptest! {
     fn repair_leaves_no_fixable_error(text in workload(), with_context in any::<bool>()) {
         let settings = Settings::default();
         let context = with_context.then(ClusterContext::default);
-        let repair = repair_text("gen.yaml", &text, context.as_ref(), &settings);
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(context.as_ref())
+            .build();
+        let repair = repair_text(&checker, "gen.yaml", &text);
         prop_assert!(repair.remaining.parse_errors.is_empty(), "{:?}\n{}", repair.remaining.parse_errors, repair.text);
         let left: Vec<String> = repair.remaining.findings.iter().filter(|f| is_fixable_error(f)).map(|f| format!("{} at {}", f.rule, f.path)).collect();
         prop_assert!(left.is_empty(), "{left:?}\n--- input\n{text}--- repaired\n{}", repair.text);

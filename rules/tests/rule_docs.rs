@@ -5,26 +5,14 @@
 //! (docs/rules/README.md, "Examples"): `yaml failing` must trigger the rule (and, for a fixable rule,
 //! carry a fix that `--fix` applies); `yaml fixed` must not trigger it, nor give an error of any other
 //! rule; optional `yaml cluster` (Nodes, RuntimeClasses) and `yaml settings` serve both as cluster
-//! context and settings. Live-state rules come from the server's audit, not from manifests, and are
-//! skipped here (see [`LIVE_STATE`]).
+//! context and settings. Rules no manifest can trigger (their declaration's `needs`: live state, which
+//! comes from the server's audit of running pods, and a registry's answer, which `server/tests/registry.rs`
+//! checks end to end) are skipped here.
 
 use winplace_rules::fix::repair_text;
 use winplace_rules::input::{self, Limits};
-use winplace_rules::rules::catalog::{Family, RULES, RuleMeta};
-use winplace_rules::{ClusterContext, Finding, Report, Settings, Severity, check_text, model};
-
-/// Live-state rules: evaluated by the audit engine on running pods, so a manifest alone cannot trigger
-/// them. Listed by name so that a new live-state rule is skipped deliberately, not silently.
-const LIVE_STATE: &[&str] = &[
-    "pod-on-wrong-os",
-    "pod-on-incompatible-build",
-    "pod-pending-placement",
-    "pod-image-os-error",
-];
-
-/// Rules about what a registry client could not read: a manifest alone cannot trigger them (they need a
-/// registry's answer), so `server/tests/registry.rs` checks them end to end instead.
-const NEEDS_REGISTRY: &[&str] = &["image-manifest-unresolved"];
+use winplace_rules::rules::catalog::{RULES, RuleMeta};
+use winplace_rules::{Checker, ClusterContext, Finding, Report, Settings, Severity, model};
 
 /// The tagged blocks of one page's `## Example` section.
 #[derive(Debug, Default, PartialEq)]
@@ -176,7 +164,11 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let id = meta.id;
 
-    let report = check_text("failing.yaml", failing, ctx.as_ref(), &settings);
+    let checker = Checker::builder()
+        .settings(&settings)
+        .cluster(ctx.as_ref())
+        .build();
+    let report = checker.report("failing.yaml", failing);
     if let Err(e) = clean_parse(&report, "failing") {
         problems.push(e);
     }
@@ -193,7 +185,7 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
                 describe(&fired)
             ));
         }
-        let repair = repair_text("failing.yaml", failing, ctx.as_ref(), &settings);
+        let repair = repair_text(&checker, "failing.yaml", failing);
         let left = of_rule(&repair.remaining, id);
         if !left.is_empty() {
             problems.push(format!(
@@ -203,7 +195,7 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
         }
     }
 
-    let report = check_text("fixed.yaml", fixed, ctx.as_ref(), &settings);
+    let report = checker.report("fixed.yaml", fixed);
     if let Err(e) = clean_parse(&report, "fixed") {
         problems.push(e);
     }
@@ -231,21 +223,9 @@ fn check_rule(meta: &RuleMeta, page: &str) -> Vec<String> {
 
 #[test]
 fn every_rule_page_has_a_failing_and_a_fixed_example_that_agree_with_the_rule() {
-    let live: Vec<&str> = RULES
-        .iter()
-        .filter(|m| m.family == Family::LiveState)
-        .map(|m| m.id)
-        .collect();
-    assert_eq!(
-        live, LIVE_STATE,
-        "the live-state rules of the catalogue changed; update LIVE_STATE"
-    );
     let mut failures = Vec::new();
     let mut checked = 0;
-    for meta in RULES
-        .iter()
-        .filter(|m| m.family != Family::LiveState && !NEEDS_REGISTRY.contains(&m.id))
-    {
+    for meta in RULES.iter().filter(|m| m.needs.by_manifest()) {
         let path = format!(
             "{}/../docs/rules/{}.md",
             env!("CARGO_MANIFEST_DIR"),

@@ -85,9 +85,13 @@ pub fn load_cluster(
         .iter()
         .map(|(n, t)| (n.as_str(), t.as_str()))
         .collect();
-    let read = winplace_rules::infra::read_context(&files, settings);
+    let read = winplace_rules::infra::read_context(&files);
+    let findings = winplace_rules::Checker::builder()
+        .settings(settings)
+        .build()
+        .check_context_files(&read);
     errors.extend(read.errors);
-    (Some(read.context), read.findings)
+    (Some(read.context), findings)
 }
 
 /// [`load_cluster`] for commands that stop on any error: the context, or every error named.

@@ -330,12 +330,9 @@ fn the_manifests_pass_winplaces_own_check() {
     for entry in std::fs::read_dir(dir()).expect("dir").flatten() {
         let path = entry.path();
         let text = std::fs::read_to_string(&path).expect("readable");
-        let report = winplace_rules::check_text(
-            &path.display().to_string(),
-            &text,
-            None,
-            &winplace_rules::Settings::default(),
-        );
+        let report = winplace_rules::Checker::builder()
+            .build()
+            .report(&path.display().to_string(), &text);
         assert!(report.parse_errors.is_empty(), "{:?}", report.parse_errors);
         let errors: Vec<_> = report
             .findings

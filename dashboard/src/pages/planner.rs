@@ -171,7 +171,7 @@ fn added_nodes(pool: &AddedPool) -> Result<Vec<k8s_openapi::api::core::v1::Node>
 pub fn evaluate(state: &PlannerState) -> Outcome {
     let settings = Settings::default();
     let mut out = Outcome::default();
-    let read = read_context(&[("cluster", &state.cluster)], &settings);
+    let read = read_context(&[("cluster", &state.cluster)]);
     out.problems.extend(
         read.errors
             .iter()

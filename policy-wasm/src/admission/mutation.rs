@@ -1,89 +1,55 @@
-//! Mutation (settings `mutate`): the catalogue's fixes applied to the object in rounds, and the repaired
-//! object returned when nothing new is left to reject, with a warning per applied fix.
-
-use std::collections::BTreeMap;
+//! Mutation (settings `mutate`): the catalogue's fixes applied to the object in rounds (the rules' one
+//! repair loop, [`winplace_rules::fix::repair_value`]), and the repaired object returned when nothing new
+//! is left to reject, with a warning per applied fix.
 
 use serde_json::Value;
-use winplace_rules::finding::{Finding, Fix};
-use winplace_rules::fix::{MAX_ROUNDS, apply_fixes};
-use winplace_rules::model::ClusterContext;
-use winplace_rules::settings::Settings;
-use winplace_rules::windows::ImageClass;
+use winplace_rules::Checker;
+use winplace_rules::finding::Finding;
+use winplace_rules::fix::repair_value;
 
 use super::decision::{Decision, Verdict, decide, finding_line};
-use super::evaluation::evaluate;
 
 /// The answer for an object the settings say to repair: `None` when no fix applies (the caller decides on
 /// the findings as they are); else the mutated object with a warning per applied fix, or the rejection
-/// of what the fixes left. `is_new` tells the findings this request introduced; `written_namespace` is
-/// the request object's own `metadata.namespace` (the namespace added for evaluation is taken out again).
+/// of what the fixes left. `checker` is the review's (settings, cluster, image manifests); `is_new` tells
+/// the findings this request introduced; `written_namespace` is the request object's own
+/// `metadata.namespace` (the namespace added for evaluation is taken out again).
 pub(super) fn mutate(
+    checker: &Checker<'_>,
     object: &Value,
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    manifests: &BTreeMap<String, ImageClass>,
     is_new: &dyn Fn(&Finding) -> bool,
     written_namespace: Option<&Value>,
 ) -> Option<Decision> {
-    let (repaired, applied) = repair(object, context, settings, manifests);
-    if applied.is_empty() {
+    let repaired = repair_value(checker, object);
+    if repaired.applied.is_empty() {
         return None;
     }
-    let remaining = evaluate(&repaired, context, settings, manifests);
+    let remaining = checker.check_value(repaired.value.clone());
     let mut decision = decide(&remaining, is_new, true);
     if !matches!(decision.verdict, Verdict::Accept) {
         return Some(decision);
     }
     // Worded so it stays true where the ClusterAdmissionPolicy is not `mutating` (policy-server then
     // rejects the patch): it names the problem and what the patch does, not "fixed".
-    let mut warnings: Vec<String> = applied
+    let mut warnings: Vec<String> = repaired
+        .applied
         .iter()
-        .map(|(f, fix)| format!("{}; winplace's patch: {}", finding_line(f), fix.description))
+        .filter_map(|f| {
+            let fix = f.fix.as_ref()?;
+            Some(format!(
+                "{}; winplace's patch: {}",
+                finding_line(f),
+                fix.description
+            ))
+        })
         .collect();
     warnings.append(&mut decision.warnings);
-    let mut out = repaired;
+    let mut out = repaired.value;
     restore_namespace(&mut out, written_namespace);
     Some(Decision {
         verdict: Verdict::Mutate(out),
         warnings,
     })
-}
-
-/// Applies the findings' fixes in rounds, as [`winplace_rules::fix::repair_text`] does on text: evaluate, apply every
-/// fix, until no finding carries a fix, a round changes nothing, or [`MAX_ROUNDS`]. Returns the repaired
-/// object and the `(finding, fix)` pairs that were applied.
-pub fn repair(
-    object: &Value,
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    manifests: &BTreeMap<String, ImageClass>,
-) -> (Value, Vec<(Finding, Fix)>) {
-    let mut current = object.clone();
-    let mut applied = Vec::new();
-    for _ in 0..MAX_ROUNDS {
-        let found: Vec<Finding> = evaluate(&current, context, settings, manifests)
-            .into_iter()
-            .filter(|f| f.fix.is_some())
-            .collect();
-        let fixes: Vec<&Fix> = found.iter().filter_map(|f| f.fix.as_ref()).collect();
-        if fixes.is_empty() {
-            break;
-        }
-        let (next, skipped) = apply_fixes(&current, &fixes);
-        if next == current {
-            break;
-        }
-        let skipped: Vec<usize> = skipped.into_iter().map(|(i, _)| i).collect();
-        for (i, f) in found.iter().enumerate() {
-            if !skipped.contains(&i)
-                && let Some(fix) = &f.fix
-            {
-                applied.push((f.clone(), fix.clone()));
-            }
-        }
-        current = next;
-    }
-    (current, applied)
 }
 
 /// Removes the namespace the review filled in for evaluation, so a mutation changes only what the fixes
@@ -108,9 +74,10 @@ fn restore_namespace(value: &mut Value, written: Option<&Value>) {
 mod tests {
     use super::*;
     use crate::admission::fixtures::{cluster, no_manifests, request, settings};
-    use crate::admission::{GroupVersionKind, Verdict, evaluate, review};
+    use crate::admission::{GroupVersionKind, Verdict, review};
     use serde_json::json;
     use winplace_rules::finding::Severity;
+    use winplace_rules::settings::Settings;
 
     #[test]
     fn mutation_repairs_every_kind_and_the_result_validates() {
@@ -147,7 +114,10 @@ mod tests {
                 again.object = object.clone();
                 let d2 = review(again.clone(), &Settings::default(), c, &no_manifests());
                 assert_eq!(d2.verdict, Verdict::Accept, "{kind}: {d2:?}");
-                let remaining = evaluate(object, c, &Settings::default(), &no_manifests());
+                let remaining = Checker::builder()
+                    .cluster(c)
+                    .build()
+                    .check_value(object.clone());
                 assert!(
                     remaining.iter().all(|f| f.severity != Severity::Error),
                     "{kind}: {remaining:?}"

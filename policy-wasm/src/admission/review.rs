@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use winplace_rules::Checker;
 use winplace_rules::finding::{Finding, Severity};
 use winplace_rules::model::ClusterContext;
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::ImageClass;
 
 use super::decision::{Decision, Verdict, decide, finding_line};
-use super::evaluation::{evaluate, evaluate_owned};
 use super::mutation::mutate;
 use super::scope::{namespace_of, object_namespace, with_namespace};
 use super::{AdmissionRequest, is_evaluated, is_exempt, malformed};
@@ -41,20 +41,23 @@ pub fn review(
     let namespace = namespace_of(&request);
     let written_namespace = object_namespace(&request.object).cloned();
     let object = with_namespace(std::mem::take(&mut request.object), &namespace);
+    let checker = Checker::builder()
+        .settings(settings)
+        .cluster(context)
+        .image_manifests(manifests)
+        .build();
     // The object is kept only where it may be repaired below.
     let (findings, kept) = if settings.mutate && !is_node {
-        (
-            evaluate(&object, context, settings, manifests),
-            Some(object),
-        )
+        (checker.check_value(object.clone()), Some(object))
     } else {
-        (evaluate_owned(object, context, settings, manifests), None)
+        (checker.check_value(object), None)
     };
     // Errors the object already had before this UPDATE: reported, not enforced.
     let before: BTreeSet<(String, String)> =
         if request.operation == "UPDATE" && request.old_object.is_object() {
             let old = with_namespace(std::mem::take(&mut request.old_object), &namespace);
-            evaluate_owned(old, context, settings, manifests)
+            checker
+                .check_value(old)
                 .into_iter()
                 .map(|f| (f.rule, f.path))
                 .collect()
@@ -76,14 +79,7 @@ pub fn review(
     let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
     if let Some(object) = kept.filter(|_| may_mutate)
-        && let Some(decision) = mutate(
-            &object,
-            context,
-            settings,
-            manifests,
-            &is_new,
-            written_namespace.as_ref(),
-        )
+        && let Some(decision) = mutate(&checker, &object, &is_new, written_namespace.as_ref())
     {
         return decision;
     }
@@ -94,7 +90,7 @@ pub fn review(
 mod tests {
     use super::*;
     use crate::admission::fixtures::{cluster, no_manifests, request, settings, verdict};
-    use crate::admission::{Decision, Verdict, evaluate};
+    use crate::admission::{Decision, Verdict};
     use serde_json::json;
 
     #[test]
@@ -238,7 +234,7 @@ mod tests {
             );
         }
         // The same finding is an error for the audit and `check`: only admission softens it.
-        let findings = evaluate(&r.object, None, &Settings::default(), &no_manifests());
+        let findings = Checker::builder().build().check_value(r.object.clone());
         assert!(
             findings
                 .iter()

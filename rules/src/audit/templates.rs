@@ -13,8 +13,8 @@ use super::{Audit, Dirty, sort_findings};
 use crate::finding::Severity;
 use crate::input::LineMap;
 use crate::model::{Object, PodTemplate, WorkloadKind};
-use crate::placement::Resolver;
 use crate::placement::container_images;
+use crate::placement::{PreparedCluster, Resolver};
 use crate::rules::live_state;
 use crate::rules::{check_unresolved_object, evaluate_template};
 
@@ -104,7 +104,11 @@ impl Audit {
                 let placement = evaluate_template(
                     &template.object,
                     &pod_template,
-                    (context, &resolver, index),
+                    PreparedCluster {
+                        context,
+                        resolver: &resolver,
+                        nodes: index,
+                    },
                     settings,
                     &mut findings,
                 );

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::model::{PodTemplate, WorkloadKind};
-use crate::placement::Resolver;
+use crate::placement::{PreparedCluster, Resolver};
 use crate::rules::evaluate_template;
 use serde_json::json;
 
@@ -647,7 +647,11 @@ fn class_context_gives_the_findings_of_every_node() {
             evaluate_template(
                 &t.object,
                 &template,
-                (Some(&a.context), &resolver, Some(&a.index)),
+                PreparedCluster {
+                    context: Some(&a.context),
+                    resolver: &resolver,
+                    nodes: Some(&a.index),
+                },
                 &a.settings,
                 &mut findings,
             );
@@ -735,7 +739,7 @@ fn many_node_cluster() -> (Vec<Node>, Vec<Pod>) {
 #[test]
 fn nodes_made_from_a_pool_are_spoken_of_as_the_pool() {
     let aks = r#"[{"name": "wann", "osType": "Windows", "osSku": "WindowsAnnual", "count": 2}]"#;
-    let read = crate::infra::read_context(&[("pools.json", aks)], &Settings::default());
+    let read = crate::infra::read_context(&[("pools.json", aks)]);
     assert!(read.errors.is_empty(), "{:?}", read.errors);
     let a = audit_of(read.context.nodes.clone(), vec![]);
     for name in ["wann-1", "wann-2"] {

@@ -6,13 +6,10 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{InfraRead, NodePool, read};
-use crate::finding::Finding;
+use super::{NodePool, read};
 use crate::input::{Document, Limits, ParseError, parse};
 use crate::model::{self, ClusterContext, Object};
 use crate::path::FieldPath;
-use crate::rules::{Emitter, RuleId};
-use crate::settings::Settings;
 
 /// Everything read from the files given as cluster context.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,9 +18,10 @@ pub struct ContextFiles {
     pub context: ClusterContext,
     /// Their node pools (infrastructure files).
     pub pools: Vec<NodePool>,
-    /// Findings about the files themselves: node rules on their Nodes and on the pools' Nodes, and
-    /// `node-pool-build-unknown` for pools whose OS or Windows build cannot be told.
-    pub findings: Vec<Finding>,
+    /// Every object of the files, as read (with file and lines): what the rules judge about the files
+    /// themselves, with their pools ([`crate::Checker::check_context_files`]: the node rules on their Nodes
+    /// and the pools' Nodes, `node-pool-build-unknown`).
+    pub objects: Vec<Object>,
     /// What could not be read: parse errors, objects that do not decode, pool fields, and a file that
     /// holds no cluster context at all (each is a usage error for the CLI).
     pub errors: Vec<ParseError>,
@@ -37,16 +35,16 @@ pub struct ContextFiles {
 /// against no cluster at all.
 ///
 /// ```
-/// use winplace_rules::{Settings, infra::read_context};
+/// use winplace_rules::infra::read_context;
 /// let aks = r#"[{"name": "win", "osType": "Windows", "osSku": "Windows2022", "count": 1, "vmSize": "Standard_D4s_v5"}]"#;
-/// let read = read_context(&[("pools.json", aks)], &Settings::default());
+/// let read = read_context(&[("pools.json", aks)]);
 /// assert!(read.errors.is_empty());
 /// assert_eq!(read.context.windows_builds(), ["10.0.20348"]);
 ///
-/// let wrong = read_context(&[("app.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n")], &Settings::default());
+/// let wrong = read_context(&[("app.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n")]);
 /// assert!(wrong.errors[0].message.contains("Deployment"));
 /// ```
-pub fn read_context(files: &[(&str, &str)], settings: &Settings) -> ContextFiles {
+pub fn read_context(files: &[(&str, &str)]) -> ContextFiles {
     let mut out = ContextFiles::default();
     let mut per_file = Vec::new();
     let mut all_documents = Vec::new();
@@ -74,8 +72,6 @@ pub fn read_context(files: &[(&str, &str)], settings: &Settings) -> ContextFiles
     }
     out.context = context;
     let infra = read(&all_documents);
-    out.findings = crate::rules::evaluate(&objects, None, settings);
-    out.findings.extend(pool_findings(&infra, settings));
     for e in &infra.errors {
         out.errors.push(ParseError {
             file: e.file.clone(),
@@ -131,6 +127,7 @@ pub fn read_context(files: &[(&str, &str)], settings: &Settings) -> ContextFiles
         });
     }
     out.pools = infra.pools;
+    out.objects = objects;
     out
 }
 
@@ -181,53 +178,6 @@ pub(crate) fn documents(file: &str, text: &str) -> (Vec<Document>, Vec<ParseErro
     (out, parsed.errors)
 }
 
-/// Findings about pools: the node rules on the Nodes each pool makes, once per pool and about the pool
-/// (`crate::rules::nodes::check_pool`), and `node-pool-build-unknown` for a pool whose OS or Windows
-/// build cannot be told.
-pub(crate) fn pool_findings(infra: &InfraRead, settings: &Settings) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for pool in &infra.pools {
-        let line = pool.line.unwrap_or(1);
-        let lines = crate::input::LineMap::with_root(line);
-        let object = Object {
-            file: pool.file.clone(),
-            doc_index: 0,
-            item: None,
-            api_version: pool.object.api_version.clone(),
-            kind: pool.object.kind.clone(),
-            namespace: pool.object.namespace.clone(),
-            name: pool.object.name.clone(),
-            value: Value::Null,
-            lines: lines.clone(),
-        };
-        if let Some(why) = &pool.unknown {
-            let what = if pool.os.is_none() {
-                "Its OS and Windows build cannot be told"
-            } else {
-                "Its Windows build cannot be told"
-            };
-            let consequence = if pool.os.is_none() {
-                "so no nodes are assumed for it"
-            } else {
-                "so its nodes are assumed without a node.kubernetes.io/windows-build label and no workload is matched to a build on them"
-            };
-            let message = format!(
-                "{} pool `{}`: {what}: {why}; {consequence}. Name the Windows Server release in the file (image family, SKU, osVersion) to check build placement against it.",
-                pool.format.label(),
-                pool.name
-            );
-            Emitter::new(&object, settings, &mut findings).emit(
-                RuleId::NodePoolBuildUnknown,
-                &FieldPath::parse(&pool.path),
-                message,
-                None,
-            );
-        }
-        crate::rules::nodes::check_pool(pool, &object, settings, &mut findings);
-    }
-    findings
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,20 +195,17 @@ mod tests {
 
     #[test]
     fn a_file_without_context_names_its_kinds() {
-        let read = read_context(
-            &[
-                (
-                    "nodes.yaml",
-                    "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
-                ),
-                (
-                    "app.yaml",
-                    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
-                ),
-                ("empty.json", "[]"),
-            ],
-            &Settings::default(),
-        );
+        let read = read_context(&[
+            (
+                "nodes.yaml",
+                "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+            ),
+            (
+                "app.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            ),
+            ("empty.json", "[]"),
+        ]);
         assert_eq!(read.errors.len(), 2, "{:?}", read.errors);
         assert_eq!(read.errors[0].file, "app.yaml");
         assert!(
@@ -269,114 +216,5 @@ mod tests {
         assert_eq!(read.errors[1].file, "empty.json");
         assert!(read.errors[1].message.contains("holds nothing"));
         assert_eq!(read.context.nodes.len(), 1);
-    }
-
-    /// Issue 31.2: pools whose build the file does not tell (an AKS `WindowsAnnual` pool, an OpenShift
-    /// MachineSet on AWS) get `node-pool-build-unknown` and no `windows-node-missing-build-label` (the
-    /// kubelet sets that label); node findings speak of the pool and its file, once per pool.
-    #[test]
-    fn node_findings_on_pools_speak_of_the_pool_once() {
-        let aks = r#"[{"name": "wann", "osType": "Windows", "osSku": "WindowsAnnual", "count": 3, "vmSize": "Standard_D2s_v3"},
- {"name": "w19", "osType": "Windows", "osSku": "Windows2019", "count": 2, "nodeTaints": ["os=windows:NoSchedule"]}]"#;
-        let openshift = "apiVersion: machine.openshift.io/v1beta1\nkind: MachineSet\nmetadata: {name: win-aws, namespace: openshift-machine-api}\nspec:\n  replicas: 2\n  template:\n    metadata:\n      labels: {machine.openshift.io/os-id: Windows}\n    spec:\n      providerSpec:\n        value:\n          ami: {id: ami-0123456789abcdef0}\n          instanceType: m5a.large\n";
-        let eksctl = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\nnodeGroups:\n- name: linux-ng\n- name: windows-ng\n  amiFamily: WindowsServer2022FullContainer\n  desiredCapacity: 4\n";
-        let read = read_context(
-            &[
-                ("pools.json", aks),
-                ("machineset.yaml", openshift),
-                ("eksctl.yaml", eksctl),
-            ],
-            &Settings::default(),
-        );
-        assert!(read.errors.is_empty(), "{:?}", read.errors);
-        let mut got: Vec<(String, String, String, Option<u32>)> = read
-            .findings
-            .iter()
-            .map(|f| {
-                (
-                    f.rule.clone(),
-                    f.object.display_name(),
-                    f.path.clone(),
-                    f.line,
-                )
-            })
-            .collect();
-        got.sort();
-        let row = |rule: &str, object: &str, path: &str, line: u32| {
-            (
-                rule.to_string(),
-                object.to_string(),
-                path.to_string(),
-                Some(line),
-            )
-        };
-        assert_eq!(
-            got,
-            [
-                row("node-pool-build-unknown", "AgentPool/wann", "", 1),
-                row(
-                    "node-pool-build-unknown",
-                    "MachineSet/openshift-machine-api/win-aws",
-                    "",
-                    1
-                ),
-                row("windows-node-unsupported-version", "AgentPool/w19", "", 2),
-                row("windows-node-untainted", "AgentPool/wann", "nodeTaints", 1),
-                row(
-                    "windows-node-untainted",
-                    "NodeGroup/windows-ng",
-                    "nodeGroups[1].taints",
-                    6
-                ),
-            ]
-        );
-        let message = |rule: &str, name: &str| {
-            read.findings
-                .iter()
-                .find(|f| f.rule == rule && f.object.name == name)
-                .map(|f| f.message.clone())
-                .unwrap_or_default()
-        };
-        let eks = message("windows-node-untainted", "windows-ng");
-        assert!(
-            eks.starts_with("The Windows nodes of node group windows-ng of eksctl.yaml will have no taint, so")
-                && eks.contains("add the taint os=windows:NoSchedule under `taints:` in node group windows-ng of eksctl.yaml"),
-            "{eks}"
-        );
-        assert!(!eks.contains("kubectl"), "{eks}");
-        let old = message("windows-node-unsupported-version", "w19");
-        assert!(
-            old.starts_with("The Windows nodes of agent pool w19 of pools.json will run Windows Server 2019 (10.0.17763)"),
-            "{old}"
-        );
-        // The nodes themselves are still made, one per count, for the workloads to be placed on.
-        assert_eq!(read.context.nodes.len(), 3 + 2 + 2 + 2 + 4);
-    }
-
-    #[test]
-    fn karpenter_across_files_and_unknown_build_is_info() {
-        let pool = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: win}\nspec:\n  template:\n    spec:\n      requirements:\n      - {key: kubernetes.io/os, operator: In, values: [windows]}\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: win}\n";
-        let class = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: win}\nspec:\n  amiSelectorTerms:\n  - alias: windows2022@latest\n";
-        let read = read_context(
-            &[("pool.yaml", pool), ("class.yaml", class)],
-            &Settings::default(),
-        );
-        assert!(read.errors.is_empty(), "{:?}", read.errors);
-        assert_eq!(read.context.windows_builds(), ["10.0.20348"]);
-        assert!(
-            read.findings
-                .iter()
-                .all(|f| f.rule != "node-pool-build-unknown")
-        );
-        let alone = read_context(&[("pool.yaml", pool)], &Settings::default());
-        let info: Vec<_> = alone
-            .findings
-            .iter()
-            .filter(|f| f.rule == "node-pool-build-unknown")
-            .collect();
-        assert_eq!(info.len(), 1);
-        assert_eq!(info[0].severity, crate::Severity::Info);
-        assert_eq!(info[0].object.display_name(), "NodePool/win");
-        assert_eq!(info[0].line, Some(1));
     }
 }

@@ -8,7 +8,8 @@
 //! `docs/reference/platforms.md`; the comments cite it as `platforms.md §N`.
 //!
 //! A pool whose Windows build (or OS) cannot be told from the file is never guessed: its nodes carry no
-//! build label and [`InfraRead::notes`] says why (reported as `node-pool-build-unknown`, info).
+//! build label and [`NodePool::unknown`] says why. This module only reads: the rules judge the pools
+//! (`node-pool-build-unknown`, info, and the node rules on their Nodes: `rules/src/rules/node_pools.rs`).
 //!
 //! ```
 //! use winplace_rules::infra;
@@ -44,12 +45,6 @@ use crate::windows::Os;
 use value::{FieldError, Reader};
 
 pub use load::{ContextFiles, read_context};
-
-/// Findings about node pools (read by [`read`]; see [`read_context`]'s `findings`): what
-/// [`crate::check_text`] adds for infrastructure files.
-pub fn pool_findings(infra: &InfraRead, settings: &crate::Settings) -> Vec<crate::Finding> {
-    load::pool_findings(infra, settings)
-}
 
 /// The file format a pool was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

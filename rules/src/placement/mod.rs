@@ -55,6 +55,7 @@
 mod fit;
 mod pins;
 pub mod plan;
+mod prepared;
 
 use std::collections::BTreeMap;
 
@@ -73,6 +74,7 @@ pub use fit::{
     untolerated_windows_taints,
 };
 pub use pins::{BuildPin, OsPin, build_pin, os_allowed, os_pin};
+pub use prepared::PreparedCluster;
 
 /// The GA OS node label.
 pub const OS_LABEL: &str = "kubernetes.io/os";

@@ -5,10 +5,10 @@
 //! state, such as where a pod happens to run now, says nothing about a planned cluster).
 //!
 //! ```
-//! use winplace_rules::{Settings, check_text, infra, input, model, plan};
+//! use winplace_rules::{Settings, infra, input, model, plan};
 //! let nodes = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: w19, labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763, agentpool: win19}}}\n- {apiVersion: v1, kind: Node, metadata: {name: l1, labels: {kubernetes.io/os: linux, agentpool: sys}}}\n";
 //! let app = "apiVersion: v1\nkind: Pod\nmetadata: {name: app}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: c, image: 'mcr.microsoft.com/windows/servercore:ltsc2019'}]\n";
-//! let ctx = infra::read_context(&[("nodes.yaml", nodes)], &Settings::default()).context;
+//! let ctx = infra::read_context(&[("nodes.yaml", nodes)]).context;
 //! let objects = model::objects(&input::parse("app.yaml", app, &input::Limits::default()).documents);
 //! let the_plan = plan::Plan { remove_pools: vec!["win19".into()], ..plan::Plan::default() };
 //! let report = plan::plan_objects(&objects, &ctx, &the_plan, &Settings::default());
@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 
+use crate::check::Checker;
 use crate::finding::{Finding, Severity};
 use crate::model::{self, ClusterContext, Object, node_os, node_windows_build};
 use crate::rules::catalog::{self, Family};
@@ -298,8 +299,17 @@ pub fn plan_objects(
     settings: &Settings,
 ) -> PlanReport {
     let after_ctx = plan.apply(context);
-    let before = planned_errors(crate::rules::evaluate(objects, Some(context), settings));
-    let after = planned_errors(crate::rules::evaluate(objects, Some(&after_ctx), settings));
+    let errors = |cluster: &ClusterContext| {
+        let checker = Checker::builder()
+            .settings(settings)
+            .cluster(cluster)
+            .build();
+        let mut findings = Vec::new();
+        checker.check_objects(objects, &mut findings);
+        planned_errors(findings)
+    };
+    let before = errors(context);
+    let after = errors(&after_ctx);
     compare(
         &before,
         &after,

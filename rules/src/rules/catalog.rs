@@ -1,5 +1,6 @@
-//! The rule catalogue: one table of rule metadata (id, family, default severity, title, summary), one row
-//! per [`RuleId`] ([`meta`]; [`rule`] looks a row up by its string id).
+//! The rule catalogue: the metadata of every rule (id, family, default severity, title, summary, what it
+//! needs, whether it is fixable), one row per [`RuleId`] ([`meta`]; [`rule`] looks a row up by its string
+//! id). The rows are declared with the ids, once, in `id.rs`.
 //!
 //! The CLI (`winplace rules`), the dashboard's rules page and `docs/rules/README.md` all come from, or are
 //! tested against, [`RULES`], so they cannot drift apart. Rule ids are stable; each has a page at
@@ -95,490 +96,44 @@ pub struct RuleMeta {
     pub summary: &'static str,
     /// Whether the rule's findings can carry a fix (`winplace check --fix`, admission `mutate`).
     pub fixable: bool,
-    /// Whether the rule fires only with cluster context (nodes, RuntimeClasses) or live state.
+    /// What the rule judges beyond the checked manifest. Not serialized: `needsContext` says what the
+    /// dashboard and the API show of it.
+    #[serde(skip)]
+    pub needs: Needs,
+    /// Whether the rule fires only with cluster context (nodes, RuntimeClasses) or live state
+    /// ([`Needs::is_context`] of `needs`).
     pub needs_context: bool,
 }
 
-/// Shorthand for the table below.
-#[allow(clippy::too_many_arguments)]
-const fn r(
-    rule: RuleId,
-    family: Family,
-    severity: Severity,
-    title: &'static str,
-    summary: &'static str,
-    fixable: bool,
-    needs_context: bool,
-) -> RuleMeta {
-    RuleMeta {
-        rule,
-        id: rule.as_str(),
-        family,
-        severity,
-        title,
-        summary,
-        fixable,
-        needs_context,
+/// What a rule judges beyond the checked manifest: what a corpus case and the example on the rule's page
+/// must give it for it to fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Needs {
+    /// The manifest alone (Nodes and RuntimeClasses in the checked input count as cluster context too).
+    Manifest,
+    /// Cluster context: the cluster's Nodes and RuntimeClasses (`--cluster`, a snapshot, the live cluster).
+    Cluster,
+    /// A registry's answer about an image (`winplace check --resolve-images`, the server's registry
+    /// client): no manifest alone triggers it, `server/tests/registry.rs` does.
+    Registry,
+    /// The live state of running pods (the server's audit): no manifest alone triggers it.
+    LiveState,
+}
+
+impl Needs {
+    /// Whether the rule fires only with cluster context or live state (`needsContext` on the wire).
+    pub const fn is_context(self) -> bool {
+        matches!(self, Needs::Cluster | Needs::LiveState)
+    }
+
+    /// Whether a manifest, with cluster context when needed, can trigger the rule: then it has a corpus
+    /// case and its page's example runs through the crate.
+    pub const fn by_manifest(self) -> bool {
+        matches!(self, Needs::Manifest | Needs::Cluster)
     }
 }
 
-use Family::*;
-use Severity::{Error as E, Info as I, Warning as W};
-
-/// Every rule, grouped by family in catalogue order (DESIGN.md "Rule catalogue"): one row per [`RuleId`], at
-/// the index of its variant.
-pub const RULES: &[RuleMeta] = &[
-    // OS identity
-    r(
-        RuleId::OsNameInvalid,
-        OsIdentity,
-        E,
-        "Invalid spec.os.name",
-        "spec.os.name is not exactly `linux` or `windows` (values are case-sensitive); the API server rejects the pod.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::OsConflict,
-        OsIdentity,
-        E,
-        "Contradicting OS signals",
-        "The pod's OS signals disagree (spec.os.name, kubernetes.io/os selectors, its RuntimeClass, its images); it is rejected, lands on the wrong OS or never schedules.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::MixedOsContainers,
-        OsIdentity,
-        E,
-        "Windows and Linux containers in one pod",
-        "The pod runs both Windows and Linux images; a pod runs on one node, so some of its containers can never start.",
-        false,
-        false,
-    ),
-    // Windows pods
-    r(
-        RuleId::WindowsPodWithoutOsSelector,
-        WindowsPods,
-        E,
-        "Windows pod without OS selector",
-        "A Windows pod has no kubernetes.io/os: windows nodeSelector or required node affinity (spec.os.name alone does not count: the scheduler ignores it), so it can be scheduled onto a Linux node.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::WindowsPodWithoutToleration,
-        WindowsPods,
-        E,
-        "Windows pod does not tolerate the Windows taint",
-        "The pod does not tolerate the taint on the Windows nodes, so the scheduler keeps it off them and it stays Pending.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::TolerationCaseMismatch,
-        WindowsPods,
-        E,
-        "Toleration differs from the taint only in letter case",
-        "A toleration matches a Windows taint except for letter case (`Windows` vs `windows`); taint keys and values are compared case-sensitively, so it tolerates nothing.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::WindowsPodWithoutBuildSelector,
-        WindowsPods,
-        W,
-        "Windows pod without build selector",
-        "The pod does not pin a node.kubernetes.io/windows-build; process-isolated containers only start on hosts whose build can run the image. Error when the cluster has more than one Windows build.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::WindowsBuildMismatch,
-        WindowsPods,
-        E,
-        "Selected Windows build cannot run the image",
-        "The Windows build the pod is pinned to cannot run one of its images with process isolation; the container fails to start there.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WindowsImagesBuildConflict,
-        WindowsPods,
-        E,
-        "No Windows build runs all images",
-        "The pod's Windows images were built for builds that no single host can run together, so at least one container fails on any node.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WindowsImageBuildUnknown,
-        WindowsPods,
-        W,
-        "Windows image of unknown build",
-        "A Windows image's build cannot be told from its name (floating or private tag), so build compatibility is not checked for it.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::ImageManifestUnresolved,
-        WindowsPods,
-        I,
-        "Image manifest could not be read",
-        "With registry resolution on (`winplace check --resolve-images`, the server), an image whose manifest could not be read (unauthorized, not found, timeout) keeps the classification its name gives.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WindowsVersionUnsupported,
-        WindowsPods,
-        W,
-        "Windows build outside the supported list",
-        "Every Windows build the pod can run on is outside the supported builds (settings supportedBuilds; default Windows Server 2022 and 2025).",
-        false,
-        false,
-    ),
-    r(
-        RuleId::DeprecatedOsLabel,
-        WindowsPods,
-        W,
-        "Deprecated beta OS/arch label",
-        "A selector uses beta.kubernetes.io/os or beta.kubernetes.io/arch; use the GA labels kubernetes.io/os and kubernetes.io/arch.",
-        true,
-        false,
-    ),
-    // Linux pods
-    r(
-        RuleId::LinuxPodWithoutOsSelector,
-        LinuxPods,
-        W,
-        "Linux pod without OS selector",
-        "A Linux pod has no kubernetes.io/os: linux constraint, so only the Windows nodes' taint keeps it off them.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::LinuxPodToleratesWindowsTaint,
-        LinuxPods,
-        E,
-        "Linux pod tolerates the Windows taint",
-        "A Linux pod without an OS selector tolerates the Windows nodes' taint (e.g. `operator: Exists` with no key), so it can be placed on Windows nodes where it cannot run.",
-        true,
-        false,
-    ),
-    // RuntimeClass
-    r(
-        RuleId::RuntimeClassNotFound,
-        RuntimeClass,
-        E,
-        "RuntimeClass not found",
-        "The pod names a RuntimeClass the cluster does not have; RuntimeClass admission rejects the pod.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::RuntimeClassSelectorConflict,
-        RuntimeClass,
-        E,
-        "Pod nodeSelector conflicts with its RuntimeClass",
-        "The pod's nodeSelector and its RuntimeClass's scheduling.nodeSelector give the same key different values; RuntimeClass admission rejects the pod.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::RuntimeClassOverheadMismatch,
-        RuntimeClass,
-        E,
-        "Pod overhead does not match its RuntimeClass",
-        "The pod sets spec.overhead but it differs from its RuntimeClass's overhead.podFixed (or the RuntimeClass defines none); RuntimeClass admission rejects the pod.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::RuntimeClassDeprecatedApi,
-        RuntimeClass,
-        E,
-        "RuntimeClass uses node.k8s.io/v1beta1",
-        "The RuntimeClass is written as node.k8s.io/v1beta1, which is no longer served since Kubernetes 1.25; use node.k8s.io/v1.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::RuntimeClassDockerHandler,
-        RuntimeClass,
-        W,
-        "RuntimeClass uses the docker handler",
-        "The RuntimeClass handler is `docker`; dockershim is gone (Kubernetes 1.24) and containerd on Windows names its runtime `runhcs-wcow-process`.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::RuntimeClassHyperVHandler,
-        RuntimeClass,
-        W,
-        "RuntimeClass uses Hyper-V isolation",
-        "The RuntimeClass handler is containerd's Hyper-V runtime `runhcs-wcow-hypervisor`; Kubernetes supports only process isolation for Windows containers.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::RuntimeClassUnchecked,
-        RuntimeClass,
-        I,
-        "RuntimeClass not checked",
-        "The pod names a RuntimeClass that could not be checked because no cluster context was given; its scheduling and overhead were not taken into account.",
-        false,
-        false,
-    ),
-    // API validation the cluster would reject
-    r(
-        RuleId::WindowsForbiddenField,
-        ApiValidation,
-        E,
-        "Field forbidden on a Windows pod",
-        "The pod has spec.os.name: windows and sets a field the API server forbids on Windows pods (e.g. runAsUser, privileged, hostPID: true); the pod is rejected.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::WindowsUnsupportedField,
-        ApiValidation,
-        W,
-        "Linux-only field on an inferred Windows pod",
-        "A pod that is Windows by its images or selectors but has no spec.os sets a field that is forbidden on Windows pods; it is accepted but has no effect or fails on the node.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::LinuxForbiddenWindowsOptions,
-        ApiValidation,
-        E,
-        "windowsOptions on a Linux pod",
-        "The pod has spec.os.name: linux and sets securityContext.windowsOptions; the API server rejects the pod.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::WindowsUnsupportedFeature,
-        ApiValidation,
-        E,
-        "Feature Windows nodes do not support",
-        "A Windows pod uses a feature Windows nodes do not provide (hugepages, memory-backed emptyDir, mount propagation, raw block volumes, ClusterFirstWithHostNet, hostNetwork without HostProcess, pod-level resources).",
-        false,
-        false,
-    ),
-    r(
-        RuleId::RunAsUserNameInvalid,
-        ApiValidation,
-        E,
-        "Invalid runAsUserName",
-        "windowsOptions.runAsUserName breaks the API server's rules (e.g. `user@domain` UPN form, two backslashes, forbidden characters); the pod is rejected.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::GmsaCredentialSpecInvalid,
-        ApiValidation,
-        E,
-        "Invalid gMSA credential spec",
-        "windowsOptions.gmsaCredentialSpecName is not a DNS subdomain, or gmsaCredentialSpec is empty or larger than 64 KiB; the pod is rejected.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::HostProcessInconsistent,
-        ApiValidation,
-        E,
-        "Inconsistent HostProcess pod",
-        "A HostProcess pod breaks the API server's rules: every container must be HostProcess, hostNetwork must be true, and pod and container values must agree; the pod is rejected.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::StopSignalInvalid,
-        ApiValidation,
-        E,
-        "Invalid lifecycle.stopSignal",
-        "A container's lifecycle.stopSignal is set without spec.os.name, or is not allowed for the pod's OS (Windows allows only SIGKILL and SIGTERM); the pod is rejected.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::TolerationInvalid,
-        ApiValidation,
-        E,
-        "Invalid toleration",
-        "A toleration breaks the API server's rules (e.g. empty key without `Exists`, `Exists` with a value, tolerationSeconds without NoExecute); the pod is rejected.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::NodeAffinityInvalid,
-        ApiValidation,
-        E,
-        "Invalid node affinity",
-        "Required or preferred node affinity breaks the API server's rules (e.g. no terms, `In` without values, `Gt` with several values); the pod is rejected.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::UnknownField,
-        ApiValidation,
-        W,
-        "Unknown field where placement is decided",
-        "An unknown key (e.g. `Effect:`) in tolerations, node affinity, securityContext or RuntimeClass scheduling; depending on the client it is rejected or silently dropped, and the toleration then means something else.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::ManifestInvalid,
-        ApiValidation,
-        E,
-        "Field has the wrong type",
-        "A field has the wrong type (e.g. a string where a boolean is expected), so the API server would reject the object.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WorkloadApiVersionRemoved,
-        ApiValidation,
-        E,
-        "Workload in an API version no longer served",
-        "A Deployment, DaemonSet, ReplicaSet or StatefulSet in extensions/v1beta1, apps/v1beta1 or apps/v1beta2 (removed in Kubernetes 1.16), or a CronJob in batch/v1beta1 (removed in 1.25): the API server refuses the manifest; use apps/v1 (with spec.selector) or batch/v1.",
-        true,
-        false,
-    ),
-    r(
-        RuleId::NotChecked,
-        ApiValidation,
-        I,
-        "File with nothing to check",
-        "A checked file holds no workload, Node, RuntimeClass or node pool (only a ConfigMap, a Service, a CRD…): nothing in it was checked, so its clean result says nothing. Files given as cluster context never get it.",
-        false,
-        false,
-    ),
-    // Cluster
-    r(
-        RuleId::NoSchedulableNode,
-        Cluster,
-        E,
-        "No node can take the pod",
-        "No node passes the pod's nodeSelector, required node affinity and taints, so it stays Pending; the finding says why for each group of nodes.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::SchedulableOnWrongOs,
-        Cluster,
-        E,
-        "Pod can be scheduled on a node of the wrong OS",
-        "Some node the scheduler could pick runs a different OS than the pod needs; if the pod lands there, it cannot run.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::SchedulableOnIncompatibleBuild,
-        Cluster,
-        E,
-        "Pod can be scheduled on an incompatible Windows build",
-        "Some Windows node the scheduler could pick has a build that cannot run the pod's images with process isolation.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::WindowsNodeUntainted,
-        Cluster,
-        W,
-        "Windows node without taint",
-        "A Windows node lacks the Windows taint (settings windowsTaints), so Linux pods without an OS selector can be scheduled onto it.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WindowsNodeMissingBuildLabel,
-        Cluster,
-        W,
-        "Windows node without build label",
-        "A Windows node has no node.kubernetes.io/windows-build label, so pods pinned to a build never land on it.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WindowsNodeBuildLabelMismatch,
-        Cluster,
-        E,
-        "Windows node build label differs from its kernel version",
-        "The node's node.kubernetes.io/windows-build label disagrees with the build in status.nodeInfo.kernelVersion, so build-pinned pods land on a host that cannot run them.",
-        false,
-        false,
-    ),
-    r(
-        RuleId::WindowsNodeUnsupportedVersion,
-        Cluster,
-        W,
-        "Windows node runs an unsupported version",
-        "The node's Windows build is outside the supported builds (settings supportedBuilds; default Windows Server 2022 and 2025).",
-        false,
-        false,
-    ),
-    r(
-        RuleId::NodePoolBuildUnknown,
-        Cluster,
-        I,
-        "Node pool whose Windows build cannot be told",
-        "An infrastructure file defines a Windows node pool (or a pool of unknown OS) without naming the Windows Server release, so its nodes are assumed without a build label instead of guessed.",
-        false,
-        false,
-    ),
-    // Live state
-    r(
-        RuleId::PodOnWrongOs,
-        LiveState,
-        E,
-        "Pod running on a node of the wrong OS",
-        "A pod is bound to a node whose OS differs from the OS the pod needs.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::PodOnIncompatibleBuild,
-        LiveState,
-        E,
-        "Pod on an incompatible Windows build",
-        "A pod is bound to a Windows node whose build cannot run its images with process isolation.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::PodPendingPlacement,
-        LiveState,
-        E,
-        "Pod pending: no node matches taints or selectors",
-        "A pod is Pending because the scheduler found no node whose taints it tolerates and whose labels match its selectors.",
-        false,
-        true,
-    ),
-    r(
-        RuleId::PodImageOsError,
-        LiveState,
-        E,
-        "Container waiting: image OS does not fit the node",
-        "A container is waiting because its image's OS or Windows build does not fit the node it was placed on.",
-        false,
-        true,
-    ),
-];
-
-// Every rule has exactly one row, at its variant's index, so that `meta` needs no search and cannot fail;
-// checked when the crate compiles.
-const _: () = {
-    assert!(RULES.len() == RuleId::ALL.len());
-    let mut i = 0;
-    while i < RULES.len() {
-        assert!(RULES[i].rule as usize == i);
-        i += 1;
-    }
-};
+pub use super::id::RULES;
 
 /// The metadata of `rule`.
 ///
@@ -625,7 +180,7 @@ pub fn rule_json(rule: &RuleMeta) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::{BTreeMap, HashSet};
+    use std::collections::HashSet;
 
     /// `docs/rules/` beside the crate.
     fn docs_dir() -> std::path::PathBuf {
@@ -659,11 +214,9 @@ mod tests {
     }
 
     #[test]
-    fn every_rule_id_has_exactly_one_row() {
+    fn every_rule_id_has_its_row() {
         assert_eq!(RULES.len(), RuleId::ALL.len());
         for id in RuleId::ALL {
-            let rows = RULES.iter().filter(|m| m.rule == id).count();
-            assert_eq!(rows, 1, "{id} has {rows} rows");
             assert_eq!((meta(id).rule, meta(id).id), (id, id.as_str()));
             assert_eq!(rule(id.as_str()).map(|m| m.rule), Some(id));
         }
@@ -698,179 +251,35 @@ mod tests {
         }
     }
 
-    /// DESIGN.md "Rule catalogue": every id of every family, exactly as spelled there, plus the two
-    /// additions (`manifest-invalid`, `runtimeclass-unchecked`).
+    /// What the declarations must agree on among themselves: the live-state family is what needs live
+    /// state, and nothing there can be fixed (a running pod is not rewritten); info is for notes, which
+    /// have nothing to fix.
     #[test]
-    fn catalogue_matches_design() {
-        let expected: &[(Family, &[&str])] = &[
-            (
-                OsIdentity,
-                &["os-name-invalid", "os-conflict", "mixed-os-containers"],
-            ),
-            (
-                WindowsPods,
-                &[
-                    "windows-pod-without-os-selector",
-                    "windows-pod-without-toleration",
-                    "toleration-case-mismatch",
-                    "windows-pod-without-build-selector",
-                    "windows-build-mismatch",
-                    "windows-images-build-conflict",
-                    "windows-image-build-unknown",
-                    "image-manifest-unresolved",
-                    "windows-version-unsupported",
-                    "deprecated-os-label",
-                ],
-            ),
-            (
-                LinuxPods,
-                &[
-                    "linux-pod-without-os-selector",
-                    "linux-pod-tolerates-windows-taint",
-                ],
-            ),
-            (
-                RuntimeClass,
-                &[
-                    "runtimeclass-not-found",
-                    "runtimeclass-selector-conflict",
-                    "runtimeclass-overhead-mismatch",
-                    "runtimeclass-deprecated-api",
-                    "runtimeclass-docker-handler",
-                    "runtimeclass-hyperv-handler",
-                    "runtimeclass-unchecked",
-                ],
-            ),
-            (
-                ApiValidation,
-                &[
-                    "windows-forbidden-field",
-                    "windows-unsupported-field",
-                    "linux-forbidden-windows-options",
-                    "windows-unsupported-feature",
-                    "run-as-user-name-invalid",
-                    "gmsa-credential-spec-invalid",
-                    "hostprocess-inconsistent",
-                    "stop-signal-invalid",
-                    "toleration-invalid",
-                    "node-affinity-invalid",
-                    "unknown-field",
-                    "manifest-invalid",
-                    "workload-api-version-removed",
-                    // issue 16: a file with nothing to check says so.
-                    "not-checked",
-                ],
-            ),
-            (
-                Cluster,
-                &[
-                    "no-schedulable-node",
-                    "schedulable-on-wrong-os",
-                    "schedulable-on-incompatible-build",
-                    "windows-node-untainted",
-                    "windows-node-missing-build-label",
-                    "windows-node-build-label-mismatch",
-                    "windows-node-unsupported-version",
-                    // issue 15: infrastructure files as cluster context.
-                    "node-pool-build-unknown",
-                ],
-            ),
-            (
-                LiveState,
-                &[
-                    "pod-on-wrong-os",
-                    "pod-on-incompatible-build",
-                    "pod-pending-placement",
-                    "pod-image-os-error",
-                ],
-            ),
-        ];
-        let mut count = 0;
-        for (family, ids) in expected {
-            for id in *ids {
-                let meta = rule(id).unwrap_or_else(|| panic!("missing rule {id}"));
-                assert_eq!(meta.family, *family, "{id}");
-                count += 1;
-            }
-        }
-        assert_eq!(
-            RULES.len(),
-            count,
-            "RULES has ids that DESIGN.md does not list"
-        );
-    }
-
-    /// DESIGN.md "Default severities": these are warnings, only notes are info, everything else is error.
-    #[test]
-    fn default_severities_match_design() {
-        let warnings = [
-            "windows-pod-without-build-selector",
-            "windows-image-build-unknown",
-            "windows-version-unsupported",
-            "deprecated-os-label",
-            "linux-pod-without-os-selector",
-            "windows-unsupported-field",
-            "unknown-field",
-            "runtimeclass-docker-handler",
-            "runtimeclass-hyperv-handler",
-            "windows-node-untainted",
-            "windows-node-missing-build-label",
-            "windows-node-unsupported-version",
-        ];
-        // issue 15: a pool whose build cannot be told is reported as such (info), never guessed.
-        let infos = [
-            "runtimeclass-unchecked",
-            "node-pool-build-unknown",
-            "image-manifest-unresolved",
-            "not-checked",
-        ];
+    fn needs_and_fixability_agree_with_family_and_severity() {
         for m in RULES {
-            let want = if warnings.contains(&m.id) {
-                Severity::Warning
-            } else if infos.contains(&m.id) {
-                Severity::Info
-            } else {
-                Severity::Error
-            };
-            assert_eq!(m.severity, want, "{}", m.id);
-        }
-    }
-
-    #[test]
-    fn context_and_fixability_flags() {
-        // Rows: (id, fixable, needs_context), each from DESIGN.md's catalogue notes.
-        let rows = [
-            ("windows-pod-without-os-selector", true, false),
-            ("windows-pod-without-toleration", true, false),
-            ("os-conflict", false, false),
-            ("runtimeclass-not-found", false, true),
-            ("runtimeclass-unchecked", false, false),
-            // Node rules also run on Node objects in the input (corpus node-hygiene has no cluster.yaml).
-            ("windows-node-untainted", false, false),
-            ("no-schedulable-node", false, true),
-            ("pod-image-os-error", false, true),
-            ("manifest-invalid", false, false),
-        ];
-        for (id, fixable, needs_context) in rows {
-            let m = rule(id).unwrap_or_else(|| panic!("missing rule {id}"));
             assert_eq!(
-                (m.fixable, m.needs_context),
-                (fixable, needs_context),
-                "{id}"
-            );
-        }
-        for m in RULES.iter().filter(|m| m.family == LiveState) {
-            assert!(
-                m.needs_context && !m.fixable,
-                "{}: live-state rules need live state",
+                m.family == Family::LiveState,
+                m.needs == Needs::LiveState,
+                "{}",
                 m.id
             );
+            assert_eq!(m.needs_context, m.needs.is_context(), "{}", m.id);
+            if m.family == Family::LiveState || m.severity == Severity::Info {
+                assert!(!m.fixable, "{} cannot be fixable", m.id);
+            }
         }
+        let by_manifest = |id: &str| rule(id).map(|m| m.needs.by_manifest());
+        assert_eq!(by_manifest("windows-node-untainted"), Some(true));
+        assert_eq!(by_manifest("image-manifest-unresolved"), Some(false));
+        assert_eq!(by_manifest("pod-on-wrong-os"), Some(false));
     }
 
     #[test]
     fn lookup_and_doc_url() {
-        assert_eq!(rule("unknown-field").map(|m| m.family), Some(ApiValidation));
+        assert_eq!(
+            rule("unknown-field").map(|m| m.family),
+            Some(Family::ApiValidation)
+        );
         assert!(rule("no-such-rule").is_none());
         assert!(rule("").is_none());
         assert_eq!(
@@ -888,6 +297,7 @@ mod tests {
         assert_eq!(json["severity"], "error");
         assert_eq!(json["needsContext"], false);
         assert_eq!(json["fixable"], true);
+        assert!(json.get("needs").is_none(), "{json}");
         for family in Family::ALL {
             assert_eq!(
                 serde_json::to_value(family).expect("serializable"),
@@ -947,52 +357,69 @@ mod tests {
         }
     }
 
+    /// `readme` with the table of each family's section (`## <family title>`) written from [`RULES`]:
+    /// `| [id](id.md) | severity | family | title |` rows under the table's header.
+    fn with_catalogue_tables(readme: &str) -> String {
+        let mut out = String::new();
+        let mut family: Option<Family> = None;
+        let mut lines = readme.lines().peekable();
+        while let Some(line) = lines.next() {
+            if let Some(heading) = line.strip_prefix("## ") {
+                family = Family::ALL.into_iter().find(|f| f.title() == heading);
+            }
+            out.push_str(line);
+            out.push('\n');
+            let Some(f) = family.filter(|_| line == "|---|---|---|---|") else {
+                continue;
+            };
+            while lines.next_if(|l| l.starts_with("| [")).is_some() {}
+            for m in RULES.iter().filter(|m| m.family == f) {
+                out.push_str(&format!(
+                    "| [{id}]({id}.md) | {} | {} | {} |\n",
+                    m.severity.as_str(),
+                    f.title(),
+                    m.title,
+                    id = m.id
+                ));
+            }
+        }
+        out
+    }
+
+    /// `docs/rules/README.md`'s tables are the catalogue's, written from [`RULES`]; with
+    /// `UPDATE_SNAPSHOTS=1` the test writes them (after a rule was declared) instead of failing.
     #[test]
-    fn readme_lists_every_rule_with_severity_family_and_title() {
+    fn readme_tables_are_the_catalogue() {
         let readme = read_doc("README.md");
-        // Rows look like `| [id](id.md) | severity | family | title |`.
-        let mut listed: BTreeMap<String, (String, String, String)> = BTreeMap::new();
-        for line in readme.lines().filter(|l| l.starts_with("| [")) {
-            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-            assert_eq!(cells.len(), 4, "bad row {line:?}");
-            let link = cells[0];
-            let id = link
-                .strip_prefix('[')
-                .and_then(|s| s.split_once("]("))
-                .map(|(id, rest)| {
-                    assert_eq!(rest, format!("{id}.md)"), "link target of {id}");
-                    id.to_string()
-                })
-                .unwrap_or_else(|| panic!("bad link cell {link:?}"));
-            let row = (
-                cells[1].to_string(),
-                cells[2].to_string(),
-                cells[3].to_string(),
-            );
+        let want = with_catalogue_tables(&readme);
+        for f in Family::ALL {
             assert!(
-                listed.insert(id.clone(), row).is_none(),
-                "{id} listed twice"
+                readme.lines().any(|l| l == format!("## {}", f.title())),
+                "docs/rules/README.md has no section `## {}`",
+                f.title()
             );
         }
-        for m in RULES {
-            let row = listed
-                .remove(m.id)
-                .unwrap_or_else(|| panic!("README.md does not list {}", m.id));
-            assert_eq!(
-                row,
-                (
-                    m.severity.as_str().into(),
-                    m.family.title().into(),
-                    m.title.into()
-                ),
-                "{}",
-                m.id
-            );
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(docs_dir().join("README.md"), &want)
+                .expect("write docs/rules/README.md");
+            return;
         }
         assert!(
-            listed.is_empty(),
-            "README.md lists unknown rules: {:?}",
-            listed.keys()
+            readme == want,
+            "docs/rules/README.md's tables differ from the catalogue: run \
+             `UPDATE_SNAPSHOTS=1 cargo test -p winplace-rules --lib catalog` to write them"
         );
+    }
+
+    #[test]
+    fn readme_tables_are_rewritten_from_the_catalogue() {
+        let stale = "# t\n\n## OS identity\n\nWhich OS.\n\n| rule | severity | family | title |\n|---|---|---|---|\n| [gone](gone.md) | error | OS identity | Gone |\n\n## Other\n\n|---|---|---|---|\n| [kept](kept.md) | x | y | z |\n";
+        let new = with_catalogue_tables(stale);
+        assert!(!new.contains("gone"), "{new}");
+        assert!(new.contains("| [kept](kept.md) | x | y | z |\n"), "{new}");
+        assert!(new.contains(
+            "|---|---|---|---|\n| [os-name-invalid](os-name-invalid.md) | error | OS identity | Invalid spec.os.name |\n"
+        ));
+        assert_eq!(with_catalogue_tables(&new), new);
     }
 }

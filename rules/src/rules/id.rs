@@ -1,8 +1,13 @@
-//! [`RuleId`]: the rules of the catalogue as a type, so that a misspelt rule id is a compile error.
+//! Every rule, declared once: its [`RuleId`] and its metadata ([`RuleMeta`], served as
+//! [`super::catalog::RULES`]) come from one list, so that a misspelt rule id is a compile error and no second
+//! table can disagree with the first.
 //!
 //! Findings carry the id as a string on the wire (`Finding.rule`, JSON, SARIF, settings' `disabledRules`);
-//! inside the crate every rule that emits a finding names it by [`RuleId`], and the catalogue's rows
-//! ([`super::catalog::RULES`]) are keyed by it. The kebab-case string ([`RuleId::as_str`]) is the stable id.
+//! inside the crate every rule that emits a finding names it by [`RuleId`]. The kebab-case string
+//! ([`RuleId::as_str`]) is the stable id.
+//!
+//! Adding a rule (CONTRIBUTING.md, "Adding a rule"): its declaration here, the family file that emits it,
+//! its page `docs/rules/<id>.md` and its corpus case; the tests fail when the page or the case is missing.
 //!
 //! ```
 //! use winplace_rules::rules::RuleId;
@@ -17,16 +22,28 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Declares [`RuleId`] from one list, so that its variants, [`RuleId::ALL`] and [`RuleId::as_str`] cannot
-/// disagree.
-macro_rules! rule_ids {
-    ($($variant:ident = $id:literal,)*) => {
-        /// A rule of the catalogue. Variants are in catalogue order (grouped by family, as
-        /// [`super::catalog::RULES`]).
+use super::catalog::{Family, Needs, RuleMeta};
+use crate::finding::Severity;
+
+/// Declares [`RuleId`] and [`RULES`] from one list of rules, each with named fields, so that the variants,
+/// [`RuleId::ALL`], [`RuleId::as_str`] and the catalogue cannot disagree.
+macro_rules! declare_rules {
+    ($(
+        $variant:ident {
+            id: $id:literal,
+            family: $family:ident,
+            severity: $severity:ident,
+            needs: $needs:ident,
+            fixable: $fixable:literal,
+            title: $title:literal,
+            summary: $summary:literal $(,)?
+        }
+    )*) => {
+        /// A rule of the catalogue. Variants are in catalogue order (grouped by family, as [`RULES`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum RuleId {
             $(
-                #[doc = concat!("`", $id, "`.")]
+                #[doc = concat!("`", $id, "`: ", $title, ".")]
                 $variant,
             )*
         }
@@ -42,65 +59,471 @@ macro_rules! rule_ids {
                 }
             }
         }
+
+        /// Every rule's metadata, one row per [`RuleId`] at the index of its variant (the catalogue,
+        /// [`super::catalog::RULES`]).
+        pub const RULES: &[RuleMeta] = &[
+            $(
+                RuleMeta {
+                    rule: RuleId::$variant,
+                    id: $id,
+                    family: Family::$family,
+                    severity: Severity::$severity,
+                    title: $title,
+                    summary: $summary,
+                    fixable: $fixable,
+                    needs: Needs::$needs,
+                    needs_context: Needs::$needs.is_context(),
+                },
+            )*
+        ];
     };
 }
 
-rule_ids! {
+// Grouped by family in catalogue order (DESIGN.md "Rule catalogue"). `severity` is the default (settings'
+// `severity` overrides it; a rule may raise it with cluster context, as its page says); `needs` is what
+// the rule judges beyond the manifest (what its corpus case and its page's example give it); `fixable`,
+// whether its findings can carry a fix (`winplace check --fix`, admission `mutate`).
+declare_rules! {
     // OS identity
-    OsNameInvalid = "os-name-invalid",
-    OsConflict = "os-conflict",
-    MixedOsContainers = "mixed-os-containers",
+    OsNameInvalid {
+        id: "os-name-invalid",
+        family: OsIdentity,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Invalid spec.os.name",
+        summary: "spec.os.name is not exactly `linux` or `windows` (values are case-sensitive); the API server rejects the pod.",
+    }
+    OsConflict {
+        id: "os-conflict",
+        family: OsIdentity,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Contradicting OS signals",
+        summary: "The pod's OS signals disagree (spec.os.name, kubernetes.io/os selectors, its RuntimeClass, its images); it is rejected, lands on the wrong OS or never schedules.",
+    }
+    MixedOsContainers {
+        id: "mixed-os-containers",
+        family: OsIdentity,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows and Linux containers in one pod",
+        summary: "The pod runs both Windows and Linux images; a pod runs on one node, so some of its containers can never start.",
+    }
     // Windows pods
-    WindowsPodWithoutOsSelector = "windows-pod-without-os-selector",
-    WindowsPodWithoutToleration = "windows-pod-without-toleration",
-    TolerationCaseMismatch = "toleration-case-mismatch",
-    WindowsPodWithoutBuildSelector = "windows-pod-without-build-selector",
-    WindowsBuildMismatch = "windows-build-mismatch",
-    WindowsImagesBuildConflict = "windows-images-build-conflict",
-    WindowsImageBuildUnknown = "windows-image-build-unknown",
-    ImageManifestUnresolved = "image-manifest-unresolved",
-    WindowsVersionUnsupported = "windows-version-unsupported",
-    DeprecatedOsLabel = "deprecated-os-label",
+    WindowsPodWithoutOsSelector {
+        id: "windows-pod-without-os-selector",
+        family: WindowsPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Windows pod without OS selector",
+        summary: "A Windows pod has no kubernetes.io/os: windows nodeSelector or required node affinity (spec.os.name alone does not count: the scheduler ignores it), so it can be scheduled onto a Linux node.",
+    }
+    WindowsPodWithoutToleration {
+        id: "windows-pod-without-toleration",
+        family: WindowsPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Windows pod does not tolerate the Windows taint",
+        summary: "The pod does not tolerate the taint on the Windows nodes, so the scheduler keeps it off them and it stays Pending.",
+    }
+    TolerationCaseMismatch {
+        id: "toleration-case-mismatch",
+        family: WindowsPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Toleration differs from the taint only in letter case",
+        summary: "A toleration matches a Windows taint except for letter case (`Windows` vs `windows`); taint keys and values are compared case-sensitively, so it tolerates nothing.",
+    }
+    WindowsPodWithoutBuildSelector {
+        id: "windows-pod-without-build-selector",
+        family: WindowsPods,
+        severity: Warning,
+        needs: Manifest,
+        fixable: true,
+        title: "Windows pod without build selector",
+        summary: "The pod does not pin a node.kubernetes.io/windows-build; process-isolated containers only start on hosts whose build can run the image. Error when the cluster has more than one Windows build.",
+    }
+    WindowsBuildMismatch {
+        id: "windows-build-mismatch",
+        family: WindowsPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Selected Windows build cannot run the image",
+        summary: "The Windows build the pod is pinned to cannot run one of its images with process isolation; the container fails to start there.",
+    }
+    WindowsImagesBuildConflict {
+        id: "windows-images-build-conflict",
+        family: WindowsPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "No Windows build runs all images",
+        summary: "The pod's Windows images were built for builds that no single host can run together, so at least one container fails on any node.",
+    }
+    WindowsImageBuildUnknown {
+        id: "windows-image-build-unknown",
+        family: WindowsPods,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows image of unknown build",
+        summary: "A Windows image's build cannot be told from its name (floating or private tag), so build compatibility is not checked for it.",
+    }
+    ImageManifestUnresolved {
+        id: "image-manifest-unresolved",
+        family: WindowsPods,
+        severity: Info,
+        needs: Registry,
+        fixable: false,
+        title: "Image manifest could not be read",
+        summary: "With registry resolution on (`winplace check --resolve-images`, the server), an image whose manifest could not be read (unauthorized, not found, timeout) keeps the classification its name gives.",
+    }
+    WindowsVersionUnsupported {
+        id: "windows-version-unsupported",
+        family: WindowsPods,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows build outside the supported list",
+        summary: "Every Windows build the pod can run on is outside the supported builds (settings supportedBuilds; default Windows Server 2022 and 2025).",
+    }
+    DeprecatedOsLabel {
+        id: "deprecated-os-label",
+        family: WindowsPods,
+        severity: Warning,
+        needs: Manifest,
+        fixable: true,
+        title: "Deprecated beta OS/arch label",
+        summary: "A selector uses beta.kubernetes.io/os or beta.kubernetes.io/arch; use the GA labels kubernetes.io/os and kubernetes.io/arch.",
+    }
     // Linux pods
-    LinuxPodWithoutOsSelector = "linux-pod-without-os-selector",
-    LinuxPodToleratesWindowsTaint = "linux-pod-tolerates-windows-taint",
+    LinuxPodWithoutOsSelector {
+        id: "linux-pod-without-os-selector",
+        family: LinuxPods,
+        severity: Warning,
+        needs: Manifest,
+        fixable: true,
+        title: "Linux pod without OS selector",
+        summary: "A Linux pod has no kubernetes.io/os: linux constraint, so only the Windows nodes' taint keeps it off them.",
+    }
+    LinuxPodToleratesWindowsTaint {
+        id: "linux-pod-tolerates-windows-taint",
+        family: LinuxPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Linux pod tolerates the Windows taint",
+        summary: "A Linux pod without an OS selector tolerates the Windows nodes' taint (e.g. `operator: Exists` with no key), so it can be placed on Windows nodes where it cannot run.",
+    }
     // RuntimeClass
-    RuntimeClassNotFound = "runtimeclass-not-found",
-    RuntimeClassSelectorConflict = "runtimeclass-selector-conflict",
-    RuntimeClassOverheadMismatch = "runtimeclass-overhead-mismatch",
-    RuntimeClassDeprecatedApi = "runtimeclass-deprecated-api",
-    RuntimeClassDockerHandler = "runtimeclass-docker-handler",
-    RuntimeClassHyperVHandler = "runtimeclass-hyperv-handler",
-    RuntimeClassUnchecked = "runtimeclass-unchecked",
+    RuntimeClassNotFound {
+        id: "runtimeclass-not-found",
+        family: RuntimeClass,
+        severity: Error,
+        needs: Cluster,
+        fixable: false,
+        title: "RuntimeClass not found",
+        summary: "The pod names a RuntimeClass the cluster does not have; RuntimeClass admission rejects the pod.",
+    }
+    RuntimeClassSelectorConflict {
+        id: "runtimeclass-selector-conflict",
+        family: RuntimeClass,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Pod nodeSelector conflicts with its RuntimeClass",
+        summary: "The pod's nodeSelector and its RuntimeClass's scheduling.nodeSelector give the same key different values; RuntimeClass admission rejects the pod.",
+    }
+    RuntimeClassOverheadMismatch {
+        id: "runtimeclass-overhead-mismatch",
+        family: RuntimeClass,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Pod overhead does not match its RuntimeClass",
+        summary: "The pod sets spec.overhead but it differs from its RuntimeClass's overhead.podFixed (or the RuntimeClass defines none); RuntimeClass admission rejects the pod.",
+    }
+    RuntimeClassDeprecatedApi {
+        id: "runtimeclass-deprecated-api",
+        family: RuntimeClass,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "RuntimeClass uses node.k8s.io/v1beta1",
+        summary: "The RuntimeClass is written as node.k8s.io/v1beta1, which is no longer served since Kubernetes 1.25; use node.k8s.io/v1.",
+    }
+    RuntimeClassDockerHandler {
+        id: "runtimeclass-docker-handler",
+        family: RuntimeClass,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "RuntimeClass uses the docker handler",
+        summary: "The RuntimeClass handler is `docker`; dockershim is gone (Kubernetes 1.24) and containerd on Windows names its runtime `runhcs-wcow-process`.",
+    }
+    RuntimeClassHyperVHandler {
+        id: "runtimeclass-hyperv-handler",
+        family: RuntimeClass,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "RuntimeClass uses Hyper-V isolation",
+        summary: "The RuntimeClass handler is containerd's Hyper-V runtime `runhcs-wcow-hypervisor`; Kubernetes supports only process isolation for Windows containers.",
+    }
+    RuntimeClassUnchecked {
+        id: "runtimeclass-unchecked",
+        family: RuntimeClass,
+        severity: Info,
+        needs: Manifest,
+        fixable: false,
+        title: "RuntimeClass not checked",
+        summary: "The pod names a RuntimeClass that could not be checked because no cluster context was given; its scheduling and overhead were not taken into account.",
+    }
     // API validation the cluster would reject
-    WindowsForbiddenField = "windows-forbidden-field",
-    WindowsUnsupportedField = "windows-unsupported-field",
-    LinuxForbiddenWindowsOptions = "linux-forbidden-windows-options",
-    WindowsUnsupportedFeature = "windows-unsupported-feature",
-    RunAsUserNameInvalid = "run-as-user-name-invalid",
-    GmsaCredentialSpecInvalid = "gmsa-credential-spec-invalid",
-    HostProcessInconsistent = "hostprocess-inconsistent",
-    StopSignalInvalid = "stop-signal-invalid",
-    TolerationInvalid = "toleration-invalid",
-    NodeAffinityInvalid = "node-affinity-invalid",
-    UnknownField = "unknown-field",
-    ManifestInvalid = "manifest-invalid",
-    WorkloadApiVersionRemoved = "workload-api-version-removed",
-    NotChecked = "not-checked",
+    WindowsForbiddenField {
+        id: "windows-forbidden-field",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Field forbidden on a Windows pod",
+        summary: "The pod has spec.os.name: windows and sets a field the API server forbids on Windows pods (e.g. runAsUser, privileged, hostPID: true); the pod is rejected.",
+    }
+    WindowsUnsupportedField {
+        id: "windows-unsupported-field",
+        family: ApiValidation,
+        severity: Warning,
+        needs: Manifest,
+        fixable: true,
+        title: "Linux-only field on an inferred Windows pod",
+        summary: "A pod that is Windows by its images or selectors but has no spec.os sets a field that is forbidden on Windows pods; it is accepted but has no effect or fails on the node.",
+    }
+    LinuxForbiddenWindowsOptions {
+        id: "linux-forbidden-windows-options",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "windowsOptions on a Linux pod",
+        summary: "The pod has spec.os.name: linux and sets securityContext.windowsOptions; the API server rejects the pod.",
+    }
+    WindowsUnsupportedFeature {
+        id: "windows-unsupported-feature",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Feature Windows nodes do not support",
+        summary: "A Windows pod uses a feature Windows nodes do not provide (hugepages, memory-backed emptyDir, mount propagation, raw block volumes, ClusterFirstWithHostNet, hostNetwork without HostProcess, pod-level resources).",
+    }
+    RunAsUserNameInvalid {
+        id: "run-as-user-name-invalid",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Invalid runAsUserName",
+        summary: "windowsOptions.runAsUserName breaks the API server's rules (e.g. `user@domain` UPN form, two backslashes, forbidden characters); the pod is rejected.",
+    }
+    GmsaCredentialSpecInvalid {
+        id: "gmsa-credential-spec-invalid",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Invalid gMSA credential spec",
+        summary: "windowsOptions.gmsaCredentialSpecName is not a DNS subdomain, or gmsaCredentialSpec is empty or larger than 64 KiB; the pod is rejected.",
+    }
+    HostProcessInconsistent {
+        id: "hostprocess-inconsistent",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Inconsistent HostProcess pod",
+        summary: "A HostProcess pod breaks the API server's rules: every container must be HostProcess, hostNetwork must be true, and pod and container values must agree; the pod is rejected.",
+    }
+    StopSignalInvalid {
+        id: "stop-signal-invalid",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Invalid lifecycle.stopSignal",
+        summary: "A container's lifecycle.stopSignal is set without spec.os.name, or is not allowed for the pod's OS (Windows allows only SIGKILL and SIGTERM); the pod is rejected.",
+    }
+    TolerationInvalid {
+        id: "toleration-invalid",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Invalid toleration",
+        summary: "A toleration breaks the API server's rules (e.g. empty key without `Exists`, `Exists` with a value, tolerationSeconds without NoExecute); the pod is rejected.",
+    }
+    NodeAffinityInvalid {
+        id: "node-affinity-invalid",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Invalid node affinity",
+        summary: "Required or preferred node affinity breaks the API server's rules (e.g. no terms, `In` without values, `Gt` with several values); the pod is rejected.",
+    }
+    UnknownField {
+        id: "unknown-field",
+        family: ApiValidation,
+        severity: Warning,
+        needs: Manifest,
+        fixable: true,
+        title: "Unknown field where placement is decided",
+        summary: "An unknown key (e.g. `Effect:`) in tolerations, node affinity, securityContext or RuntimeClass scheduling; depending on the client it is rejected or silently dropped, and the toleration then means something else.",
+    }
+    ManifestInvalid {
+        id: "manifest-invalid",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Field has the wrong type",
+        summary: "A field has the wrong type (e.g. a string where a boolean is expected), so the API server would reject the object.",
+    }
+    WorkloadApiVersionRemoved {
+        id: "workload-api-version-removed",
+        family: ApiValidation,
+        severity: Error,
+        needs: Manifest,
+        fixable: true,
+        title: "Workload in an API version no longer served",
+        summary: "A Deployment, DaemonSet, ReplicaSet or StatefulSet in extensions/v1beta1, apps/v1beta1 or apps/v1beta2 (removed in Kubernetes 1.16), or a CronJob in batch/v1beta1 (removed in 1.25): the API server refuses the manifest; use apps/v1 (with spec.selector) or batch/v1.",
+    }
+    NotChecked {
+        id: "not-checked",
+        family: ApiValidation,
+        severity: Info,
+        needs: Manifest,
+        fixable: false,
+        title: "File with nothing to check",
+        summary: "A checked file holds no workload, Node, RuntimeClass or node pool (only a ConfigMap, a Service, a CRD…): nothing in it was checked, so its clean result says nothing. Files given as cluster context never get it.",
+    }
     // Cluster
-    NoSchedulableNode = "no-schedulable-node",
-    SchedulableOnWrongOs = "schedulable-on-wrong-os",
-    SchedulableOnIncompatibleBuild = "schedulable-on-incompatible-build",
-    WindowsNodeUntainted = "windows-node-untainted",
-    WindowsNodeMissingBuildLabel = "windows-node-missing-build-label",
-    WindowsNodeBuildLabelMismatch = "windows-node-build-label-mismatch",
-    WindowsNodeUnsupportedVersion = "windows-node-unsupported-version",
-    NodePoolBuildUnknown = "node-pool-build-unknown",
+    NoSchedulableNode {
+        id: "no-schedulable-node",
+        family: Cluster,
+        severity: Error,
+        needs: Cluster,
+        fixable: false,
+        title: "No node can take the pod",
+        summary: "No node passes the pod's nodeSelector, required node affinity and taints, so it stays Pending; the finding says why for each group of nodes.",
+    }
+    SchedulableOnWrongOs {
+        id: "schedulable-on-wrong-os",
+        family: Cluster,
+        severity: Error,
+        needs: Cluster,
+        fixable: false,
+        title: "Pod can be scheduled on a node of the wrong OS",
+        summary: "Some node the scheduler could pick runs a different OS than the pod needs; if the pod lands there, it cannot run.",
+    }
+    SchedulableOnIncompatibleBuild {
+        id: "schedulable-on-incompatible-build",
+        family: Cluster,
+        severity: Error,
+        needs: Cluster,
+        fixable: false,
+        title: "Pod can be scheduled on an incompatible Windows build",
+        summary: "Some Windows node the scheduler could pick has a build that cannot run the pod's images with process isolation.",
+    }
+    WindowsNodeUntainted {
+        id: "windows-node-untainted",
+        family: Cluster,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows node without taint",
+        summary: "A Windows node lacks the Windows taint (settings windowsTaints), so Linux pods without an OS selector can be scheduled onto it.",
+    }
+    WindowsNodeMissingBuildLabel {
+        id: "windows-node-missing-build-label",
+        family: Cluster,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows node without build label",
+        summary: "A Windows node has no node.kubernetes.io/windows-build label, so pods pinned to a build never land on it.",
+    }
+    WindowsNodeBuildLabelMismatch {
+        id: "windows-node-build-label-mismatch",
+        family: Cluster,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows node build label differs from its kernel version",
+        summary: "The node's node.kubernetes.io/windows-build label disagrees with the build in status.nodeInfo.kernelVersion, so build-pinned pods land on a host that cannot run them.",
+    }
+    WindowsNodeUnsupportedVersion {
+        id: "windows-node-unsupported-version",
+        family: Cluster,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows node runs an unsupported version",
+        summary: "The node's Windows build is outside the supported builds (settings supportedBuilds; default Windows Server 2022 and 2025).",
+    }
+    NodePoolBuildUnknown {
+        id: "node-pool-build-unknown",
+        family: Cluster,
+        severity: Info,
+        needs: Manifest,
+        fixable: false,
+        title: "Node pool whose Windows build cannot be told",
+        summary: "An infrastructure file defines a Windows node pool (or a pool of unknown OS) without naming the Windows Server release, so its nodes are assumed without a build label instead of guessed.",
+    }
     // Live state
-    PodOnWrongOs = "pod-on-wrong-os",
-    PodOnIncompatibleBuild = "pod-on-incompatible-build",
-    PodPendingPlacement = "pod-pending-placement",
-    PodImageOsError = "pod-image-os-error",
+    PodOnWrongOs {
+        id: "pod-on-wrong-os",
+        family: LiveState,
+        severity: Error,
+        needs: LiveState,
+        fixable: false,
+        title: "Pod running on a node of the wrong OS",
+        summary: "A pod is bound to a node whose OS differs from the OS the pod needs.",
+    }
+    PodOnIncompatibleBuild {
+        id: "pod-on-incompatible-build",
+        family: LiveState,
+        severity: Error,
+        needs: LiveState,
+        fixable: false,
+        title: "Pod on an incompatible Windows build",
+        summary: "A pod is bound to a Windows node whose build cannot run its images with process isolation.",
+    }
+    PodPendingPlacement {
+        id: "pod-pending-placement",
+        family: LiveState,
+        severity: Error,
+        needs: LiveState,
+        fixable: false,
+        title: "Pod pending: no node matches taints or selectors",
+        summary: "A pod is Pending because the scheduler found no node whose taints it tolerates and whose labels match its selectors.",
+    }
+    PodImageOsError {
+        id: "pod-image-os-error",
+        family: LiveState,
+        severity: Error,
+        needs: LiveState,
+        fixable: false,
+        title: "Container waiting: image OS does not fit the node",
+        summary: "A container is waiting because its image's OS or Windows build does not fit the node it was placed on.",
+    }
 }
 
 impl fmt::Display for RuleId {

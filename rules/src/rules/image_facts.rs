@@ -3,7 +3,7 @@
 //!
 //! The rules never fetch anything (DESIGN "Data flow"): the CLI's `--resolve-images` and the server read
 //! the manifests and hand in what they found, exactly as the Kubewarden policy hands in what its host's
-//! OCI capability read ([`super::evaluate_with_manifests`]).
+//! OCI capability read ([`crate::CheckerBuilder::images`], [`crate::CheckerBuilder::image_manifests`]).
 
 use std::collections::BTreeMap;
 
@@ -147,7 +147,7 @@ pub fn images_to_resolve<'a>(
 
 /// `image-manifest-unresolved`: one info finding per container whose image is in `unresolved`, at the
 /// container's `image` field.
-pub(super) fn check_unresolved(
+pub(crate) fn check_unresolved(
     objects: &[Object],
     settings: &Settings,
     unresolved: &BTreeMap<String, String>,
@@ -200,14 +200,15 @@ mod tests {
     use super::*;
     use crate::input::{Limits, parse};
     use crate::model;
-    use crate::rules::evaluate_with_image_facts;
 
     const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers:\n  - {name: a, image: registry.example.com/app:1}\n  - {name: b, image: nginx:1.27}\n";
 
     fn findings(text: &str, facts: &ImageFacts, settings: &Settings) -> Vec<Finding> {
-        let parsed = parse("p.yaml", text, &Limits::default());
-        let objects = model::objects(&parsed.documents);
-        evaluate_with_image_facts(&objects, None, settings, facts)
+        let checker = crate::Checker::builder()
+            .settings(settings)
+            .images(facts)
+            .build();
+        checker.report("p.yaml", text).findings
     }
 
     #[test]

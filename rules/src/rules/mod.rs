@@ -1,7 +1,8 @@
 //! The rule catalogue: one file per rule family, all reading the same effective placement.
 //!
-//! [`evaluate`] walks the objects: Nodes and RuntimeClasses get the object rules, workloads get their pod
-//! template resolved once ([`crate::placement::resolve`]) and every template family run over it.
+//! [`crate::Checker`] is the way in: per document (or object) it runs `evaluate_prepared`, which walks the
+//! objects: Nodes and RuntimeClasses get the object rules, workloads get their pod template resolved once
+//! ([`crate::placement::resolve`]) and every template family run over it.
 //!
 //! Rules name themselves by [`RuleId`] when they emit a finding, so a misspelt id does not compile; the
 //! finding carries the id's string ([`RuleId::as_str`]).
@@ -29,6 +30,8 @@ pub(crate) mod coverage;
 // Object rules.
 pub(crate) mod nodes;
 mod runtimeclass_objects;
+// Node pools of infrastructure files, and the node rules on their Nodes.
+pub(crate) mod node_pools;
 // Live state (the server's audit of running pods).
 pub(crate) mod live_state;
 // The tests' kit.
@@ -38,15 +41,13 @@ pub(crate) mod test_kit;
 use crate::finding::{Finding, Fix, Severity};
 use crate::model::{self, ClusterContext, Object, PodTemplate};
 use crate::path::FieldPath;
-use crate::placement::{NodeIndex, Placement, Resolver};
+use crate::placement::{NodeIndex, Placement, PreparedCluster};
 use crate::settings::Settings;
-use crate::windows::ImageClass;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 pub use id::{RuleId, UnknownRuleId};
-pub(crate) use image_facts::check_unresolved_object;
 pub use image_facts::{ImageFacts, images_to_resolve};
+pub(crate) use image_facts::{check_unresolved, check_unresolved_object};
 
 /// What a template rule sees: the object, its pod template, the resolved placement, the context.
 pub(crate) struct TemplateCx<'a> {
@@ -72,61 +73,23 @@ pub(crate) struct ObjectCx<'a> {
     pub settings: &'a Settings,
 }
 
-/// Evaluates every rule on every object and returns the findings (unsorted).
+/// Evaluates every rule on every object against a prepared cluster, appending the findings (unsorted):
+/// what [`crate::Checker`] runs on each document of a text, and on an object.
 ///
-/// Nodes and RuntimeClasses among `objects` are added to `context`: a RuntimeClass applied together with
-/// the workload that names it is the one the workload gets.
-pub fn evaluate(
-    objects: &[Object],
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-) -> Vec<Finding> {
-    evaluate_with_manifests(objects, context, settings, &BTreeMap::new())
-}
-
-/// [`evaluate`], with the images of `manifests` classified from their manifests (see
-/// [`Resolver::with_manifests`]); the Kubewarden policy passes what the host's OCI capability read.
-pub fn evaluate_with_manifests(
-    objects: &[Object],
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    manifests: &BTreeMap<String, ImageClass>,
-) -> Vec<Finding> {
-    let merged = merged_context(objects, context);
-    let context = merged.as_deref();
-    // Built once: both read every node, and a report may hold thousands of templates.
-    let resolver = Resolver::new(context, settings).with_manifests(manifests);
-    let index = context
-        .filter(|c| !c.nodes.is_empty())
-        .map(NodeIndex::from_context);
-    let mut findings = Vec::new();
-    evaluate_prepared(
-        objects,
-        (context, &resolver, index.as_ref()),
-        settings,
-        &mut findings,
-    );
-    findings
-}
-
-/// [`evaluate`] against a cluster prepared once (the context as merged with the input's own Nodes and
-/// RuntimeClasses, its resolver and node index), for callers that evaluate a text document by document
-/// ([`crate::check_text`]).
+/// Nodes and RuntimeClasses among the objects must already be in `cluster` ([`merged_context`]): a
+/// RuntimeClass applied together with the workload that names it is the one the workload gets.
 pub(crate) fn evaluate_prepared(
     objects: &[Object],
-    cluster: (Option<&ClusterContext>, &Resolver<'_>, Option<&NodeIndex>),
+    cluster: PreparedCluster<'_>,
     settings: &Settings,
     findings: &mut Vec<Finding>,
 ) {
-    let (context, resolver, index) = cluster;
     for object in objects {
         if settings.exempts(object.namespace.as_deref()) {
             continue;
         }
         let mut out = Emitter::new(object, settings, findings);
-        let object_cx = ObjectCx { object, settings };
-        nodes::check(&object_cx, &mut out);
-        runtimeclass_objects::check(&object_cx, &mut out);
+        run_object_rules(object, settings, &mut out);
         match model::pod_template(object) {
             None => {}
             Some(Err(error)) => out.emit(
@@ -136,73 +99,66 @@ pub(crate) fn evaluate_prepared(
                 None,
             ),
             Some(Ok(template)) => {
-                let placement = resolver.resolve(&template);
-                let cx = TemplateCx {
-                    object,
-                    template: &template,
-                    placement: &placement,
-                    context,
-                    settings,
-                    nodes: index,
-                };
-                for family in TEMPLATE_FAMILIES {
-                    family(&cx, &mut out);
-                }
+                run_template_families(object, &template, cluster, settings, &mut out);
             }
         }
     }
 }
 
-/// [`evaluate_with_manifests`] with what a registry client learnt ([`ImageFacts`]): the images it read are
-/// classified from their manifests, and each container whose image it could not read gets an
-/// `image-manifest-unresolved` info finding (the image keeps its name-based classification).
-pub fn evaluate_with_image_facts(
-    objects: &[Object],
-    context: Option<&ClusterContext>,
-    settings: &Settings,
-    facts: &ImageFacts,
-) -> Vec<Finding> {
-    let mut findings = evaluate_with_manifests(objects, context, settings, &facts.manifests);
-    image_facts::check_unresolved(objects, settings, &facts.unresolved, &mut findings);
-    findings
-}
-
 /// Runs every template family on one workload's pod template against a prepared cluster, and returns the
 /// resolved placement.
 ///
-/// For the audit: the [`Resolver`] and the [`NodeIndex`] are built once per change of the cluster and
+/// For the audit: the [`crate::placement::Resolver`] and the [`NodeIndex`] are built once per change of the cluster and
 /// shared by every distinct pod template; `object` must hold the template at `template.prefix` (the rules
 /// read the raw object too). Exempt namespaces are the caller's business.
 pub(crate) fn evaluate_template(
     object: &Object,
     template: &PodTemplate<'_>,
-    cluster: (Option<&ClusterContext>, &Resolver<'_>, Option<&NodeIndex>),
+    cluster: PreparedCluster<'_>,
     settings: &Settings,
     findings: &mut Vec<Finding>,
 ) -> Placement {
-    let (context, resolver, index) = cluster;
-    let placement = resolver.resolve(template);
     let mut out = Emitter::new(object, settings, findings);
+    run_template_families(object, template, cluster, settings, &mut out)
+}
+
+/// Resolves `template`'s placement and runs every template family on it; returns the placement.
+fn run_template_families(
+    object: &Object,
+    template: &PodTemplate<'_>,
+    cluster: PreparedCluster<'_>,
+    settings: &Settings,
+    out: &mut Emitter<'_>,
+) -> Placement {
+    let placement = cluster.resolver.resolve(template);
     let cx = TemplateCx {
         object,
         template,
         placement: &placement,
-        context,
+        context: cluster.context,
         settings,
-        nodes: index,
+        nodes: cluster.nodes,
     };
     for family in TEMPLATE_FAMILIES {
-        family(&cx, &mut out);
+        family(&cx, out);
     }
     placement
 }
 
 /// Runs the object rules (Node, RuntimeClass) on one object: the audit's node rules.
 pub(crate) fn evaluate_object(object: &Object, settings: &Settings, findings: &mut Vec<Finding>) {
-    let mut out = Emitter::new(object, settings, findings);
+    run_object_rules(
+        object,
+        settings,
+        &mut Emitter::new(object, settings, findings),
+    );
+}
+
+/// The object rules: Node and RuntimeClass hygiene (each returns at once on other kinds).
+fn run_object_rules(object: &Object, settings: &Settings, out: &mut Emitter<'_>) {
     let cx = ObjectCx { object, settings };
-    nodes::check(&cx, &mut out);
-    runtimeclass_objects::check(&cx, &mut out);
+    nodes::check(&cx, out);
+    runtimeclass_objects::check(&cx, out);
 }
 
 type TemplateFamily = fn(&TemplateCx<'_>, &mut Emitter<'_>);

@@ -116,7 +116,11 @@ pub(crate) fn findings(
     settings: &Settings,
     rules: &[&str],
 ) -> Vec<Finding> {
-    crate::check_text("t.yaml", text, context, settings)
+    crate::Checker::builder()
+        .settings(settings)
+        .cluster(context)
+        .build()
+        .report("t.yaml", text)
         .findings
         .into_iter()
         .filter(|f| rules.contains(&f.rule.as_str()))

@@ -210,7 +210,8 @@ pub fn cases() -> Vec<Result<Case, String>> {
     out
 }
 
-fn cases_in(dir: &Path, prefix: &str) -> Vec<Result<Case, String>> {
+/// The cases of one corpus folder, named `<prefix><folder name>`.
+pub fn cases_in(dir: &Path, prefix: &str) -> Vec<Result<Case, String>> {
     let mut dirs: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .flatten()

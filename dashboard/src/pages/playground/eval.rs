@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use winplace_rules::fix::{self, is_fixable_error};
-use winplace_rules::{ClusterContext, Finding, Settings, Severity};
+use winplace_rules::{Checker, ClusterContext, Finding, Settings, Severity};
 
 use super::diff::{self, Row};
 
@@ -71,7 +71,7 @@ pub fn parse_context(text: &str) -> PastedContext {
     if text.trim().is_empty() {
         return PastedContext::default();
     }
-    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)], &Settings::default());
+    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)]);
     PastedContext {
         context: Some(read.context),
         problems: read
@@ -91,7 +91,11 @@ pub fn context_findings(text: &str, settings: &Settings) -> Vec<Finding> {
     if text.trim().is_empty() {
         return Vec::new();
     }
-    winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)], settings).findings
+    let read = winplace_rules::infra::read_context(&[(CONTEXT_FILE, text)]);
+    Checker::builder()
+        .settings(settings)
+        .build()
+        .check_context_files(&read)
 }
 
 /// Whether two findings are the same problem (rule, object and field), whatever their line.
@@ -125,11 +129,15 @@ pub fn repair(
     settings: &Settings,
     only: Option<&Finding>,
 ) -> RepairView {
+    let checker = Checker::builder()
+        .settings(settings)
+        .cluster(context)
+        .build();
     let result = match only {
-        None => fix::repair_text(INPUT_FILE, input, context, settings),
-        Some(target) => fix::repair_text_with(INPUT_FILE, input, context, settings, |f| {
-            same_problem(f, target)
-        }),
+        None => fix::repair_text(&checker, INPUT_FILE, input),
+        Some(target) => {
+            fix::repair_text_with(&checker, INPUT_FILE, input, |f| same_problem(f, target))
+        }
     };
     let describe = |f: &Finding| {
         let what = f
@@ -161,7 +169,6 @@ pub fn repair(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_rules::check_text;
 
     const UNPINNED: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
 
@@ -217,7 +224,10 @@ mod tests {
     #[test]
     fn repair_one_fix_or_all() {
         let settings = Settings::default();
-        let report = check_text(INPUT_FILE, UNPINNED, None, &settings);
+        let report = Checker::builder()
+            .settings(&settings)
+            .build()
+            .report(INPUT_FILE, UNPINNED);
         let os = report
             .findings
             .iter()

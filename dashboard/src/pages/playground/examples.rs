@@ -91,12 +91,16 @@ pub fn find(id: &str) -> Option<&'static Example> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use winplace_rules::{Settings, check_text};
+    use winplace_rules::{Checker, Report};
+
+    fn check_text(file: &str, text: &str) -> Report {
+        Checker::builder().build().report(file, text)
+    }
 
     #[test]
     fn every_example_parses_or_fails_as_its_title_says() {
         for e in EXAMPLES {
-            let report = check_text("input.yaml", e.input, None, &Settings::default());
+            let report = check_text("input.yaml", e.input);
             let broken = e.id == "yaml-parse-error";
             assert_eq!(!report.parse_errors.is_empty(), broken, "{}", e.id);
             if let Some(cluster) = e.cluster {
@@ -105,10 +109,10 @@ mod tests {
             }
             assert_eq!(find(e.id), Some(e));
         }
-        let warm = check_text("w.yaml", &warm_up_text(), None, &Settings::default());
+        let warm = check_text("w.yaml", &warm_up_text());
         assert!(warm.parse_errors.is_empty(), "{:?}", warm.parse_errors);
         assert!(warm.findings.len() > 100, "{}", warm.findings.len());
-        let quiet = check_text("input.yaml", EXAMPLES[1].input, None, &Settings::default());
+        let quiet = check_text("input.yaml", EXAMPLES[1].input);
         assert!(
             quiet
                 .findings

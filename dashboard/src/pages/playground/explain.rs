@@ -37,6 +37,8 @@ pub fn ExplainPanel(
                         <p class="no-match" data-matches="0">"No Windows placement cause: nothing here is about an OS or Windows-build mismatch, an image without the node's platform, an untolerated taint, a selector no node matches, a field the API server forbids on Windows pods, or RuntimeClass admission."</p>
                     }.into_any(),
                     Some(matches) => {
+                        // Counted first: the list's items take the matches, and the view macro
+                        // may build them before the attribute (it does natively).
                         let count = matches.len().to_string();
                         view! {
                             <ul class="explained-list" data-matches=count>

@@ -180,11 +180,9 @@ mod tests {
 
     #[test]
     fn counts_name_each_severity() {
-        let report = winplace_rules::check_text(
+        let report = winplace_rules::Checker::builder().build().report(
             "f.yaml",
             "apiVersion: v1\nkind: Pod\nmetadata: {name: w}\nspec:\n  containers:\n  - name: c\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n",
-            None,
-            &winplace_rules::Settings::default(),
         );
         let text = counts(&report.findings);
         assert!(text.starts_with("2 errors, 1 warning"), "{text}");

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use winplace_rules::{ClusterContext, Finding, ParseError, Settings, check_text};
+use winplace_rules::{Checker, ClusterContext, Finding, ParseError, Settings};
 
 use admission::AdmissionPanel;
 use context::{ContextPanel, ServerContext, SettingsPanel, load_server_context};
@@ -133,9 +133,9 @@ pub fn PlaygroundPage() -> impl IntoView {
     set_timeout(
         move || {
             let warm = examples::warm_up_text();
-            let s = Settings::default();
+            let checker = Checker::builder().build();
             for _ in 0..3 {
-                let _ = check_text(INPUT_FILE, &warm, None, &s);
+                let _ = checker.report(INPUT_FILE, &warm);
             }
         },
         WARM_UP_DELAY,
@@ -151,7 +151,11 @@ pub fn PlaygroundPage() -> impl IntoView {
                 pasted.with(|p| {
                     server.with(|sv| {
                         with_context(choice, p.context.as_ref(), sv, |ctx| {
-                            check_text(INPUT_FILE, text, ctx, &s)
+                            Checker::builder()
+                                .settings(&s)
+                                .cluster(ctx)
+                                .build()
+                                .report(INPUT_FILE, text)
                         })
                     })
                 })

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use winplace_rules::{ParseError, Severity};
+use winplace_rules::{Checker, Finding, ParseError, Report, Severity};
 
 use crate::inputs::{self, SettingsArgs, file_error, load_cluster};
 
@@ -122,6 +122,10 @@ pub fn check(
     for finding in &cluster_findings {
         out.findings.push(finding);
     }
+    let checker = Checker::builder()
+        .settings(&settings)
+        .cluster(context.as_ref())
+        .build();
     let (files, walk_errors) = inputs::expand(&args.paths);
     out.errors.extend(walk_errors);
     let mut stdin_used = false;
@@ -155,28 +159,26 @@ pub fn check(
         };
         out.files += 1;
         if !args.fix {
-            match &lookup {
-                Some(lookup) => {
-                    out.add(lookup.check_text(&name, &text, context.as_ref(), &settings))
-                }
-                None => {
-                    // Each document's findings go to the log as it is evaluated: never all of a file's.
-                    let findings = &mut out.findings;
-                    let errors = winplace_rules::check_text_each(
-                        &name,
-                        &text,
-                        context.as_ref(),
-                        &settings,
-                        &mut |finding| findings.push(&finding),
-                    );
-                    out.errors.extend(errors);
-                }
-            }
+            // Each document's findings go to the log as it is evaluated: never all of a file's.
+            let findings = &mut out.findings;
+            let log = |finding: Finding| findings.push(&finding);
+            let errors = match &lookup {
+                Some(lookup) => lookup.check_text(&checker, &name, &text, log),
+                None => checker.check_text(&name, &text, log),
+            };
+            out.errors.extend(errors);
             continue;
         }
         let report = match &lookup {
-            Some(lookup) => lookup.check_text(&name, &text, context.as_ref(), &settings),
-            None => winplace_rules::check_text(&name, &text, context.as_ref(), &settings),
+            Some(lookup) => {
+                let mut findings = Vec::new();
+                let parse_errors = lookup.check_text(&checker, &name, &text, |f| findings.push(f));
+                Report {
+                    findings,
+                    parse_errors,
+                }
+            }
+            None => checker.report(&name, &text),
         };
         if !report.parse_errors.is_empty() {
             if matches!(input, inputs::Input::Stdin) {
@@ -186,7 +188,7 @@ pub fn check(
             out.add(report);
             continue;
         }
-        let repair = winplace_rules::fix::repair_text(&name, &text, context.as_ref(), &settings);
+        let repair = winplace_rules::fix::repair_text(&checker, &name, &text);
         let refused = repair
             .skipped
             .iter()

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use winplace_rules::input::{Limits, parse};
-use winplace_rules::rules::images_to_resolve;
-use winplace_rules::{ClusterContext, ParseError, Report, Settings, model};
+use winplace_rules::{Checker, Finding, ParseError};
 
 use crate::registry::{
     self, BlockingResolver, Credentials, DiskCache, RegistryOptions, SetupError,
@@ -106,18 +104,24 @@ impl ImageLookup {
         Ok(Some(ImageLookup { resolver }))
     }
 
-    /// [`winplace_rules::check_text`], with the images whose name says too little resolved first.
+    /// [`Checker::check_text`] with the images whose name says too little resolved first: the findings
+    /// are handed to `sink` document by document, as without `--resolve-images`, and the parse errors
+    /// returned. `checker` gives the settings and the cluster.
     pub fn check_text(
         &self,
+        checker: &Checker<'_>,
         file: &str,
         text: &str,
-        context: Option<&ClusterContext>,
-        settings: &Settings,
-    ) -> Report {
-        let parsed = parse(file, text, &Limits::default());
-        let images = images_to_resolve(&model::objects(&parsed.documents), settings);
+        sink: impl FnMut(Finding),
+    ) -> Vec<ParseError> {
+        let images = checker.images_to_resolve(file, text);
         let facts = registry::image_facts(&self.resolver.resolve_all(&images));
-        winplace_rules::check_text_with_images(file, text, context, settings, &facts)
+        Checker::builder()
+            .settings(checker.settings())
+            .cluster(checker.cluster())
+            .images(&facts)
+            .build()
+            .check_text(file, text, sink)
     }
 }
 
