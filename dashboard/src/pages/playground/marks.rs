@@ -62,8 +62,9 @@ mod tests {
     #[test]
     fn each_line_is_marked_once_per_kind_with_its_text_columns() {
         let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: w}\nspec:\n  containers:\n  - name: c\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n";
-        let report =
-            winplace_rules::check_text("f.yaml", text, None, &winplace_rules::Settings::default());
+        let report = winplace_rules::Checker::builder()
+            .build()
+            .report("f.yaml", text);
         assert!(report.findings.len() >= 3, "{:?}", report.findings);
         let marks = line_marks(text, [2, 2], &report.findings, Some(7));
         // Sorted by line and kind, no line twice with one kind.

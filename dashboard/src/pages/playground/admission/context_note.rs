@@ -5,7 +5,7 @@
 //! changes anything here.
 
 use leptos::prelude::*;
-use winplace_rules::{ClusterContext, Finding, check_text};
+use winplace_rules::{Checker, ClusterContext, Finding};
 
 use super::super::eval::{INPUT_FILE, parse_settings, same_problem};
 
@@ -31,8 +31,16 @@ pub fn ungranted(
     if settings.context_aware {
         return None;
     }
-    let with = check_text(INPUT_FILE, input, Some(context), &settings).findings;
-    let without = check_text(INPUT_FILE, input, None, &settings).findings;
+    let check = |cluster: Option<&ClusterContext>| {
+        Checker::builder()
+            .settings(&settings)
+            .cluster(cluster)
+            .build()
+            .report(INPUT_FILE, input)
+            .findings
+    };
+    let with = check(Some(context));
+    let without = check(None);
     let mut rules: Vec<String> = unmatched(&with, &without)
         .chain(unmatched(&without, &with))
         .map(|f| f.rule.clone())
