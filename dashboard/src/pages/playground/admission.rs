@@ -14,10 +14,12 @@
 //!
 //! One file per job under `admission/`: `selection.rs` (what the API server sends), `module.rs` (the
 //! module and its identity), `images.rs` (manifests from the server), `exchange.rs` (the module's reviews),
-//! `answer.rs` (what policy-server makes of an answer), `report.rs` (what surrounds the reviews). The host
+//! `answer.rs` (what policy-server makes of an answer), `report.rs` (what surrounds the reviews),
+//! `context_note.rs` (when the Findings tab sees a cluster the policy is not granted). The host
 //! calls are answered by `winplace_policy_wasm::host_answers`, as in the wasmtime host.
 
 mod answer;
+mod context_note;
 mod exchange;
 mod images;
 mod module;
@@ -30,6 +32,7 @@ use leptos::prelude::*;
 use winplace_policy_wasm::host_answers::HostAnswers;
 use winplace_rules::ClusterContext;
 
+use context_note::{ContextNotGranted, ungranted};
 use exchange::{Evaluation, ExchangeRow, evaluate};
 use images::{ImageResolution, resolved_images};
 use module::{Module, ModuleRow, load};
@@ -66,9 +69,15 @@ pub fn AdmissionPanel(
         Some(objects.with(|objects| evaluate(&policy, &settings_text.get(), objects, host)))
     });
 
+    // Checked by the rules linked into the page, as the Findings tab checks: only for a chosen cluster.
+    let not_granted = Memo::new(move |_| {
+        input.with(|i| settings.with(|s| context.with(|c| ungranted(i, s, c.as_deref()))))
+    });
+
     view! {
         <section class="admission" aria-label="Admission">
             <p class="muted">"What the policy module itself answers — the artifact policy-server runs, hosted in this page through waPC — for each pasted object the API server would send it on CREATE."</p>
+            <ContextNotGranted ungranted=not_granted/>
             <ModuleRow module/>
             <label class="mutating">
                 <input type="checkbox" id="admission-mutating" prop:checked=move || mutating.get()

@@ -13,6 +13,7 @@ mod eval;
 mod examples;
 mod explain;
 mod findings;
+mod marks;
 mod repair;
 pub(crate) mod share;
 
@@ -25,7 +26,7 @@ use winplace_rules::{Checker, ClusterContext, Finding, ParseError, Settings};
 
 use admission::AdmissionPanel;
 use context::{ContextPanel, ServerContext, SettingsPanel, load_server_context};
-use editor::{Editor, Jump, Mark, MarkKind};
+use editor::{Editor, Jump};
 use eval::{ContextChoice, INPUT_FILE};
 use findings::{FindingsList, Selection, Source};
 use repair::RepairPanel;
@@ -217,41 +218,35 @@ pub fn PlaygroundPage() -> impl IntoView {
             Source::Context => jump_context.set(jump),
         }
     };
-    let input_marks = Signal::derive(move || {
-        let mut marks: Vec<Mark> = parse_errors
-            .get()
-            .iter()
-            .map(|e| Mark {
-                line: e.line,
-                kind: MarkKind::Error,
-            })
-            .collect();
-        if let Some((Source::Input, line)) = selected_line.get() {
-            marks.push(Mark {
-                line,
-                kind: MarkKind::Selected,
-            });
-        }
-        marks
+    let input_marks = Memo::new(move |_| {
+        let selected = match selected_line.get() {
+            Some((Source::Input, line)) => Some(line),
+            _ => None,
+        };
+        let errors = parse_errors.get();
+        input.committed.with(|text| {
+            marks::line_marks(
+                text,
+                errors.iter().map(|e| e.line),
+                &findings.get(),
+                selected,
+            )
+        })
     });
-    let context_marks = Signal::derive(move || {
-        let mut marks: Vec<Mark> = pasted
+    let context_marks = Memo::new(move |_| {
+        let selected = match selected_line.get() {
+            Some((Source::Context, line)) => Some(line),
+            _ => None,
+        };
+        let errors: Vec<u32> = pasted
             .read()
             .problems
             .iter()
             .filter_map(|p| p.line)
-            .map(|line| Mark {
-                line,
-                kind: MarkKind::Error,
-            })
             .collect();
-        if let Some((Source::Context, line)) = selected_line.get() {
-            marks.push(Mark {
-                line,
-                kind: MarkKind::Selected,
-            });
-        }
-        marks
+        cluster
+            .committed
+            .with(|text| marks::line_marks(text, errors, &context_findings.get(), selected))
     });
 
     // Repairs.
