@@ -544,7 +544,7 @@ fn pins_are_ranges_unless_the_platform_wants_the_exact_build() {
     assert!(r["warnings"].to_string().contains("resizePolicy"), "{r}");
     // os.features: win32k is ignored, any other feature keeps a Windows node's containerd 2.3+ from
     // picking the entry. Pinned to 2022, the only entry it could pick is 2019's: a mismatch.
-    let mut caps = Capabilities::default();
+    let mut caps = HostAnswers::default();
     caps.manifests.insert(
         "registry.example.com/shop/win-api:2.3".into(),
         json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [
@@ -554,7 +554,10 @@ fn pins_are_ranges_unless_the_platform_wants_the_exact_build() {
              "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1", "os.features": ["sse4"]}}]}),
     );
     let r = host(Some(caps))
-        .validate(&request("pod-windows-private-image"), &json!({}))
+        .validate(
+            &request("pod-windows-private-image"),
+            &json!({"registryAware": true}),
+        )
         .unwrap();
     assert_eq!(r["accepted"], json!(false), "{r}");
     assert!(

@@ -511,7 +511,7 @@ mod tests {
     #[test]
     fn text_errors_name_file_line_and_setting() {
         // (text, line, setting, message part)
-        let rows: [(&str, u32, Option<&str>, &str); 7] = [
+        let rows: [(&str, u32, Option<&str>, &str); 8] = [
             (
                 "mutate: true\nbuildPinning: loose\n",
                 2,
