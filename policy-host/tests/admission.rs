@@ -94,15 +94,9 @@ fn every_fixture_gets_the_expected_answer() {
             "windows-pod-without-os-selector",
             "",
         ),
-        // Pinned to exactly 2022, which a supported 2025 host would also run: accepted, with the warning
-        // that an in-place upgrade of the pool would strand it (issue 25).
-        (
-            "pod-windows-pinned",
-            true,
-            true,
-            "",
-            "windows-build-pin-too-narrow",
-        ),
+        // Pinned to exactly 2022, which a supported 2025 host would also run: accepted; that an in-place
+        // upgrade of the pool would strand it (issue 25) is information by default, not a warning.
+        ("pod-windows-pinned", true, true, "", ""),
         ("deployment-windows-pinned", true, true, "", ""),
         ("replicaset-windows-pinned", true, true, "", ""),
         ("statefulset-windows-pinned", true, true, "", ""),
@@ -504,9 +498,14 @@ fn pins_are_ranges_unless_the_platform_wants_the_exact_build() {
         "{r}"
     );
     assert!(spec.get("affinity").is_none(), "{r}");
-    // An exact pin is warned about; mutation widens it to the range.
+    // An exact pin is warned about where the settings raise the rule; mutation widens it to the range.
     let pinned = request("deployment-windows-pinned");
-    let r = h.validate(&pinned, &json!({})).unwrap();
+    let r = h
+        .validate(
+            &pinned,
+            &json!({"severity": {"windows-build-pin-too-narrow": "warning"}}),
+        )
+        .unwrap();
     assert_eq!(r["accepted"], json!(true), "{r}");
     assert!(
         r["warnings"]

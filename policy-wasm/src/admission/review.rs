@@ -279,11 +279,18 @@ mod tests {
                 'A',
                 "[windows-pod-without-os-selector]",
             ),
-            // Pinned to exactly 2022: accepted; the pin is too narrow for an in-place upgrade (issue 25)
-            // unless the settings want exact pins.
+            // Pinned to exactly 2022: accepted; that the pin is too narrow for an in-place upgrade (issue
+            // 25) is information by default, a warning where the settings raise it, nothing where they
+            // want exact pins.
             (
                 "pod-windows-pinned",
                 json!({"severity": {"windows-pod-without-build-selector": "error"}}),
+                'A',
+                "",
+            ),
+            (
+                "pod-windows-pinned",
+                json!({"severity": {"windows-build-pin-too-narrow": "warning"}}),
                 'A',
                 "[windows-build-pin-too-narrow]",
             ),
