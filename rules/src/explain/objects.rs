@@ -40,6 +40,39 @@ pub struct Objects {
     pub nodes: Option<String>,
 }
 
+impl Objects {
+    /// What is named, each as `what value`, in a fixed order: the one wording of the CLI's text and the
+    /// playground.
+    ///
+    /// ```
+    /// use winplace_rules::explain::Objects;
+    /// let o = Objects { node: Some("win-1".into()), taint: vec!["os=windows".into()], ..Objects::default() };
+    /// assert_eq!(o.named(), ["node win-1", "taint os=windows"]);
+    /// ```
+    pub fn named(&self) -> Vec<String> {
+        let mut named: Vec<String> = [
+            ("pod", &self.pod),
+            ("node", &self.node),
+            ("image", &self.image),
+            ("platform", &self.platform),
+            ("build", &self.build),
+            ("image build", &self.image_build),
+            ("RuntimeClass", &self.runtime_class),
+            ("nodes excluded", &self.nodes),
+        ]
+        .into_iter()
+        .filter_map(|(what, value)| Some(format!("{what} {}", value.as_ref()?)))
+        .collect();
+        if !self.taint.is_empty() {
+            named.push(format!("taint {}", self.taint.join(", ")));
+        }
+        if !self.field.is_empty() {
+            named.push(format!("field {}", self.field.join(", ")));
+        }
+        named
+    }
+}
+
 /// The text after `prefix` up to (not including) `end`, for the first `prefix` in `line`.
 fn between<'a>(line: &'a str, prefix: &str, end: char) -> Option<&'a str> {
     let at = line.find(prefix)? + prefix.len();

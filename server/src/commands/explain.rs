@@ -208,28 +208,7 @@ fn render_text(answer: &Answer, with_context: bool) -> String {
         };
         let _ = writeln!(out, "{}{at}: {}{what}{times}", m.file, e.cause);
         let _ = writeln!(out, "  {}", e.meaning);
-        let o = &e.objects;
-        let mut named: Vec<String> = Vec::new();
-        for (k, v) in [
-            ("pod", &o.pod),
-            ("node", &o.node),
-            ("image", &o.image),
-            ("platform", &o.platform),
-            ("build", &o.build),
-            ("image build", &o.image_build),
-            ("runtimeClass", &o.runtime_class),
-            ("nodes excluded", &o.nodes),
-        ] {
-            if let Some(v) = v {
-                named.push(format!("{k} {v}"));
-            }
-        }
-        if !o.taint.is_empty() {
-            named.push(format!("taint {}", o.taint.join(", ")));
-        }
-        if !o.field.is_empty() {
-            named.push(format!("field {}", o.field.join(", ")));
-        }
+        let named = e.objects.named();
         if !named.is_empty() {
             let _ = writeln!(out, "  names: {}", named.join("; "));
         }

@@ -54,28 +54,7 @@ pub fn ExplainPanel(
 
 #[component]
 fn Explained(m: Match) -> impl IntoView {
-    let o = &m.objects;
-    let mut named: Vec<String> = Vec::new();
-    for (k, v) in [
-        ("pod", &o.pod),
-        ("node", &o.node),
-        ("image", &o.image),
-        ("platform", &o.platform),
-        ("build", &o.build),
-        ("image build", &o.image_build),
-        ("RuntimeClass", &o.runtime_class),
-        ("nodes excluded", &o.nodes),
-    ] {
-        if let Some(v) = v {
-            named.push(format!("{k} {v}"));
-        }
-    }
-    if !o.taint.is_empty() {
-        named.push(format!("taint {}", o.taint.join(", ")));
-    }
-    if !o.field.is_empty() {
-        named.push(format!("field {}", o.field.join(", ")));
-    }
+    let named = m.objects.named();
     let rule = match m.rule.clone() {
         Some(r) => view! {
             <p>"Caught before deployment by "<a href=format!("/rules#{r}")><code>{r.clone()}</code></a></p>
