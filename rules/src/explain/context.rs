@@ -62,13 +62,13 @@ pub fn refine(m: &mut Match, context: &ClusterContext) {
                 (None, _) => String::new(),
             };
             m.meaning = format!("{} {on}{image_words}.", m.meaning);
-            // The range of the cluster's builds that run an image of the node's build (the node's own
-            // included), as fixes pin it (placement::build_range): it survives an in-place upgrade.
-            let mut builds: Vec<u32> = context
-                .windows_builds()
-                .iter()
-                .filter_map(|b| WindowsVersion::parse(b))
-                .map(|v| v.build)
+            // The range of the supported builds (the default `supportedBuilds`) that run an image of the
+            // node's build, the node's own included, as fixes pin it (placement::build_range): it
+            // survives an in-place upgrade. Not the cluster's builds: an incident's fix must not change
+            // when a node elsewhere comes or goes (the audit updates only the pods a change touches).
+            let mut builds: Vec<u32> = crate::settings::Settings::default()
+                .supported_build_numbers()
+                .into_iter()
                 .chain([host])
                 .collect();
             builds.sort_unstable();
