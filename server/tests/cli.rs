@@ -6,32 +6,16 @@
 mod corpus;
 #[path = "common/http.rs"]
 mod http;
+#[path = "common/run.rs"]
+mod run;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use corpus::{Case, compare, got_from_json};
 use serde_json::Value;
 
-/// Runs `winplace args...` in `dir` with `stdin`, colors off.
-fn winplace(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the winplace binary runs");
-    if let Some(mut pipe) = child.stdin.take() {
-        pipe.write_all(stdin.unwrap_or("").as_bytes())
-            .expect("write stdin");
-    }
-    child.wait_with_output().expect("winplace finishes")
-}
+use run::winplace;
 
 fn code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)

@@ -2,11 +2,13 @@
 //! an unrelated message said plainly, the concrete fix with `--snapshot` context, and `audit --snapshot`
 //! listing the incident of a pod in CreateContainerError on a Windows Server 2019 node.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
+
+#[path = "common/run.rs"]
+mod run;
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/incidents")
@@ -14,22 +16,7 @@ fn data() -> PathBuf {
 
 /// Runs `winplace args...` in the data folder with `stdin`.
 fn winplace(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winplace"))
-        .args(args)
-        .current_dir(data())
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .env_remove("KUBECONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the winplace binary runs");
-    if let Some(mut pipe) = child.stdin.take() {
-        pipe.write_all(stdin.unwrap_or("").as_bytes())
-            .expect("write stdin");
-    }
-    child.wait_with_output().expect("winplace finishes")
+    run::winplace(&data(), args, stdin)
 }
 
 fn text(out: &Output) -> String {
