@@ -24,10 +24,16 @@ use crate::finding::{self, Finding, Report};
 use crate::infra::{self, ContextFiles};
 use crate::input::{self, Document, LineMap, ParseError};
 use crate::model::{self, ClusterContext, Object};
-use crate::placement::{NodeIndex, PreparedCluster, Resolver};
+use crate::placement::{NodeIndex, PreparedCluster, Resolver, fit, may_admit_linux_labelled};
 use crate::rules::{self, ImageFacts, coverage::Coverage};
 use crate::settings::Settings;
 use crate::windows::ImageClass;
+
+/// The label selector of the nodes the rules read for a pod that cannot go to a Linux node: every node
+/// not labelled `kubernetes.io/os: linux` (the Windows nodes, and any node without the label, whose OS
+/// its `nodeInfo` tells). Kubernetes' `!=` selects the nodes without the key too. See
+/// [`Checker::needs_linux_nodes`].
+pub const NOT_LINUX_NODES: &str = "kubernetes.io/os!=linux";
 
 /// Checks manifests against one set of settings, one cluster and one set of image facts.
 ///
@@ -295,6 +301,60 @@ impl<'a> Checker<'a> {
             }
         });
         images
+    }
+
+    /// Whether the findings on `value` may read nodes labelled `kubernetes.io/os: linux`, when this
+    /// checker's cluster holds every other node ([`NOT_LINUX_NODES`]) and every RuntimeClass: `false`
+    /// only when each pod template of `value` can go to no such node (nodeSelector and required affinity,
+    /// after the RuntimeClass merge, rule them out; no `nodeName`) and has a node to go to among the
+    /// nodes held. Then every rule reads the same from the nodes held as from the whole cluster: the
+    /// nodes the pod can go to are all held, and what the rules read of the cluster beyond them is
+    /// about its Windows nodes (their builds and taints). A pod no held node takes is reported with the
+    /// reasons of every node, so it needs them all; so do Nodes and RuntimeClasses in `value`.
+    ///
+    /// The Kubewarden policy asks its host for the nodes [`NOT_LINUX_NODES`] selects, and for the whole
+    /// List only when this says so (docs/reference/kubewarden-hosting.md §4).
+    ///
+    /// ```
+    /// use winplace_rules::{Checker, ClusterContext};
+    /// let windows: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}}})).unwrap();
+    /// let held = ClusterContext { nodes: vec![windows], ..Default::default() };
+    /// let checker = Checker::builder().cluster(&held).build();
+    /// let pod = |selector: serde_json::Value| serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+    ///     "metadata": {"name": "p"}, "spec": {"nodeSelector": selector,
+    ///     "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}});
+    /// assert!(!checker.needs_linux_nodes(&pod(serde_json::json!({"kubernetes.io/os": "windows"}))));
+    /// assert!(checker.needs_linux_nodes(&pod(serde_json::json!({}))));
+    /// ```
+    pub fn needs_linux_nodes(&self, value: &Value) -> bool {
+        let document = Document {
+            file: String::new(),
+            index: 0,
+            line: 1,
+            value: value.clone(),
+            lines: LineMap::default(),
+        };
+        let objects = model::into_objects(document);
+        if objects
+            .iter()
+            .any(|o| matches!(o.kind.as_str(), "Node" | "RuntimeClass"))
+        {
+            return true;
+        }
+        let mut resolver = Resolver::new(self.cluster, self.settings());
+        if let Some(manifests) = self.manifests {
+            resolver = resolver.with_manifests(manifests);
+        }
+        rules::checked_templates(&objects, self.settings()).any(|(_, template)| {
+            let p = resolver.resolve(&template);
+            p.node_name.is_some()
+                || may_admit_linux_labelled(p.node_selector.as_ref(), p.required_affinity.as_ref())
+                || self
+                    .nodes
+                    .as_ref()
+                    .is_none_or(|index| fit(&p, index).candidates.is_empty())
+        })
     }
 
     /// Evaluates `objects` (their own Nodes and RuntimeClasses added to the cluster), appending the

@@ -41,7 +41,7 @@ pub mod schedule;
 pub mod settings;
 pub mod windows;
 
-pub use check::{Checker, CheckerBuilder};
+pub use check::{Checker, CheckerBuilder, NOT_LINUX_NODES};
 pub use finding::{Finding, Fix, ObjectRef, Report, Severity};
 pub use input::{ParseError, ParsedInput};
 pub use model::{ClusterContext, Object};

@@ -778,6 +778,58 @@ pub fn synthetic_cluster(
     (all_nodes, pods_out, runtime_classes)
 }
 
+/// `total` nodes of which `windows` run Windows, with the pools of [`synthetic_cluster`]: its Windows
+/// nodes picked evenly across their pools from a cluster large enough, then its Linux nodes, in the
+/// cluster's order. The Kubernetes envelope with a Windows share other than the demo's 28 % (e.g.
+/// 5,000 nodes of which 500 run Windows, the admission benchmark's).
+///
+/// ```
+/// let nodes = winplace_synthetic::mixed_nodes(100, 10, 1);
+/// assert_eq!(nodes.len(), 100);
+/// let windows = nodes.iter().filter(|n| n.metadata.labels.as_ref().unwrap()["kubernetes.io/os"] == "windows");
+/// assert_eq!(windows.count(), 10);
+/// ```
+pub fn mixed_nodes(total: usize, windows: usize, seed: u64) -> Vec<Node> {
+    let windows = windows.min(total);
+    let counts = |n: usize| {
+        let sizes = pool_sizes(n);
+        let w: usize = sizes
+            .iter()
+            .filter(|(p, _)| p.windows())
+            .map(|(_, c)| c)
+            .sum();
+        (w, n - w)
+    };
+    let mut n = total;
+    while counts(n).0 < windows || counts(n).1 < total - windows {
+        n += 1;
+    }
+    let (all, _, _) = synthetic_cluster(n, 0, seed);
+    let is_windows = |node: &Node| {
+        node.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("kubernetes.io/os"))
+            == Some(&"windows".to_string())
+    };
+    let available = counts(n).0;
+    // The k-th Windows node kept is the ⌊k·available/windows⌋-th: evenly across the pools.
+    let mut picked = (0..windows).map(|k| k * available / windows).peekable();
+    let (mut w, mut linux) = (0, 0);
+    all.into_iter()
+        .filter(|node| {
+            if is_windows(node) {
+                let keep = picked.next_if_eq(&w).is_some();
+                w += 1;
+                keep
+            } else {
+                linux += 1;
+                linux <= total - windows
+            }
+        })
+        .collect()
+}
+
 /// The nodes' names by pool (their `agentpool` label).
 fn pools_of(nodes: &[Node]) -> BTreeMap<Pool, Vec<&str>> {
     let mut pools: BTreeMap<Pool, Vec<&str>> = BTreeMap::new();

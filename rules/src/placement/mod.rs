@@ -74,7 +74,7 @@ pub use fit::{
     Fit, IndexedNode, NodeIndex, NodeSet, RejectGroup, Rejection, fit, node_change_reaches,
     untolerated_windows_taints,
 };
-pub use pins::{BuildPin, OsPin, build_pin, os_allowed, os_pin};
+pub use pins::{BuildPin, OsPin, build_pin, may_admit_linux_labelled, os_allowed, os_pin};
 pub use prepared::PreparedCluster;
 
 /// The GA OS node label.

@@ -93,6 +93,34 @@ pub(crate) fn admits(
         })
 }
 
+/// Whether nodeSelector and required affinity could admit a node labelled `kubernetes.io/os: linux`,
+/// whatever its other labels (requirements on other keys are taken as met; a term that selects by
+/// field, `matchFields`, is taken to admit one). `false` means no such node can take the pod, so a
+/// cluster without them holds every node the pod could go to.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use winplace_rules::placement::may_admit_linux_labelled;
+/// let windows = BTreeMap::from([("kubernetes.io/os".to_string(), "windows".to_string())]);
+/// assert!(!may_admit_linux_labelled(Some(&windows), None));
+/// // The deprecated label alone does not keep a node labelled `kubernetes.io/os: linux` out.
+/// let beta = BTreeMap::from([("beta.kubernetes.io/os".to_string(), "windows".to_string())]);
+/// assert!(may_admit_linux_labelled(Some(&beta), None));
+/// assert!(may_admit_linux_labelled(None, None));
+/// ```
+pub fn may_admit_linux_labelled(
+    node_selector: Option<&BTreeMap<String, String>>,
+    required: Option<&NodeSelector>,
+) -> bool {
+    let by_field = required.is_some_and(|r| {
+        r.node_selector_terms
+            .iter()
+            .any(|t| t.match_fields.as_ref().is_some_and(|f| !f.is_empty()))
+    });
+    let linux = BTreeMap::from([(OS_LABEL.to_string(), Os::Linux.as_str().to_string())]);
+    by_field || admits(node_selector, required, &[OS_LABEL], &linux)
+}
+
 fn os_labels(os: Os) -> BTreeMap<String, String> {
     OS_KEYS
         .iter()
