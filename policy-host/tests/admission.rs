@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 use winplace_policy_host::{PolicyHost, built_policy, capability, test_cluster, test_data};
 use winplace_policy_wasm::admission::{PATCH_PROPOSED, context_from_lists};
-use winplace_policy_wasm::host_answers::{HostAnswers, prune_items};
+use winplace_policy_wasm::host_answers::{HostAnswers, LabelSelector, prune_items};
+use winplace_rules::NOT_LINUX_NODES;
 use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
 
 fn fixture(name: &str) -> Value {
@@ -222,6 +223,8 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         .collect();
     assert_eq!(asked[0]["api_version"], "v1");
     assert_eq!(asked[0]["kind"], "Node");
+    // A pinned Windows workload: only the nodes not labelled Linux (the scheduler cannot put it on one).
+    assert_eq!(asked[0]["label_selector"], NOT_LINUX_NODES);
     // Only the node fields the rules read (a host that prunes sends 5,000 nodes without their images).
     let masks: BTreeSet<&str> = asked[0]["field_masks"]
         .as_array()
@@ -233,6 +236,21 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
     assert_eq!(asked[1]["api_version"], "node.k8s.io/v1");
     assert_eq!(asked[1]["kind"], "RuntimeClass");
     assert_eq!(asked[1]["field_masks"], Value::Null);
+
+    // An unpinned one may land on a Linux node: the whole Node list is asked too, after the first two.
+    h.clear_host_calls();
+    h.validate(&request("deployment-windows-unpinned"), &aware)
+        .unwrap();
+    let selectors: Vec<Value> = h
+        .capability_calls()
+        .iter()
+        .map(|c| serde_json::from_slice::<Value>(&c.payload).unwrap())
+        .map(|asked| asked["label_selector"].clone())
+        .collect();
+    assert_eq!(
+        selectors,
+        [json!(NOT_LINUX_NODES), Value::Null, Value::Null]
+    );
 
     // Node and RuntimeClass objects, DELETE and subresources: no host call.
     for name in [
@@ -692,6 +710,12 @@ fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
     .unwrap();
     let page = HostAnswers::for_context(Some(&context));
     let wasmtime = cluster();
+    // The nodes asked for: those not labelled Linux (the pinned Deployment cannot go to one).
+    let selected = LabelSelector::parse(NOT_LINUX_NODES)
+        .unwrap()
+        .select(&fixture("context/nodes.json"));
+    let context = context_from_lists(&selected, &fixture("context/runtimeclasses.json")).unwrap();
+    assert!(!context.nodes.is_empty());
     let answer = |host: &HostAnswers, payload: &[u8]| -> Value {
         let bytes = host
             .answer("kubewarden", "kubernetes", "list_resources_all", payload)

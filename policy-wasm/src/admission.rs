@@ -31,7 +31,8 @@
 //! requests are reviewed and with what, `context.rs` decodes the host's lists of the cluster,
 //! `manifests.rs` names the images worth a manifest look-up and reads the manifests, `review.rs` runs
 //! the rules on the object (through [`winplace_rules::Checker`]) and answers in the words of
-//! `decision.rs`, `mutation.rs` repairs (the rules' one repair loop);
+//! `decision.rs`, `mutation.rs` repairs (the rules' one repair loop), `host.rs` asks the host for the
+//! cluster and the manifests (as narrowly as the object allows) and reviews with them;
 //! everything public is re-exported here.
 //!
 //! ```
@@ -53,6 +54,7 @@ mod decision;
 mod error;
 #[cfg(test)]
 mod fixtures;
+mod host;
 mod manifests;
 mod mutation;
 mod payload;
@@ -62,11 +64,12 @@ mod scope;
 pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
 pub use decision::{Decision, PATCH_PROPOSED, Verdict, finding_line, patch_warning};
 pub use error::InputError;
+pub use host::{HostCalls, review_with_host};
 pub use manifests::{MAX_MANIFEST_LOOKUPS, class_from_manifest, manifest_lookups};
 pub use payload::{
     AdmissionRequest, GroupVersionKind, ValidationPayload, parse_payload, parse_settings,
 };
-pub use review::review;
+pub use review::{review, review_checked};
 pub use scope::{
     EVALUATED_KINDS, asks_for_context, asks_for_manifests, is_evaluated, is_exempt, malformed,
     reads_context,

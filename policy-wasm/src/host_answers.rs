@@ -5,8 +5,9 @@
 //! of `policy-host/` (tests, benchmarks, `replay`) and the dashboard's in-page host, whose JavaScript
 //! (`dashboard/js/policy_host.js`) only moves bytes in and out of the guest's memory.
 //!
-//! * `kubewarden/kubernetes/list_resources_all`: the List of the asked `api_version` and `kind`, each item
-//!   pruned to the request's `field_masks` ([`prune_items`]; docs/reference/kubewarden-hosting.md §4);
+//! * `kubewarden/kubernetes/list_resources_all`: the List of the asked `api_version` and `kind`, the items
+//!   its `label_selector` selects ([`LabelSelector`], as the API server selects them for policy-server's
+//!   watch), each pruned to the request's `field_masks` ([`prune_items`]; docs/reference/kubewarden-hosting.md §4);
 //! * `kubewarden/oci/v1/oci_manifest` and `kubewarden/oci/v1/oci_manifest_config`: the manifest (image
 //!   index or image manifest) and the `{manifest, digest, config}` answer of the asked image;
 //! * `kubewarden/tracing/log`: accepted with an empty answer (policy-server prints the line);
@@ -51,6 +52,14 @@ pub enum Refusal {
     NoManifest {
         /// The image reference asked for.
         image: String,
+    },
+    /// The `label_selector` does not parse.
+    #[error("the label selector {selector:?} does not parse: {message}")]
+    Selector {
+        /// The selector as asked.
+        selector: String,
+        /// What is wrong with it.
+        message: String,
     },
     /// A capability this host does not provide.
     #[error("this host does not provide the host capability {call}")]
@@ -176,6 +185,11 @@ impl HostAnswers {
                     request["kind"].as_str().unwrap_or(""),
                 );
                 let list = self.lists.get(&key).ok_or(Refusal::NoList { key })?;
+                let selected = match request["label_selector"].as_str() {
+                    Some(selector) => Some(LabelSelector::parse(selector)?.select(list)),
+                    None => None,
+                };
+                let list = selected.as_ref().unwrap_or(list);
                 let masks: Vec<&str> = request["field_masks"]
                     .as_array()
                     .into_iter()
@@ -209,6 +223,156 @@ impl HostAnswers {
     }
 }
 
+/// The policy's host calls answered natively (tests, benchmarks): `&mut &answers`.
+impl crate::admission::HostCalls for &HostAnswers {
+    fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
+        self.answer("kubewarden", namespace, operation, payload)
+            .ok()
+    }
+}
+
+/// One requirement of a label selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Requirement {
+    /// `key=value`, `key==value`, `key in (a,b)`: the key is present with one of the values.
+    In(String, Vec<String>),
+    /// `key!=value`, `key notin (a,b)`: the key is absent, or present with none of the values.
+    NotIn(String, Vec<String>),
+    /// `key`: the key is present.
+    Exists(String),
+    /// `!key`: the key is absent.
+    DoesNotExist(String),
+}
+
+/// A label selector in the API server's string form (`kubernetes.io/os!=linux`, `tier in (a,b),env`):
+/// comma-separated requirements, all of which an object's labels must meet, as
+/// `k8s.io/apimachinery/pkg/labels` parses and matches them (docs/reference/kubewarden-hosting.md §4).
+/// The host of this repository filters its Lists with it as the API server filters policy-server's watch.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_policy_wasm::host_answers::LabelSelector;
+/// let not_linux = LabelSelector::parse("kubernetes.io/os!=linux").unwrap();
+/// assert!(not_linux.matches(&json!({"kubernetes.io/os": "windows"})));
+/// assert!(not_linux.matches(&json!({})), "a key that is absent is not equal");
+/// assert!(!not_linux.matches(&json!({"kubernetes.io/os": "linux"})));
+/// assert!(LabelSelector::parse("a in (b").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelSelector(Vec<Requirement>);
+
+impl LabelSelector {
+    /// Parses the string form; an empty selector selects everything.
+    pub fn parse(selector: &str) -> Result<LabelSelector, Refusal> {
+        let fail = |message: &str| Refusal::Selector {
+            selector: selector.to_string(),
+            message: message.to_string(),
+        };
+        // Split on the commas outside parentheses.
+        let mut parts = Vec::new();
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (i, c) in selector.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.checked_sub(1).ok_or_else(|| fail("unbalanced ')'"))?,
+                ',' if depth == 0 => {
+                    parts.push(&selector[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if depth != 0 {
+            return Err(fail("unbalanced '('"));
+        }
+        parts.push(&selector[start..]);
+        let mut requirements = Vec::new();
+        for part in parts.iter().map(|p| p.trim()) {
+            if part.is_empty() {
+                if parts.len() == 1 {
+                    break;
+                }
+                return Err(fail("an empty requirement"));
+            }
+            requirements.push(Self::requirement(part).ok_or_else(|| fail(part))?);
+        }
+        Ok(LabelSelector(requirements))
+    }
+
+    fn requirement(part: &str) -> Option<Requirement> {
+        let word = |s: &str| {
+            let s = s.trim();
+            (!s.is_empty() && !s.contains(char::is_whitespace)).then(|| s.to_string())
+        };
+        if let Some((key, value)) = part.split_once("!=") {
+            return Some(Requirement::NotIn(
+                word(key)?,
+                vec![value.trim().to_string()],
+            ));
+        }
+        if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
+            return Some(Requirement::In(word(key)?, vec![value.trim().to_string()]));
+        }
+        if let Some(open) = part.find('(') {
+            let (head, values) = (part[..open].trim(), part[open + 1..].strip_suffix(')')?);
+            let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+            let (key, op) = head.rsplit_once(char::is_whitespace)?;
+            return match op {
+                "in" => Some(Requirement::In(word(key)?, values)),
+                "notin" => Some(Requirement::NotIn(word(key)?, values)),
+                _ => None,
+            };
+        }
+        match part.strip_prefix('!') {
+            Some(key) => Some(Requirement::DoesNotExist(word(key)?)),
+            None => Some(Requirement::Exists(word(part)?)),
+        }
+    }
+
+    /// Whether `labels` (an object's `metadata.labels`, or null) meet every requirement.
+    pub fn matches(&self, labels: &Value) -> bool {
+        let get = |key: &str| labels.get(key).and_then(Value::as_str);
+        self.0.iter().all(|r| match r {
+            Requirement::In(key, values) => get(key).is_some_and(|v| values.iter().any(|w| w == v)),
+            Requirement::NotIn(key, values) => {
+                get(key).is_none_or(|v| values.iter().all(|w| w != v))
+            }
+            Requirement::Exists(key) => get(key).is_some(),
+            Requirement::DoesNotExist(key) => get(key).is_none(),
+        })
+    }
+
+    /// `list` with only the items whose labels match (the others are not copied).
+    pub fn select(&self, list: &Value) -> Value {
+        map_items(list, |items| {
+            items
+                .iter()
+                .filter(|item| self.matches(&item["metadata"]["labels"]))
+                .cloned()
+                .collect()
+        })
+    }
+}
+
+/// `list` with its `items` replaced by `f(items)`, the rest copied; the items are not copied first.
+fn map_items(list: &Value, f: impl FnOnce(&[Value]) -> Vec<Value>) -> Value {
+    match list {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            let mut f = Some(f);
+            for (key, value) in map {
+                let value = match (key.as_str(), value, f.take_if(|_| key == "items")) {
+                    ("items", Value::Array(items), Some(f)) => Value::Array(f(items)),
+                    _ => value.clone(),
+                };
+                out.insert(key.clone(), value);
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
 /// `list` with each item pruned to the fields `masks` name, as a host that honours the SDK's
 /// `field_masks` answers: dot paths through objects, arrays traversed, everything else dropped (the
 /// items' `apiVersion` and `kind` too, unless asked for); no masks, the whole list.
@@ -223,18 +387,12 @@ impl HostAnswers {
 pub fn prune_items(list: &Value, masks: &[&str]) -> Value {
     let paths: Vec<Vec<&str>> = masks.iter().map(|m| m.split('.').collect()).collect();
     let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
-    let mut out = list.clone();
-    if let (false, Some(items)) = (paths.is_empty(), out.get_mut("items")) {
-        *items = Value::Array(
-            items
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|item| keep(item, &paths))
-                .collect(),
-        );
+    if paths.is_empty() {
+        return list.clone();
     }
-    out
+    map_items(list, |items| {
+        items.iter().filter_map(|item| keep(item, &paths)).collect()
+    })
 }
 
 /// The part of `value` that `paths` reach (each a path below `value`; an empty one keeps it whole).

@@ -26,8 +26,10 @@
 //!
 //! The calls:
 //! * Kubernetes (`kubewarden/kubernetes/list_resources_all`, the SDK's `list_all_resources` call and
-//!   request type): `v1` Nodes and `node.k8s.io/v1` RuntimeClasses, for workloads only. Both lists must
-//!   arrive, or neither is used (half a cluster would invent unschedulable pods).
+//!   request type): `v1` Nodes and `node.k8s.io/v1` RuntimeClasses, for workloads only: the Nodes not
+//!   labelled Linux first (a label selector), the whole Node list only when the rules may read a Linux
+//!   node for the object ([`admission::review_with_host`]). Both lists must arrive, or neither is used
+//!   (half a cluster would invent unschedulable pods).
 //! * OCI (`kubewarden/oci/v1/oci_manifest`, then `v1/oci_manifest_config` for a single-platform image
 //!   manifest, which carries no platform): for the images [`admission::manifest_lookups`] names, once
 //!   per distinct image per request. A failed lookup leaves the image as its name classifies it.
@@ -45,18 +47,11 @@ pub mod request;
 /// the dashboard links this crate for wasm32-unknown-unknown without them).
 #[cfg(target_os = "wasi")]
 mod guest {
-    use std::collections::BTreeMap;
-
-    use crate::admission::{self, Decision, Verdict};
-    use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
+    use crate::admission::{self, Decision, HostCalls, Verdict};
     use kubewarden_policy_sdk::response::ValidationResponse;
     use kubewarden_policy_sdk::settings::SettingsValidationResponse;
     use kubewarden_policy_sdk::wapc_guest as guest;
     use kubewarden_policy_sdk::{accept_request, protocol_version_guest};
-    use serde_json::Value;
-    use winplace_rules::model::ClusterContext;
-    use winplace_rules::model::cluster_objects::NODE_FIELDS;
-    use winplace_rules::windows::ImageClass;
 
     #[unsafe(no_mangle)]
     pub extern "C" fn wapc_init() {
@@ -86,18 +81,16 @@ mod guest {
         if !admission::is_evaluated(&request) || admission::is_exempt(&request, &settings) {
             return accept_request();
         }
-        let context = if admission::asks_for_context(&request, &settings) {
-            cluster_context()
-        } else {
-            None
-        };
-        let lookups = admission::manifest_lookups(&request, context.as_ref(), &settings);
-        let manifests: BTreeMap<String, ImageClass> = lookups
-            .into_iter()
-            .filter_map(|image| manifest_class(&image).map(|class| (image, class)))
-            .collect();
-        let decision = admission::review(request, &settings, context.as_ref(), &manifests);
-        respond(decision)
+        respond(admission::review_with_host(request, &settings, &mut Wapc))
+    }
+
+    /// The waPC host: every call is `kubewarden/...`.
+    struct Wapc;
+
+    impl HostCalls for Wapc {
+        fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
+            guest::host_call("kubewarden", namespace, operation, payload).ok()
+        }
     }
 
     fn respond(decision: Decision) -> guest::CallResult {
@@ -115,43 +108,5 @@ mod guest {
             audit_annotations: None,
             warnings,
         })?)
-    }
-
-    /// Nodes and RuntimeClasses from the host, or `None` when the host does not grant them.
-    fn cluster_context() -> Option<ClusterContext> {
-        // Only the fields the rules read: a cluster of 5,000 nodes otherwise sends every node's images,
-        // conditions and managed fields on every request (hosts that predate field masks ignore them).
-        let nodes = list_all("v1", "Node", NODE_FIELDS)?;
-        let runtime_classes = list_all("node.k8s.io/v1", "RuntimeClass", &[])?;
-        admission::context_from_answers(&nodes, &runtime_classes).ok()
-    }
-
-    /// Every object of a kind; with `fields`, only those fields of each (the SDK's `field_masks`).
-    fn list_all(api_version: &str, kind: &str, fields: &[&str]) -> Option<Vec<u8>> {
-        let request = ListAllResourcesRequest {
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
-            label_selector: None,
-            field_selector: None,
-            field_masks: (!fields.is_empty())
-                .then(|| fields.iter().map(|f| f.to_string()).collect()),
-        };
-        let payload = serde_json::to_vec(&request).ok()?;
-        guest::host_call("kubewarden", "kubernetes", "list_resources_all", &payload).ok()
-    }
-
-    /// What the image's manifest says, or `None` when the host cannot read it.
-    fn manifest_class(image: &str) -> Option<ImageClass> {
-        let payload = serde_json::to_vec(image).ok()?;
-        let answer = guest::host_call("kubewarden", "oci", "v1/oci_manifest", &payload).ok()?;
-        let manifest: Value = serde_json::from_slice(&answer).ok()?;
-        if manifest.get("manifests").is_some() {
-            return admission::class_from_manifest(image, &manifest, None);
-        }
-        // A single-platform image: the platform is in its configuration.
-        let answer =
-            guest::host_call("kubewarden", "oci", "v1/oci_manifest_config", &payload).ok()?;
-        let both: Value = serde_json::from_slice(&answer).ok()?;
-        admission::class_from_manifest(image, &manifest, both.get("config"))
     }
 }

@@ -21,11 +21,23 @@ use super::{AdmissionRequest, is_evaluated, is_exempt, malformed};
 /// The request is taken, not borrowed: its objects are evaluated as they are, without a copy (this runs
 /// on every admission request).
 pub fn review(
-    mut request: AdmissionRequest,
+    request: AdmissionRequest,
     settings: &Settings,
     context: Option<&ClusterContext>,
     manifests: &BTreeMap<String, ImageClass>,
 ) -> Decision {
+    let checker = Checker::builder()
+        .settings(settings)
+        .cluster(context)
+        .image_manifests(manifests)
+        .build();
+    review_checked(request, &checker)
+}
+
+/// [`review`] with a checker built beforehand (its settings, cluster and manifests): the cluster's nodes
+/// are indexed once per request, when the caller already built one to decide what to ask the host for.
+pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> Decision {
+    let settings = checker.settings();
     if !is_evaluated(&request) || is_exempt(&request, settings) {
         return Decision::accept();
     }
@@ -41,11 +53,6 @@ pub fn review(
     let namespace = namespace_of(&request);
     let written_namespace = object_namespace(&request.object).cloned();
     let object = with_namespace(std::mem::take(&mut request.object), &namespace);
-    let checker = Checker::builder()
-        .settings(settings)
-        .cluster(context)
-        .image_manifests(manifests)
-        .build();
     // The object is kept only where it may be repaired below.
     let (findings, kept) = if settings.mutate && !is_node {
         (checker.check_value(object.clone()), Some(object))
@@ -79,7 +86,7 @@ pub fn review(
     let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
     if let Some(object) = kept.filter(|_| may_mutate)
-        && let Some(decision) = mutate(&checker, &object, &is_new, written_namespace.as_ref())
+        && let Some(decision) = mutate(checker, &object, &is_new, written_namespace.as_ref())
     {
         return decision;
     }

@@ -1,0 +1,326 @@
+//! What the policy asks its host for, per request, and in what order ([`review_with_host`]): over
+//! [`HostCalls`], so that the same asking runs in policy.wasm (waPC host calls) and natively in tests
+//! (against [`HostAnswers`](crate::host_answers::HostAnswers)).
+//!
+//! With `contextAware`, the Nodes not labelled `kubernetes.io/os: linux` ([`NOT_LINUX_NODES`], a label
+//! selector the host passes to the API server's watch) pruned to [`NODE_FIELDS`], and the RuntimeClasses;
+//! the whole Node list only when the rules may read a Linux node for this object
+//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes). A pinned
+//! Windows workload in a cluster of 5,000 nodes of which 500 run Windows thus costs 500 nodes, not
+//! 5,000, with the same findings (docs/reference/kubewarden-hosting.md §4).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use winplace_rules::model::ClusterContext;
+use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::settings::Settings;
+use winplace_rules::windows::ImageClass;
+use winplace_rules::{Checker, NOT_LINUX_NODES};
+
+use super::{
+    AdmissionRequest, Decision, asks_for_context, class_from_manifest, context_from_answers,
+    is_evaluated, is_exempt, manifest_lookups, review, review_checked,
+};
+
+/// The host, as the policy calls it: `kubewarden/{namespace}/{operation}` with a JSON payload.
+pub trait HostCalls {
+    /// The host's answer, or `None` when it refuses (not granted, not found, unreachable).
+    fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>>;
+}
+
+/// Reviews `request` ([`review`]) with what the host grants: the cluster when settings `contextAware`
+/// say so ([`asks_for_context`]), asked as narrowly as the object allows (module documentation), and the
+/// image manifests when `registryAware` say so.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_policy_wasm::admission::{AdmissionRequest, Verdict, review_with_host};
+/// use winplace_policy_wasm::host_answers::HostAnswers;
+/// let request: AdmissionRequest = serde_json::from_value(json!({
+///     "uid": "1", "operation": "CREATE", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+///     "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+///         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]}}
+/// })).unwrap();
+/// let decision = review_with_host(request, &Default::default(), &mut &HostAnswers::default());
+/// assert!(matches!(decision.verdict, Verdict::Reject(_)));
+/// ```
+pub fn review_with_host(
+    request: AdmissionRequest,
+    settings: &Settings,
+    host: &mut dyn HostCalls,
+) -> Decision {
+    if !is_evaluated(&request) || is_exempt(&request, settings) {
+        return Decision::accept();
+    }
+    // The Nodes first, then the RuntimeClasses: both arrive, or neither is used (half a cluster would
+    // invent unschedulable pods).
+    let held = asks_for_context(&request, settings)
+        .then(|| {
+            let nodes = nodes(host, Some(NOT_LINUX_NODES))?;
+            let rcs = list_all(host, "node.k8s.io/v1", "RuntimeClass", None, &[])?;
+            let held = context_from_answers(&nodes, &rcs).ok()?;
+            Some((held, rcs))
+        })
+        .flatten();
+    let manifests = manifests(&request, held.as_ref().map(|(c, _)| c), settings, host);
+    let Some((held, rcs)) = held else {
+        return review(request, settings, None, &manifests);
+    };
+    let checker = Checker::builder()
+        .settings(settings)
+        .cluster(&held)
+        .image_manifests(&manifests)
+        .build();
+    if !checker.needs_linux_nodes(&request.object) {
+        return review_checked(request, &checker);
+    }
+    drop(checker);
+    drop(held);
+    let whole = nodes(host, None).and_then(|nodes| context_from_answers(&nodes, &rcs).ok());
+    review(request, settings, whole.as_ref(), &manifests)
+}
+
+/// The Nodes `selector` selects (all without one), pruned to [`NODE_FIELDS`].
+fn nodes(host: &mut dyn HostCalls, selector: Option<&str>) -> Option<Vec<u8>> {
+    list_all(host, "v1", "Node", selector, NODE_FIELDS)
+}
+
+/// Every object of a kind (that `selector` selects); with `fields`, only those fields of each: the SDK's
+/// `ListAllResourcesRequest` (`list_resources_all`).
+fn list_all(
+    host: &mut dyn HostCalls,
+    api_version: &str,
+    kind: &str,
+    selector: Option<&str>,
+    fields: &[&str],
+) -> Option<Vec<u8>> {
+    let request = json!({"api_version": api_version, "kind": kind, "label_selector": selector,
+        "field_selector": null, "field_masks": (!fields.is_empty()).then_some(fields)});
+    host.call(
+        "kubernetes",
+        "list_resources_all",
+        request.to_string().as_bytes(),
+    )
+}
+
+/// What the manifests of the images worth a look-up say ([`manifest_lookups`]), once per image.
+fn manifests(
+    request: &AdmissionRequest,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+    host: &mut dyn HostCalls,
+) -> BTreeMap<String, ImageClass> {
+    manifest_lookups(request, context, settings)
+        .into_iter()
+        .filter_map(|image| manifest_class(host, &image).map(|class| (image, class)))
+        .collect()
+}
+
+/// What the image's manifest says, or `None` when the host cannot read it.
+fn manifest_class(host: &mut dyn HostCalls, image: &str) -> Option<ImageClass> {
+    let payload = serde_json::to_vec(image).ok()?;
+    let answer = host.call("oci", "v1/oci_manifest", &payload)?;
+    let manifest: Value = serde_json::from_slice(&answer).ok()?;
+    if manifest.get("manifests").is_some() {
+        return class_from_manifest(image, &manifest, None);
+    }
+    // A single-platform image: the platform is in its configuration.
+    let answer = host.call("oci", "v1/oci_manifest_config", &payload)?;
+    let both: Value = serde_json::from_slice(&answer).ok()?;
+    class_from_manifest(image, &manifest, both.get("config"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::fixtures::{fixture, settings};
+    use crate::host_answers::HostAnswers;
+    use winplace_rules::input::{Limits, parse};
+
+    /// The host answers, with the label selector of every Node list asked.
+    struct Recording<'h> {
+        host: &'h HostAnswers,
+        node_selectors: Vec<Option<String>>,
+    }
+
+    impl HostCalls for Recording<'_> {
+        fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
+            let asked: Value = serde_json::from_slice(payload).unwrap();
+            if asked["kind"] == "Node" {
+                let selector = asked["label_selector"].as_str().map(str::to_string);
+                self.node_selectors.push(selector);
+            }
+            self.host
+                .answer("kubewarden", namespace, operation, payload)
+                .ok()
+        }
+    }
+
+    /// A synthetic cluster of 160 nodes of which 20 run Windows, one of them without its
+    /// `kubernetes.io/os` label (its `nodeInfo` says Windows), with the synthetic RuntimeClasses.
+    fn host() -> HostAnswers {
+        let mut nodes = winplace_synthetic::mixed_nodes(160, 20, 7);
+        let unlabelled = nodes
+            .iter_mut()
+            .find(|n| {
+                n.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("win22-"))
+            })
+            .unwrap();
+        unlabelled
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove("kubernetes.io/os");
+        let (_, _, rcs) = winplace_synthetic::synthetic_cluster(8, 0, 7);
+        let rcs: Vec<_> = rcs.into_iter().map(|rc| rc.object).collect();
+        let mut host = HostAnswers::default();
+        host.insert_list("v1", "Node", json!({"kind": "NodeList", "items": nodes}));
+        host.insert_list("node.k8s.io/v1", "RuntimeClass", json!({"items": rcs}));
+        host
+    }
+
+    /// A CREATE of `object`.
+    fn create(object: Value) -> AdmissionRequest {
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let (group, version) = match object["apiVersion"].as_str().unwrap_or_default() {
+            v if v.contains('/') => v.split_once('/').unwrap(),
+            v => ("", v),
+        };
+        serde_json::from_value(
+            json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": group, "version": version, "kind": kind}, "object": object}),
+        )
+        .unwrap()
+    }
+
+    /// What admission is asked about: the fixtures' requests, every workload of the corpus and the
+    /// synthetic cluster's pods as they are created (without `nodeName` and status), one per pod spec.
+    fn requests() -> Vec<(String, AdmissionRequest)> {
+        let dir = |d: &str| {
+            let path = format!("{}/{d}", env!("CARGO_MANIFEST_DIR"));
+            let mut entries: Vec<_> = std::fs::read_dir(&path)
+                .unwrap_or_else(|e| panic!("{path}: {e}"))
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            entries
+        };
+        let mut out = Vec::new();
+        for path in dir("test_data") {
+            if path.extension().is_some_and(|e| e == "json") {
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                let request = serde_json::from_value(fixture(&name)["request"].clone()).unwrap();
+                out.push((name, request));
+            }
+        }
+        for case in dir("../corpus") {
+            let input = case.join("input.yaml");
+            let Ok(text) = std::fs::read_to_string(&input) else {
+                continue;
+            };
+            for doc in parse(&input.to_string_lossy(), &text, &Limits::default()).documents {
+                let items = match doc.value["items"].as_array() {
+                    Some(items) if doc.value["kind"] == "List" => items.clone(),
+                    _ => vec![doc.value],
+                };
+                for object in items {
+                    out.push((format!("{}", case.display()), create(object)));
+                }
+            }
+        }
+        let (_, pods, _) = winplace_synthetic::synthetic_cluster(160, 200, 7);
+        let mut specs = std::collections::BTreeSet::new();
+        for pod in pods {
+            let mut pod = serde_json::to_value(pod).unwrap();
+            pod["spec"].as_object_mut().unwrap().remove("nodeName");
+            pod.as_object_mut().unwrap().remove("status");
+            if !specs.insert(pod["spec"].to_string()) {
+                continue;
+            }
+            let name = pod["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            out.push((name, create(pod)));
+        }
+        out
+    }
+
+    /// Asked narrowly (the nodes not labelled Linux first, all of them only when the rules need them),
+    /// every request gets the decision it gets with the whole Node list, and a checker over the nodes
+    /// held finds what one over the whole cluster finds wherever it says it may.
+    #[test]
+    fn narrow_requests_find_what_the_whole_list_finds() {
+        let host = host();
+        let whole_ask = json!({"api_version": "v1", "kind": "Node", "field_masks": NODE_FIELDS});
+        let answer = |ask: &Value| {
+            host.answer(
+                "kubewarden",
+                "kubernetes",
+                "list_resources_all",
+                ask.to_string().as_bytes(),
+            )
+            .unwrap()
+        };
+        let rcs = answer(&json!({"api_version": "node.k8s.io/v1", "kind": "RuntimeClass"}));
+        let whole = context_from_answers(&answer(&whole_ask), &rcs).unwrap();
+        let mut narrow_ask = whole_ask.clone();
+        narrow_ask["label_selector"] = json!(NOT_LINUX_NODES);
+        let held = context_from_answers(&answer(&narrow_ask), &rcs).unwrap();
+        // 19 labelled Windows, and the one without the label.
+        assert_eq!((whole.nodes.len(), held.nodes.len()), (160, 20));
+        let settings = settings(json!({"contextAware": true}));
+        let whole_checker = Checker::builder()
+            .settings(&settings)
+            .cluster(&whole)
+            .build();
+        let held_checker = Checker::builder()
+            .settings(&settings)
+            .cluster(&held)
+            .build();
+        let (mut narrow, mut all) = (Vec::new(), Vec::new());
+        for (name, request) in requests() {
+            let mut recording = Recording {
+                host: &host,
+                node_selectors: Vec::new(),
+            };
+            let asked = review_with_host(request.clone(), &settings, &mut recording);
+            let expected = review_checked(request.clone(), &whole_checker);
+            assert_eq!(asked, expected, "{name}");
+            match recording.node_selectors.as_slice() {
+                [] => {}
+                [Some(_)] => narrow.push(name.clone()),
+                [Some(_), None] => all.push(name.clone()),
+                other => panic!("{name}: Node lists asked {other:?}"),
+            }
+            if !held_checker.needs_linux_nodes(&request.object) {
+                assert_eq!(
+                    held_checker.check_value(request.object.clone()),
+                    whole_checker.check_value(request.object.clone()),
+                    "{name}"
+                );
+            }
+        }
+        // Both paths were taken: a pinned Windows workload needs only the nodes held; an unpinned one,
+        // which the scheduler may put on a Linux node, needs them all.
+        assert!(
+            narrow.contains(&"deployment-windows-pinned.json".to_string()),
+            "{narrow:?}"
+        );
+        assert!(
+            all.contains(&"deployment-windows-unpinned.json".to_string()),
+            "{all:?}"
+        );
+        eprintln!(
+            "{} requests asked narrowly, {} for the whole list",
+            narrow.len(),
+            all.len()
+        );
+        assert!(narrow.len() > 20 && all.len() > 20, "{narrow:?} {all:?}");
+    }
+}
