@@ -184,6 +184,7 @@ async fn watchers_converge_after_events_410_and_dropped_connections() {
     // 4. A dropped connection: the watcher resumes from its last resourceVersion and replays what it
     //    missed, without relisting.
     let node_lists = api.requests("Node", "list");
+    let node_watches = api.requests("Node", "watch rv=");
     api.drop_watches("Node");
     api.delete("Node", "linux-0");
     api.apply("Node", node("linux-1", "linux"));
@@ -200,16 +201,27 @@ async fn watchers_converge_after_events_410_and_dropped_connections() {
         node_lists,
         "resumed, not relisted"
     );
-    assert!(api.requests("Node", "watch rv=") >= 2);
-    assert!(
-        api.requests("Node", "watch rv=") == api.requests("Node", "watch rv=") && {
-            let fake = api.lock();
-            fake.requests
+    {
+        let fake = api.lock();
+        let watches: Vec<&str> = fake
+            .requests
+            .iter()
+            .filter(|(k, r)| k == "Node" && r.starts_with("watch rv="))
+            .map(|(_, r)| r.as_str())
+            .collect();
+        assert!(watches.len() > node_watches, "watched again: {watches:?}");
+        // From the resourceVersion it had reached (0 would be a fresh start, which replays nothing).
+        assert!(
+            watches[node_watches..]
                 .iter()
-                .any(|(k, r)| k == "Node" && r.ends_with("bookmarks=true"))
-        },
-        "watches ask for bookmarks"
-    );
+                .all(|r| !r.starts_with("watch rv=0 ")),
+            "resumed: {watches:?}"
+        );
+        assert!(
+            watches.iter().all(|r| r.ends_with("bookmarks=true")),
+            "watches ask for bookmarks: {watches:?}"
+        );
+    }
     let (_, stale) = state.sync_flags();
     assert!(!stale);
 }
@@ -470,13 +482,25 @@ async fn a_forbidden_list_is_said_in_words_and_retried_with_growing_waits_and_a_
     assert_eq!(summary["meta"]["freshness"]["error"], json!(words));
     assert_eq!(summary["meta"]["freshness"]["synced"], json!(false));
 
-    // Backoff: over a window of 3 s, waits that double up to 200–400 ms allow at most
-    // 1 + log2(200/50) + 3000/200 = 18 lists (the same window without growth, at the first step:
-    // 3000/50 = 60; kube-rs's default backoff started over before every list); at least a few retries.
-    let before = api.requests("Pod", "list");
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let lists = api.requests("Pod", "list") - before;
-    assert!((2..=18).contains(&lists), "{lists} pod lists in the window");
+    // Backoff: five lists, and the waits between them at least the steps, doubling from 50 ms and no
+    // longer after 200 ms (a wait is never shorter than its step; kube-rs's default backoff started over
+    // before every list, so its waits stayed at the first step).
+    eventually("five pod lists", || {
+        (api.requests("Pod", "list") >= 5).then_some(())
+    })
+    .await;
+    let lists: Vec<std::time::Instant> = api
+        .lock()
+        .lists_at
+        .iter()
+        .filter(|(kind, _)| kind == "Pod")
+        .map(|(_, at)| *at)
+        .collect();
+    for (n, pair) in lists.windows(2).take(4).enumerate() {
+        let step = Duration::from_millis(50 << n).min(Duration::from_millis(200));
+        let wait = pair[1] - pair[0];
+        assert!(wait >= step, "wait {n}: {wait:?} < {step:?}");
+    }
     // The nodes were listed once: the bad node is skipped, not a reason to list again.
     assert_eq!(api.requests("Node", "list"), 1, "nodes listed once");
 

@@ -63,6 +63,8 @@ pub struct Fake {
     kinds: HashMap<&'static str, Kind>,
     /// Requests seen: (kind, "list" | "watch rv=N bookmarks=B").
     pub requests: Vec<(String, String)>,
+    /// When each list arrived, by kind: the waits between attempts.
+    pub lists_at: Vec<(String, std::time::Instant)>,
     /// Faults of the lists, by kind.
     faults: HashMap<&'static str, Fault>,
     /// `GET /version` answers (else 404, as without discovery).
@@ -232,6 +234,10 @@ impl FakeApi {
             "list".to_string()
         };
         fake.requests.push((kind.to_string(), what));
+        if !watch {
+            fake.lists_at
+                .push((kind.to_string(), std::time::Instant::now()));
+        }
         if !watch {
             match fake.faults.get(kind) {
                 Some(Fault::Hang) => return None,
