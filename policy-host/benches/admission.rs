@@ -2,9 +2,12 @@
 //! `policy-host/template-policy`) in the same wasmtime waPC host, each on a warm instance (as
 //! policy-server runs them), with the same AdmissionRequests; and the same evaluation natively.
 //!
-//! One case is at the Kubernetes envelope: a context-aware review with the 5,000 nodes of the synthetic
-//! cluster granted (the host prunes the list to the fields the policy asks for), timed over fewer calls,
-//! with the guest's decoding of the host's answers measured natively beside it.
+//! Three cases are at the Kubernetes envelope: a context-aware review with the 5,000 nodes of the
+//! synthetic cluster granted (the host prunes the list to the fields the policy asks for, and selects
+//! by label the nodes the policy asks for), and the same with 5,000 nodes of which 500 run Windows, for
+//! a pinned Deployment (the policy asks only for the nodes not labelled Linux) and an unpinned one (it
+//! then asks for them all); timed over fewer calls, with the guest's decoding of the host's answers
+//! measured natively beside them.
 //!
 //! Before the criterion groups, prints min/p50/p99 over `WINPLACE_BENCH_N` (default 2,000) timed
 //! `validate` calls per case and module (the two modules' calls alternate, so both meet the same
@@ -18,7 +21,6 @@
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, black_box};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use winplace_policy_host::{
@@ -34,13 +36,17 @@ fn fixture(name: &str) -> Value {
 }
 
 /// The cluster a context-aware case is granted: none, the test fixture's few nodes, or a synthetic
-/// cluster at the Kubernetes envelope (5,000 nodes), whose whole Node list the host sends on every request.
+/// cluster at the Kubernetes envelope (5,000 nodes; 28 % of them Windows as in `demo-snapshot`, or 500).
 #[derive(Clone, Copy, PartialEq)]
 enum Context {
     None,
     Fixture,
     Envelope,
+    Envelope500Windows,
 }
+
+/// Windows nodes of [`Context::Envelope500Windows`].
+const ENVELOPE_WINDOWS: usize = 500;
 
 /// Nodes in the envelope cluster: Kubernetes' tested maximum.
 const ENVELOPE_NODES: usize = 5_000;
@@ -50,8 +56,13 @@ impl Context {
         match self {
             Context::None => None,
             Context::Fixture => Some(test_cluster().unwrap_or_else(|e| panic!("{e}"))),
-            Context::Envelope => Some(envelope_cluster().clone()),
+            Context::Envelope => Some(envelope_cluster(false).clone()),
+            Context::Envelope500Windows => Some(envelope_cluster(true).clone()),
         }
+    }
+
+    fn is_envelope(self) -> bool {
+        matches!(self, Context::Envelope | Context::Envelope500Windows)
     }
 
     /// The lists the host answers, for the native evaluation.
@@ -62,11 +73,17 @@ impl Context {
     }
 }
 
-/// The synthetic cluster of `winplace demo-snapshot` at [`ENVELOPE_NODES`] nodes, as host answers.
-fn envelope_cluster() -> &'static HostAnswers {
-    static CLUSTER: OnceLock<HostAnswers> = OnceLock::new();
-    CLUSTER.get_or_init(|| {
+/// The synthetic cluster of `winplace demo-snapshot` at [`ENVELOPE_NODES`] nodes, as host answers; with
+/// `few_windows`, [`ENVELOPE_WINDOWS`] of them Windows nodes (`winplace_synthetic::mixed_nodes`).
+fn envelope_cluster(few_windows: bool) -> &'static HostAnswers {
+    static CLUSTERS: [OnceLock<HostAnswers>; 2] = [OnceLock::new(), OnceLock::new()];
+    CLUSTERS[usize::from(few_windows)].get_or_init(|| {
         let (nodes, _, runtime_classes) = winplace_synthetic::synthetic_cluster(ENVELOPE_NODES, 0, 1);
+        let nodes = if few_windows {
+            winplace_synthetic::mixed_nodes(ENVELOPE_NODES, ENVELOPE_WINDOWS, 1)
+        } else {
+            nodes
+        };
         let runtime_classes: Vec<_> = runtime_classes.into_iter().map(|rc| rc.object).collect();
         let mut caps = HostAnswers::default();
         caps.insert_list(
@@ -117,6 +134,16 @@ const CASES: &[Case] = &[
         file: "deployment-windows-unpinned.json",
         context: Context::Envelope,
     },
+    Case {
+        name: "pinned deployment, 5,000 nodes / 500 Windows",
+        file: "deployment-windows-pinned.json",
+        context: Context::Envelope500Windows,
+    },
+    Case {
+        name: "unpinned deployment, 5,000 / 500 Windows",
+        file: "deployment-windows-unpinned.json",
+        context: Context::Envelope500Windows,
+    },
 ];
 
 impl Case {
@@ -134,9 +161,10 @@ impl Case {
 
     /// Calls to time: every host answer at the envelope is megabytes, so fewer of them.
     fn calls(&self, n: usize) -> usize {
-        match self.context {
-            Context::Envelope => (n / 40).max(20),
-            _ => n,
+        if self.context.is_envelope() {
+            (n / 40).max(20)
+        } else {
+            n
         }
     }
 }
@@ -254,16 +282,21 @@ fn report(policy: &[u8], template: &[u8]) {
                 .build();
             black_box(checker.check_value(request.object.clone()));
         });
+        // As the policy reviews: asking the host (here natively, with its pruning and selecting).
+        let asking = Settings {
+            context_aware: case.context != Context::None,
+            ..Settings::default()
+        };
+        let host = case.context.capabilities().unwrap_or_default();
         let review = rate(&|| {
-            black_box(admission::review(
+            black_box(admission::review_with_host(
                 request.clone(),
-                &settings,
-                ctx.as_ref(),
-                &BTreeMap::new(),
+                &asking,
+                &mut &host,
             ));
         });
         println!(
-            "  {:40} check_value {check:>9.0} req/s   admission::review {review:>9.0} req/s",
+            "  {:40} check_value {check:>9.0} req/s   admission::review_with_host {review:>9.0} req/s",
             case.name
         );
     }
@@ -283,14 +316,14 @@ fn bench_validate(group: &mut BenchmarkGroup<'_, WallTime>, policy: &[u8], case:
 
 fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
     let mut group = c.benchmark_group("policy.wasm validate");
-    for case in CASES.iter().filter(|c| c.context != Context::Envelope) {
+    for case in CASES.iter().filter(|c| !c.context.is_envelope()) {
         bench_validate(&mut group, policy, case);
     }
     group.finish();
     // Tens of milliseconds a call: ten samples are enough.
     let mut group = c.benchmark_group("policy.wasm validate at the envelope");
     group.sample_size(10);
-    for case in CASES.iter().filter(|c| c.context == Context::Envelope) {
+    for case in CASES.iter().filter(|c| c.context.is_envelope()) {
         bench_validate(&mut group, policy, case);
     }
     // The guest's decoding of the host's answers natively: as it was (the whole list through a JSON tree)
