@@ -209,7 +209,10 @@ mod tests {
         let pod = gated(json!({}));
         let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
         let out = check(&pod, &patch);
-        assert_eq!(out["spec"]["nodeSelector"], json!({"kubernetes.io/os": "windows"}));
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "windows"})
+        );
         assert_eq!(
             out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
             json!({"nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348", "10.0.26100"]}]}]})
@@ -220,7 +223,10 @@ mod tests {
         );
         assert_eq!(patch.pins.len(), 3, "{:?}", patch.pins);
         // Guards come first: a replaced pod or moved gate fails the whole patch.
-        assert_eq!(patch.ops[0], json!({"op": "test", "path": "/metadata/uid", "value": "uid-p"}));
+        assert_eq!(
+            patch.ops[0],
+            json!({"op": "test", "path": "/metadata/uid", "value": "uid-p"})
+        );
         assert_eq!(
             patch.ops[1],
             json!({"op": "test", "path": "/spec/schedulingGates/1/name", "value": PLACEMENT_GATE})
@@ -232,9 +238,8 @@ mod tests {
         let pod = gated(json!({}));
         let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[17763])).unwrap();
         let out = check(&pod, &patch);
-        let values = &out["spec"]["affinity"]["nodeAffinity"]
-            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
-            ["matchExpressions"][0]["values"];
+        let values = &out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"];
         // 2019 is not among the default supportedBuilds: with it supported, only 2019 runs the image.
         let supported = Settings {
             supported_builds: vec!["10.0.17763".into(), "10.0.20348".into()],
@@ -249,7 +254,10 @@ mod tests {
         );
         // Without a supported build that runs it, the OS is pinned and no build is invented.
         assert!(values.is_null(), "{out}");
-        assert_eq!(out["spec"]["nodeSelector"], json!({"kubernetes.io/os": "windows"}));
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "windows"})
+        );
     }
 
     #[test]
@@ -270,8 +278,8 @@ mod tests {
         );
         assert_eq!(out["spec"]["tolerations"][0], tol);
         assert_eq!(out["spec"]["tolerations"].as_array().unwrap().len(), 2);
-        let terms = &out["spec"]["affinity"]["nodeAffinity"]
-            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+        let terms = &out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"];
         for t in 0..2 {
             assert_eq!(terms[t]["matchExpressions"].as_array().unwrap().len(), 2);
             assert_eq!(
@@ -287,7 +295,10 @@ mod tests {
         let manifests = BTreeMap::from([(IMAGE.to_string(), class(ImageOs::Linux))]);
         let patch = placement_patch(&pod, &Settings::default(), None, &manifests).unwrap();
         let out = check(&pod, &patch);
-        assert_eq!(out["spec"]["nodeSelector"], json!({"kubernetes.io/os": "linux"}));
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "linux"})
+        );
         assert!(out["spec"].get("tolerations").is_none());
     }
 
@@ -310,13 +321,22 @@ mod tests {
     fn what_cannot_be_pinned_is_only_released() {
         // An empty term must stay empty (§2.5), and no other term matches anything: the build range
         // cannot be added; OS and toleration still can.
-        let pod = gated(json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}}));
+        let pod = gated(
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}}),
+        );
         let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
         check(&pod, &patch);
-        assert!(!patch.pins.iter().any(|p| p.contains("windows-build")), "{:?}", patch.pins);
+        assert!(
+            !patch.pins.iter().any(|p| p.contains("windows-build")),
+            "{:?}",
+            patch.pins
+        );
         // The OS is already pinned the other way: the pod is released as it is.
-        let linux = gated(json!({"nodeSelector": {"kubernetes.io/os": "linux"}, "os": {"name": "windows"}}));
-        let patch = placement_patch(&linux, &Settings::default(), None, &windows(&[20348])).unwrap();
+        let linux = gated(
+            json!({"nodeSelector": {"kubernetes.io/os": "linux"}, "os": {"name": "windows"}}),
+        );
+        let patch =
+            placement_patch(&linux, &Settings::default(), None, &windows(&[20348])).unwrap();
         assert_eq!(patch.ops.len(), 3, "{patch:?}");
         assert!(patch.unpinned_because.is_some());
         check(&linux, &patch);
@@ -327,6 +347,9 @@ mod tests {
         // Without the gate: nothing to do.
         let mut free = gated(json!({}));
         free["spec"]["schedulingGates"] = json!([{"name": "other.io/first"}]);
-        assert_eq!(placement_patch(&free, &Settings::default(), None, &BTreeMap::new()), None);
+        assert_eq!(
+            placement_patch(&free, &Settings::default(), None, &BTreeMap::new()),
+            None
+        );
     }
 }

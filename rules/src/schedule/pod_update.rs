@@ -66,9 +66,7 @@ pub fn update_refusals(old: &Value, new: &Value) -> Vec<Refusal> {
             out.push(Refusal {
                 field: format!("spec.schedulingGates[{i}].name"),
                 kind: RefusalKind::Forbidden,
-                detail: format!(
-                    "only deletion is allowed, but found new scheduling gate '{name}'"
-                ),
+                detail: format!("only deletion is allowed, but found new scheduling gate '{name}'"),
             });
         }
     }
@@ -305,10 +303,16 @@ mod tests {
     /// (why, old spec, new spec, refused fields): each row one rule of scheduling-gates.md §2.
     #[test]
     fn the_rules_of_validate_pod_update() {
-        let tol = json!({"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"});
+        let tol =
+            json!({"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"});
         let tol2 = json!({"key": "x", "operator": "Exists", "effect": "NoSchedule"});
         let rows: Vec<(&str, Value, Value, Vec<&str>)> = vec![
-            ("nothing changes", gated(json!({})), gated(json!({})), vec![]),
+            (
+                "nothing changes",
+                gated(json!({})),
+                gated(json!({})),
+                vec![],
+            ),
             (
                 "§2.1 removing one gate",
                 gated(json!({})),
@@ -353,8 +357,12 @@ mod tests {
             ),
             (
                 "§2.2 tolerationSeconds may change",
-                gated(json!({"tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]})),
-                gated(json!({"tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 9}]})),
+                gated(
+                    json!({"tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]}),
+                ),
+                gated(
+                    json!({"tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 9}]}),
+                ),
                 vec![],
             ),
             (
@@ -395,8 +403,12 @@ mod tests {
             ),
             (
                 "§2.5 appending to every term",
-                gated(json!({"affinity": required(vec![term(&[("a", "1")]), term(&[("c", "1")])])})),
-                gated(json!({"affinity": required(vec![term(&[("a", "1"), ("b", "1")]), term(&[("c", "1"), ("b", "1")])])})),
+                gated(
+                    json!({"affinity": required(vec![term(&[("a", "1")]), term(&[("c", "1")])])}),
+                ),
+                gated(
+                    json!({"affinity": required(vec![term(&[("a", "1"), ("b", "1")]), term(&[("c", "1"), ("b", "1")])])}),
+                ),
                 vec![],
             ),
             (
@@ -408,7 +420,9 @@ mod tests {
             (
                 "§2.5 adding a term",
                 gated(json!({"affinity": required(vec![term(&[("a", "1")])])})),
-                gated(json!({"affinity": required(vec![term(&[("a", "1")]), term(&[("b", "1")])])})),
+                gated(
+                    json!({"affinity": required(vec![term(&[("a", "1")]), term(&[("b", "1")])])}),
+                ),
                 vec![TERMS_PATH],
             ),
             (
@@ -420,13 +434,17 @@ mod tests {
             (
                 "§2.6 preferred terms may change while gated",
                 gated(json!({})),
-                gated(json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term(&[("a", "1")])}]}}})),
+                gated(
+                    json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term(&[("a", "1")])}]}}}),
+                ),
                 vec![],
             ),
             (
                 "§2.7 podAffinity never changes",
                 gated(json!({})),
-                gated(json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}}})),
+                gated(
+                    json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}}}),
+                ),
                 vec!["spec"],
             ),
             (
