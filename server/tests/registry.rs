@@ -7,11 +7,9 @@
 //! RS256 JWTs with the key in `tests/data/registry/` (its certificate is the registry's root bundle).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 #[path = "common/oci_registry.rs"]
 mod oci_registry;
@@ -21,7 +19,6 @@ use oci_registry::*;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 
 /// The images of the "Done when" cases, tagged in one layout.
 fn write_images(dir: &Path) -> Layout {
