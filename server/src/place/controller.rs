@@ -40,7 +40,7 @@ pub enum PlaceError {
 /// How long a failed reconcile waits before the next try.
 pub const RETRY: Duration = Duration::from_secs(5);
 
-/// Counters of the controller (for `/metrics` and the logs).
+/// Counters of the controller, kept per process (not yet exported on `/metrics`: issue 30 item 3).
 #[derive(Debug, Default)]
 pub struct PlaceStats {
     /// Pods pinned and ungated.
