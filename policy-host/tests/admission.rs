@@ -479,6 +479,48 @@ fn mutation_round_trip_for_every_kind() {
     assert!(response["mutated_object"].is_null());
 }
 
+/// Issue 30 through wasmtime: with `placementGate`, a Pod CREATE whose image leaves its OS and build open
+/// is accepted with the scheduling gate added and no pin (and no registry call); one whose image names
+/// its build is repaired as before, without the gate.
+#[test]
+fn the_placement_gate_is_added_to_unplaced_pod_creates() {
+    let h = host(None);
+    let settings = json!({"mutate": true, "placementGate": true});
+    let mut r = request("pod-windows-private-image");
+    let spec = r["object"]["spec"].as_object_mut().unwrap();
+    spec.remove("nodeSelector");
+    spec.remove("tolerations");
+    let response = h.validate(&r, &settings).unwrap();
+    assert_eq!(response["accepted"], json!(true), "{response}");
+    let mut expected = r["object"].clone();
+    expected["spec"]["schedulingGates"] = json!([{"name": "winplace.io/placement"}]);
+    assert_eq!(response["mutated_object"], expected, "{response}");
+    assert!(
+        h.capability_calls().is_empty(),
+        "no registry call at admission: {:?}",
+        h.host_calls()
+    );
+    // Named by its image, the Windows Server 2022 pod is pinned by the fixes, not gated.
+    let response = h
+        .validate(&request("pod-windows-unpinned"), &settings)
+        .unwrap();
+    assert!(
+        response["mutated_object"]["spec"]
+            .get("schedulingGates")
+            .is_none(),
+        "{response}"
+    );
+    // The setting needs `mutate`.
+    let answer = h
+        .call("validate_settings", &json!({"placementGate": true}))
+        .unwrap();
+    assert_eq!(answer["valid"], json!(false), "{answer}");
+    assert!(
+        answer["message"].to_string().contains("placementGate"),
+        "{answer}"
+    );
+}
+
 /// Issue 25 through wasmtime: mutation pins the range of builds (or, on OpenShift, exactly the image's
 /// build), widens an exact pin, warns about resizePolicy, and reads index entries' os.features as
 /// containerd 2.3+ does.

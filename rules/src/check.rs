@@ -138,6 +138,11 @@ impl<'a> Checker<'a> {
         self.cluster
     }
 
+    /// The images' manifests it classifies images from, as given to the builder (`None` when none).
+    pub fn image_manifests(&self) -> Option<&'a BTreeMap<String, ImageClass>> {
+        self.manifests
+    }
+
     /// Parses `text` (multi-document YAML or JSON, `List` objects allowed) and evaluates every object
     /// in it, handing each finding to `sink` as soon as its document is evaluated, in [`Report::sort`]'s
     /// order; returns the parse errors. A caller that writes findings out (`winplace check` on 100,000

@@ -64,6 +64,13 @@ pub struct Settings {
     pub lifecycle: crate::lifecycle::LifecycleSettings,
     /// How fixes pin a Windows pod's build: `range` (default) or `exact` (the OpenShift preset).
     pub build_pinning: BuildPinning,
+    /// Admission (needs `mutate`): a Pod CREATE whose images leave its OS or Windows build open by name
+    /// gets the scheduling gate `winplace.io/placement`, for `winplace serve --place` to place and lift
+    /// ([`crate::placement::gate`]).
+    pub placement_gate: bool,
+    /// The namespaces `placementGate` applies to; empty (the default) means every namespace that is not
+    /// exempt.
+    pub placement_gate_namespaces: Vec<String>,
 }
 
 /// How a fix pins the Windows build of a pod (setting `buildPinning`).
@@ -122,6 +129,8 @@ impl Default for Settings {
             platform: crate::platform::Platform::Generic,
             lifecycle: crate::lifecycle::LifecycleSettings::default(),
             build_pinning: BuildPinning::Range,
+            placement_gate: false,
+            placement_gate_namespaces: Vec::new(),
         }
     }
 }
@@ -396,6 +405,20 @@ impl Settings {
                 ));
             }
         }
+        if self.placement_gate && !self.mutate {
+            return Err(InvalidSetting::new(
+                "placementGate",
+                "the gate is added by mutating the Pod: it needs `mutate: true`",
+            ));
+        }
+        for (i, ns) in self.placement_gate_namespaces.iter().enumerate() {
+            if ns.is_empty() {
+                return Err(InvalidSetting::new(
+                    format!("placementGateNamespaces[{i}]"),
+                    "a namespace name cannot be empty",
+                ));
+            }
+        }
         for (i, id) in self.disabled_rules.iter().enumerate() {
             if crate::rules::catalog::rule(id).is_none() {
                 return Err(InvalidSetting::new(
@@ -439,6 +462,22 @@ impl Settings {
     /// ```
     pub fn exempts(&self, namespace: Option<&str>) -> bool {
         namespace.is_some_and(|ns| self.exempt_namespaces.iter().any(|e| e == ns))
+    }
+
+    /// Whether `placementGate` applies to pods of `namespace` (`placementGateNamespaces`, empty: all).
+    ///
+    /// ```
+    /// let s = winplace_rules::Settings::from_text("s.yaml", "mutate: true\nplacementGate: true\nplacementGateNamespaces: [shop]\n").unwrap();
+    /// assert!(s.gates_namespace("shop") && !s.gates_namespace("web"));
+    /// assert!(!winplace_rules::Settings::default().gates_namespace("shop"));
+    /// ```
+    pub fn gates_namespace(&self, namespace: &str) -> bool {
+        self.placement_gate
+            && (self.placement_gate_namespaces.is_empty()
+                || self
+                    .placement_gate_namespaces
+                    .iter()
+                    .any(|n| n == namespace))
     }
 
     /// Supported builds as numbers (`10.0.20348` → 20348); bad entries are skipped (validate reports them).
@@ -500,12 +539,42 @@ mod tests {
                 "runtimeClasses[10.0.20348]",
             ),
             (r#"{"exemptNamespaces": [""]}"#, "exemptNamespaces[0]"),
+            // The gate is a mutation: without `mutate` it would never be added.
+            (r#"{"placementGate": true}"#, "placementGate"),
+            (
+                r#"{"mutate": true, "placementGate": true, "placementGateNamespaces": ["shop", ""]}"#,
+                "placementGateNamespaces[1]",
+            ),
         ];
         for (json, setting) in cases {
             let s: Settings = serde_json::from_str(json).unwrap();
             let err = s.validate().unwrap_err();
             assert_eq!(err.setting, setting, "{json}: {err}");
         }
+    }
+
+    #[test]
+    fn the_placement_gate_reads_the_same_from_yaml_and_json() {
+        let yaml = Settings::from_text(
+            "s.yaml",
+            "mutate: true\nplacementGate: true\nplacementGateNamespaces: [shop]\n",
+        )
+        .unwrap();
+        let json = Settings::from_json(
+            "s.json",
+            br#"{"mutate": true, "placementGate": true, "placementGateNamespaces": ["shop"]}"#,
+        )
+        .unwrap();
+        assert_eq!(yaml, json);
+        assert!(yaml.placement_gate && yaml.gates_namespace("shop"));
+        assert!(!yaml.gates_namespace("kube-system"));
+        let err =
+            Settings::from_text("s.yaml", "mutate: false\nplacementGate: true\n").unwrap_err();
+        assert_eq!(
+            (err.line, err.setting.as_deref()),
+            (2, Some("placementGate"))
+        );
+        assert!(err.message.contains("needs `mutate: true`"), "{err}");
     }
 
     #[test]

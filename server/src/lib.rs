@@ -35,6 +35,7 @@ pub mod image_resolution;
 pub mod inputs;
 pub mod logging;
 pub mod metrics;
+pub mod place;
 pub mod probes;
 pub mod published;
 pub mod readiness;

@@ -13,6 +13,7 @@ mod common {
     pub mod fake_api;
     pub mod fake_http;
     pub mod http;
+    pub mod oci_registry;
     pub mod report;
     pub mod router;
     pub mod run;
@@ -28,6 +29,7 @@ mod explain;
 mod infra;
 mod live;
 mod logs;
+mod place;
 mod policy_report;
 mod registry;
 mod snapshot;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use winplace_rules::Checker;
 use winplace_rules::finding::{Finding, Severity};
 use winplace_rules::model::ClusterContext;
+use winplace_rules::placement::gate::{PLACEMENT_GATE, add_gate, deferring, pod_needs_gate};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::ImageClass;
 
@@ -51,6 +52,32 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
     // cluster over a label. Node findings are warnings, and a Node is never rewritten.
     let is_node = request.kind.kind == "Node";
     let namespace = namespace_of(&request);
+    // Setting `placementGate`: a Pod CREATE whose images leave its placement open is gated for the
+    // controller, which pins it from the images' manifests; its placement findings are the controller's.
+    const NO_MANIFESTS: &BTreeMap<String, ImageClass> = &BTreeMap::new();
+    let manifests = checker.image_manifests().unwrap_or(NO_MANIFESTS);
+    let gated = (request.operation == "CREATE"
+        && request.kind.kind == "Pod"
+        && pod_needs_gate(
+            &request.object,
+            &namespace,
+            settings,
+            checker.cluster(),
+            manifests,
+        ))
+    .then(|| request.object.clone());
+    // A gated pod is checked without the rules the controller answers (a checker of its own: gated
+    // requests only).
+    let deferring_settings = gated.as_ref().map(|_| deferring(settings));
+    let deferring_checker = deferring_settings.as_ref().map(|settings| {
+        Checker::builder()
+            .settings(settings)
+            .cluster(checker.cluster())
+            .image_manifests(manifests)
+            .build()
+    });
+    let checker = deferring_checker.as_ref().unwrap_or(checker);
+    let settings = checker.settings();
     let written_namespace = object_namespace(&request.object).cloned();
     let object = with_namespace(std::mem::take(&mut request.object), &namespace);
     // The object is kept only where it may be repaired below.
@@ -85,12 +112,32 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
     }
     let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
-    if let Some(object) = kept.filter(|_| may_mutate)
-        && let Some(decision) = mutate(checker, &object, &is_new, written_namespace.as_ref())
-    {
-        return decision;
+    let decision = match kept.filter(|_| may_mutate) {
+        Some(object) => mutate(checker, &object, &is_new, written_namespace.as_ref()),
+        None => None,
     }
-    decide(&findings, &is_new, false)
+    .unwrap_or_else(|| decide(&findings, &is_new, false));
+    match gated {
+        Some(original) => with_gate(decision, original),
+        None => decision,
+    }
+}
+
+/// The decision with the placement gate added to the Pod it accepts (a rejection stays one).
+fn with_gate(mut decision: Decision, original: serde_json::Value) -> Decision {
+    let mut object = match decision.verdict {
+        Verdict::Reject(_) => return decision,
+        Verdict::Accept => original,
+        Verdict::Mutate(object) => object,
+    };
+    add_gate(&mut object);
+    decision.warnings.push(format!(
+        "[placement-gate] spec.schedulingGates: the images leave the pod's OS or Windows build open; \
+         winplace added the scheduling gate {PLACEMENT_GATE} (unless the policy is not mutating): \
+         `winplace serve --place` pins the pod from its images' manifests and removes the gate"
+    ));
+    decision.verdict = Verdict::Mutate(object);
+    decision
 }
 
 #[cfg(test)]
@@ -224,6 +271,74 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The private-image pod of `test_data/` with its pins taken off: nothing says its OS or build.
+    fn unplaced_private_pod() -> AdmissionRequest {
+        let mut r = request("pod-windows-private-image");
+        let spec = r.object["spec"].as_object_mut().unwrap();
+        spec.remove("nodeSelector");
+        spec.remove("tolerations");
+        r
+    }
+
+    #[test]
+    fn placement_gate_gates_unplaced_pod_creates_only() {
+        let gate = settings(json!({"mutate": true, "placementGate": true}));
+        let d = review(unplaced_private_pod(), &gate, None, &no_manifests());
+        let Verdict::Mutate(object) = &d.verdict else {
+            panic!("{d:?}")
+        };
+        // Only the gate: no presumed-Linux pin that the registry might contradict.
+        let mut expected = unplaced_private_pod().object;
+        expected["spec"]["schedulingGates"] = json!([{"name": "winplace.io/placement"}]);
+        assert_eq!(object, &expected);
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.starts_with("[placement-gate] spec.schedulingGates")),
+            "{:?}",
+            d.warnings
+        );
+        // Without the setting, the same pod is repaired as a presumed Linux pod (not gated).
+        let d = review(
+            unplaced_private_pod(),
+            &settings(json!({"mutate": true})),
+            None,
+            &no_manifests(),
+        );
+        if let Verdict::Mutate(o) = &d.verdict {
+            assert!(o["spec"].get("schedulingGates").is_none(), "{o}");
+        }
+        // A namespace outside `placementGateNamespaces` is not gated.
+        let elsewhere = settings(
+            json!({"mutate": true, "placementGate": true, "placementGateNamespaces": ["shop"]}),
+        );
+        let d = review(unplaced_private_pod(), &elsewhere, None, &no_manifests());
+        assert!(
+            !matches!(&d.verdict, Verdict::Mutate(o) if o["spec"].get("schedulingGates").is_some()),
+            "{d:?}"
+        );
+        // A pod already pinned by name (Windows Server 2022) is not gated.
+        let d = review(
+            request("pod-windows-unpinned"),
+            &gate,
+            None,
+            &no_manifests(),
+        );
+        assert!(
+            !matches!(&d.verdict, Verdict::Mutate(o) if o["spec"].get("schedulingGates").is_some()),
+            "{d:?}"
+        );
+        // An UPDATE never adds a gate (kube-apiserver allows only removals, scheduling-gates.md §2.1).
+        let mut update = unplaced_private_pod();
+        update.operation = "UPDATE".into();
+        update.old_object = update.object.clone();
+        let d = review(update, &gate, None, &no_manifests());
+        assert!(!matches!(&d.verdict, Verdict::Mutate(_)), "{d:?}");
+        // A pod the rules reject stays rejected: the gate does not hide an OS contradiction.
+        let d = review(request("pod-os-conflict"), &gate, None, &no_manifests());
+        assert_eq!(verdict(&d).0, 'R', "{d:?}");
     }
 
     #[test]

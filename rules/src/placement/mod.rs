@@ -54,6 +54,8 @@
 
 pub mod build_range;
 mod fit;
+pub mod gate;
+pub mod gated_patch;
 mod pins;
 pub mod plan;
 mod prepared;

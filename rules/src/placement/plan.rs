@@ -244,6 +244,30 @@ pub fn add_tolerations_ops(p: &Placement, raw: &Value, tolerations: Vec<Value>) 
     }
 }
 
+/// The Windows taints a pod does not tolerate (its tolerations after the RuntimeClass merge), and where
+/// they come from: the context's Windows nodes (those its selectors admit, else all), else the
+/// settings' `windowsTaints` that filter.
+pub fn missing_windows_tolerations(
+    p: &Placement,
+    context: Option<&ClusterContext>,
+    settings: &Settings,
+) -> (Vec<Taint>, &'static str) {
+    use crate::schedule::taints::{Gates, filters, tolerated_by_any};
+    if let Some(ctx) = context
+        && let Some(missing) = super::untolerated_windows_taints(&ctx.nodes, p)
+    {
+        return (missing, "the cluster's Windows nodes");
+    }
+    let missing = settings
+        .windows_taints
+        .iter()
+        .filter(|t| filters(t))
+        .filter(|t| !tolerated_by_any(&p.tolerations, t, Gates::default()))
+        .cloned()
+        .collect();
+    (missing, "the Windows nodes (settings windowsTaints)")
+}
+
 /// The taints that keep pods off Windows nodes: with context, the `NoSchedule`/`NoExecute` taints of its
 /// Windows nodes; without (or with no Windows node in it), the settings' `windowsTaints` that filter.
 pub fn windows_taints(context: Option<&ClusterContext>, settings: &Settings) -> Vec<Taint> {

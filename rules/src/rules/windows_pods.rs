@@ -12,7 +12,7 @@ use crate::finding::{Fix, Severity};
 use crate::placement::plan::{self, SelectorPlan};
 use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
-    RuntimeClassUse, build_range, host_runs_any, untolerated_windows_taints,
+    RuntimeClassUse, build_range, host_runs_any,
 };
 use crate::schedule::taints::{
     CaseDifference, Gates, case_differences, case_mismatch, taint_display, tolerated_by_any,
@@ -105,21 +105,7 @@ fn windows_pod_without_os_selector(
 
 /// The Windows taints the pod does not tolerate, and where they come from.
 fn missing_tolerations(cx: &TemplateCx<'_>) -> (Vec<Taint>, &'static str) {
-    let p = cx.placement;
-    if let Some(ctx) = cx.context
-        && let Some(missing) = untolerated_windows_taints(&ctx.nodes, p)
-    {
-        return (missing, "the cluster's Windows nodes");
-    }
-    let missing = cx
-        .settings
-        .windows_taints
-        .iter()
-        .filter(|t| crate::schedule::taints::filters(t))
-        .filter(|t| !tolerated_by_any(&p.tolerations, t, Gates::default()))
-        .cloned()
-        .collect();
-    (missing, "the Windows nodes (settings windowsTaints)")
+    plan::missing_windows_tolerations(cx.placement, cx.context, cx.settings)
 }
 
 /// `windows-pod-without-toleration`: the pod's tolerations (RuntimeClass merged) miss a Windows taint.

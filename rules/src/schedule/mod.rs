@@ -20,6 +20,7 @@
 
 pub mod affinity;
 pub mod gated;
+pub mod pod_update;
 pub mod runtimeclass;
 pub mod selector;
 pub mod taints;

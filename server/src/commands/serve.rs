@@ -46,6 +46,9 @@ pub struct ServeArgs {
     /// Image resolution from registries (`--resolve-images` and its flags).
     #[command(flatten)]
     pub registry: ServeRegistryArgs,
+    /// Placing gated pods (`--place`, docs/placement.md).
+    #[command(flatten)]
+    pub place: crate::place::PlaceArgs,
 }
 
 /// The registry flags of `winplace serve`.
@@ -73,15 +76,20 @@ impl ServeRegistryArgs {
         if !self.resolve_images {
             return Ok(None);
         }
+        self.any_resolver().map(Some)
+    }
+
+    /// A resolver with these flags, asked for or not (`--place` always reads registries).
+    pub fn any_resolver(&self) -> anyhow::Result<crate::registry::ImageResolver> {
         let credentials = crate::registry::Credentials::load(self.registry_config.as_deref())?;
-        Ok(Some(crate::registry::ImageResolver::new(
+        Ok(crate::registry::ImageResolver::new(
             crate::registry::RegistryOptions {
                 insecure: self.insecure_registry.clone(),
                 credentials,
                 timeout: self.registry_timeout,
                 ..Default::default()
             },
-        )))
+        ))
     }
 }
 
@@ -95,8 +103,29 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     state.event_streams().set_limit(args.max_event_streams);
     tracing::info!("source: {}", state.source().description);
     let mut events = source.events();
-    if let Some(resolver) = args.registry.resolver()? {
-        let resolver = std::sync::Arc::new(resolver);
+    let resolver = args.registry.resolver()?.map(std::sync::Arc::new);
+    if args.place.place {
+        let config = match (&args.source.kubeconfig, &args.source.context) {
+            (None, None) => kube::Config::infer()
+                .await
+                .map_err(|e| anyhow::anyhow!("--place needs a cluster: {e}"))?,
+            (path, context) => {
+                crate::source::live::kube_config(path.as_deref(), context.as_deref()).await?
+            }
+        };
+        let client = kube::Client::try_from(config)?;
+        let place_resolver = match &resolver {
+            Some(r) => r.clone(),
+            None => std::sync::Arc::new(args.registry.any_resolver()?),
+        };
+        tokio::spawn(crate::place::controller::run(
+            client,
+            place_resolver,
+            settings.clone(),
+            args.place.place_deadline,
+        ));
+    }
+    if let Some(resolver) = resolver {
         state.set_image_resolver(resolver.clone());
         let answers = crate::image_resolution::spawn(state.clone(), resolver);
         events = Box::pin(futures::stream::select(events, answers));

@@ -62,6 +62,11 @@ impl Credentials {
                 source,
             }
         })?;
+        Self::from_bytes(name, bytes)
+    }
+
+    /// A Docker config's text (an image pull secret's `.dockerconfigjson`) named `name` in errors.
+    pub fn from_bytes(name: String, bytes: Vec<u8>) -> Result<Self, SetupError> {
         if let Err(e) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
         {
             return Err(SetupError::ConfigInvalid {

@@ -186,15 +186,30 @@ impl ImageResolver {
 
     /// What the registry says about `image` (a reference as written in a pod), from a cache when it can.
     pub async fn resolve(&self, image: &str) -> Result<ManifestFacts, ResolveError> {
+        self.resolve_with(image, &[]).await
+    }
+
+    /// [`Self::resolve`] presenting, for the image's registry, the first of `first` that has
+    /// credentials for it (a pod's pull secrets), else the resolver's own Docker config. The answers are
+    /// cached by reference, whoever asked.
+    pub async fn resolve_with(
+        &self,
+        image: &str,
+        first: &[Credentials],
+    ) -> Result<ManifestFacts, ResolveError> {
         self.lookups.fetch_add(1, Ordering::Relaxed);
-        let result = self.lookup(image).await;
+        let result = self.lookup(image, first).await;
         if result.is_err() {
             self.failures.fetch_add(1, Ordering::Relaxed);
         }
         result
     }
 
-    async fn lookup(&self, image: &str) -> Result<ManifestFacts, ResolveError> {
+    async fn lookup(
+        &self,
+        image: &str,
+        first: &[Credentials],
+    ) -> Result<ManifestFacts, ResolveError> {
         let reference = oci_reference(image)?;
         let key = reference.to_string();
         if let Some(found) = self.memory.get(&key, reference.digest.as_deref()) {
@@ -213,13 +228,18 @@ impl ImageResolver {
                 .await
                 .map_err(|_| ResolveError::Registry("the resolver is shutting down".into()))?;
             // A credential helper is a process that may hang: off the runtime, and within the limit.
-            let credentials = self.credentials.clone();
+            let mut chain = first.to_vec();
+            chain.push(self.credentials.clone());
             let registry = reference.registry.clone();
-            let auth = tokio::task::spawn_blocking(move || credentials.auth_for(&registry))
-                .await
-                .map_err(|e| {
-                    ResolveError::Registry(format!("reading the credentials failed: {e}"))
-                })?;
+            let auth = tokio::task::spawn_blocking(move || {
+                chain
+                    .iter()
+                    .map(|c| c.auth_for(&registry))
+                    .find(|a| *a != Auth::Anonymous)
+                    .unwrap_or(Auth::Anonymous)
+            })
+            .await
+            .map_err(|e| ResolveError::Registry(format!("reading the credentials failed: {e}")))?;
             fetch::fetch(&self.client, &reference, &auth).await
         };
         let facts = tokio::time::timeout(self.timeout, work)
@@ -240,11 +260,22 @@ impl ImageResolver {
         images: &[String],
         deadline: tokio::time::Instant,
     ) -> BTreeMap<String, Result<ManifestFacts, ResolveError>> {
+        self.resolve_all_with(images, &[], deadline).await
+    }
+
+    /// [`Self::resolve_all_until`] presenting `first`'s credentials before the resolver's own
+    /// ([`Self::resolve_with`]).
+    pub async fn resolve_all_with(
+        &self,
+        images: &[String],
+        first: &[Credentials],
+        deadline: tokio::time::Instant,
+    ) -> BTreeMap<String, Result<ManifestFacts, ResolveError>> {
         let mut distinct: Vec<&String> = images.iter().collect();
         distinct.sort();
         distinct.dedup();
         let lookups = distinct.into_iter().map(|image| async move {
-            let result = tokio::time::timeout_at(deadline, self.resolve(image))
+            let result = tokio::time::timeout_at(deadline, self.resolve_with(image, first))
                 .await
                 .unwrap_or(Err(ResolveError::Timeout(self.timeout)));
             (image.clone(), result)

@@ -71,6 +71,24 @@ impl Default for LiveOptions {
     }
 }
 
+/// The client configuration of kubeconfig `path` (default: $KUBECONFIG or ~/.kube/config), context
+/// `context` (default: the current context).
+pub async fn kube_config(path: Option<&Path>, context: Option<&str>) -> anyhow::Result<Config> {
+    let kube_options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..Default::default()
+    };
+    match path {
+        Some(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &kube_options).await
+        }
+        None => Config::from_kubeconfig(&kube_options).await,
+    }
+    .context("cannot load the kubeconfig")
+}
+
 /// A cluster reached through the Kubernetes API.
 pub struct LiveSource {
     client: Client,
@@ -105,19 +123,7 @@ impl LiveSource {
         context: Option<&str>,
         options: LiveOptions,
     ) -> anyhow::Result<Self> {
-        let kube_options = kube::config::KubeConfigOptions {
-            context: context.map(str::to_string),
-            ..Default::default()
-        };
-        let config = match path {
-            Some(path) => {
-                let kubeconfig = kube::config::Kubeconfig::read_from(path)
-                    .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
-                Config::from_custom_kubeconfig(kubeconfig, &kube_options).await
-            }
-            None => Config::from_kubeconfig(&kube_options).await,
-        }
-        .context("cannot load the kubeconfig")?;
+        let config = kube_config(path, context).await?;
         let description = match context {
             Some(name) => format!("Live cluster: context {name} ({})", config.cluster_url),
             None => format!("Live cluster {}", config.cluster_url),

@@ -1,15 +1,20 @@
 //! A fake Kubernetes API server over real HTTP on 127.0.0.1, for kube-rs: list and watch for nodes, pods,
 //! RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks, `410 Gone` to force a
-//! relist, dropped connections, and faults on lists (no answer at all, or an error Status). Shared by
-//! `tests/live.rs` and the flood benchmark (`examples/flood.rs`), included with `#[path]`.
+//! relist, dropped connections, and faults on lists (no answer at all, or an error Status). For the
+//! placement controller (`tests/place.rs`): `GET` of one pod, Secret or ServiceAccount, JSON patches of
+//! pods (`application/json-patch+json`) refused with 422 as kube-apiserver refuses them (a failed `test`
+//! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3), and Events
+//! created through `events.k8s.io/v1`. Shared by `tests/live.rs`, `tests/place.rs` and the flood
+//! benchmark (`examples/flood.rs`), included with `#[path]`.
 
 #![allow(dead_code)]
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::Path;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, patch, post};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -69,6 +74,8 @@ pub struct Fake {
     faults: HashMap<&'static str, Fault>,
     /// `GET /version` answers (else 404, as without discovery).
     pub version: bool,
+    /// Pod patches seen: (`namespace/name`, the patch, the status answered).
+    pub patches: Vec<(String, Value, u16)>,
 }
 
 #[derive(Clone, Default)]
@@ -186,6 +193,98 @@ impl FakeApi {
                 .into_response()
             }),
         );
+        for (path, kind) in [
+            ("/api/v1/namespaces/{ns}/secrets/{name}", "Secret"),
+            (
+                "/api/v1/namespaces/{ns}/serviceaccounts/{name}",
+                "ServiceAccount",
+            ),
+        ] {
+            router =
+                router.route(
+                    path,
+                    get(
+                        move |State(api): State<FakeApi>,
+                              Path((ns, name)): Path<(String, String)>| async move {
+                            match api.get(kind, &format!("{ns}/{name}")) {
+                                Some(o) => axum::Json(o).into_response(),
+                                None => (
+                                    axum::http::StatusCode::NOT_FOUND,
+                                    axum::Json(status_body(
+                                        404,
+                                        "NotFound",
+                                        &format!("{name} not found"),
+                                        None,
+                                    )),
+                                )
+                                    .into_response(),
+                            }
+                        },
+                    ),
+                );
+        }
+        router = router.route(
+            "/api/v1/namespaces/{ns}/pods/{name}",
+            patch(
+                |State(api): State<FakeApi>,
+                 Path((ns, name)): Path<(String, String)>,
+                 headers: axum::http::HeaderMap,
+                 body: Bytes| async move {
+                    let content_type = headers
+                        .get(axum::http::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    api.patch_pod(&ns, &name, content_type, &body)
+                },
+            )
+            .get(
+                |State(api): State<FakeApi>, Path((ns, name)): Path<(String, String)>| async move {
+                    match api.get("Pod", &format!("{ns}/{name}")) {
+                        Some(o) => axum::Json(o).into_response(),
+                        None => (
+                            axum::http::StatusCode::NOT_FOUND,
+                            axum::Json(status_body(
+                                404,
+                                "NotFound",
+                                &format!("pods \"{name}\" not found"),
+                                None,
+                            )),
+                        )
+                            .into_response(),
+                    }
+                },
+            ),
+        );
+        router = router.route(
+            "/apis/events.k8s.io/v1/namespaces/{ns}/events",
+            post(
+                |State(api): State<FakeApi>, axum::Json(mut event): axum::Json<Value>| async move {
+                    event["apiVersion"] = json!("events.k8s.io/v1");
+                    event["kind"] = json!("Event");
+                    api.apply("EventsEvent", event.clone());
+                    (axum::http::StatusCode::CREATED, axum::Json(event)).into_response()
+                },
+            ),
+        );
+        router = router.route(
+            "/apis/events.k8s.io/v1/namespaces/{ns}/events/{name}",
+            patch(
+                |State(api): State<FakeApi>,
+                 Path((ns, name)): Path<(String, String)>,
+                 body: Bytes| async move {
+                    let Some(mut event) = api.get("EventsEvent", &format!("{ns}/{name}")) else {
+                        return axum::http::StatusCode::NOT_FOUND.into_response();
+                    };
+                    if let Ok(Value::Object(merge)) = serde_json::from_slice::<Value>(&body) {
+                        for (k, v) in merge {
+                            event[k] = v;
+                        }
+                    }
+                    api.apply("EventsEvent", event.clone());
+                    axum::Json(event).into_response()
+                },
+            ),
+        );
         let router = router.with_state(self.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -195,6 +294,107 @@ impl FakeApi {
             let _ = axum::serve(listener, router).await;
         });
         format!("http://{addr}")
+    }
+
+    /// The current object of `kind` at `namespace/name`.
+    pub fn get(&self, kind: &'static str, key_: &str) -> Option<Value> {
+        self.lock().kinds.get(kind)?.objects.get(key_).cloned()
+    }
+
+    /// Every current object of `kind`.
+    pub fn all(&self, kind: &'static str) -> Vec<Value> {
+        self.lock()
+            .kinds
+            .get(kind)
+            .map(|k| k.objects.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// `PATCH` of a pod: a JSON patch applied to the stored pod, then validated as an update.
+    fn patch_pod(&self, ns: &str, name: &str, content_type: &str, body: &[u8]) -> Response {
+        let key_ = format!("{ns}/{name}");
+        let answer = |status: u16, body: Value| {
+            (
+                axum::http::StatusCode::from_u16(status)
+                    .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                body.to_string(),
+            )
+                .into_response()
+        };
+        let ops: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let record = |status: u16| {
+            self.lock()
+                .patches
+                .push((key_.clone(), ops.clone(), status));
+        };
+        if content_type != "application/json-patch+json" {
+            record(415);
+            return answer(
+                415,
+                status_body(415, "UnsupportedMediaType", "only JSON patches here", None),
+            );
+        }
+        let Some(old) = self.get("Pod", &key_) else {
+            record(404);
+            return answer(
+                404,
+                status_body(404, "NotFound", &format!("pods \"{name}\" not found"), None),
+            );
+        };
+        let Ok(patch) = serde_json::from_value::<json_patch::Patch>(ops.clone()) else {
+            record(400);
+            return answer(
+                400,
+                status_body(400, "BadRequest", "malformed JSON patch", None),
+            );
+        };
+        let mut new = old.clone();
+        if json_patch::patch(&mut new, &patch.0).is_err() {
+            // What the apiserver's patch handler answers for a failed op (scheduling-gates.md §3).
+            record(422);
+            return answer(
+                422,
+                status_body(
+                    422,
+                    "Invalid",
+                    "the server rejected our request due to an error in our request",
+                    None,
+                ),
+            );
+        }
+        let refusals = winplace_rules::schedule::pod_update::update_refusals(
+            old.get("spec").unwrap_or(&Value::Null),
+            new.get("spec").unwrap_or(&Value::Null),
+        );
+        if !refusals.is_empty() {
+            record(422);
+            let errors: Vec<String> = refusals
+                .iter()
+                .map(|r| format!("{}: {}: {}", r.field, kind_word(r.kind), r.detail))
+                .collect();
+            let message = if errors.len() == 1 {
+                format!("Pod \"{name}\" is invalid: {}", errors[0])
+            } else {
+                format!("Pod \"{name}\" is invalid: [{}]", errors.join(", "))
+            };
+            let causes: Vec<Value> = refusals
+                .iter()
+                .map(|r| json!({"reason": r.kind.reason(), "message": format!("{}: {}", kind_word(r.kind), r.detail), "field": r.field}))
+                .collect();
+            return answer(
+                422,
+                status_body(
+                    422,
+                    "Invalid",
+                    &message,
+                    Some(json!({"name": name, "kind": "Pod", "causes": causes})),
+                ),
+            );
+        }
+        record(200);
+        self.apply("Pod", new);
+        answer(200, self.get("Pod", &key_).unwrap_or(Value::Null))
     }
 
     /// Lists of `kind` answer `fault` from now on (`None`: their objects again).
@@ -306,6 +506,23 @@ impl FakeApi {
                 .body(Body::from_stream(UnboundedReceiverStream::new(rx)))
                 .unwrap_or_else(|_| Response::new(Body::empty())),
         )
+    }
+}
+
+/// A `Status` object as the API server sends with an error.
+fn status_body(code: u16, reason: &str, message: &str, details: Option<Value>) -> Value {
+    let mut status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code});
+    if let Some(d) = details {
+        status["details"] = d;
+    }
+    status
+}
+
+fn kind_word(kind: winplace_rules::schedule::pod_update::RefusalKind) -> &'static str {
+    match kind {
+        winplace_rules::schedule::pod_update::RefusalKind::Forbidden => "Forbidden",
+        winplace_rules::schedule::pod_update::RefusalKind::Invalid => "Invalid value",
     }
 }
 

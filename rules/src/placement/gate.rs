@@ -1,0 +1,358 @@
+//! The placement gate at admission (setting `placementGate`, issue 30): which Pod CREATEs get the
+//! scheduling gate `winplace.io/placement`, so that `winplace serve --place` reads their images'
+//! manifests off the admission path, pins them and lifts the gate.
+//!
+//! A pod gets the gate when its images leave its OS or its Windows build open by name and nothing in the
+//! pod already places it (scheduling-gates.md §1, §6):
+//! * open: an image nothing recognizes by name (its OS is open), or a Windows image of unknown build in a
+//!   pod that is not HostProcess (its build is open). Multi-OS images are not open: they run on either OS.
+//! * already placed: pinned to Linux; pinned to Windows with a build pin (or HostProcess, which needs
+//!   none); a `runtimeClassName` (an operator's explicit placement); `spec.nodeName` (kube-apiserver
+//!   refuses a pod created with a node name and gates, §1.3); OS signals that contradict each other
+//!   (`os-conflict` rejects the pod).
+//! * a pod that already carries the gate is not gated twice (a gate name may appear once, §1.2).
+//!
+//! Pure: no registry call. With `registryAware`, images whose manifests the host read are classified by
+//! them and no longer open.
+
+use serde_json::{Value, json};
+
+use super::{OsPin, Placement, PodOs, Resolver};
+use crate::input::{Document, LineMap};
+use crate::model::{self, ClusterContext};
+use crate::settings::Settings;
+use crate::windows::{ImageClass, ImageOs, Os};
+use std::collections::BTreeMap;
+
+/// The scheduling gate winplace adds at admission and its controller removes.
+pub const PLACEMENT_GATE: &str = "winplace.io/placement";
+
+/// The rules whose findings the controller answers for a gated pod: the pins it adds (OS, build,
+/// toleration) and the builds it reads from the manifests. Admission does not report or fix them on a pod
+/// it gates, so that a presumed OS is not pinned before the registry has said.
+pub const DEFERRED_RULES: &[&str] = &[
+    "windows-pod-without-os-selector",
+    "windows-pod-without-toleration",
+    "windows-pod-without-build-selector",
+    "windows-image-build-unknown",
+    "linux-pod-without-os-selector",
+    "schedulable-on-wrong-os",
+    "schedulable-on-incompatible-build",
+];
+
+/// `settings` with [`DEFERRED_RULES`] disabled: what admission checks a pod it gates with.
+pub fn deferring(settings: &Settings) -> Settings {
+    let mut out = settings.clone();
+    for id in DEFERRED_RULES {
+        if !out.disabled_rules.iter().any(|d| d == id) {
+            out.disabled_rules.push((*id).to_string());
+        }
+    }
+    out
+}
+
+/// Whether a pod's placement leaves it for the controller: its images leave the OS or the Windows build
+/// open by name and nothing already places it (see the module documentation).
+///
+/// ```
+/// use winplace_rules::placement::{gate::needs_gate, Placement, PodOs};
+/// assert!(!needs_gate(&Placement { os: PodOs::Any, ..Placement::default() }));
+/// ```
+pub fn needs_gate(p: &Placement) -> bool {
+    if p.node_name.is_some() || p.os == PodOs::Conflict || p.runtime_class.name().is_some() {
+        return false;
+    }
+    match p.os_pin {
+        OsPin::Only(Os::Linux) | OsPin::Nothing => return false,
+        OsPin::Only(Os::Windows) if p.host_process || p.build_pin.is_some() => return false,
+        OsPin::Only(Os::Windows) | OsPin::Unconstrained => {}
+    }
+    p.images.iter().any(|image| match &image.class.os {
+        ImageOs::Unrecognized => true,
+        ImageOs::Windows { builds } => builds.is_empty() && !p.host_process,
+        ImageOs::Linux | ImageOs::MultiOs => false,
+    })
+}
+
+/// Whether a Pod CREATE's object gets the gate under `settings`: `placementGate` is on for its
+/// namespace ([`Settings::gates_namespace`]; `namespace` is the request's), the namespace is not
+/// exempt, the object is a `v1` Pod that does not carry the gate yet, and [`needs_gate`] says so for its
+/// placement (resolved with `context` and the host's `manifests`). A pod spec that does not decode is
+/// never gated (the rules report it).
+pub fn pod_needs_gate(
+    pod: &Value,
+    namespace: &str,
+    settings: &Settings,
+    context: Option<&ClusterContext>,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> bool {
+    if !settings.gates_namespace(namespace) || settings.exempts(Some(namespace)) {
+        return false;
+    }
+    if pod.get("kind").and_then(Value::as_str) != Some("Pod")
+        || pod.get("apiVersion").and_then(Value::as_str) != Some("v1")
+        || has_gate(pod)
+    {
+        return false;
+    }
+    pod_placement(pod, settings, context, manifests).is_some_and(|p| needs_gate(&p))
+}
+
+/// The placement of a Pod object (`kind: Pod`), resolved with `context` and `manifests` (image reference
+/// as written → what its manifest says); `None` when its spec does not decode.
+pub fn pod_placement(
+    pod: &Value,
+    settings: &Settings,
+    context: Option<&ClusterContext>,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Option<Placement> {
+    let document = Document {
+        file: String::new(),
+        index: 0,
+        line: 1,
+        value: pod.clone(),
+        lines: LineMap::default(),
+    };
+    let objects = model::into_objects(document);
+    let template = objects.first().and_then(model::pod_template)?.ok()?;
+    Some(
+        Resolver::new(context, settings)
+            .with_manifests(manifests)
+            .resolve(&template),
+    )
+}
+
+/// Whether the pod's `spec.schedulingGates` names [`PLACEMENT_GATE`].
+pub fn has_gate(pod: &Value) -> bool {
+    gate_index(pod).is_some()
+}
+
+/// The index of [`PLACEMENT_GATE`] in the pod's `spec.schedulingGates`.
+pub fn gate_index(pod: &Value) -> Option<usize> {
+    pod.pointer("/spec/schedulingGates")?
+        .as_array()?
+        .iter()
+        .position(|g| g.get("name").and_then(Value::as_str) == Some(PLACEMENT_GATE))
+}
+
+/// Appends [`PLACEMENT_GATE`] to the pod's `spec.schedulingGates` (creating the list), keeping the gates
+/// it has. Does nothing when the pod has no `spec` object or already carries the gate.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_rules::placement::gate::add_gate;
+/// let mut pod = json!({"spec": {"schedulingGates": [{"name": "example.com/other"}]}});
+/// add_gate(&mut pod);
+/// assert_eq!(pod["spec"]["schedulingGates"], json!([{"name": "example.com/other"}, {"name": "winplace.io/placement"}]));
+/// ```
+pub fn add_gate(pod: &mut Value) {
+    if has_gate(pod) {
+        return;
+    }
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let gate = json!({"name": PLACEMENT_GATE});
+    match spec
+        .get_mut("schedulingGates")
+        .and_then(Value::as_array_mut)
+    {
+        Some(gates) => gates.push(gate),
+        None => {
+            spec.insert("schedulingGates".into(), json!([gate]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gating() -> Settings {
+        Settings::from_text("s.yaml", "mutate: true\nplacementGate: true\n").unwrap()
+    }
+
+    fn pod(spec: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"}, "spec": spec})
+    }
+
+    fn containers(images: &[&str]) -> Value {
+        Value::Array(
+            images
+                .iter()
+                .enumerate()
+                .map(|(i, image)| json!({"name": format!("c{i}"), "image": image}))
+                .collect(),
+        )
+    }
+
+    const PRIVATE: &str = "registry.example.com/shop/api:2.3";
+    const SERVERCORE_LATEST: &str = "mcr.microsoft.com/windows/servercore:latest";
+    const SERVERCORE_2022: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
+    const WIN_SELECTOR: &str = "kubernetes.io/os";
+    const BUILD_AFFINITY: &str = "node.kubernetes.io/windows-build";
+
+    #[test]
+    fn gates_pods_whose_images_leave_os_or_build_open_and_nothing_places() {
+        let settings = gating();
+        let none = BTreeMap::new();
+        let win_build_affinity = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": BUILD_AFFINITY, "operator": "In", "values": ["10.0.20348"]}]}]}}});
+        // (why, spec, gated)
+        let rows = [
+            (
+                "private image: OS open",
+                json!({"containers": containers(&[PRIVATE])}),
+                true,
+            ),
+            (
+                "Windows image of unknown build: build open",
+                json!({"containers": containers(&[SERVERCORE_LATEST])}),
+                true,
+            ),
+            (
+                "private image pinned to Windows: build open",
+                json!({"nodeSelector": {WIN_SELECTOR: "windows"}, "containers": containers(&[PRIVATE])}),
+                true,
+            ),
+            (
+                "private image next to a known Linux one: still open",
+                json!({"containers": containers(&["nginx:1.27", PRIVATE])}),
+                true,
+            ),
+            (
+                "the name says all (Windows 2022)",
+                json!({"containers": containers(&[SERVERCORE_2022])}),
+                false,
+            ),
+            (
+                "the name says all (Linux)",
+                json!({"containers": containers(&["nginx:1.27"])}),
+                false,
+            ),
+            (
+                "multi-OS image runs on either",
+                json!({"containers": containers(&["registry.k8s.io/pause:3.10"])}),
+                false,
+            ),
+            (
+                "pinned to Linux",
+                json!({"nodeSelector": {WIN_SELECTOR: "linux"}, "containers": containers(&[PRIVATE])}),
+                false,
+            ),
+            (
+                "pinned to Windows and a build",
+                json!({"nodeSelector": {WIN_SELECTOR: "windows"}, "affinity": win_build_affinity, "containers": containers(&[PRIVATE])}),
+                false,
+            ),
+            (
+                "a RuntimeClass places it",
+                json!({"runtimeClassName": "windows-2022", "containers": containers(&[PRIVATE])}),
+                false,
+            ),
+            (
+                "nodeName set: a gate would be refused (§1.3)",
+                json!({"nodeName": "n1", "containers": containers(&[PRIVATE])}),
+                false,
+            ),
+            (
+                "contradicting OS signals: rejected anyway",
+                json!({"nodeSelector": {WIN_SELECTOR: "linux"}, "os": {"name": "windows"}, "containers": containers(&[SERVERCORE_2022])}),
+                false,
+            ),
+            (
+                "already gated",
+                json!({"schedulingGates": [{"name": PLACEMENT_GATE}], "containers": containers(&[PRIVATE])}),
+                false,
+            ),
+            (
+                "HostProcess: the build never matters",
+                json!({"nodeSelector": {WIN_SELECTOR: "windows"}, "hostNetwork": true,
+                       "securityContext": {"windowsOptions": {"hostProcess": true, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
+                       "containers": containers(&[SERVERCORE_LATEST])}),
+                false,
+            ),
+        ];
+        for (why, spec, gated) in rows {
+            let p = pod(spec);
+            assert_eq!(
+                pod_needs_gate(&p, "shop", &settings, None, &none),
+                gated,
+                "{why}"
+            );
+        }
+    }
+
+    #[test]
+    fn settings_scope_the_gate() {
+        let none = BTreeMap::new();
+        let p = pod(json!({"containers": containers(&[PRIVATE])}));
+        assert!(!pod_needs_gate(
+            &p,
+            "shop",
+            &Settings::default(),
+            None,
+            &none
+        ));
+        let mut only_web = gating();
+        only_web.placement_gate_namespaces = vec!["web".into()];
+        assert!(!pod_needs_gate(&p, "shop", &only_web, None, &none));
+        assert!(pod_needs_gate(&p, "web", &only_web, None, &none));
+        let mut exempt = gating();
+        exempt.exempt_namespaces = vec!["shop".into()];
+        assert!(!pod_needs_gate(&p, "shop", &exempt, None, &none));
+        // Only Pods: a Deployment's pods are gated when they are created.
+        let mut deployment = p.clone();
+        deployment["kind"] = json!("Deployment");
+        assert!(!pod_needs_gate(&deployment, "shop", &gating(), None, &none));
+        // A spec that does not decode is left to the rules.
+        let broken = pod(json!({"containers": "nope"}));
+        assert!(!pod_needs_gate(&broken, "shop", &gating(), None, &none));
+    }
+
+    #[test]
+    fn a_manifest_the_host_read_closes_the_question() {
+        let mut manifests = BTreeMap::new();
+        manifests.insert(
+            PRIVATE.to_string(),
+            ImageClass {
+                os: ImageOs::Windows {
+                    builds: vec![20348],
+                },
+                source: crate::windows::ImageSource::Manifest,
+                reason: "its manifest".into(),
+            },
+        );
+        let p = pod(json!({"containers": containers(&[PRIVATE])}));
+        assert!(!pod_needs_gate(&p, "shop", &gating(), None, &manifests));
+    }
+
+    #[test]
+    fn deferred_rules_are_real_rule_ids() {
+        let s = deferring(&gating());
+        assert_eq!(s.validate(), Ok(()));
+        assert_eq!(deferring(&s).disabled_rules.len(), DEFERRED_RULES.len());
+    }
+
+    #[test]
+    fn add_gate_appends_once_and_keeps_other_gates() {
+        let mut p = pod(json!({"containers": containers(&[PRIVATE])}));
+        add_gate(&mut p);
+        add_gate(&mut p);
+        assert_eq!(
+            p["spec"]["schedulingGates"],
+            json!([{"name": PLACEMENT_GATE}])
+        );
+        assert_eq!(gate_index(&p), Some(0));
+        let mut other = pod(json!({"schedulingGates": [{"name": "a.io/b"}], "containers": []}));
+        add_gate(&mut other);
+        assert_eq!(gate_index(&other), Some(1));
+        assert_eq!(
+            other["spec"]["schedulingGates"][0],
+            json!({"name": "a.io/b"})
+        );
+        let mut no_spec = json!({"kind": "Pod"});
+        add_gate(&mut no_spec);
+        assert_eq!(no_spec, json!({"kind": "Pod"}));
+    }
+}

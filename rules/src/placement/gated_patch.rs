@@ -1,0 +1,355 @@
+//! The JSON patch (RFC 6902) that places a pod gated by `winplace.io/placement` and removes that gate,
+//! changing only what kube-apiserver lets an update change on a gated pod
+//! (docs/reference/scheduling-gates.md §2, §4.7, summary §6):
+//!
+//! * guards first: `test` of `metadata.uid` and of the gate's name at its index, so that the patch fails
+//!   whole (422) if the pod was replaced or its gates moved since it was read;
+//! * `remove` of winplace's gate only; other gates stay;
+//! * the pins the placement rules' fixes would add ([`super::plan`]): the OS nodeSelector entry (added,
+//!   never changed), the build pin (`buildPinning`: a range as required node affinity appended to every
+//!   term, [`super::build_range::pin_ops`], or the exact nodeSelector entry), tolerations of the Windows
+//!   taints appended at the end of the list (never a rewritten list: a strategic merge patch would
+//!   replace it, §4.3). `runtimeClassName` is immutable, so settings `runtimeClasses` are not used here.
+//!
+//! The result is checked with [`crate::schedule::pod_update::update_refusals`]: a patch kube-apiserver
+//! would refuse is never returned; the pod is released with its gate removed only.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::gate::{PLACEMENT_GATE, gate_index, pod_placement};
+use super::plan::{self, BuildPinPlan};
+use super::{OS_LABEL, OsPin, PodOs};
+use crate::model::ClusterContext;
+use crate::schedule::pod_update::update_refusals;
+use crate::schedule::taints::taint_display;
+use crate::settings::Settings;
+use crate::windows::ImageClass;
+
+/// A patch for a gated pod and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatedPatch {
+    /// The JSON patch operations.
+    pub ops: Vec<Value>,
+    /// What it pins, one phrase each (`nodeSelector kubernetes.io/os: windows`); empty when it only
+    /// removes the gate.
+    pub pins: Vec<String>,
+    /// Why nothing is pinned, when `pins` is empty.
+    pub unpinned_because: Option<String>,
+}
+
+/// The ops that remove only winplace's gate (guarded by `test`s on the uid and the gate's index);
+/// `None` when the pod does not carry it.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_rules::placement::gated_patch::release_ops;
+/// let pod = json!({"metadata": {"uid": "u1"}, "spec": {"schedulingGates": [{"name": "a.io/b"}, {"name": "winplace.io/placement"}]}});
+/// assert_eq!(release_ops(&pod).unwrap()[2], json!({"op": "remove", "path": "/spec/schedulingGates/1"}));
+/// assert!(release_ops(&json!({"spec": {}})).is_none());
+/// ```
+pub fn release_ops(pod: &Value) -> Option<Vec<Value>> {
+    let index = gate_index(pod)?;
+    let mut ops = Vec::new();
+    if let Some(uid) = pod.pointer("/metadata/uid").and_then(Value::as_str) {
+        ops.push(json!({"op": "test", "path": "/metadata/uid", "value": uid}));
+    }
+    ops.push(json!({"op": "test", "path": format!("/spec/schedulingGates/{index}/name"), "value": PLACEMENT_GATE}));
+    ops.push(json!({"op": "remove", "path": format!("/spec/schedulingGates/{index}")}));
+    Some(ops)
+}
+
+/// The patch that pins a gated pod as its placement says (images classified by `manifests` where
+/// given) and removes its gate; `None` when the pod does not carry the gate.
+pub fn placement_patch(
+    pod: &Value,
+    settings: &Settings,
+    context: Option<&ClusterContext>,
+    manifests: &BTreeMap<String, ImageClass>,
+) -> Option<GatedPatch> {
+    let release = release_ops(pod)?;
+    let released = |why: &str| GatedPatch {
+        ops: release.clone(),
+        pins: Vec::new(),
+        unpinned_because: Some(why.to_string()),
+    };
+    let settings = Settings {
+        runtime_classes: BTreeMap::new(),
+        ..settings.clone()
+    };
+    let Some(p) = pod_placement(pod, &settings, context, manifests) else {
+        return Some(released("its spec does not decode"));
+    };
+    if p.os == PodOs::Conflict || p.os_pin == OsPin::Nothing {
+        return Some(released("its OS signals contradict each other"));
+    }
+    let raw = pod.get("spec").unwrap_or(&Value::Null);
+    let selectors = plan::plan(&p, context, &settings);
+    let mut ops = release.clone();
+    let mut pins = Vec::new();
+    for (key, value) in &selectors.entries {
+        if key == OS_LABEL {
+            pins.push(format!("nodeSelector {key}: {value}"));
+        }
+    }
+    ops.extend(plan::selector_ops(&p, raw, &selectors, OS_LABEL));
+    if let Some(build) = &selectors.build {
+        pins.push(build.phrase());
+        let build_ops = plan::build_pin_ops(&p, raw, &selectors);
+        if matches!(build, BuildPinPlan::Range(_)) && build_ops.is_empty() {
+            pins.pop();
+        }
+        for op in build_ops {
+            if !ops.contains(&op) {
+                ops.push(op);
+            }
+        }
+    }
+    if p.os == PodOs::Windows {
+        let (missing, _) = plan::missing_windows_tolerations(&p, context, &settings);
+        if !missing.is_empty() {
+            pins.extend(
+                missing
+                    .iter()
+                    .map(|t| format!("toleration {}", taint_display(t))),
+            );
+            ops.extend(plan::add_tolerations_ops(
+                &p,
+                raw,
+                missing.iter().map(plan::toleration_for).collect(),
+            ));
+        }
+    }
+    if pins.is_empty() {
+        return Some(released("its placement needs no pin"));
+    }
+    // Never send what the API server refuses: check the result against ValidatePodUpdate's rules.
+    let mut patched = pod.clone();
+    let applied = serde_json::from_value::<json_patch::Patch>(Value::Array(ops.clone()))
+        .ok()
+        .and_then(|patch| json_patch::patch(&mut patched, &patch.0).ok());
+    let refused = applied.is_none()
+        || !update_refusals(
+            pod.get("spec").unwrap_or(&Value::Null),
+            patched.get("spec").unwrap_or(&Value::Null),
+        )
+        .is_empty();
+    if refused {
+        return Some(released(
+            "the pins it needs are not a change Kubernetes allows on this pod (an existing selector or affinity term stands in the way)",
+        ));
+    }
+    Some(GatedPatch {
+        ops,
+        pins,
+        unpinned_because: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::windows::{ImageOs, ImageSource};
+
+    const IMAGE: &str = "registry.example.com/shop/api:2.3";
+
+    fn class(os: ImageOs) -> ImageClass {
+        ImageClass {
+            os,
+            source: ImageSource::Manifest,
+            reason: "its manifest".into(),
+        }
+    }
+
+    fn windows(builds: &[u32]) -> BTreeMap<String, ImageClass> {
+        BTreeMap::from([(
+            IMAGE.to_string(),
+            class(ImageOs::Windows {
+                builds: builds.to_vec(),
+            }),
+        )])
+    }
+
+    fn gated(extra: Value) -> Value {
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "shop", "uid": "uid-p"},
+            "spec": {"schedulingGates": [{"name": "other.io/first"}, {"name": PLACEMENT_GATE}],
+                     "containers": [{"name": "a", "image": IMAGE}]}});
+        for (k, v) in extra.as_object().unwrap() {
+            pod["spec"][k] = v.clone();
+        }
+        pod
+    }
+
+    fn apply(pod: &Value, ops: &[Value]) -> Value {
+        let mut out = pod.clone();
+        let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec())).unwrap();
+        json_patch::patch(&mut out, &patch.0).unwrap();
+        out
+    }
+
+    /// Every patch: accepted by ValidatePodUpdate's rules, other gates kept, winplace's gone.
+    fn check(pod: &Value, patch: &GatedPatch) -> Value {
+        let out = apply(pod, &patch.ops);
+        assert_eq!(
+            update_refusals(&pod["spec"], &out["spec"]),
+            vec![],
+            "{patch:?}"
+        );
+        assert_eq!(
+            out["spec"]["schedulingGates"],
+            json!([{"name": "other.io/first"}])
+        );
+        out
+    }
+
+    #[test]
+    fn a_2022_image_gets_os_range_and_toleration() {
+        let pod = gated(json!({}));
+        let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "windows"})
+        );
+        assert_eq!(
+            out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
+            json!({"nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348", "10.0.26100"]}]}]})
+        );
+        assert_eq!(
+            out["spec"]["tolerations"],
+            json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}])
+        );
+        assert_eq!(patch.pins.len(), 3, "{:?}", patch.pins);
+        // Guards come first: a replaced pod or moved gate fails the whole patch.
+        assert_eq!(
+            patch.ops[0],
+            json!({"op": "test", "path": "/metadata/uid", "value": "uid-p"})
+        );
+        assert_eq!(
+            patch.ops[1],
+            json!({"op": "test", "path": "/spec/schedulingGates/1/name", "value": PLACEMENT_GATE})
+        );
+    }
+
+    #[test]
+    fn a_2019_image_is_pinned_to_the_2019_build() {
+        let pod = gated(json!({}));
+        let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[17763])).unwrap();
+        let out = check(&pod, &patch);
+        let values = &out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"];
+        // 2019 is not among the default supportedBuilds: with it supported, only 2019 runs the image.
+        let supported = Settings {
+            supported_builds: vec!["10.0.17763".into(), "10.0.20348".into()],
+            ..Settings::default()
+        };
+        let patch2 = placement_patch(&pod, &supported, None, &windows(&[17763])).unwrap();
+        let out2 = check(&pod, &patch2);
+        assert_eq!(
+            out2["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"],
+            json!(["10.0.17763"])
+        );
+        // Without a supported build that runs it, the OS is pinned and no build is invented.
+        assert!(values.is_null(), "{out}");
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "windows"})
+        );
+    }
+
+    #[test]
+    fn existing_fields_grow_and_are_never_rewritten() {
+        let tol = json!({"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"});
+        let pod = gated(json!({
+            "nodeSelector": {"team": "shop"},
+            "tolerations": [tol],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]}}}
+        }));
+        let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"team": "shop", "kubernetes.io/os": "windows"})
+        );
+        assert_eq!(out["spec"]["tolerations"][0], tol);
+        assert_eq!(out["spec"]["tolerations"].as_array().unwrap().len(), 2);
+        let terms = &out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"];
+        for t in 0..2 {
+            assert_eq!(terms[t]["matchExpressions"].as_array().unwrap().len(), 2);
+            assert_eq!(
+                terms[t]["matchExpressions"][1]["key"],
+                "node.kubernetes.io/windows-build"
+            );
+        }
+    }
+
+    #[test]
+    fn a_linux_image_is_pinned_to_linux_without_toleration() {
+        let pod = gated(json!({}));
+        let manifests = BTreeMap::from([(IMAGE.to_string(), class(ImageOs::Linux))]);
+        let patch = placement_patch(&pod, &Settings::default(), None, &manifests).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "linux"})
+        );
+        assert!(out["spec"].get("tolerations").is_none());
+    }
+
+    #[test]
+    fn exact_pinning_adds_the_build_selector_once() {
+        let pod = gated(json!({}));
+        let exact = Settings {
+            build_pinning: crate::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let patch = placement_patch(&pod, &exact, None, &windows(&[20348])).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"})
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_pinned_is_only_released() {
+        // An empty term must stay empty (§2.5), and no other term matches anything: the build range
+        // cannot be added; OS and toleration still can.
+        let pod = gated(
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}}),
+        );
+        let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
+        check(&pod, &patch);
+        assert!(
+            !patch.pins.iter().any(|p| p.contains("windows-build")),
+            "{:?}",
+            patch.pins
+        );
+        // The OS is already pinned the other way: the pod is released as it is.
+        let linux = gated(
+            json!({"nodeSelector": {"kubernetes.io/os": "linux"}, "os": {"name": "windows"}}),
+        );
+        let patch =
+            placement_patch(&linux, &Settings::default(), None, &windows(&[20348])).unwrap();
+        assert_eq!(patch.ops.len(), 3, "{patch:?}");
+        assert!(patch.unpinned_because.is_some());
+        check(&linux, &patch);
+        // Unknown build, nothing read: the OS from the name, no build.
+        let unread = gated(json!({}));
+        let patch = placement_patch(&unread, &Settings::default(), None, &BTreeMap::new()).unwrap();
+        check(&unread, &patch);
+        // Without the gate: nothing to do.
+        let mut free = gated(json!({}));
+        free["spec"]["schedulingGates"] = json!([{"name": "other.io/first"}]);
+        assert_eq!(
+            placement_patch(&free, &Settings::default(), None, &BTreeMap::new()),
+            None
+        );
+    }
+}

@@ -1,0 +1,388 @@
+//! `winplace serve --place` (issue 30, "Done when"): the built binary against the fake API server (real
+//! HTTP: list, watch, get, JSON patches refused with 422 as kube-apiserver refuses them on a gated pod)
+//! and Debian's `docker-registry` with token auth, images pushed by `skopeo`. One registry, one fake
+//! API server and one test: the cases share the setup.
+
+use crate::common::fake_api;
+use crate::common::oci_registry;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use fake_api::FakeApi;
+use oci_registry::{Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, hanging_listener, token_server};
+use serde_json::{Value, json};
+
+const GATE: &str = "winplace.io/placement";
+const BUILD: &str = "node.kubernetes.io/windows-build";
+
+fn now_minus(seconds: i64) -> String {
+    let t =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(seconds);
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn gated_pod(name: &str, image: &str, extra: Value) -> Value {
+    let mut pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+                     "creationTimestamp": now_minus(0)},
+        "spec": {"schedulingGates": [{"name": GATE}],
+                 "containers": [{"name": "app", "image": image}]},
+        "status": {"phase": "Pending"}
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        pod["spec"][k] = v.clone();
+    }
+    pod
+}
+
+fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
+    let mut node = fake_api::node(name, "windows");
+    node["status"]["nodeInfo"]["kernelVersion"] = json!(kernel);
+    node["metadata"]["labels"][BUILD] = json!(build);
+    node
+}
+
+/// Runs `winplace serve --place` against `api`; killed on drop.
+struct Placer(Child);
+
+impl Placer {
+    /// `registry` and the token service it sends clients to (`realm`) are reached over plain HTTP.
+    fn start(dir: &std::path::Path, api: &str, registry: &str, realm: &str) -> Placer {
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {api}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\nusers:\n- name: fake\n  user:\n    token: fake\n"
+            ),
+        )
+        .expect("write kubeconfig");
+        // The cluster supports the Windows builds of its nodes (2019 is not among the defaults).
+        let settings = dir.join("settings.yaml");
+        std::fs::write(
+            &settings,
+            "supportedBuilds: [10.0.17763, 10.0.20348, 10.0.26100]\n",
+        )
+        .expect("write settings");
+        let listen = format!("127.0.0.1:{}", oci_registry::free_port());
+        let child = Command::new(env!("CARGO_BIN_EXE_winplace"))
+            .args(["serve", "--place", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .arg("--settings")
+            .arg(&settings)
+            .args([
+                "--insecure-registry",
+                registry,
+                "--insecure-registry",
+                realm,
+                "--place-deadline",
+                "5",
+                "--listen",
+                &listen,
+            ])
+            // No Docker config of the machine: the pull secrets are the only credentials.
+            .env("DOCKER_CONFIG", dir)
+            .env("HOME", dir)
+            .env_remove("KUBECONFIG")
+            .env("RUST_LOG", "winplace=info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("placer.log")).expect("log file"))
+            .spawn()
+            .expect("winplace serve --place starts");
+        Placer(child)
+    }
+}
+
+impl Drop for Placer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `done` until it holds (the controller works while the test waits); fails after 30 s with
+/// the controller's log.
+async fn until(log: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out: {what}; winplace's log:\n{}",
+            std::fs::read_to_string(log.join("placer.log")).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn pod(api: &FakeApi, name: &str) -> Value {
+    api.get("Pod", &format!("shop/{name}")).expect(name)
+}
+
+fn gates(api: &FakeApi, name: &str) -> Value {
+    pod(api, name)["spec"]
+        .get("schedulingGates")
+        .cloned()
+        .unwrap_or(json!([]))
+}
+
+fn ungated(api: &FakeApi, name: &str) -> bool {
+    !gates(api, name)
+        .as_array()
+        .is_some_and(|g| g.iter().any(|g| g["name"] == GATE))
+}
+
+fn build_values(pod: &Value) -> Value {
+    pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"][0]["matchExpressions"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["key"] == BUILD))
+        .map(|e| e["values"].clone())
+        .unwrap_or(Value::Null)
+}
+
+fn events_for(api: &FakeApi, name: &str) -> Vec<Value> {
+    api.all("EventsEvent")
+        .into_iter()
+        .filter(|e| e["regarding"]["name"] == name)
+        .collect()
+}
+
+fn patches_of(api: &FakeApi, name: &str, status: u16) -> usize {
+    let key = format!("shop/{name}");
+    api.lock()
+        .patches
+        .iter()
+        .filter(|(k, _, s)| *k == key && *s == status)
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline() {
+    // A registry that needs credentials, with a 2022 image and a 2019 index.
+    let token_port = token_server();
+    let registry = Registry::start(Some(format!(
+        "auth:\n  token:\n    realm: http://127.0.0.1:{token_port}/token\n    service: {}\n    issuer: {}\n    rootcertbundle: {}\n",
+        oci_registry::TOKEN_SERVICE,
+        oci_registry::TOKEN_ISSUER,
+        oci_registry::data("token-cert.pem").display()
+    )));
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut layout = Layout::new(&work.path().join("layout"));
+    let ws2022 = layout.image("windows", Some("10.0.20348.2762"));
+    layout.tag("2022", &ws2022);
+    let ws2019 = layout.image("windows", Some("10.0.17763.6414"));
+    let index = layout.index(vec![ws2019]);
+    layout.tag("2019", &index);
+    let creds = format!("{TOKEN_USER}:{TOKEN_PASSWORD}");
+    registry.push(&layout.dir, "2022", "private/win", Some(&creds));
+    registry.push(&layout.dir, "2019", "private/win", Some(&creds));
+    let host = registry.host();
+    let realm = format!("127.0.0.1:{token_port}");
+    let img2022 = format!("{host}/private/win:2022");
+    let img2019 = format!("{host}/private/win:2019");
+    let hanging = format!("127.0.0.1:{}/private/win:2022", hanging_listener());
+
+    // The cluster: Linux, Windows Server 2022 and 2019 nodes (tainted os=windows:NoSchedule).
+    let api = FakeApi::default();
+    api.lock().version = true;
+    api.apply("Node", fake_api::node("linux-1", "linux"));
+    api.apply(
+        "Node",
+        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
+    );
+    api.apply(
+        "Node",
+        windows_node("win19-1", "10.0.17763.6414", "10.0.17763"),
+    );
+    // The pull secret, named by one pod and by the namespace's default service account.
+    let auth = base64::engine::general_purpose::STANDARD.encode(&creds);
+    let config = json!({"auths": {host.clone(): {"auth": auth}}}).to_string();
+    api.apply(
+        "Secret",
+        json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "pull", "namespace": "shop"}, "type": "kubernetes.io/dockerconfigjson",
+        "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(config)}}),
+    );
+    api.apply("ServiceAccount", json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "default", "namespace": "shop"}, "imagePullSecrets": [{"name": "pull"}]}));
+    let own_secret = json!({"imagePullSecrets": [{"name": "pull"}]});
+    api.apply("Pod", gated_pod("win2022", &img2022, own_secret.clone()));
+    api.apply("Pod", gated_pod("win2019", &img2019, json!({})));
+    let mut two_gates = gated_pod("two-gates", &img2022, own_secret.clone());
+    two_gates["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}, {"name": GATE}]);
+    api.apply("Pod", two_gates);
+    let mut free = gated_pod("ungated", &img2022, json!({}));
+    free["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("schedulingGates");
+    api.apply("Pod", free);
+    // Created 3 s ago: at most two seconds of the 5 s deadline is left for a registry that never answers.
+    let mut stuck = gated_pod("unreachable", &hanging, json!({}));
+    stuck["metadata"]["creationTimestamp"] = json!(now_minus(3));
+    api.apply("Pod", stuck);
+
+    // The fake refuses what kube-apiserver refuses on a gated pod: rewriting the tolerations (what a
+    // strategic merge patch does) is a 422, and so is adding a gate.
+    let url = api.serve().await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    for (ops, field) in [
+        (
+            json!([{"op": "add", "path": "/spec/tolerations", "value": [{"key": "a", "operator": "Exists"}]}]),
+            "",
+        ),
+        (
+            json!([{"op": "add", "path": "/spec/schedulingGates/-", "value": {"name": "x.io/y"}}]),
+            "spec.schedulingGates[2].name",
+        ),
+        (
+            json!([{"op": "add", "path": "/spec/runtimeClassName", "value": "w"}]),
+            "spec",
+        ),
+    ] {
+        let answer = http
+            .patch(format!("{url}/api/v1/namespaces/shop/pods/two-gates"))
+            .header("content-type", "application/json-patch+json")
+            .body(ops.to_string())
+            .send()
+            .await
+            .expect("patch");
+        let status = answer.status().as_u16();
+        let body: Value =
+            serde_json::from_slice(&answer.bytes().await.expect("body")).expect("status json");
+        if field.is_empty() {
+            // Adding tolerations is allowed: the fake applies it. Undo by reading what it kept.
+            assert_eq!(status, 200, "{body}");
+        } else {
+            assert_eq!(status, 422, "{body}");
+            assert_eq!(body["reason"], "Invalid");
+            assert_eq!(body["details"]["causes"][0]["field"], field, "{body}");
+        }
+    }
+    let tol = json!({"key": "a", "operator": "Exists"});
+    let answer = http
+        .patch(format!("{url}/api/v1/namespaces/shop/pods/two-gates"))
+        .header("content-type", "application/json-patch+json")
+        .body(json!([{"op": "replace", "path": "/spec/tolerations", "value": [{"key": "b", "operator": "Exists"}]}]).to_string())
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(answer.status().as_u16(), 422);
+    assert_eq!(pod(&api, "two-gates")["spec"]["tolerations"], json!([tol]));
+
+    let placer = Placer::start(work.path(), &url, &host, &realm);
+    until(work.path(), "the three private pods are ungated", || {
+        ["win2022", "win2019", "two-gates"]
+            .iter()
+            .all(|n| ungated(&api, n))
+    })
+    .await;
+
+    // The private 2022 image: OS, the range of builds that run it, the Windows toleration, gate gone.
+    let p = pod(&api, "win2022");
+    assert_eq!(
+        p["spec"]["nodeSelector"]["kubernetes.io/os"],
+        "windows",
+        "{p}\nwinplace's log: {}",
+        std::fs::read_to_string(work.path().join("placer.log")).unwrap_or_default()
+    );
+    let values = build_values(&p);
+    assert!(
+        values
+            .as_array()
+            .is_some_and(|v| v.contains(&json!("10.0.20348")) && !v.contains(&json!("10.0.17763"))),
+        "{p}"
+    );
+    assert_eq!(
+        p["spec"]["tolerations"],
+        json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}])
+    );
+    assert_eq!(gates(&api, "win2022"), json!([]));
+    // The 2019 image (its credentials from the service account): only 2019 hosts run it.
+    let p = pod(&api, "win2019");
+    assert_eq!(build_values(&p), json!(["10.0.17763"]), "{p}");
+    // The other controller's gate stays; the toleration added by hand stays first.
+    assert_eq!(
+        gates(&api, "two-gates"),
+        json!([{"name": "example.com/quota"}])
+    );
+    let p = pod(&api, "two-gates");
+    assert_eq!(p["spec"]["tolerations"][0], tol, "{p}");
+    assert_eq!(p["spec"]["tolerations"].as_array().map(Vec::len), Some(2));
+    until(work.path(), "the Placed events", || {
+        events_for(&api, "win2022")
+            .iter()
+            .any(|e| e["reason"] == "Placed")
+    })
+    .await;
+
+    // The unreachable registry: the gate is released by the deadline, nothing else changed, and an
+    // Event says why.
+    until(work.path(), "the unreachable pod is released", || {
+        ungated(&api, "unreachable")
+    })
+    .await;
+    let p = pod(&api, "unreachable");
+    assert!(
+        p["spec"].get("nodeSelector").is_none() && p["spec"].get("affinity").is_none(),
+        "{p}"
+    );
+    until(work.path(), "the release event", || {
+        events_for(&api, "unreachable")
+            .iter()
+            .any(|e| e["type"] == "Warning" && e["reason"] == "ImagesUnresolved")
+    })
+    .await;
+    let note = events_for(&api, "unreachable")[0]["note"].to_string();
+    assert!(note.contains(&hanging), "{note}");
+
+    // A restart mid-way: a pod gated while the controller is down is placed after it comes back, and
+    // what was placed is not patched again.
+    drop(placer);
+    api.apply("Pod", gated_pod("after-restart", &img2022, own_secret));
+    let _placer = Placer::start(work.path(), &url, &host, &realm);
+    until(
+        work.path(),
+        "the pod gated during the restart is placed",
+        || ungated(&api, "after-restart"),
+    )
+    .await;
+    assert!(pod(&api, "after-restart")["spec"]["nodeSelector"]["kubernetes.io/os"] == "windows");
+    // (two-gates also took the test's own toleration patch above.)
+    for (name, accepted) in [
+        ("win2022", 1),
+        ("win2019", 1),
+        ("two-gates", 2),
+        ("unreachable", 1),
+        ("after-restart", 1),
+    ] {
+        assert_eq!(
+            patches_of(&api, name, 200),
+            accepted,
+            "{name}: {:?}",
+            api.lock().patches
+        );
+    }
+    // The pod without the gate was never patched.
+    assert_eq!(
+        api.lock()
+            .patches
+            .iter()
+            .filter(|(k, _, _)| k == "shop/ungated")
+            .count(),
+        0
+    );
+    // Every patch winplace sent was accepted: none refused.
+    assert!(
+        api.lock()
+            .patches
+            .iter()
+            .filter(|(k, _, _)| k != "shop/two-gates")
+            .all(|(_, _, s)| *s == 200),
+        "{:?}",
+        api.lock().patches
+    );
+}
