@@ -146,12 +146,12 @@ mod guest {
         let answer = guest::host_call("kubewarden", "oci", "v1/oci_manifest", &payload).ok()?;
         let manifest: Value = serde_json::from_slice(&answer).ok()?;
         if manifest.get("manifests").is_some() {
-            return admission::class_from_manifest(image, &manifest, None);
+            return winplace_rules::windows::class_from_manifest(image, &manifest, None);
         }
         // A single-platform image: the platform is in its configuration.
         let answer =
             guest::host_call("kubewarden", "oci", "v1/oci_manifest_config", &payload).ok()?;
         let both: Value = serde_json::from_slice(&answer).ok()?;
-        admission::class_from_manifest(image, &manifest, both.get("config"))
+        winplace_rules::windows::class_from_manifest(image, &manifest, both.get("config"))
     }
 }
