@@ -88,8 +88,18 @@ pub const BETA_ARCH_LABEL: &str = "beta.kubernetes.io/arch";
 /// The Windows build node label, `major.minor.build` (kubernetes-windows-rules.md §5.4).
 pub const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 
-/// The OS a pod template needs, all signals considered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The OS a pod template needs, all signals considered; over all its templates, the OS a workload
+/// needs ([`PodOs::of_templates`]). On the wire (the audit's JSON, the API's filters) in lowercase.
+///
+/// ```
+/// use winplace_rules::placement::PodOs;
+/// assert_eq!(PodOs::of_templates([PodOs::Windows, PodOs::Any]), PodOs::Windows);
+/// assert_eq!(serde_json::to_value(PodOs::Any).unwrap(), "any");
+/// ```
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum PodOs {
     /// Linux (declared, pinned, or presumed from a Linux-only or unrecognized image in a pod that declares nothing).
     Linux,
@@ -110,6 +120,34 @@ impl PodOs {
             PodOs::Windows => Some(Os::Windows),
             PodOs::Any | PodOs::Conflict => None,
         }
+    }
+
+    /// The lowercase name the API writes (`windows`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodOs::Windows => "windows",
+            PodOs::Linux => "linux",
+            PodOs::Any => "any",
+            PodOs::Conflict => "conflict",
+        }
+    }
+
+    /// The OS of a workload whose templates need `oses`: the one OS they name (templates that need
+    /// any OS say nothing), `any` when none names one, `conflict` when they name different ones.
+    pub fn of_templates(oses: impl IntoIterator<Item = PodOs>) -> Self {
+        oses.into_iter()
+            .fold(PodOs::Any, |acc, os| match (acc, os) {
+                (acc, PodOs::Any) => acc,
+                (PodOs::Any, os) => os,
+                (acc, os) if acc == os => acc,
+                _ => PodOs::Conflict,
+            })
+    }
+}
+
+impl std::fmt::Display for PodOs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
