@@ -64,6 +64,7 @@ use k8s_openapi::api::core::v1::{NodeSelector, PodSpec, Toleration};
 
 use crate::model::{ClusterContext, PodTemplate, RuntimeClassEntry};
 use crate::path::FieldPath;
+use crate::schedule::affinity::required_node_affinity;
 use crate::schedule::runtimeclass::{SchedulingConflict, merge_scheduling};
 use crate::settings::Settings;
 use crate::windows::builds::{BUILDS, Channel, WindowsVersion};
@@ -619,13 +620,7 @@ fn merge_runtime_class(spec: &PodSpec, runtime_class: &RuntimeClassUse) -> Merge
 
 /// The pod's required node affinity (RuntimeClasses do not add affinity).
 fn required_affinity(spec: &PodSpec) -> Option<NodeSelector> {
-    spec.affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .clone()
-        })
+    required_node_affinity(spec.affinity.as_ref()).cloned()
 }
 
 /// Images: every container's image, classified from the host's manifests when given, else by the image
