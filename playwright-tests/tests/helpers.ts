@@ -1,5 +1,5 @@
 // Shared by the dashboard specs: console watching, a second `winplace serve --snapshot` server, snapshots.
-import { Page, TestInfo } from '@playwright/test';
+import { test, expect, Page, TestInfo } from '@playwright/test';
 import { spawn, spawnSync, ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -50,6 +50,43 @@ export async function listedFindings(page: Page): Promise<Listed[]> {
       line: d.line ?? '', source: d.source ?? '', fixable: d.fixable ?? '',
       message: e.querySelector('.message')?.textContent ?? '' };
   }));
+}
+
+/**
+ * One playground page per Playwright worker, for the specs that loop over the corpus. Booting the dashboard
+ * and mounting the Admission view cost seconds a page on two cores; a case itself costs about one. Each test
+ * gets the page `blank` (no manifests, settings or cluster context, the Findings tab: what a fresh page
+ * shows) and the console problems since then. A failed test ends its worker, so the cases after it start on
+ * a new page.
+ */
+export const corpusTest = test.extend<{ playground: Page; problems: string[] }, { sharedPlayground: { page: Page; problems: string[] } }>({
+  sharedPlayground: [async ({ browser }, use, workerInfo) => {
+    const context = await browser.newContext({ baseURL: workerInfo.project.use.baseURL });
+    const page = await context.newPage();
+    const problems = watchConsole(page);
+    await page.goto('/playground');
+    await use({ page, problems });
+    await context.close();
+  }, { scope: 'worker' }],
+  playground: async ({ sharedPlayground }, use) => {
+    await blank(sharedPlayground.page);
+    sharedPlayground.problems.length = 0;
+    await use(sharedPlayground.page);
+  },
+  problems: async ({ sharedPlayground }, use) => use(sharedPlayground.problems),
+});
+
+/** The playground as a fresh page shows it: nothing entered, no repair proposed, the Findings tab. */
+export async function blank(page: Page) {
+  const close = page.locator('.close-repair');
+  if (await close.count() > 0) await close.click();
+  await page.locator('#tab-findings').click();
+  await page.locator('input[name=context][value=none]').check();
+  await page.locator('#settings').fill('');
+  await page.locator('#manifest').fill('');
+  await expect(page.locator('.finding')).toHaveCount(0);
+  await expect(page.locator('.parse-error')).toHaveCount(0);
+  await expect(page.locator('.repair')).toHaveCount(0);
 }
 
 /** Types a case into the playground: its cluster (pasted context), settings and manifests. */

@@ -4,7 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
 import { pasteThousandDocuments, describePaste } from './load';
-import { enterCase as enter, watchConsole, corpora, corpusCases, listedFindings as listed, Listed } from './helpers';
+import { enterCase as enter, watchConsole, corpora, corpusCases, corpusTest, listedFindings as listed, Listed } from './helpers';
 
 // The playground evaluates in the browser with the rules crate: every corpus case pasted in must list
 // exactly the findings of its expect.yaml, fixes must leave no fixable error, links must reproduce the
@@ -53,7 +53,7 @@ function readCase(dir: string) {
 
 const cases = corpusCases;
 
-// Every test stands alone (a fresh page): both Playwright workers take cases.
+// Both Playwright workers take cases; the corpus cases share a page per worker (`corpusTest`), each from blank.
 test.describe.configure({ mode: 'parallel' });
 
 test('the corpus is there', () => {
@@ -61,10 +61,8 @@ test('the corpus is there', () => {
 });
 
 for (const [name, dir] of cases) {
-  test(`corpus ${name}: the playground lists its findings, and fix all leaves no fixable error`, async ({ page }) => {
-    const problems = watchConsole(page);
+  corpusTest(`corpus ${name}: the playground lists its findings, and fix all leaves no fixable error`, async ({ playground: page, problems }) => {
     const c = readCase(dir);
-    await page.goto('/playground');
     await enter(page, c);
     await expect.poll(async () => differences(c.findings, await listed(page)), { timeout: 10_000 }).toEqual([]);
     await expect.poll(async () => (await parseErrorLines(page)).sort((a, b) => a - b)).toEqual([...c.parseErrors].sort((a, b) => a - b));

@@ -1,10 +1,8 @@
 //! The heavy answers under load: built once per published state and shared byte for byte, built under
 //! a bound that leaves the probes free, light (counts, pages) and compressed once.
 
-#[path = "common/report.rs"]
-mod fixture;
-#[path = "common/router.rs"]
-mod router;
+use crate::common::report as fixture;
+use crate::common::router;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};

@@ -1,9 +1,7 @@
 //! Every endpoint and header, through the router (`tower::ServiceExt::oneshot`).
 
-#[path = "common/report.rs"]
-mod fixture;
-#[path = "common/router.rs"]
-mod router;
+use crate::common::report as fixture;
+use crate::common::router;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};

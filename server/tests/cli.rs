@@ -4,10 +4,8 @@
 
 #[path = "../../rules/tests/common/corpus.rs"]
 mod corpus;
-#[path = "common/http.rs"]
-mod http;
-#[path = "common/run.rs"]
-mod run;
+use crate::common::http;
+use crate::common::run;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -7,8 +7,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/incidents")

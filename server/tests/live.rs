@@ -4,10 +4,8 @@
 //! fake's objects; the explained Events become incidents. Faults: a list that never answers, a 403, a
 //! node that does not decode, and a flood of pod events.
 
-#[path = "common/fake_api.rs"]
-mod fake_api;
-#[path = "common/router.rs"]
-mod router;
+use crate::common::fake_api;
+use crate::common::router;
 
 use fake_api::{FakeApi, Fault, node, pod, runtime_class};
 use serde_json::{Value, json};

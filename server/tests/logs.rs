@@ -2,8 +2,7 @@
 //! `NO_COLOR`), `--log-format json` writes one JSON object per line, and a server that is not ready
 //! says so once, not at ERROR per probe.
 
-#[path = "common/http.rs"]
-mod http;
+use crate::common::http;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};

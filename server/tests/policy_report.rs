@@ -4,8 +4,7 @@
 //! `v1alpha1`): every report validates against its CRD's `openAPIV3Schema`, and the results say what the
 //! audit found.
 
-#[path = "common/report.rs"]
-mod fixture;
+use crate::common::report as fixture;
 
 use serde_json::Value;
 use std::path::Path;

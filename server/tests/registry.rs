@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-#[path = "common/router.rs"]
-mod router;
+use crate::common::router;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -1120,8 +1119,7 @@ fn the_server_image_is_reproducible_non_root_and_pushes() {
 
 // Faults no real registry produces (issue 29): fake servers on 127.0.0.1, each request's head recorded.
 
-#[path = "common/fake_http.rs"]
-mod fake_http;
+use crate::common::fake_http;
 
 use fake_http::{FakeServer, Received, Reply};
 use winplace::registry::{Credentials, ImageResolver, RegistryOptions, ResolveError};

@@ -9,33 +9,35 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Builds everything; the server in release mode when `release`, else in the dev profile tests use.
 ///
-/// Two cores, and long single-threaded phases (the wasm LTO links, wasm-opt): what does not need cargo
-/// runs beside it. npm's binaryen installs on a second thread while cargo compiles, and policy.wasm is
-/// shrunk there while cargo compiles the dashboard; wasm-opt's outputs are cached by their input
-/// (`optimize`), so a build after an unchanged one does not run it again. The server comes last: it
-/// embeds static/. (Building the wasm in a target directory of its own, beside clippy and the server's
-/// dependencies, was measured and was no faster on two cores: docs/benchmarks.md.)
+/// Two cores, and long single-threaded phases (the wasm LTO links, wasm-opt): the two wasm builds run
+/// at once (`assets`), npm's binaryen installs on a thread of its own, and wasm-opt's outputs are cached by
+/// their input (`optimize`), so a build after an unchanged one does not run it again. The server comes
+/// last: it embeds static/.
 pub fn all(release: bool) -> Result<(), String> {
     assets()?;
     server(release)
 }
 
 /// What the server embeds: policy.wasm and the dashboard, in static/.
+///
+/// The two wasm builds run at once: each has its own profile (`policy-release`, `wasm-release`), so cargo
+/// locks its own folders and neither waits for the other, and each leaves a core idle much of its time
+/// (codegen-units = 1 and LTO: long single-threaded phases). policy.wasm is shrunk by wasm-opt on the same
+/// thread as soon as it is built, while the dashboard is still compiling.
 pub fn assets() -> Result<(), String> {
     crate::setup::rust_targets()?;
     let tools = std::thread::spawn(crate::setup::wasm_tools);
-    let policy = compile_policy().map(|()| {
-        std::thread::spawn(move || {
-            joined(tools.join(), "installing the wasm tools")?;
-            finish_policy()
-        })
+    let policy = std::thread::spawn(move || {
+        let compiled = compile_policy();
+        // The tools are joined whatever happened, so that no install outlives the build.
+        let tools = joined(tools.join(), "installing the wasm tools");
+        compiled?;
+        tools?;
+        finish_policy()
     });
     let dashboard = compile_dashboard();
     // Both halves finish (or fail) before either result is reported.
-    let policy = match policy {
-        Ok(finishing) => joined(finishing.join(), "shrinking policy.wasm"),
-        Err(e) => Err(e),
-    };
+    let policy = joined(policy.join(), "building policy.wasm");
     dashboard?;
     policy?;
     finish_dashboard()

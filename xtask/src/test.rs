@@ -32,17 +32,25 @@ pub fn all() -> Result<(), String> {
 /// rustc's.
 fn checks() -> Result<(), String> {
     run(Command::new(cargo()).args(["fmt", "--all", "--check"]))?;
-    run(Command::new(cargo()).args([
-        "clippy",
-        "-p",
-        "winplace-policy-wasm",
-        "--target",
-        "wasm32-wasip1",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    crate::build::assets()?;
+    // policy.wasm's own lints, in the dev profile: cargo locks that profile's folders, not the release
+    // builds' of `assets`, so the two run at once and the lints fill a core the wasm links leave idle.
+    let lints = std::thread::spawn(|| {
+        run(Command::new(cargo()).args([
+            "clippy",
+            "-p",
+            "winplace-policy-wasm",
+            "--target",
+            "wasm32-wasip1",
+            "--",
+            "-D",
+            "warnings",
+        ]))
+    });
+    let assets = crate::build::assets();
+    lints
+        .join()
+        .unwrap_or_else(|_| Err("linting policy.wasm panicked".into()))?;
+    assets?;
     // Every target `cargo clippy --all-targets` lints, built (benches and examples too) but not run, the
     // dev server among them (target/debug/winplace, which Playwright runs). In one cargo run, so that
     // every crate of the workspace is built as a selected package, which the driver lints (a crate built
