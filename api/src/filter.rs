@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use winplace_rules::Severity;
-use winplace_rules::audit::{NodeOs, NodeReport, PlacementState, WorkloadOs, WorkloadReport};
+use winplace_rules::audit::{NodeOs, NodeReport, PlacementState, WorkloadReport};
+use winplace_rules::placement::PodOs;
 use winplace_rules::rules::catalog;
 
 /// A filter that cannot be applied: it names the parameter and what it accepts.
@@ -86,7 +87,7 @@ pub struct WorkloadFilter {
     pub severity: Option<Severity>,
     /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<WorkloadOs>,
+    pub os: Option<PodOs>,
     /// Placement states to keep (all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateFilter>,
@@ -191,7 +192,7 @@ mod tests {
 
     fn workload(
         ns: &str,
-        os: WorkloadOs,
+        os: PodOs,
         state: PlacementState,
         rules: &[(&str, Severity)],
     ) -> WorkloadReport {
@@ -221,17 +222,17 @@ mod tests {
         use PlacementState::*;
         let bad = workload(
             "shop",
-            WorkloadOs::Windows,
+            PodOs::Windows,
             Misplaced,
             &[("pod-on-wrong-os", Severity::Error)],
         );
         let risky = workload(
             "ops",
-            WorkloadOs::Linux,
+            PodOs::Linux,
             AtRisk,
             &[("linux-pod-without-os-selector", Severity::Warning)],
         );
-        let fine = workload("shop", WorkloadOs::Linux, Fine, &[]);
+        let fine = workload("shop", PodOs::Linux, Fine, &[]);
         let query = |q: &str| -> WorkloadFilter {
             let pairs: serde_json::Map<String, serde_json::Value> = q
                 .split('&')

@@ -9,8 +9,9 @@ use std::cmp::Ordering;
 use winplace_rules::Finding;
 use winplace_rules::ObjectRef;
 use winplace_rules::audit::{
-    NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport,
+    NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, WorkloadReport,
 };
+use winplace_rules::placement::PodOs;
 use winplace_rules::windows::ImageProvenance;
 
 /// Pods counted by placement state.
@@ -126,7 +127,7 @@ pub struct WorkloadRow {
     /// The owner (Deployment, DaemonSet, …, or a bare Pod).
     pub owner: ObjectRef,
     /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
-    pub os: WorkloadOs,
+    pub os: PodOs,
     /// Worst state of its pods and findings.
     pub state: PlacementState,
     /// Its pods by state.
@@ -249,11 +250,11 @@ mod tests {
 
     #[test]
     fn a_workload_row_carries_each_image_with_its_provenance() {
-        use winplace_rules::audit::WorkloadOs;
+        use winplace_rules::placement::PodOs;
         use winplace_rules::windows::{ImageOs, Provenance};
         let report = WorkloadReport {
             owner: ObjectRef::new("apps/v1", "Deployment", Some("shop"), "billing"),
-            os: WorkloadOs::Windows,
+            os: PodOs::Windows,
             state: PlacementState::Fine,
             pods: vec![pod(PlacementState::Fine)],
             findings: vec![],

@@ -22,10 +22,10 @@
 //!   under a validate-only ClusterAdmissionPolicy, where policy-server applies no patch and rejects the
 //!   request.
 //! * The cluster context is only asked for when settings `contextAware` is set ([`asks_for_context`]).
-//! * Image manifests ([`manifest_lookups`], [`class_from_manifest`]) refine images whose Windows build the
-//!   name does not tell, and are only asked for when settings `registryAware` is set
-//!   ([`asks_for_manifests`]); an image whose manifest could not be read keeps its name-based classification
-//!   (`windows-image-build-unknown`, a warning), so a failed lookup never rejects.
+//! * Image manifests ([`manifest_lookups`], read by [`winplace_rules::windows::class_from_manifest`])
+//!   refine images whose Windows build the name does not tell, and are only asked for when settings
+//!   `registryAware` is set ([`asks_for_manifests`]); an image whose manifest could not be read keeps its
+//!   name-based classification (`windows-image-build-unknown`, a warning), so a failed lookup never rejects.
 //!
 //! One file per job under `admission/`: `payload.rs` decodes what the host sends, `scope.rs` says which
 //! requests are reviewed and with what, `context.rs` decodes the host's lists of the cluster,
@@ -65,7 +65,7 @@ pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
 pub use decision::{Decision, PATCH_PROPOSED, Verdict, finding_line, patch_warning};
 pub use error::InputError;
 pub use host::{HostCalls, review_with_host};
-pub use manifests::{MAX_MANIFEST_LOOKUPS, class_from_manifest, manifest_lookups};
+pub use manifests::{MAX_MANIFEST_LOOKUPS, manifest_lookups};
 pub use payload::{
     AdmissionRequest, GroupVersionKind, ValidationPayload, parse_payload, parse_settings,
 };

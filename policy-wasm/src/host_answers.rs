@@ -426,9 +426,9 @@ fn keep(value: &Value, paths: &[&[&str]]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::class_from_manifest;
     use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
     use winplace_rules::windows::ImageOs;
+    use winplace_rules::windows::class_from_manifest;
 
     fn text(answer: Result<Vec<u8>, Refusal>) -> Result<String, Refusal> {
         answer.map(|bytes| String::from_utf8(bytes).unwrap())

@@ -24,12 +24,14 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod catalog;
 pub mod check;
 pub mod explain;
 pub mod finding;
 pub mod fix;
 pub mod infra;
 pub mod input;
+pub mod invalid_setting;
 pub mod lifecycle;
 pub mod model;
 pub mod path;

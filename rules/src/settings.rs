@@ -8,6 +8,7 @@
 
 use crate::finding::Severity;
 use crate::input::{Limits, ParseError, parse};
+pub use crate::invalid_setting::InvalidSetting;
 use crate::path::FieldPath;
 use crate::windows::ImageRule;
 use crate::windows::builds::WindowsVersion;
@@ -131,34 +132,6 @@ impl Default for Settings {
             build_pinning: BuildPinning::Range,
             placement_gate: false,
             placement_gate_namespaces: Vec::new(),
-        }
-    }
-}
-
-/// A setting whose value cannot be used: the setting's path (`supportedBuilds[1]`) and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{setting}: {message}")]
-pub struct InvalidSetting {
-    /// The setting, as a field path of the settings object (`windowsTaints[0].effect`).
-    pub setting: String,
-    /// What is wrong with its value.
-    pub message: String,
-}
-
-impl InvalidSetting {
-    /// An error about `setting`.
-    pub fn new(setting: impl Into<String>, message: impl Into<String>) -> Self {
-        InvalidSetting {
-            setting: setting.into(),
-            message: message.into(),
-        }
-    }
-
-    /// The same error seen from the enclosing object: `pattern` inside `imageRules[0]`.
-    pub fn within(self, parent: &str) -> Self {
-        InvalidSetting {
-            setting: format!("{parent}.{}", self.setting),
-            message: self.message,
         }
     }
 }
@@ -420,7 +393,7 @@ impl Settings {
             }
         }
         for (i, id) in self.disabled_rules.iter().enumerate() {
-            if crate::rules::catalog::rule(id).is_none() {
+            if crate::catalog::rule(id).is_none() {
                 return Err(InvalidSetting::new(
                     format!("disabledRules[{i}]"),
                     format!("unknown rule {id:?}"),
@@ -428,7 +401,7 @@ impl Settings {
             }
         }
         for id in self.severity.keys() {
-            if crate::rules::catalog::rule(id).is_none() {
+            if crate::catalog::rule(id).is_none() {
                 return Err(InvalidSetting::new(
                     format!("severity[{id}]"),
                     format!("unknown rule {id:?}"),

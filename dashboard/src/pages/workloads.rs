@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use winplace_api::{DEFAULT_PAGE, StateFilter, WorkloadFilter, WorkloadRow, WorkloadsResponse};
 use winplace_rules::Severity;
-use winplace_rules::audit::WorkloadOs;
+use winplace_rules::placement::PodOs;
 
 /// Rows on one page.
 const PAGE: usize = DEFAULT_PAGE;
@@ -218,13 +218,8 @@ fn FilterForm(filters: Memo<Filters>, choices: RwSignal<Choices>) -> impl IntoVi
     );
     let mut os_options = any("any OS");
     os_options.extend(
-        [
-            WorkloadOs::Windows,
-            WorkloadOs::Linux,
-            WorkloadOs::Any,
-            WorkloadOs::Conflict,
-        ]
-        .map(|os| (os.as_str().into(), os.as_str().into())),
+        [PodOs::Windows, PodOs::Linux, PodOs::Any, PodOs::Conflict]
+            .map(|os| (os.as_str().into(), os.as_str().into())),
     );
     let state_options = vec![
         (String::new(), "misplaced or at risk".to_string()),
@@ -398,7 +393,7 @@ mod tests {
             Some(WorkloadFilter {
                 namespace: Some("shop".into()),
                 severity: Some(Severity::Warning),
-                os: Some(WorkloadOs::Windows),
+                os: Some(PodOs::Windows),
                 state: problems,
                 ..Default::default()
             })

@@ -15,12 +15,12 @@ use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
 use winplace_rules::model::cluster_objects::NODE_FIELDS;
 use winplace_rules::settings::Settings;
-use winplace_rules::windows::ImageClass;
+use winplace_rules::windows::{ImageClass, class_from_manifest};
 use winplace_rules::{Checker, NOT_LINUX_NODES};
 
 use super::{
-    AdmissionRequest, Decision, asks_for_context, class_from_manifest, context_from_answers,
-    is_evaluated, is_exempt, manifest_lookups, review, review_checked,
+    AdmissionRequest, Decision, asks_for_context, context_from_answers, is_evaluated, is_exempt,
+    manifest_lookups, review, review_checked,
 };
 
 /// The host, as the policy calls it: `kubewarden/{namespace}/{operation}` with a JSON payload.

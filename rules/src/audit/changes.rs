@@ -11,10 +11,11 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use super::templates::template_object;
 use super::{
     Audit, Dirty, NodeEdit, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, Template,
-    Workload, WorkloadOs, WorkloadReport, node_name, os_of, owner, pod_key,
+    Workload, WorkloadReport, node_name, os_of, owner, pod_key,
 };
 use crate::model::RuntimeClassEntry;
 use crate::model::cluster_objects::trim_node;
+use crate::placement::PodOs;
 use crate::rules::live_state::{self, TemplateFacts};
 use crate::windows::WindowsVersion;
 
@@ -173,7 +174,7 @@ impl Audit {
                     key: wk,
                     report: WorkloadReport {
                         owner: owner.object.clone(),
-                        os: WorkloadOs::Any,
+                        os: PodOs::Any,
                         state: PlacementState::Fine,
                         pods: Vec::new(),
                         findings: Vec::new(),

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::PodSpec;
 
 use crate::model::RuntimeClassEntry;
+use crate::schedule::affinity::{has_match_fields, required_node_affinity, term_expressions};
 
 // The class context is one node per class of the [`NodeIndex`](crate::placement::NodeIndex) (labels
 // without the per-node keys, filtering taints, cordon, OS and build), in the nodes' order. What the template
@@ -34,22 +35,8 @@ pub(super) fn reads_single_nodes(
                 .flatten(),
         )
         .any(|(k, _)| per_node.contains(k));
-    let affinity = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| {
-            a.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .is_some_and(|r| {
-            r.node_selector_terms.iter().any(|t| {
-                t.match_fields.as_ref().is_some_and(|f| !f.is_empty())
-                    || t.match_expressions
-                        .iter()
-                        .flatten()
-                        .any(|e| per_node.contains(&e.key))
-            })
-        });
+    let required = required_node_affinity(spec.affinity.as_ref());
+    let affinity = has_match_fields(required)
+        || term_expressions(required).any(|e| per_node.contains(&e.requirement.key));
     selector_keys || affinity
 }

@@ -96,69 +96,6 @@ impl fmt::Display for NodeOs {
     }
 }
 
-/// The OS a workload needs, over all its pod templates: [`PodOs`] on the wire.
-///
-/// ```
-/// use winplace_rules::audit::WorkloadOs;
-/// use winplace_rules::placement::PodOs;
-/// assert_eq!(WorkloadOs::from(PodOs::Conflict), WorkloadOs::Conflict);
-/// assert_eq!(serde_json::to_value(WorkloadOs::Any).unwrap(), "any");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadOs {
-    /// `windows`.
-    Windows,
-    /// `linux`.
-    Linux,
-    /// `any`: nothing says which.
-    Any,
-    /// `conflict`: its signals, or its templates, disagree.
-    Conflict,
-}
-
-impl WorkloadOs {
-    /// The lowercase name the API writes (`windows`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkloadOs::Windows => "windows",
-            WorkloadOs::Linux => "linux",
-            WorkloadOs::Any => "any",
-            WorkloadOs::Conflict => "conflict",
-        }
-    }
-
-    /// The OS of a workload whose templates need `oses`: the one OS they name (templates that need
-    /// any OS say nothing), `any` when none names one, `conflict` when they name different ones.
-    pub fn of_templates(oses: impl IntoIterator<Item = PodOs>) -> Self {
-        oses.into_iter()
-            .map(WorkloadOs::from)
-            .fold(WorkloadOs::Any, |acc, os| match (acc, os) {
-                (acc, WorkloadOs::Any) => acc,
-                (WorkloadOs::Any, os) => os,
-                (acc, os) if acc == os => acc,
-                _ => WorkloadOs::Conflict,
-            })
-    }
-}
-
-impl From<PodOs> for WorkloadOs {
-    fn from(os: PodOs) -> Self {
-        match os {
-            PodOs::Windows => WorkloadOs::Windows,
-            PodOs::Linux => WorkloadOs::Linux,
-            PodOs::Any => WorkloadOs::Any,
-            PodOs::Conflict => WorkloadOs::Conflict,
-        }
-    }
-}
-
-impl fmt::Display for WorkloadOs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Counts of findings by severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SeverityCounts {
@@ -276,7 +213,7 @@ pub struct WorkloadReport {
     /// The owner as far as ownerReferences tell (a ReplicaSet's Deployment through its name).
     pub owner: ObjectRef,
     /// The OS the workload needs: `windows`, `linux`, `any` or `conflict`.
-    pub os: WorkloadOs,
+    pub os: PodOs,
     /// Worst state of its pods and findings.
     pub state: PlacementState,
     /// Its pods.

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Audit, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport, node_name,
-    sort_findings, split_key,
+    Audit, NodeOs, NodeReport, PlacementState, PodRef, WorkloadReport, node_name, sort_findings,
+    split_key,
 };
 use crate::finding::Finding;
+use crate::placement::PodOs;
 use crate::schedule::taints::taint_display;
 use crate::windows::{ImageProvenance, WindowsVersion};
 
@@ -52,7 +53,7 @@ impl Audit {
             }
         }
         sort_findings(&mut findings);
-        let os = WorkloadOs::of_templates(workload.templates.values().map(|t| t.facts.os));
+        let os = PodOs::of_templates(workload.templates.values().map(|t| t.facts.os));
         let mut images: Vec<ImageProvenance> = Vec::new();
         for image in workload.templates.values().flat_map(|t| &t.images) {
             if !images.iter().any(|i| i.image == image.image) {

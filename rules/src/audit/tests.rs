@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::model::{PodTemplate, WorkloadKind};
-use crate::placement::{PreparedCluster, Resolver};
+use crate::placement::{PodOs, PreparedCluster, Resolver};
 use crate::rules::evaluate_template;
 use serde_json::json;
 
@@ -107,7 +107,7 @@ fn three_hundred_replicas_are_one_row_and_one_evaluation() {
         .expect("the Deployment row");
     assert_eq!(w.pods.len(), 300);
     assert_eq!(w.owner.kind, "Deployment");
-    assert_eq!(w.os, WorkloadOs::Linux);
+    assert_eq!(w.os, PodOs::Linux);
     assert_eq!(a.template_count(), 1);
     assert_eq!(a.evaluations(), 1, "the catalogue ran once for 300 pods");
     assert_eq!(a.node("lin-1").map(|n| n.pods.len()), Some(150));

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::date::{Date, KubeMinor};
 use super::{Kind, LifecyclePlatform};
-use crate::settings::InvalidSetting;
+use crate::invalid_setting::InvalidSetting;
 
 /// Setting `lifecycle`.
 ///

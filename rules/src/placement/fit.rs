@@ -36,7 +36,9 @@ use k8s_openapi::api::core::v1::{Node, NodeSelector, NodeSelectorTerm, Taint, To
 
 use super::Placement;
 use crate::model::{ClusterContext, node_os};
-use crate::schedule::affinity::{NodeFacts, required_affinity_matches, requirement_matches};
+use crate::schedule::affinity::{
+    NodeFacts, has_match_fields, required_affinity_matches, requirement_matches, term_expressions,
+};
 use crate::schedule::selector::node_selector_matches;
 use crate::schedule::taints::{
     Gates, filters, first_untolerated, first_untolerated_no_execute, taint_display,
@@ -662,15 +664,8 @@ fn class_level(placement: &Placement, index: &NodeIndex) -> bool {
     {
         return false;
     }
-    placement.required_affinity.iter().all(|sel| {
-        sel.node_selector_terms.iter().all(|t| {
-            t.match_fields.as_ref().is_none_or(Vec::is_empty)
-                && t.match_expressions
-                    .iter()
-                    .flatten()
-                    .all(|r| !per_node(&r.key))
-        })
-    })
+    let required = placement.required_affinity.as_ref();
+    !has_match_fields(required) && term_expressions(required).all(|e| !per_node(&e.requirement.key))
 }
 
 fn tolerates_unschedulable(tolerations: &[Toleration]) -> bool {
@@ -834,12 +829,8 @@ fn selector_keys(placement: &Placement) -> impl Iterator<Item = &str> + '_ {
         .iter()
         .flatten()
         .map(|(k, _)| k.as_str());
-    let affinity = placement
-        .required_affinity
-        .iter()
-        .flat_map(|r| r.node_selector_terms.iter())
-        .flat_map(|t| t.match_expressions.iter().flatten())
-        .map(|e| e.key.as_str());
+    let affinity =
+        term_expressions(placement.required_affinity.as_ref()).map(|e| e.requirement.key.as_str());
     selector.chain(affinity)
 }
 

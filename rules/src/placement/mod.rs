@@ -66,6 +66,7 @@ use k8s_openapi::api::core::v1::{NodeSelector, PodSpec, Toleration};
 
 use crate::model::{ClusterContext, PodTemplate, RuntimeClassEntry};
 use crate::path::FieldPath;
+use crate::schedule::affinity::required_node_affinity;
 use crate::schedule::runtimeclass::{SchedulingConflict, merge_scheduling};
 use crate::settings::Settings;
 use crate::windows::builds::{BUILDS, Channel, WindowsVersion};
@@ -90,8 +91,18 @@ pub const BETA_ARCH_LABEL: &str = "beta.kubernetes.io/arch";
 /// The Windows build node label, `major.minor.build` (kubernetes-windows-rules.md §5.4).
 pub const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 
-/// The OS a pod template needs, all signals considered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The OS a pod template needs, all signals considered; over all its templates, the OS a workload
+/// needs ([`PodOs::of_templates`]). On the wire (the audit's JSON, the API's filters) in lowercase.
+///
+/// ```
+/// use winplace_rules::placement::PodOs;
+/// assert_eq!(PodOs::of_templates([PodOs::Windows, PodOs::Any]), PodOs::Windows);
+/// assert_eq!(serde_json::to_value(PodOs::Any).unwrap(), "any");
+/// ```
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum PodOs {
     /// Linux (declared, pinned, or presumed from a Linux-only or unrecognized image in a pod that declares nothing).
     Linux,
@@ -112,6 +123,34 @@ impl PodOs {
             PodOs::Windows => Some(Os::Windows),
             PodOs::Any | PodOs::Conflict => None,
         }
+    }
+
+    /// The lowercase name the API writes (`windows`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodOs::Windows => "windows",
+            PodOs::Linux => "linux",
+            PodOs::Any => "any",
+            PodOs::Conflict => "conflict",
+        }
+    }
+
+    /// The OS of a workload whose templates need `oses`: the one OS they name (templates that need
+    /// any OS say nothing), `any` when none names one, `conflict` when they name different ones.
+    pub fn of_templates(oses: impl IntoIterator<Item = PodOs>) -> Self {
+        oses.into_iter()
+            .fold(PodOs::Any, |acc, os| match (acc, os) {
+                (acc, PodOs::Any) => acc,
+                (PodOs::Any, os) => os,
+                (acc, os) if acc == os => acc,
+                _ => PodOs::Conflict,
+            })
+    }
+}
+
+impl std::fmt::Display for PodOs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -583,13 +622,7 @@ fn merge_runtime_class(spec: &PodSpec, runtime_class: &RuntimeClassUse) -> Merge
 
 /// The pod's required node affinity (RuntimeClasses do not add affinity).
 fn required_affinity(spec: &PodSpec) -> Option<NodeSelector> {
-    spec.affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .clone()
-        })
+    required_node_affinity(spec.affinity.as_ref()).cloned()
 }
 
 /// Images: every container's image, classified from the host's manifests when given, else by the image

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorTerm};
 use k8s_openapi::api::node::v1::RuntimeClass;
 
+use super::build_range::required_affinity_path;
 use super::{BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, OsSignal, RuntimeClassUse};
 use crate::path::FieldPath;
-use crate::schedule::affinity::requirement_matches;
+use crate::schedule::affinity::{requirement_matches, term_expressions};
 use crate::windows::Os;
 use crate::windows::builds::WindowsVersion;
 
@@ -155,37 +156,15 @@ fn pin_of(windows: bool, linux: bool) -> OsPin {
     }
 }
 
-fn affinity_path(prefix: &FieldPath) -> FieldPath {
-    prefix
-        .field("affinity")
-        .field("nodeAffinity")
-        .field("requiredDuringSchedulingIgnoredDuringExecution")
-}
-
 /// Path of the first required-affinity expression on one of `keys`.
 fn first_expression_on(
     required: Option<&NodeSelector>,
     keys: &[&str],
     prefix: &FieldPath,
 ) -> Option<FieldPath> {
-    let required = required?;
-    required
-        .node_selector_terms
-        .iter()
-        .enumerate()
-        .find_map(|(i, term)| {
-            term.match_expressions
-                .iter()
-                .flatten()
-                .position(|r| keys.contains(&r.key.as_str()))
-                .map(|j| {
-                    affinity_path(prefix)
-                        .field("nodeSelectorTerms")
-                        .index(i)
-                        .field("matchExpressions")
-                        .index(j)
-                })
-        })
+    term_expressions(required)
+        .find(|e| keys.contains(&e.requirement.key.as_str()))
+        .map(|e| e.path(&required_affinity_path(prefix)))
 }
 
 fn runtime_class_selector(rc: &RuntimeClassUse) -> Option<&BTreeMap<String, String>> {
@@ -280,13 +259,9 @@ pub fn build_pin(
     }
     let mut values: Vec<&str> = candidates.iter().map(String::as_str).collect();
     values.extend(selected);
-    if let Some(required) = required {
-        for term in &required.node_selector_terms {
-            for req in term.match_expressions.iter().flatten() {
-                if req.key == BUILD_LABEL {
-                    values.extend(req.values.iter().flatten().map(String::as_str));
-                }
-            }
+    for e in term_expressions(required) {
+        if e.requirement.key == BUILD_LABEL {
+            values.extend(e.requirement.values.iter().flatten().map(String::as_str));
         }
     }
     values.sort_unstable();

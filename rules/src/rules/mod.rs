@@ -7,8 +7,7 @@
 //! Rules name themselves by [`RuleId`] when they emit a finding, so a misspelt id does not compile; the
 //! finding carries the id's string ([`RuleId::as_str`]).
 
-pub mod catalog;
-mod id;
+pub use crate::catalog;
 
 // Template rules: fed by the effective placement.
 mod cluster;
@@ -45,7 +44,7 @@ use crate::placement::{NodeIndex, Placement, PreparedCluster};
 use crate::settings::Settings;
 use std::borrow::Cow;
 
-pub use id::{RuleId, UnknownRuleId};
+pub use crate::catalog::{RuleId, UnknownRuleId};
 pub use image_facts::{ImageFacts, images_to_resolve};
 pub(crate) use image_facts::{check_unresolved, check_unresolved_object};
 

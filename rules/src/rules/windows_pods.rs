@@ -14,6 +14,7 @@ use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
     RuntimeClassUse, build_range, host_runs_any,
 };
+use crate::schedule::affinity::term_expressions;
 use crate::schedule::taints::{
     CaseDifference, Gates, case_differences, case_mismatch, taint_display, tolerated_by_any,
 };
@@ -608,17 +609,17 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     };
     let affinity = prefix.field("affinity").field("nodeAffinity");
     let mut expressions = Vec::new();
-    if let Some(req) = &node_affinity.required_during_scheduling_ignored_during_execution {
-        for (i, term) in req.node_selector_terms.iter().enumerate() {
-            let base = affinity
-                .field("requiredDuringSchedulingIgnoredDuringExecution")
-                .field("nodeSelectorTerms")
-                .index(i)
-                .field("matchExpressions");
-            for (j, e) in term.match_expressions.iter().flatten().enumerate() {
-                expressions.push((base.index(j), e.key.as_str(), "required node affinity"));
-            }
-        }
+    let required = affinity.field("requiredDuringSchedulingIgnoredDuringExecution");
+    for e in term_expressions(
+        node_affinity
+            .required_during_scheduling_ignored_during_execution
+            .as_ref(),
+    ) {
+        expressions.push((
+            e.path(&required),
+            e.requirement.key.as_str(),
+            "required node affinity",
+        ));
     }
     for (i, pref) in node_affinity
         .preferred_during_scheduling_ignored_during_execution

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 };
 
 use super::{ProblemKind, go_quote, selector, supported_values};
+use crate::path::FieldPath;
 
 /// The node affinity filter's failure reason (`nodeaffinity.ErrReasonPod`).
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
@@ -327,6 +328,89 @@ pub fn term_matches(term: &NodeSelectorTerm, node: NodeFacts) -> bool {
     })
 }
 
+/// The pod's required node affinity, `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`
+/// (RuntimeClasses add none): the one walk down to it for the rules, the resolver and the audit.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Affinity;
+/// use winplace_rules::schedule::affinity::required_node_affinity;
+/// let affinity: Affinity = serde_json::from_value(serde_json::json!({"nodeAffinity": {
+///     "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}})).unwrap();
+/// assert_eq!(required_node_affinity(Some(&affinity)).unwrap().node_selector_terms.len(), 1);
+/// assert!(required_node_affinity(None).is_none());
+/// ```
+pub fn required_node_affinity(affinity: Option<&Affinity>) -> Option<&NodeSelector> {
+    affinity?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+}
+
+/// One `matchExpressions` requirement of a required node selector, with where it is.
+#[derive(Debug, Clone, Copy)]
+pub struct TermExpression<'a> {
+    /// The index of its term in `nodeSelectorTerms`.
+    pub term: usize,
+    /// Its index in the term's `matchExpressions`.
+    pub index: usize,
+    /// The requirement.
+    pub requirement: &'a NodeSelectorRequirement,
+}
+
+impl TermExpression<'_> {
+    /// Its path under the selector's own path: `{selector}.nodeSelectorTerms[term].matchExpressions[index]`.
+    pub fn path(&self, selector: &FieldPath) -> FieldPath {
+        selector
+            .field("nodeSelectorTerms")
+            .index(self.term)
+            .field("matchExpressions")
+            .index(self.index)
+    }
+}
+
+/// Every `matchExpressions` requirement of the selector's terms, term by term, in order (none for
+/// `None`).
+///
+/// ```
+/// use k8s_openapi::api::core::v1::NodeSelector;
+/// use winplace_rules::schedule::affinity::term_expressions;
+/// let selector: NodeSelector = serde_json::from_value(serde_json::json!({"nodeSelectorTerms": [
+///     {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+///     {"matchExpressions": [{"key": "b", "operator": "Exists"}, {"key": "c", "operator": "Exists"}]}]})).unwrap();
+/// let at: Vec<(usize, usize, &str)> = term_expressions(Some(&selector))
+///     .map(|e| (e.term, e.index, e.requirement.key.as_str()))
+///     .collect();
+/// assert_eq!(at, [(0, 0, "a"), (1, 0, "b"), (1, 1, "c")]);
+/// ```
+pub fn term_expressions(
+    selector: Option<&NodeSelector>,
+) -> impl Iterator<Item = TermExpression<'_>> {
+    selector
+        .into_iter()
+        .flat_map(|s| s.node_selector_terms.iter().enumerate())
+        .flat_map(|(term, t)| {
+            t.match_expressions
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(move |(index, requirement)| TermExpression {
+                    term,
+                    index,
+                    requirement,
+                })
+        })
+}
+
+/// Whether some term of the selector has `matchFields` (nodes named one by one).
+pub fn has_match_fields(selector: Option<&NodeSelector>) -> bool {
+    selector.is_some_and(|s| {
+        s.node_selector_terms
+            .iter()
+            .any(|t| t.match_fields.as_ref().is_some_and(|f| !f.is_empty()))
+    })
+}
+
 /// Whether a required node selector (`requiredDuringSchedulingIgnoredDuringExecution`) selects the node
 /// (`LazyErrorNodeSelector.Match`): `None` → no constraint; terms are ORed; empty terms are dropped; a
 /// selector with no remaining term selects nothing.
@@ -352,13 +436,7 @@ pub fn pod_matches_node(
     {
         return false;
     }
-    let required = affinity
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
-    required_affinity_matches(required, node)
+    required_affinity_matches(required_node_affinity(affinity), node)
 }
 
 /// [`pod_matches_node`] for a pod spec.

@@ -13,6 +13,8 @@ use k8s_openapi::api::core::v1::{
     Affinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
 };
 
+use super::affinity::required_node_affinity;
+
 /// Why a gated pod's placement update widens where it can run; `None` when it only narrows.
 ///
 /// ```
@@ -48,15 +50,9 @@ pub fn widening_update(
             }
         }
     }
-    let required = |a: Option<&Affinity>| {
-        a.and_then(|a| a.node_affinity.as_ref()).and_then(|n| {
-            n.required_during_scheduling_ignored_during_execution
-                .clone()
-        })
-    };
     narrowing_terms(
-        required(old_affinity).as_ref(),
-        required(new_affinity).as_ref(),
+        required_node_affinity(old_affinity),
+        required_node_affinity(new_affinity),
     )
 }
 

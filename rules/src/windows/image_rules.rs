@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::builds::WindowsVersion;
 use super::os::Os;
 use super::reference::parse_image_ref;
+use crate::invalid_setting::InvalidSetting;
 
 /// A settings image rule: a glob on the image reference (`*` matches any run of characters, `/` included,
 /// `?` exactly one), e.g. `myregistry.io/win/*`.
@@ -52,8 +53,7 @@ impl ImageRule {
 
     /// Checks the rule for settings validation: a non-empty pattern, builds only for Windows, and every build
     /// in the `10.0.20348` form. The error names the field (`pattern`, `builds`) and says what to do.
-    pub fn validate(&self) -> Result<(), crate::settings::InvalidSetting> {
-        use crate::settings::InvalidSetting;
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
         if self.pattern.trim().is_empty() {
             return Err(InvalidSetting::new("pattern", "must not be empty"));
         }

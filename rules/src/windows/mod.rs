@@ -10,6 +10,8 @@
 //!   tag vocabulary they are read with (kubernetes-windows-rules.md §6).
 //! * [`classify`]: what an image reference says about its OS and Windows build ([`classify_image`]): the
 //!   image rules first, then the tables.
+//! * [`manifest`]: what an image's manifest (index or configuration) says about its OS and build
+//!   ([`class_from_manifest`]), read alike by the policy, the CLI and the server.
 //! * [`os_features`]: which Windows entries of an image index containerd picks by their `os.features`
 //!   (`win32k` ignored since containerd 2.3, kubernetes-windows-rules.md §5.5.2).
 //! * [`provenance`]: where an image's OS and build came from (name, manifest, settings), as the dashboard
@@ -29,6 +31,7 @@ pub mod classify;
 pub mod compat;
 pub mod image_rules;
 mod known_images;
+pub mod manifest;
 pub mod os;
 pub mod os_features;
 pub mod provenance;
@@ -44,6 +47,7 @@ pub use compat::{
     host_runs_image, host_runs_image_build, hosts_for_images, runnable_image_builds,
 };
 pub use image_rules::{ImageRule, glob_match};
+pub use manifest::class_from_manifest;
 pub use os::{InvalidOs, Os};
 pub use provenance::{ImageProvenance, Provenance};
 pub use reference::{ImageRef, parse_image_ref};

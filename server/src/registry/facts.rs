@@ -47,7 +47,7 @@ pub struct ManifestFacts {
 
 impl ManifestFacts {
     /// What the platforms mean for placement: the same reading as the Kubewarden policy's
-    /// ([`winplace_policy_wasm::admission::class_from_manifest`]), so the CLI, the server and admission
+    /// ([`winplace_rules::windows::class_from_manifest`]), so the CLI, the server and admission
     /// agree. `None` when no platform is Linux or Windows.
     ///
     /// ```
@@ -81,17 +81,15 @@ impl ManifestFacts {
                     .into_iter()
                     .map(|p| json!({"platform": p}))
                     .collect();
-                winplace_policy_wasm::admission::class_from_manifest(
+                winplace_rules::windows::class_from_manifest(
                     image,
                     &json!({"manifests": entries}),
                     None,
                 )
             }
-            PlatformSource::Config => winplace_policy_wasm::admission::class_from_manifest(
-                image,
-                &json!({}),
-                platforms.first(),
-            ),
+            PlatformSource::Config => {
+                winplace_rules::windows::class_from_manifest(image, &json!({}), platforms.first())
+            }
         }
     }
 }

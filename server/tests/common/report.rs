@@ -5,8 +5,9 @@
 
 use std::collections::BTreeMap;
 use winplace_rules::audit::{
-    AuditReport, NodeOs, NodeReport, PlacementState, PodRef, WorkloadOs, WorkloadReport,
+    AuditReport, NodeOs, NodeReport, PlacementState, PodRef, WorkloadReport,
 };
+use winplace_rules::placement::PodOs;
 use winplace_rules::{Finding, ObjectRef, Severity};
 
 fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> Finding {
@@ -42,7 +43,7 @@ fn workload(
     kind: &str,
     ns: &str,
     name: &str,
-    os: WorkloadOs,
+    os: PodOs,
     state: PlacementState,
     findings: Vec<Finding>,
 ) -> WorkloadReport {
@@ -81,7 +82,7 @@ pub fn report() -> AuditReport {
                 "Deployment",
                 "payments",
                 "payment-gateway",
-                WorkloadOs::Windows,
+                PodOs::Windows,
                 PlacementState::Misplaced,
                 vec![finding(
                     "pod-pending-placement",
@@ -95,7 +96,7 @@ pub fn report() -> AuditReport {
                 "Deployment",
                 "shop",
                 "cart-api",
-                WorkloadOs::Any,
+                PodOs::Any,
                 PlacementState::AtRisk,
                 vec![finding(
                     "linux-pod-without-os-selector",
@@ -109,7 +110,7 @@ pub fn report() -> AuditReport {
                 "DaemonSet",
                 "kube-system",
                 "kube-proxy",
-                WorkloadOs::Linux,
+                PodOs::Linux,
                 PlacementState::Fine,
                 vec![],
             ),

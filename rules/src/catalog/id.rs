@@ -1,5 +1,5 @@
 //! Every rule, declared once: its [`RuleId`] and its metadata ([`RuleMeta`], served as
-//! [`super::catalog::RULES`]) come from one list, so that a misspelt rule id is a compile error and no second
+//! [`super::RULES`]) come from one list, so that a misspelt rule id is a compile error and no second
 //! table can disagree with the first.
 //!
 //! Findings carry the id as a string on the wire (`Finding.rule`, JSON, SARIF, settings' `disabledRules`);
@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::catalog::{Family, Needs, RuleMeta};
+use super::{Family, Needs, RuleMeta};
 use crate::finding::Severity;
 
 /// Declares [`RuleId`] and [`RULES`] from one list of rules, each with named fields, so that the variants,
@@ -61,7 +61,7 @@ macro_rules! declare_rules {
         }
 
         /// Every rule's metadata, one row per [`RuleId`] at the index of its variant (the catalogue,
-        /// [`super::catalog::RULES`]).
+        /// [`super::RULES`]).
         pub const RULES: &[RuleMeta] = &[
             $(
                 RuleMeta {

@@ -7,14 +7,16 @@
 //! [`doc_url`].
 //!
 //! ```
-//! use winplace_rules::rules::catalog;
+//! use winplace_rules::catalog;
 //! let meta = catalog::rule("windows-pod-without-os-selector").expect("known rule");
 //! assert_eq!(meta.severity, winplace_rules::Severity::Error);
 //! assert!(catalog::doc_url(meta.id).ends_with("/docs/rules/windows-pod-without-os-selector.md"));
 //! ```
 
-use super::RuleId;
+mod id;
+
 use crate::Severity;
+pub use id::{RuleId, UnknownRuleId};
 
 /// Which part of the catalogue a rule belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -133,7 +135,7 @@ impl Needs {
     }
 }
 
-pub use super::id::RULES;
+pub use id::RULES;
 
 /// The metadata of `rule`.
 ///
