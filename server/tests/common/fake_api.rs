@@ -206,19 +206,7 @@ impl FakeApi {
                     get(
                         move |State(api): State<FakeApi>,
                               Path((ns, name)): Path<(String, String)>| async move {
-                            match api.get(kind, &format!("{ns}/{name}")) {
-                                Some(o) => axum::Json(o).into_response(),
-                                None => (
-                                    axum::http::StatusCode::NOT_FOUND,
-                                    axum::Json(status_body(
-                                        404,
-                                        "NotFound",
-                                        &format!("{name} not found"),
-                                        None,
-                                    )),
-                                )
-                                    .into_response(),
-                            }
+                            found(&api, kind, &ns, &name, &format!("{name} not found"))
                         },
                     ),
                 );
@@ -239,19 +227,13 @@ impl FakeApi {
             )
             .get(
                 |State(api): State<FakeApi>, Path((ns, name)): Path<(String, String)>| async move {
-                    match api.get("Pod", &format!("{ns}/{name}")) {
-                        Some(o) => axum::Json(o).into_response(),
-                        None => (
-                            axum::http::StatusCode::NOT_FOUND,
-                            axum::Json(status_body(
-                                404,
-                                "NotFound",
-                                &format!("pods \"{name}\" not found"),
-                                None,
-                            )),
-                        )
-                            .into_response(),
-                    }
+                    found(
+                        &api,
+                        "Pod",
+                        &ns,
+                        &name,
+                        &format!("pods \"{name}\" not found"),
+                    )
                 },
             ),
         );
@@ -510,6 +492,18 @@ impl FakeApi {
 }
 
 /// A `Status` object as the API server sends with an error.
+/// The object `kind` `ns/name` as a GET answers it, or the API server's 404 Status saying `missing`.
+fn found(api: &FakeApi, kind: &'static str, ns: &str, name: &str, missing: &str) -> Response {
+    match api.get(kind, &format!("{ns}/{name}")) {
+        Some(o) => axum::Json(o).into_response(),
+        None => (
+            axum::http::StatusCode::NOT_FOUND,
+            axum::Json(status_body(404, "NotFound", missing, None)),
+        )
+            .into_response(),
+    }
+}
+
 fn status_body(code: u16, reason: &str, message: &str, details: Option<Value>) -> Value {
     let mut status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": message, "reason": reason, "code": code});
