@@ -2,7 +2,8 @@
 # Memory of `winplace serve --resolve-images` against a registry that answers every read fault of issue 29
 # (server/bench/hostile_registry.py: a 50 MB manifest, an endless one, 60 MB config blobs announced and
 # hidden, an index of 100,000 entries and one of 15,000 under 4 MiB) beside BENIGN small images. Prints the
-# server's peak (VmHWM) and current (VmRSS) memory once every image was looked up, and the findings' words.
+# server's peak (VmHWM) and current (VmRSS) memory once every image was looked up, and the findings' words;
+# first, the peak of `winplace check --resolve-images` of the same pods (its findings stream: issue 27.6).
 #
 #   cargo build --release -p winplace && bash server/bench/registry_memory.sh [BENIGN]
 #
@@ -39,6 +40,12 @@ pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p-{i}", "name
 json.dump({"apiVersion": "v1", "kind": "List", "items": [node] + pods}, open(out, "w"))
 PY
 total=$((benign + 6))
+
+# The same pods as one manifest file: `check` resolves every image, then streams its findings out.
+/usr/bin/time -v "$bin" check "$work/snap.json" --resolve-images --insecure-registry "127.0.0.1:$reg_port" \
+  --registry-timeout 30 --image-cache-ttl 0 --format json >"$work/check.json" 2>"$work/check.time" || true
+echo "check --resolve-images, $total images: $(awk -F': ' '/Maximum resident set size/ {printf "peak %.0f MiB", $2 / 1024}
+  /Elapsed \(wall clock\)/ {w = $2} END {printf ", %s wall", w}' "$work/check.time"); findings $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$work/check.json" 2>/dev/null || echo '?')"
 
 RUST_LOG=warn "$bin" serve --snapshot "$work/snap.json" --listen "127.0.0.1:$port" --resolve-images \
   --insecure-registry "127.0.0.1:$reg_port" --registry-timeout 30 >/dev/null 2>&1 &
