@@ -27,7 +27,7 @@ use winplace_policy_wasm::request::create_request;
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::platform::Platform;
 use winplace_rules::rules::catalog;
-use winplace_rules::{ClusterContext, Finding, Settings, check_text, model};
+use winplace_rules::{Checker, ClusterContext, Finding, Settings, model};
 
 use corpus::{Case, Got, got_from_findings};
 
@@ -167,7 +167,11 @@ fn through_the_crate(
         platform,
     )
     .unwrap_or_else(|e| panic!("{}: {e}", case.name));
-    let report = check_text(input, &case.input, context, &settings);
+    let report = Checker::builder()
+        .settings(&settings)
+        .cluster(context)
+        .build()
+        .report(input, &case.input);
     let lines = report.parse_errors.iter().map(|e| e.line).collect();
     (report.findings, lines)
 }
@@ -198,6 +202,7 @@ fn through_the_cli(
         format: Format::Json,
         fix: false,
         fail_on: FailOn::Error,
+        on: None,
         registry: ResolveArgs::default(),
     };
     let outcome = check(&args, &mut std::io::empty(), &mut Vec::new());
