@@ -4,10 +4,26 @@
 //! case); then each case again with settings `platform` eks, aks, gke and openshift (the CLI is given
 //! `--platform`, the policy `{"platform": …}` in its settings, the crate `Settings::from_text_on`).
 //!
-//! The crate and the CLI must report the same findings (rule, object, path, severity, message). The
-//! policy answers per object, in words: for each object the API server would send it, the rule ids of its
-//! rejection message must be the crate's errors about that object and the rule ids of its warnings the
-//! crate's warnings (a Node's errors are warnings at admission: a kubelet must be able to register).
+//! What is compared, and why:
+//! * the crate and the CLI: every finding about the input file, whole (rule, object, path, severity,
+//!   message), and the lines of its parse errors. The CLI's findings about the cluster file's own Nodes
+//!   are left out (the crate is not asked about that file).
+//! * the crate and the policy: per object the API server would send it (`is_sent`: the policy's rules
+//!   select its kind, in `v1` of its group; an object in a version the API server no longer serves is
+//!   refused before admission and never reaches a policy), the rule ids of the rejection message must be
+//!   the crate's error rule ids about that object, and the rule ids of the warnings its warning rule ids,
+//!   as multisets; `accepted` must be true exactly when there is no error. A Node's errors are warnings at
+//!   admission (a kubelet must be able to register). Left out: info findings (the policy never reports
+//!   them), paths and messages (the policy words each finding as `[rule] path: message` in one string;
+//!   the rule ids are what a user acts on, and the crate's own tests check the words), and findings about
+//!   objects that are not sent.
+//! * The date: the CLI reads the retirement calendar at today's date unless told (`--on`, or the
+//!   settings' `lifecycle.date`); the crate and the policy have no clock and read no calendar without the
+//!   setting. Each case runs at its settings' date, else at [`DATE`] in all three, so that the calendar's
+//!   rules are compared too.
+//!
+//! Cost: one process, one compiled module (wasmtime's cache, `policy-host/src/lib.rs`) and one instance
+//! for every case; the CLI is the server crate's `check`, called in process.
 //!
 //! Needs the built module: `cargo xtask build` (static/policy.wasm).
 
@@ -25,11 +41,25 @@ use winplace_policy_wasm::admission::{AdmissionRequest, is_evaluated};
 use winplace_policy_wasm::host_answers::HostAnswers;
 use winplace_policy_wasm::request::create_request;
 use winplace_rules::input::{Limits, parse};
+use winplace_rules::lifecycle::Date;
 use winplace_rules::platform::Platform;
 use winplace_rules::rules::catalog;
 use winplace_rules::{Checker, ClusterContext, Finding, Settings, model};
 
 use corpus::{Case, Got, got_from_findings};
+
+/// The date a case without `lifecycle.date` is checked at, by all three: after AKS retired Windows
+/// Server 2019 (2026-03-01, docs/reference/lifecycle.md), so that the calendar's rules fire.
+const DATE: &str = "2026-06-01";
+
+/// The date `case` is checked at: its settings' `lifecycle.date`, else [`DATE`].
+fn case_date(case: &Case) -> Date {
+    case.settings()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .lifecycle
+        .date
+        .unwrap_or_else(|| DATE.parse().expect("DATE"))
+}
 
 /// The host the policy runs in, answering list calls from whichever cluster the current case grants.
 struct Policy {
@@ -96,6 +126,10 @@ fn settings_json(case: &Case, platform: Option<Platform>) -> Value {
     if let Some(p) = platform {
         value["platform"] = json!(p.as_str());
     }
+    if !value["lifecycle"].is_object() {
+        value["lifecycle"] = json!({});
+    }
+    value["lifecycle"]["date"] = json!(case_date(case).to_string());
     value
 }
 
@@ -167,6 +201,8 @@ fn through_the_crate(
         platform,
     )
     .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let mut settings = settings;
+    settings.lifecycle.date = Some(case_date(case));
     let report = Checker::builder()
         .settings(&settings)
         .cluster(context)
@@ -202,7 +238,7 @@ fn through_the_cli(
         format: Format::Json,
         fix: false,
         fail_on: FailOn::Error,
-        on: None,
+        on: Some(case_date(case)),
         registry: ResolveArgs::default(),
     };
     let outcome = check(&args, &mut std::io::empty(), &mut Vec::new());
@@ -313,6 +349,11 @@ fn every_corpus_case_gives_the_same_findings_through_the_crate_the_cli_and_polic
             }
         }
     }
+    eprintln!(
+        "{} corpus cases × {} settings: {sent} objects answered by policy.wasm",
+        cases.len(),
+        variants().len()
+    );
     assert!(
         sent >= cases.len(),
         "only {sent} objects sent to the policy"
