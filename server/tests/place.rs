@@ -1,9 +1,13 @@
 //! `winplace serve --place` (issue 30, "Done when"): the built binary against the fake API server (real
 //! HTTP: list, watch, get, JSON patches refused with 422 as kube-apiserver refuses them on a gated pod)
 //! and Debian's `docker-registry` with token auth, images pushed by `skopeo`. One registry, one fake
-//! API server and one test: the cases share the setup.
+//! API server and one test: the cases share the setup. The faults of issue 30 item 4 (a pod deleted while
+//! its images resolve, a Linux-only index on a Windows-bound pod, a registry that answers slowly or with
+//! 500s, a patch refused with 422) run in the same controller, beside the others, with a small fake
+//! registry (`fake_http`) for the answers Debian's registry never gives.
 
 use crate::common::fake_api;
+use crate::common::fake_http::{FakeServer, Reply};
 use crate::common::oci_registry;
 
 use std::process::{Child, Command, Stdio};
@@ -13,6 +17,7 @@ use base64::Engine as _;
 use fake_api::FakeApi;
 use oci_registry::{Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, hanging_listener, token_server};
 use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
 
 const GATE: &str = "winplace.io/placement";
 const BUILD: &str = "node.kubernetes.io/windows-build";
@@ -50,7 +55,7 @@ struct Placer(Child);
 
 impl Placer {
     /// `registry` and the token service it sends clients to (`realm`) are reached over plain HTTP.
-    fn start(dir: &std::path::Path, api: &str, registry: &str, realm: &str) -> Placer {
+    fn start(dir: &std::path::Path, api: &str, insecure: &[&str]) -> Placer {
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(
             &kubeconfig,
@@ -72,23 +77,22 @@ impl Placer {
             .arg(&kubeconfig)
             .arg("--settings")
             .arg(&settings)
-            .args([
-                "--insecure-registry",
-                registry,
-                "--insecure-registry",
-                realm,
-                "--place-deadline",
-                "5",
-                "--listen",
-                &listen,
-            ])
+            .args(insecure.iter().flat_map(|r| ["--insecure-registry", r]))
+            .args(["--place-deadline", "5", "--listen", &listen])
             // No Docker config of the machine: the pull secrets are the only credentials.
             .env("DOCKER_CONFIG", dir)
             .env("HOME", dir)
             .env_remove("KUBECONFIG")
             .env("RUST_LOG", "winplace=info")
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("placer.log")).expect("log file"))
+            // Appended: the log of a restarted controller follows the first one's.
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(dir.join("placer.log"))
+                    .expect("log file"),
+            )
             .spawn()
             .expect("winplace serve --place starts");
         Placer(child)
@@ -273,7 +277,20 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     assert_eq!(answer.status().as_u16(), 422);
     assert_eq!(pod(&api, "two-gates")["spec"]["tolerations"], json!([tol]));
 
-    let placer = Placer::start(work.path(), &url, &host, &realm);
+    let faulty = FaultRegistry::start(&api);
+    add_fault_pods(&api, &faulty, &img2022, &own_secret);
+    let fault_host = faulty.server.host();
+    let insecure = [host.as_str(), realm.as_str(), fault_host.as_str()];
+    let placer = Placer::start(work.path(), &url, &insecure);
+    // The pod deleted while its image resolves: deleted once the controller asked for the image (whose
+    // answer waits for the deletion).
+    until(
+        work.path(),
+        "the controller asks for the deleted pod's image",
+        || faulty.requests("gone") > 0,
+    )
+    .await;
+    api.delete("Pod", "shop/fault-gone");
     until(work.path(), "the three private pods are ungated", || {
         ["win2022", "win2019", "two-gates"]
             .iter()
@@ -338,12 +355,13 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     .await;
     let note = events_for(&api, "unreachable")[0]["note"].to_string();
     assert!(note.contains(&hanging), "{note}");
+    check_faults(work.path(), &api, &faulty).await;
 
     // A restart mid-way: a pod gated while the controller is down is placed after it comes back, and
     // what was placed is not patched again.
     drop(placer);
     api.apply("Pod", gated_pod("after-restart", &img2022, own_secret));
-    let _placer = Placer::start(work.path(), &url, &host, &realm);
+    let _placer = Placer::start(work.path(), &url, &insecure);
     until(
         work.path(),
         "the pod gated during the restart is placed",
@@ -375,14 +393,243 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
             .count(),
         0
     );
-    // Every patch winplace sent was accepted: none refused.
+    // Every patch winplace sent was accepted, but the faults' (each refused once, checked above).
     assert!(
         api.lock()
             .patches
             .iter()
-            .filter(|(k, _, _)| k != "shop/two-gates")
+            .filter(|(k, _, _)| k != "shop/two-gates" && !k.starts_with("shop/fault-"))
             .all(|(_, _, s)| *s == 200),
         "{:?}",
         api.lock().patches
     );
+}
+
+/// A registry for the faults Debian's never gives, anonymous over plain HTTP (`fake_http`): by
+/// repository, `flaky` answers 500 twice then a Windows Server 2022 index; `down` answers 500 always;
+/// `slow` answers after 8 s (beyond the 5 s deadline); `linux-only` an index of Linux entries only;
+/// `gone` answers the 2022 index once the test has deleted the pod that names it.
+struct FaultRegistry {
+    server: FakeServer,
+}
+
+impl FaultRegistry {
+    fn start(api: &FakeApi) -> FaultRegistry {
+        let api = api.clone();
+        let flaky = std::sync::atomic::AtomicUsize::new(0);
+        let server = FakeServer::start(move |request| {
+            let repository = request
+                .path()
+                .strip_prefix("/v2/")
+                .and_then(|p| p.split_once("/manifests/"))
+                .map_or("", |(r, _)| r);
+            match repository {
+                "flaky" if flaky.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 => {
+                    server_error()
+                }
+                "down" => server_error(),
+                "slow" => {
+                    std::thread::sleep(Duration::from_secs(8));
+                    index_reply(&["windows"])
+                }
+                "linux-only" => index_reply(&["linux", "linux"]),
+                "gone" => {
+                    let start = Instant::now();
+                    while api.get("Pod", "shop/fault-gone").is_some()
+                        && start.elapsed() < Duration::from_secs(20)
+                    {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    index_reply(&["windows"])
+                }
+                "flaky" => index_reply(&["windows"]),
+                _ => Reply::Full {
+                    status: "404 Not Found",
+                    headers: vec!["Content-Type: application/json".into()],
+                    body:
+                        br#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#
+                            .to_vec(),
+                },
+            }
+        });
+        FaultRegistry { server }
+    }
+
+    /// Manifest requests received for `repository`.
+    fn requests(&self, repository: &str) -> usize {
+        let prefix = format!("/v2/{repository}/manifests/");
+        self.server
+            .received()
+            .iter()
+            .filter(|r| r.path().starts_with(&prefix))
+            .count()
+    }
+
+    fn image(&self, repository: &str) -> String {
+        format!("{}/{repository}:1", self.server.host())
+    }
+}
+
+fn server_error() -> Reply {
+    Reply::Full {
+        status: "500 Internal Server Error",
+        headers: vec!["Content-Type: application/json".into()],
+        body: br#"{"errors":[{"code":"UNKNOWN","message":"storage backend down"}]}"#.to_vec(),
+    }
+}
+
+/// An OCI index with one amd64 entry per `os` (Windows entries are Windows Server 2022).
+fn index_reply(oses: &[&str]) -> Reply {
+    let manifests: Vec<Value> = oses
+        .iter()
+        .enumerate()
+        .map(|(i, os)| {
+            let mut platform =
+                json!({"os": os, "architecture": if i == 0 { "amd64" } else { "arm64" }});
+            if *os == "windows" {
+                platform["os.version"] = json!("10.0.20348.2762");
+            }
+            json!({"mediaType": oci_registry::MANIFEST, "size": 500,
+                   "digest": format!("sha256:{:064x}", i + 1), "platform": platform})
+        })
+        .collect();
+    let body = serde_json::to_vec(
+        &json!({"schemaVersion": 2, "mediaType": oci_registry::INDEX,
+        "manifests": manifests}),
+    )
+    .expect("json");
+    Reply::Full {
+        status: "200 OK",
+        headers: vec![
+            format!("Content-Type: {}", oci_registry::INDEX),
+            format!("Docker-Content-Digest: sha256:{:x}", Sha256::digest(&body)),
+        ],
+        body,
+    }
+}
+
+/// The fault cases' pods, all gated, created now (what each expects: [`FaultRegistry`], `check_faults`).
+fn add_fault_pods(api: &FakeApi, faulty: &FaultRegistry, img2022: &str, own_secret: &Value) {
+    let windows = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
+    for (name, image, extra) in [
+        ("fault-flaky", faulty.image("flaky"), json!({})),
+        ("fault-down", faulty.image("down"), json!({})),
+        ("fault-slow", faulty.image("slow"), json!({})),
+        ("fault-linux-only", faulty.image("linux-only"), windows),
+        (
+            "fault-linux-unpinned",
+            faulty.image("linux-only"),
+            json!({}),
+        ),
+        ("fault-gone", faulty.image("gone"), json!({})),
+        ("fault-refused", img2022.to_string(), own_secret.clone()),
+    ] {
+        api.apply("Pod", gated_pod(name, &image, extra));
+    }
+    // The API server refuses the pins of this one (422), as a validating rule the fake does not model.
+    api.lock().refuse_pins.push("shop/fault-refused".into());
+}
+
+/// Issue 30 item 4: each fault is logged once, counted, its gate released (or the pod placed after a
+/// retry), never a crash loop.
+async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegistry) {
+    let log = || std::fs::read_to_string(dir.join("placer.log")).unwrap_or_default();
+    let released = [
+        "fault-down",
+        "fault-slow",
+        "fault-linux-only",
+        "fault-refused",
+    ];
+    until(dir, "the faults' pods are released or placed", || {
+        released
+            .iter()
+            .chain(&["fault-flaky", "fault-linux-unpinned"])
+            .all(|n| ungated(api, n))
+    })
+    .await;
+    // 500s are retried within the deadline: two refusals, then the pod is placed.
+    let p = pod(api, "fault-flaky");
+    assert_eq!(
+        p["spec"]["nodeSelector"]["kubernetes.io/os"],
+        "windows",
+        "{p}\n{}",
+        log()
+    );
+    assert_eq!(faulty.requests("flaky"), 3);
+    // Released with nothing else changed, and an Event that says why.
+    for (name, reason, says) in [
+        (
+            "fault-down",
+            "ImagesUnresolved",
+            "500 Internal Server Error",
+        ),
+        ("fault-slow", "ImagesUnresolved", "--place-deadline"),
+        ("fault-linux-only", "NothingToPin", "Linux"),
+        ("fault-refused", "PlacementRefused", "refused by the test"),
+    ] {
+        let p = pod(api, name);
+        assert!(
+            ["nodeSelector", "affinity", "tolerations"]
+                .iter()
+                .all(|f| p["spec"].get(f) == gated_pod(name, "", json!({}))["spec"].get(f))
+                || name == "fault-linux-only",
+            "{p}"
+        );
+        until(dir, &format!("the Event of {name}"), || {
+            !events_for(api, name).is_empty()
+        })
+        .await;
+        let events = events_for(api, name);
+        assert_eq!(events.len(), 1, "{name}: {events:?}");
+        assert_eq!(events[0]["type"], "Warning", "{name}: {events:?}");
+        assert_eq!(events[0]["reason"], reason, "{name}: {events:?}");
+        let note = events[0]["note"].as_str().unwrap_or_default();
+        assert!(note.contains(says), "{name}: {note}");
+        // Logged once.
+        assert_eq!(
+            log()
+                .lines()
+                .filter(|l| l.contains(&format!("shop/{name}")))
+                .count(),
+            1,
+            "{name}:\n{}",
+            log()
+        );
+    }
+    // The registry that answers 500 was asked again within the deadline, not once and not in a loop.
+    let down = faulty.requests("down");
+    assert!((2..=20).contains(&down), "{down} requests");
+    // The same Linux-only index on a pod that names no OS: placed on Linux, as the rules place it.
+    let p = pod(api, "fault-linux-unpinned");
+    assert_eq!(
+        p["spec"]["nodeSelector"],
+        json!({"kubernetes.io/os": "linux"}),
+        "{p}"
+    );
+    assert!(ungated(api, "fault-linux-unpinned"), "{p}");
+    // The Windows-bound pod keeps its own selector, and gets nothing winplace would have pinned.
+    let p = pod(api, "fault-linux-only");
+    assert_eq!(
+        p["spec"]["nodeSelector"],
+        json!({"kubernetes.io/os": "windows"})
+    );
+    assert!(
+        p["spec"].get("affinity").is_none() && p["spec"].get("tolerations").is_none(),
+        "{p}"
+    );
+    // The refused pod: one refused patch, then one that only removed the gate.
+    assert_eq!(patches_of(api, "fault-refused", 422), 1);
+    assert_eq!(patches_of(api, "fault-refused", 200), 1);
+    // The deleted pod: its patch found no pod (404), once; logged once; no Event for a pod that is
+    // gone.
+    until(dir, "the deleted pod's patch", || {
+        patches_of(api, "fault-gone", 404) > 0
+    })
+    .await;
+    until(dir, "the deleted pod's log line", || {
+        log().lines().any(|l| l.contains("shop/fault-gone"))
+    })
+    .await;
+    assert_eq!(faulty.requests("gone"), 1);
+    assert!(events_for(api, "fault-gone").is_empty());
 }

@@ -82,7 +82,15 @@ pub fn placement_patch(
         return Some(released("its spec does not decode"));
     };
     if p.os == PodOs::Conflict || p.os_pin == OsPin::Nothing {
-        return Some(released("its OS signals contradict each other"));
+        // Say which signals: a Windows-bound pod whose image is built for Linux only is the common case.
+        let why = match &p.conflict {
+            Some(c) => format!(
+                "its OS signals contradict each other: {} ({}), but {} ({})",
+                c.first.what, c.first.path, c.other.what, c.other.path
+            ),
+            None => "its OS signals contradict each other".to_string(),
+        };
+        return Some(released(&why));
     }
     let raw = pod.get("spec").unwrap_or(&Value::Null);
     let selectors = plan::plan(&p, context, &settings);

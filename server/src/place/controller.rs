@@ -21,7 +21,7 @@ use winplace_rules::placement::gate::gate_index;
 use winplace_rules::placement::gated_patch::{placement_patch, release_ops};
 use winplace_rules::windows::{ImageClass, ImageOs, classify_image};
 
-use crate::registry::ImageResolver;
+use crate::registry::{Credentials, ImageResolver, ManifestFacts, ResolveError};
 
 /// Why a reconcile failed (it is retried after [`RETRY`]).
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,14 @@ pub enum PlaceError {
 /// How long a failed reconcile waits before the next try.
 pub const RETRY: Duration = Duration::from_secs(5);
 
+/// The first wait before an image whose look-up failed transiently (a server error, no connection, no
+/// answer in time: [`ResolveError::is_transient`]) is asked for again; doubled after each try up to
+/// [`RESOLVE_RETRY_MAX`], always within the pod's deadline.
+pub const RESOLVE_RETRY_FIRST: Duration = Duration::from_millis(200);
+
+/// The longest wait between two tries of a transiently failing image.
+pub const RESOLVE_RETRY_MAX: Duration = Duration::from_secs(2);
+
 /// Counters of the controller, kept per process (not yet exported on `/metrics`: issue 30 item 3).
 #[derive(Debug, Default)]
 pub struct PlaceStats {
@@ -51,6 +59,11 @@ pub struct PlaceStats {
     pub released_refused: AtomicU64,
     /// Pods released with nothing to pin.
     pub released_unpinned: AtomicU64,
+    /// Pods deleted before winplace's patch reached them (the API server answered 404): nothing to do.
+    pub deleted: AtomicU64,
+    /// Image look-ups asked for again after a transient failure (a server error, no connection, no
+    /// answer within the look-up's own limit), within the pod's deadline.
+    pub resolve_retries: AtomicU64,
 }
 
 /// What every reconcile shares.
@@ -137,14 +150,19 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
     } else {
         super::pull_secrets::for_pod(&placer.client, &pod).await
     };
-    let results = match remaining {
-        Some(left) if !open.is_empty() => {
-            placer
-                .resolver
-                .resolve_all_with(&open, &credentials, tokio::time::Instant::now() + left)
-                .await
+    let deadline = remaining.map(|left| tokio::time::Instant::now() + left);
+    let results = match deadline {
+        Some(deadline) if !open.is_empty() => {
+            resolve_until(placer.as_ref(), &name, &open, &credentials, deadline).await
         }
         _ => BTreeMap::new(),
+    };
+    let past_deadline = deadline.is_none_or(|d| tokio::time::Instant::now() >= d);
+    let late = || {
+        format!(
+            "not read within --place-deadline {}s of the pod's creation",
+            placer.deadline.as_secs_f64()
+        )
     };
     let mut manifests: BTreeMap<String, ImageClass> = BTreeMap::new();
     let mut unresolved: Vec<String> = Vec::new();
@@ -158,11 +176,15 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                     "{image}: its manifest names no platform winplace can read"
                 )),
             },
+            // The deadline cut the look-up short: that is what the Event says, not the look-up's limit.
+            Some(Err(ResolveError::Timeout(_))) if past_deadline => {
+                unresolved.push(format!("{image}: {}", late()));
+            }
+            Some(Err(error)) if error.is_transient() => {
+                unresolved.push(format!("{image}: {} (the last try: {error})", late()));
+            }
             Some(Err(error)) => unresolved.push(format!("{image}: {error}")),
-            None => unresolved.push(format!(
-                "{image}: not read within --place-deadline {}s of the pod's creation",
-                placer.deadline.as_secs_f64()
-            )),
+            None => unresolved.push(format!("{image}: {}", late())),
         }
     }
     if !unresolved.is_empty() {
@@ -195,6 +217,7 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                 .as_deref()
                 .unwrap_or("nothing to pin")
         );
+        tracing::warn!(pod = %name, "{why}");
         return release(&placer, &pod, &value, "NothingToPin", why)
             .await
             .inspect(|_| {
@@ -212,7 +235,7 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
             publish(&placer, &pod, EventType::Normal, "Placed", note).await;
             Ok(Action::await_change())
         }
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Action::await_change()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(deleted(&placer, &name)),
         Err(kube::Error::Api(status)) if status.code == 422 => {
             // The pod changed since it was read (a guard failed) or Kubernetes refuses the pins: read it
             // again and release it, so that it never waits on winplace.
@@ -229,7 +252,7 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                 .get_opt(pod.metadata.name.as_deref().unwrap_or(""))
                 .await?
             else {
-                return Ok(Action::await_change());
+                return Ok(deleted(&placer, &name));
             };
             let fresh_value = serde_json::to_value(&fresh)?;
             release(&placer, &fresh, &fresh_value, "PlacementRefused", why)
@@ -243,6 +266,58 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Resolves `images` by `deadline`, asking again for those whose look-up failed transiently (a server
+/// error, no connection, no answer within the look-up's limit) after a doubling wait, while the deadline
+/// allows: a registry that is down for a moment does not release the pod unplaced, and one that stays
+/// down releases it at the deadline, never later.
+async fn resolve_until(
+    placer: &Placer,
+    pod: &str,
+    images: &[String],
+    credentials: &[Credentials],
+    deadline: tokio::time::Instant,
+) -> BTreeMap<String, Result<ManifestFacts, ResolveError>> {
+    let mut results = placer
+        .resolver
+        .resolve_all_with(images, credentials, deadline)
+        .await;
+    let mut wait = RESOLVE_RETRY_FIRST;
+    loop {
+        let again: Vec<String> = results
+            .iter()
+            .filter(|(_, r)| r.as_ref().is_err_and(ResolveError::is_transient))
+            .map(|(image, _)| image.clone())
+            .collect();
+        if again.is_empty() || tokio::time::Instant::now() + wait >= deadline {
+            return results;
+        }
+        tracing::debug!(pod, images = ?again, ?wait, "image look-ups failed for now; asking again");
+        tokio::time::sleep(wait).await;
+        placer
+            .stats
+            .resolve_retries
+            .fetch_add(again.len() as u64, Ordering::Relaxed);
+        results.extend(
+            placer
+                .resolver
+                .resolve_all_with(&again, credentials, deadline)
+                .await,
+        );
+        wait = (wait * 2).min(RESOLVE_RETRY_MAX);
+    }
+}
+
+/// The pod was deleted before winplace's patch reached it: said once, counted, and nothing more to do
+/// (the controller does not reconcile a pod that is gone).
+fn deleted(placer: &Placer, pod: &str) -> Action {
+    placer.stats.deleted.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(
+        pod,
+        "the pod was deleted before winplace placed it; nothing to do"
+    );
+    Action::await_change()
 }
 
 /// Removes winplace's gate and nothing else, and says why in a Warning Event.
@@ -259,7 +334,7 @@ async fn release(
     match send(&placer.client, pod, &ops).await {
         Ok(()) => {}
         Err(kube::Error::Api(status)) if status.code == 404 => {
-            return Ok(Action::await_change());
+            return Ok(deleted(placer, &name_of(pod)));
         }
         Err(e) => return Err(e.into()),
     }

@@ -218,6 +218,8 @@ impl<'a> Session<'a> {
         };
         Err(match status {
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ResolveError::Unauthorized(detail),
+            StatusCode::TOO_MANY_REQUESTS => ResolveError::Unavailable(detail),
+            _ if status.is_server_error() => ResolveError::Unavailable(detail),
             _ => ResolveError::Registry(detail),
         })
     }

@@ -25,15 +25,19 @@ pub enum ResolveError {
     /// the words "too large".
     #[error("{0}")]
     TooLarge(String),
-    /// The registry answered something else: a server error, a document that is not a manifest, a
-    /// digest that does not match.
+    /// The registry answered with a server error (5xx) or asked the client to slow down (429): trouble
+    /// on its side that a later try may not meet.
+    #[error("the registry is unavailable (server error): {0}")]
+    Unavailable(String),
+    /// The registry answered something else: a document that is not a manifest, a digest that does not
+    /// match, another status.
     #[error("the registry answered unexpectedly: {0}")]
     Registry(String),
 }
 
 impl ResolveError {
     /// One word for metrics and the API: `invalid`, `unauthorized`, `not-found`, `timeout`,
-    /// `unreachable`, `too-large`, `registry`.
+    /// `unreachable`, `too-large`, `unavailable`, `registry`.
     pub fn kind(&self) -> &'static str {
         match self {
             ResolveError::InvalidReference(_) => "invalid",
@@ -42,8 +46,25 @@ impl ResolveError {
             ResolveError::Timeout(_) => "timeout",
             ResolveError::Unreachable(_) => "unreachable",
             ResolveError::TooLarge(_) => "too-large",
+            ResolveError::Unavailable(_) => "unavailable",
             ResolveError::Registry(_) => "registry",
         }
+    }
+
+    /// Whether another try may succeed: no answer in time, no connection, a server error. The placement
+    /// controller tries again within its deadline; a refusal, an unknown image or a bad document stays
+    /// as it is.
+    ///
+    /// ```
+    /// use winplace::registry::ResolveError;
+    /// assert!(ResolveError::Unavailable("500 Internal Server Error".into()).is_transient());
+    /// assert!(!ResolveError::NotFound.is_transient());
+    /// ```
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ResolveError::Timeout(_) | ResolveError::Unreachable(_) | ResolveError::Unavailable(_)
+        )
     }
 
     /// Reads what the HTTP client reported; `timeout` is the limit a timed-out request had.

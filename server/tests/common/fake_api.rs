@@ -3,7 +3,8 @@
 //! relist, dropped connections, and faults on lists (no answer at all, or an error Status). For the
 //! placement controller (`tests/place.rs`): `GET` of one pod, Secret or ServiceAccount, JSON patches of
 //! pods (`application/json-patch+json`) refused with 422 as kube-apiserver refuses them (a failed `test`
-//! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3), and Events
+//! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3, or any change but
+//! a gate's removal for the pods named in `refuse_pins`), and Events
 //! created through `events.k8s.io/v1`. Shared by `tests/live.rs`, `tests/place.rs` and the flood
 //! benchmark (`examples/flood.rs`), included with `#[path]`.
 
@@ -76,6 +77,9 @@ pub struct Fake {
     pub version: bool,
     /// Pod patches seen: (`namespace/name`, the patch, the status answered).
     pub patches: Vec<(String, Value, u16)>,
+    /// Pods (`namespace/name`) whose patches are refused with 422 unless they only remove scheduling
+    /// gates: what a validating webhook or a rule the fake does not model would answer.
+    pub refuse_pins: Vec<String>,
 }
 
 #[derive(Clone, Default)]
@@ -349,6 +353,25 @@ impl FakeApi {
             old.get("spec").unwrap_or(&Value::Null),
             new.get("spec").unwrap_or(&Value::Null),
         );
+        let only_gates = |pod: &Value| {
+            let mut pod = pod.clone();
+            if let Some(spec) = pod["spec"].as_object_mut() {
+                spec.remove("schedulingGates");
+            }
+            pod
+        };
+        if self.lock().refuse_pins.contains(&key_) && only_gates(&old) != only_gates(&new) {
+            record(422);
+            return answer(
+                422,
+                status_body(
+                    422,
+                    "Invalid",
+                    &format!("Pod \"{name}\" is invalid: spec: Forbidden: refused by the test"),
+                    None,
+                ),
+            );
+        }
         if !refusals.is_empty() {
             record(422);
             let errors: Vec<String> = refusals
