@@ -77,7 +77,7 @@ impl Placer {
             .arg(&kubeconfig)
             .arg("--settings")
             .arg(&settings)
-            .args(insecure.iter().flat_map(|r| ["--insecure-registry", r]))
+            .args(insecure.iter().flat_map(|r| ["--insecure-registry", *r]))
             .args(["--place-deadline", "5", "--listen", &listen])
             // No Docker config of the machine: the pull secrets are the only credentials.
             .env("DOCKER_CONFIG", dir)
@@ -484,8 +484,8 @@ fn index_reply(oses: &[&str]) -> Reply {
         .iter()
         .enumerate()
         .map(|(i, os)| {
-            let mut platform =
-                json!({"os": os, "architecture": if i == 0 { "amd64" } else { "arm64" }});
+            let architecture = if i == 0 { "amd64" } else { "arm64" };
+            let mut platform = json!({"os": os, "architecture": architecture});
             if *os == "windows" {
                 platform["os.version"] = json!("10.0.20348.2762");
             }
