@@ -23,7 +23,7 @@ fn state_with(report: AuditReport) -> AppState {
 /// namespaces `ns0`…`ns4`, each with three pods; and pods on its first node.
 fn big_report(extra: usize) -> AuditReport {
     let mut report = fixture::report();
-    let template = report.workloads[1].clone();
+    let template = (*report.workloads[1]).clone();
     for i in 0..extra {
         let mut w = template.clone();
         let ns = format!("ns{}", i % 5);
@@ -42,9 +42,9 @@ fn big_report(extra: usize) -> AuditReport {
                 state: w.state,
             })
             .collect();
-        report.workloads.push(w);
+        report.workloads.push(std::sync::Arc::new(w));
     }
-    let node = &mut report.nodes[2];
+    let node = std::sync::Arc::make_mut(&mut report.nodes[2]);
     node.pods = [
         PlacementState::Fine,
         PlacementState::Fine,

@@ -41,8 +41,8 @@ fn problems(v: &jsonschema::Validator, report: &Value) -> Vec<String> {
 #[test]
 fn reports_validate_against_the_crds_and_carry_every_finding() {
     let report = fixture::report();
-    let workloads: Vec<&WorkloadReport> = report.workloads.iter().collect();
-    let nodes: Vec<&NodeReport> = report.nodes.iter().collect();
+    let workloads: Vec<&WorkloadReport> = report.workloads.iter().map(|w| &**w).collect();
+    let nodes: Vec<&NodeReport> = report.nodes.iter().map(|n| &**n).collect();
     let list = reports(&workloads, &nodes, 1_763_900_000);
     assert_eq!(list["kind"], "List");
     let items = list["items"].as_array().expect("items");
@@ -137,8 +137,8 @@ fn openreports_validator(kind: &str) -> jsonschema::Validator {
 #[test]
 fn openreports_validate_against_the_crds_and_hold_the_same_results() {
     let report = fixture::report();
-    let workloads: Vec<&WorkloadReport> = report.workloads.iter().collect();
-    let nodes: Vec<&NodeReport> = report.nodes.iter().collect();
+    let workloads: Vec<&WorkloadReport> = report.workloads.iter().map(|w| &**w).collect();
+    let nodes: Vec<&NodeReport> = report.nodes.iter().map(|n| &**n).collect();
     let open = reports_in(ReportApi::OpenReports, &workloads, &nodes, 1_763_900_000);
     let wg = reports(&workloads, &nodes, 1_763_900_000);
     let namespaced = openreports_validator("Report");

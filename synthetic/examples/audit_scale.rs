@@ -340,7 +340,7 @@ fn main() {
     let t = Clock::start();
     let report = audit.report();
     println!(
-        "report(): {} nodes, {} workloads cloned in {} ({})",
+        "report(): {} nodes, {} workloads (rows shared, not cloned) in {} ({})",
         report.nodes.len(),
         report.workloads.len(),
         ms(&t),

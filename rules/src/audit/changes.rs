@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
-use super::templates::template_object;
 use super::{
     Audit, Dirty, NodeEdit, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, Template,
     Workload, WorkloadReport, node_name, os_of, owner, pod_key,
@@ -27,7 +26,7 @@ impl Audit {
             os,
             build,
             findings: Vec::new(),
-            report: NodeReport {
+            report: Arc::new(NodeReport {
                 name: node_name(node).to_string(),
                 os: NodeOs::from(os),
                 build: build.map(|b| WindowsVersion::new(b).label()),
@@ -36,7 +35,7 @@ impl Audit {
                 node_info: BTreeMap::new(),
                 pods: Vec::new(),
                 findings: Vec::new(),
-            },
+            }),
         }
     }
 
@@ -172,7 +171,7 @@ impl Audit {
                 wk.clone(),
                 Workload {
                     key: wk,
-                    report: WorkloadReport {
+                    report: Arc::new(WorkloadReport {
                         owner: owner.object.clone(),
                         os: PodOs::Any,
                         state: PlacementState::Fine,
@@ -180,7 +179,7 @@ impl Audit {
                         findings: Vec::new(),
                         images: Vec::new(),
                         incidents: Vec::new(),
-                    },
+                    }),
                     owner,
                     templates: BTreeMap::new(),
                     pods: BTreeSet::new(),
@@ -205,10 +204,8 @@ impl Audit {
                     // The representative changed in place (an image update of a bare pod, say).
                     let spec =
                         owner::template_spec(pod.spec.clone().unwrap_or_default(), &workload.owner);
-                    if spec != template.spec
-                        && let Some(object) = template_object(&workload.owner, name, &spec)
-                    {
-                        template.object = object;
+                    if spec != template.spec {
+                        template.object_name = name.to_string();
                         template.runtime_class = spec.runtime_class_name.clone();
                         template.spec = spec;
                         dirty.templates.insert((wk.clone(), rev.clone()));
@@ -218,11 +215,11 @@ impl Audit {
             None => {
                 let spec =
                     owner::template_spec(pod.spec.clone().unwrap_or_default(), &workload.owner);
-                if let Some(object) = template_object(&workload.owner, name, &spec) {
+                {
                     workload.templates.insert(
                         rev.clone(),
-                        Template {
-                            object,
+                        Box::new(Template {
+                            object_name: name.to_string(),
                             runtime_class: spec.runtime_class_name.clone(),
                             spec,
                             representative: Some(key.clone()),
@@ -232,7 +229,7 @@ impl Audit {
                             placement: None,
                             at_risk: false,
                             images: Vec::new(),
-                        },
+                        }),
                     );
                     dirty.templates.insert((wk.clone(), rev.clone()));
                 }

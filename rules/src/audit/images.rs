@@ -7,17 +7,28 @@ use std::sync::Arc;
 
 use super::{Audit, Dirty, Touched};
 use crate::placement::container_images;
-use crate::rules::{ImageFacts, images_to_resolve};
+use crate::rules::ImageFacts;
+use crate::rules::add_images_to_resolve;
 
 impl Audit {
     /// The images of the live workloads whose name tells neither their OS nor their Windows build: what
     /// the server asks registries about ([`images_to_resolve`] over every pod template).
     pub fn images_to_resolve(&self) -> Vec<String> {
-        let objects = self
-            .workloads
-            .values()
-            .flat_map(|w| w.templates.values().map(|t| &t.object));
-        images_to_resolve(objects, &self.settings)
+        // From the typed specs the templates keep: decoding every template's object again on each
+        // publish would cost a flood as much as the audit.
+        let mut out = Vec::new();
+        for workload in self.workloads.values() {
+            if self
+                .settings
+                .exempts(workload.owner.object.namespace.as_deref())
+            {
+                continue;
+            }
+            for template in workload.templates.values() {
+                add_images_to_resolve(&template.spec, &self.settings, &mut out);
+            }
+        }
+        out
     }
 
     /// The image facts the templates are evaluated with.

@@ -82,7 +82,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
 use rustc_hash::FxHashMap;
 
 use crate::finding::Finding;
-use crate::model::{ClusterContext, Object, RuntimeClassEntry};
+use crate::model::{ClusterContext, RuntimeClassEntry};
 use crate::placement::{NodeIndex, Placement};
 use crate::rules::live_state::{PodFacts, TemplateFacts};
 use crate::settings::Settings;
@@ -128,9 +128,11 @@ pub enum Change {
 /// One template of a workload: a representative pod's spec and what the catalogue found in it.
 #[derive(Debug, Clone)]
 struct Template {
-    /// The workload object with the representative's spec as its pod template (what the rules read).
-    object: Object,
-    /// The same spec, typed.
+    /// The name of the object the rules read (the representative pod's, for bare pods and custom
+    /// owners): that object, the workload with `spec` as its pod template, is built when the catalogue
+    /// runs ([`templates::template_object`]) rather than kept, which would hold the spec twice.
+    object_name: String,
+    /// The representative's spec, typed.
     spec: PodSpec,
     /// The representative pod; its updates replace the spec (`None` once it is gone).
     representative: Option<Arc<str>>,
@@ -155,11 +157,13 @@ struct Workload {
     /// `Kind/namespace/name`.
     key: Arc<str>,
     owner: Owner,
-    /// Templates by revision label value.
-    templates: BTreeMap<Arc<str>, Template>,
+    /// Templates by revision label value. Boxed: a B-tree leaf allocates room for eleven values, and a
+    /// template is kilobytes, so most workloads (one template) would pay for ten empty ones.
+    templates: BTreeMap<Arc<str>, Box<Template>>,
     /// Pods (`namespace/name`), sorted.
     pods: BTreeSet<Arc<str>>,
-    report: WorkloadReport,
+    /// Shared with the reports handed out ([`Audit::report`]), so that publishing one costs no copy.
+    report: Arc<WorkloadReport>,
 }
 
 #[derive(Debug, Clone)]
@@ -186,7 +190,8 @@ struct NodeEntry {
     build: Option<u32>,
     /// Node-rule findings.
     findings: Vec<Finding>,
-    report: NodeReport,
+    /// Shared like [`Workload::report`].
+    report: Arc<NodeReport>,
 }
 
 /// What a change leaves to re-audit.
@@ -419,17 +424,17 @@ impl Audit {
 
     /// Every node row, by name.
     pub fn nodes(&self) -> impl Iterator<Item = &NodeReport> + '_ {
-        self.nodes.values().map(|e| &e.report)
+        self.nodes.values().map(|e| &*e.report)
     }
 
     /// The row of node `name`.
     pub fn node(&self, name: &str) -> Option<&NodeReport> {
-        self.nodes.get(name).map(|e| &e.report)
+        self.nodes.get(name).map(|e| &*e.report)
     }
 
     /// Every workload row, by `Kind/namespace/name`.
     pub fn workloads(&self) -> impl Iterator<Item = &WorkloadReport> + '_ {
-        self.workloads.values().map(|w| &w.report)
+        self.workloads.values().map(|w| &*w.report)
     }
 
     /// The keys of every workload row (`Kind/namespace/name`, as [`Touched::workloads`] names them), in
@@ -440,7 +445,7 @@ impl Audit {
 
     /// The workload row `Kind/namespace/name` (as [`Touched::workloads`] names it).
     pub fn workload(&self, key: &str) -> Option<&WorkloadReport> {
-        self.workloads.get(key).map(|w| &w.report)
+        self.workloads.get(key).map(|w| &*w.report)
     }
 
     /// Findings of the RuntimeClass object rules (counted in the summary; no row shows them).
@@ -463,12 +468,13 @@ impl Audit {
         self.evaluations
     }
 
-    /// The whole report (clones every row).
+    /// The whole report. Its rows are shared with the audit (no row is copied); the audit replaces a
+    /// row it rebuilds, so the report stays as it was.
     pub fn report(&self) -> AuditReport {
         AuditReport {
             summary: self.summary(),
-            nodes: self.nodes().cloned().collect(),
-            workloads: self.workloads().cloned().collect(),
+            nodes: self.nodes.values().map(|e| e.report.clone()).collect(),
+            workloads: self.workloads.values().map(|w| w.report.clone()).collect(),
             incidents: self.incidents().cloned().collect(),
         }
     }

@@ -6,6 +6,7 @@ use crate::windows::Os;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// Whether a pod (or workload) is where it should be.
 #[derive(
@@ -267,10 +268,10 @@ pub struct Incident {
 pub struct AuditReport {
     /// At a glance.
     pub summary: Summary,
-    /// Every node.
-    pub nodes: Vec<NodeReport>,
-    /// Every workload.
-    pub workloads: Vec<WorkloadReport>,
+    /// Every node (shared with the [`Audit`](super::Audit) that made the report: no copy).
+    pub nodes: Vec<Arc<NodeReport>>,
+    /// Every workload (shared likewise).
+    pub workloads: Vec<Arc<WorkloadReport>>,
     /// What is failing now, every workload's incidents.
     #[serde(default)]
     pub incidents: Vec<Incident>,

@@ -2,6 +2,7 @@
 //! templates' findings, its pods' states and live findings, the OS it needs) and a node's row.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{
     Audit, NodeOs, NodeReport, PlacementState, PodRef, WorkloadReport, node_name, sort_findings,
@@ -72,8 +73,10 @@ impl Audit {
         let Some(workload) = self.workloads.get_mut(wk) else {
             return false;
         };
-        let changed = workload.report != report;
-        workload.report = report;
+        let changed = *workload.report != report;
+        if changed {
+            workload.report = Arc::new(report);
+        }
         changed
     }
 
@@ -135,8 +138,10 @@ impl Audit {
         let Some(entry) = self.nodes.get_mut(name) else {
             return false;
         };
-        let changed = entry.report != report;
-        entry.report = report;
+        let changed = *entry.report != report;
+        if changed {
+            entry.report = Arc::new(report);
+        }
         changed
     }
 }

@@ -77,7 +77,12 @@ impl Audit {
                 _ => WorkloadKind::Pod,
             };
             let prefix = kind.pod_spec_path();
-            let Some(raw) = template.object.get(&prefix) else {
+            let Some(object) =
+                template_object(&workload.owner, &template.object_name, &template.spec)
+            else {
+                continue;
+            };
+            let Some(raw) = object.get(&prefix) else {
                 continue;
             };
             let pod_template = PodTemplate {
@@ -102,7 +107,7 @@ impl Audit {
             } else {
                 evaluations += 1;
                 let placement = evaluate_template(
-                    &template.object,
+                    &object,
                     &pod_template,
                     PreparedCluster {
                         context,
@@ -113,12 +118,7 @@ impl Audit {
                     &mut findings,
                 );
                 // The server's look-ups that failed: the same info finding as `check --resolve-images`.
-                check_unresolved_object(
-                    &template.object,
-                    settings,
-                    &image_facts.unresolved,
-                    &mut findings,
-                );
+                check_unresolved_object(&object, settings, &image_facts.unresolved, &mut findings);
                 placement
             };
             let mut images: Vec<crate::windows::ImageProvenance> = Vec::new();

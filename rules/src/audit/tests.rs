@@ -670,7 +670,9 @@ fn class_context_gives_the_findings_of_every_node() {
                 _ => WorkloadKind::Pod,
             };
             let prefix = kind.pod_spec_path();
-            let Some(raw) = t.object.get(&prefix) else {
+            let object = super::templates::template_object(&w.owner, &t.object_name, &t.spec)
+                .expect("the template's object");
+            let Some(raw) = object.get(&prefix) else {
                 continue;
             };
             let template = PodTemplate {
@@ -682,7 +684,7 @@ fn class_context_gives_the_findings_of_every_node() {
             };
             let mut findings = Vec::new();
             evaluate_template(
-                &t.object,
+                &object,
                 &template,
                 PreparedCluster {
                     context: Some(&a.context),

@@ -129,20 +129,29 @@ pub fn images_to_resolve<'a>(
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (_, template) in super::checked_templates(objects, settings) {
-        for (_, image) in container_images(&template.spec, &template.prefix) {
-            let class = classify_image(image, &settings.image_rules);
-            let unknown = match &class.os {
-                ImageOs::Unrecognized => true,
-                ImageOs::Windows { builds } => builds.is_empty(),
-                ImageOs::Linux | ImageOs::MultiOs => false,
-            };
-            let by_rule = matches!(class.source, ImageSource::ImageRule(_));
-            if unknown && !by_rule && !out.iter().any(|i| i == image) {
-                out.push(image.to_string());
-            }
-        }
+        add_images_to_resolve(&template.spec, settings, &mut out);
     }
     out
+}
+
+/// Adds the images of `spec` worth asking a registry about ([`images_to_resolve`]) to `out`, each once.
+pub(crate) fn add_images_to_resolve(
+    spec: &k8s_openapi::api::core::v1::PodSpec,
+    settings: &Settings,
+    out: &mut Vec<String>,
+) {
+    for (_, image) in container_images(spec, &Default::default()) {
+        let class = classify_image(image, &settings.image_rules);
+        let unknown = match &class.os {
+            ImageOs::Unrecognized => true,
+            ImageOs::Windows { builds } => builds.is_empty(),
+            ImageOs::Linux | ImageOs::MultiOs => false,
+        };
+        let by_rule = matches!(class.source, ImageSource::ImageRule(_));
+        if unknown && !by_rule && !out.iter().any(|i| i == image) {
+            out.push(image.to_string());
+        }
+    }
 }
 
 /// `image-manifest-unresolved`: one info finding per container whose image is in `unresolved`, at the

@@ -45,6 +45,7 @@ use crate::settings::Settings;
 use std::borrow::Cow;
 
 pub use crate::catalog::{RuleId, UnknownRuleId};
+pub(crate) use image_facts::add_images_to_resolve;
 pub use image_facts::{ImageFacts, images_to_resolve};
 pub(crate) use image_facts::{check_unresolved, check_unresolved_object};
 

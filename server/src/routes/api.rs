@@ -89,7 +89,7 @@ async fn nodes(
             .nodes
             .iter()
             .filter(|n| filter.accepts(n))
-            .map(NodeRow::of)
+            .map(|n| NodeRow::of(n))
             .collect();
         nodes.sort_by(|a, b| a.name.cmp(&b.name));
         serde_json::to_vec(&NodesResponse { meta, nodes })
@@ -108,7 +108,7 @@ async fn node(
         .nodes
         .iter()
         .find(|n| n.name == name)
-        .cloned()
+        .map(|n| (**n).clone())
         .ok_or_else(|| ApiError::not_found(format!("no node named {name:?}")))?;
     Ok(Json(NodeResponse {
         meta: state.meta(&p),

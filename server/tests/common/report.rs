@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use winplace_rules::audit::{
     AuditReport, NodeOs, NodeReport, PlacementState, PodRef, WorkloadReport,
 };
@@ -22,8 +23,8 @@ fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> 
     }
 }
 
-fn node(name: &str, os: NodeOs, build: Option<&str>) -> NodeReport {
-    NodeReport {
+fn node(name: &str, os: NodeOs, build: Option<&str>) -> Arc<NodeReport> {
+    Arc::new(NodeReport {
         name: name.into(),
         os,
         build: build.map(str::to_string),
@@ -36,7 +37,7 @@ fn node(name: &str, os: NodeOs, build: Option<&str>) -> NodeReport {
         node_info: BTreeMap::new(),
         pods: vec![],
         findings: vec![],
-    }
+    })
 }
 
 fn workload(
@@ -46,8 +47,8 @@ fn workload(
     os: PodOs,
     state: PlacementState,
     findings: Vec<Finding>,
-) -> WorkloadReport {
-    WorkloadReport {
+) -> Arc<WorkloadReport> {
+    Arc::new(WorkloadReport {
         owner: ObjectRef {
             api_version: "apps/v1".into(),
             kind: kind.into(),
@@ -66,7 +67,7 @@ fn workload(
         findings,
         images: vec![],
         incidents: vec![],
-    }
+    })
 }
 
 /// A small report: three nodes, three workloads (misplaced, at risk, fine).
