@@ -46,11 +46,34 @@ fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
 }
 
 /// Runs `winplace serve --place` against `api`; killed on drop.
-struct Placer(Child);
+struct Placer {
+    child: Child,
+    /// Where it serves `/metrics` and the API.
+    listen: String,
+}
 
 impl Placer {
     /// `registry` and the token service it sends clients to (`realm`) are reached over plain HTTP.
     fn start(dir: &std::path::Path, api: &str, registry: &str, realm: &str) -> Placer {
+        Placer::start_with(
+            dir,
+            api,
+            &[
+                "--insecure-registry",
+                registry,
+                "--insecure-registry",
+                realm,
+                // One identity across the restart, as a restarted container keeps its pod's name:
+                // it renews its own Lease at once instead of waiting for it to expire.
+                "--place-identity",
+                "placer",
+            ],
+            "placer.log",
+        )
+    }
+
+    /// `winplace serve --place` with `extra` flags, logging to `log` in `dir`.
+    fn start_with(dir: &std::path::Path, api: &str, extra: &[&str], log: &str) -> Placer {
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(
             &kubeconfig,
@@ -72,48 +95,52 @@ impl Placer {
             .arg(&kubeconfig)
             .arg("--settings")
             .arg(&settings)
-            .args([
-                "--insecure-registry",
-                registry,
-                "--insecure-registry",
-                realm,
-                "--place-deadline",
-                "5",
-                "--listen",
-                &listen,
-            ])
+            .args(extra)
+            .args(["--place-deadline", "5", "--listen", &listen])
             // No Docker config of the machine: the pull secrets are the only credentials.
             .env("DOCKER_CONFIG", dir)
             .env("HOME", dir)
             .env_remove("KUBECONFIG")
             .env("RUST_LOG", "winplace=info")
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("placer.log")).expect("log file"))
+            .stderr(std::fs::File::create(dir.join(log)).expect("log file"))
             .spawn()
             .expect("winplace serve --place starts");
-        Placer(child)
+        Placer { child, listen }
     }
 }
 
 impl Drop for Placer {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
 /// Polls `done` until it holds (the controller works while the test waits); fails after 30 s with
-/// the controller's log.
-async fn until(log: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
+/// the controllers' logs (`*.log` in `dir`).
+async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(
             start.elapsed() < Duration::from_secs(30),
-            "timed out: {what}; winplace's log:\n{}",
-            std::fs::read_to_string(log.join("placer.log")).unwrap_or_default()
+            "timed out: {what}; winplace's logs:\n{}",
+            logs(dir)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+fn logs(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log") {
+            out.push_str(&format!("== {}\n", path.display()));
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
 }
 
 fn pod(api: &FakeApi, name: &str) -> Value {
@@ -339,6 +366,68 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     let note = events_for(&api, "unreachable")[0]["note"].to_string();
     assert!(note.contains(&hanging), "{note}");
 
+    // What /metrics and /api/placements say of it: three placed, one released at the deadline, one
+    // registry look-up per distinct reference (2022's is shared by two pods), this replica leads.
+    let text = http
+        .get(format!("http://{}/metrics", placer.listen))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for line in [
+        "winplace_place_placed_total 3",
+        "winplace_place_released_total{reason=\"deadline\"} 1",
+        "winplace_place_released_total{reason=\"refused\"} 0",
+        "winplace_place_leading 1",
+        "winplace_image_registry_requests_total{outcome=\"ok\"} 2",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    let resolved: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("winplace_place_resolution_seconds_count "))
+        .and_then(|n| n.parse().ok())
+        .expect("resolution histogram");
+    assert!(resolved >= 4, "{text}");
+    let placements: Value = serde_json::from_slice(
+        &http
+            .get(format!("http://{}/api/placements", placer.listen))
+            .send()
+            .await
+            .expect("placements")
+            .bytes()
+            .await
+            .expect("body"),
+    )
+    .expect("json");
+    let rows = placements["placements"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4, "{placements}");
+    let row = rows
+        .iter()
+        .find(|r| r["pod"] == "shop/win2022")
+        .expect("win2022");
+    assert_eq!(row["outcome"], "placed");
+    assert_eq!(row["images"], json!([img2022]));
+    assert!(
+        row["pins"].as_array().is_some_and(|p| p
+            .iter()
+            .any(|p| p.as_str().is_some_and(|p| p.contains("windows")))),
+        "{row}"
+    );
+    let row = rows
+        .iter()
+        .find(|r| r["pod"] == "shop/unreachable")
+        .expect("unreachable");
+    assert_eq!(
+        (row["outcome"].as_str(), row["reason"].as_str()),
+        (Some("released"), Some("deadline"))
+    );
+
     // A restart mid-way: a pod gated while the controller is down is placed after it comes back, and
     // what was placed is not patched again.
     drop(placer);
@@ -385,4 +474,115 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
         "{:?}",
         api.lock().patches
     );
+}
+
+/// The Lease holder's identity, if any.
+fn holder(api: &FakeApi) -> Option<String> {
+    api.get("Lease", "default/winplace-placer")
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
+}
+
+/// Two replicas against one API server: only the Lease's holder patches; when it dies, the other
+/// takes over once the (2 s) Lease has expired, and no pod is patched twice. The images' names say
+/// their OS and build, so no registry is needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_place_each_pod_once_and_the_other_takes_over() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let api = FakeApi::default();
+    api.lock().version = true;
+    api.apply("Node", fake_api::node("linux-1", "linux"));
+    api.apply(
+        "Node",
+        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
+    );
+    let image = "mcr.microsoft.com/windows/servercore:ltsc2022";
+    for name in ["first-1", "first-2", "first-3"] {
+        api.apply("Pod", gated_pod(name, image, json!({})));
+    }
+    let url = api.serve().await;
+    let replica = |id: &str| {
+        Placer::start_with(
+            work.path(),
+            &url,
+            &["--place-identity", id, "--place-lease-duration", "2"],
+            &format!("placer-{id}.log"),
+        )
+    };
+    // `a` takes the Lease first (it creates it), then `b` starts and finds it held.
+    let a = replica("a");
+    until(work.path(), "a holds the Lease", || {
+        holder(&api).as_deref() == Some("a")
+    })
+    .await;
+    let _b = replica("b");
+    until(work.path(), "the first pods are placed", || {
+        ["first-1", "first-2", "first-3"]
+            .iter()
+            .all(|n| ungated(&api, n))
+    })
+    .await;
+    // b reads the Lease (the holder renews without reading it) and finds it held: it writes nothing.
+    until(work.path(), "b reads the Lease", || {
+        api.requests("Lease", "get") >= 2
+    })
+    .await;
+    assert!(
+        api.lock().lease_writes.iter().all(|(_, _, h, _)| h == "a"),
+        "{:?}",
+        api.lock().lease_writes
+    );
+
+    // The holder dies without releasing the Lease: b takes over after it expires.
+    drop(a);
+    for name in ["later-1", "later-2"] {
+        api.apply("Pod", gated_pod(name, image, json!({})));
+    }
+    until(work.path(), "b places the later pods", || {
+        ["later-1", "later-2"].iter().all(|n| ungated(&api, n))
+    })
+    .await;
+    assert_eq!(
+        holder(&api).as_deref(),
+        Some("b"),
+        "{:?}",
+        api.lock().lease_writes
+    );
+    let lease = api.get("Lease", "default/winplace-placer").expect("lease");
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 2, "{lease}");
+    // b took it with one successful PUT after a's last write; a's renewals were all its own.
+    let writes = api.lock().lease_writes.clone();
+    let taken = writes
+        .iter()
+        .position(|(_, _, h, s)| h == "b" && *s == 200)
+        .expect("b took it");
+    assert!(
+        writes[taken..].iter().all(|(_, _, h, _)| h == "b"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[..taken]
+            .iter()
+            .all(|(_, _, h, s)| h == "a" || *s != 200),
+        "{writes:?}"
+    );
+    // No replica lost a race for a pod: every patch sent was accepted (two replicas placing at once
+    // would see the loser's patch refused, 422, by the gate's guard).
+    let patches = api.lock().patches.clone();
+    assert_eq!(patches.len(), 5, "{patches:?}");
+    assert!(patches.iter().all(|(_, _, s)| *s == 200), "{patches:?}");
+    // Every pod was patched exactly once, by one replica or the other.
+    for name in ["first-1", "first-2", "first-3", "later-1", "later-2"] {
+        assert_eq!(
+            patches_of(&api, name, 200),
+            1,
+            "{name}: {:?}",
+            api.lock().patches
+        );
+        let p = pod(&api, name);
+        assert_eq!(
+            p["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
+            "{p}"
+        );
+    }
 }
