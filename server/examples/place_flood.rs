@@ -11,7 +11,6 @@
 #[path = "../tests/common/fake_api.rs"]
 mod fake_api;
 #[path = "../tests/common/oci_registry.rs"]
-#[allow(dead_code)]
 mod oci_registry;
 
 use fake_api::{FakeApi, node};
