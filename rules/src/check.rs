@@ -17,6 +17,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -55,8 +56,9 @@ pub const NOT_LINUX_NODES: &str = "kubernetes.io/os!=linux";
 pub struct Checker<'a> {
     settings: Cow<'a, Settings>,
     cluster: Option<&'a ClusterContext>,
-    /// `cluster`'s nodes, indexed once; `None` without nodes.
-    nodes: Option<NodeIndex>,
+    /// `cluster`'s nodes, indexed once; `None` without nodes. Shared with the checkers
+    /// [`Checker::with_settings`] makes, which check against the same cluster.
+    nodes: Option<Arc<NodeIndex>>,
     /// Images whose manifests were read: classified from them.
     manifests: Option<&'a BTreeMap<String, ImageClass>>,
     /// Images whose manifests could not be read, with why: `image-manifest-unresolved`.
@@ -109,7 +111,7 @@ impl<'a> CheckerBuilder<'a> {
         let nodes = self
             .cluster
             .filter(|c| !c.nodes.is_empty())
-            .map(NodeIndex::from_context);
+            .map(|c| Arc::new(NodeIndex::from_context(c)));
         Checker {
             settings: self
                 .settings
@@ -141,6 +143,28 @@ impl<'a> Checker<'a> {
     /// The images' manifests it classifies images from, as given to the builder (`None` when none).
     pub fn image_manifests(&self) -> Option<&'a BTreeMap<String, ImageClass>> {
         self.manifests
+    }
+
+    /// The same checker (cluster, images) with other settings, sharing its index of the cluster's
+    /// nodes instead of building a second one: the admission review checks a gated pod with the
+    /// settings that leave its placement to the controller.
+    ///
+    /// ```
+    /// use winplace_rules::{Checker, Settings};
+    /// let strict = Settings::default();
+    /// let checker = Checker::builder().settings(&strict).build();
+    /// let mutating = Settings { mutate: true, ..Settings::default() };
+    /// let other = checker.with_settings(&mutating);
+    /// assert!(other.settings().mutate && !checker.settings().mutate);
+    /// ```
+    pub fn with_settings<'b>(&'b self, settings: &'b Settings) -> Checker<'b> {
+        Checker {
+            settings: Cow::Borrowed(settings),
+            cluster: self.cluster,
+            nodes: self.nodes.clone(),
+            manifests: self.manifests,
+            unresolved: self.unresolved,
+        }
     }
 
     /// Parses `text` (multi-document YAML or JSON, `List` objects allowed) and evaluates every object
@@ -385,7 +409,7 @@ impl<'a> Checker<'a> {
                     .map(NodeIndex::from_context);
                 fresh.as_ref()
             }
-            Some(Cow::Borrowed(_)) => self.nodes.as_ref(),
+            Some(Cow::Borrowed(_)) => self.nodes.as_deref(),
             None => None,
         };
         let context = merged.as_deref();

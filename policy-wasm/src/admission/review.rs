@@ -69,13 +69,9 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
     // A gated pod is checked without the rules the controller answers (a checker of its own: gated
     // requests only).
     let deferring_settings = gated.as_ref().map(|_| deferring(settings));
-    let deferring_checker = deferring_settings.as_ref().map(|settings| {
-        Checker::builder()
-            .settings(settings)
-            .cluster(checker.cluster())
-            .image_manifests(manifests)
-            .build()
-    });
+    let deferring_checker = deferring_settings
+        .as_ref()
+        .map(|settings| checker.with_settings(settings));
     let checker = deferring_checker.as_ref().unwrap_or(checker);
     let settings = checker.settings();
     let written_namespace = object_namespace(&request.object).cloned();
