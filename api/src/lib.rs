@@ -13,9 +13,11 @@
 #![warn(missing_docs)]
 
 mod filter;
+mod placements;
 mod rows;
 
 pub use filter::{DEFAULT_PAGE, FilterError, MAX_PAGE, NodeFilter, StateFilter, WorkloadFilter};
+pub use placements::{PlacementOutcome, PlacementRow, PlacementsResponse, RECENT_PLACEMENTS};
 pub use rows::{NodeRow, StateCounts, WorkloadRow, worst_first};
 /// Each image of a workload row: its OS/build and where they came from.
 pub use winplace_rules::windows::{ImageOs, ImageProvenance, Provenance};

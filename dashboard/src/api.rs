@@ -2,8 +2,8 @@
 
 use serde::de::DeserializeOwned;
 use winplace_api::{
-    IncidentsResponse, NodeResponse, NodesResponse, SummaryResponse, WorkloadFilter,
-    WorkloadsResponse,
+    IncidentsResponse, NodeResponse, NodesResponse, PlacementsResponse, SummaryResponse,
+    WorkloadFilter, WorkloadsResponse,
 };
 
 /// What a failed call says to the user.
@@ -55,6 +55,11 @@ pub async fn workloads(filter: WorkloadFilter) -> ApiResult<WorkloadsResponse> {
         .map(|(k, v)| format!("{k}={}", encode(&v)))
         .collect();
     get_json(&format!("/api/workloads?{}", query.join("&"))).await
+}
+
+/// `GET /api/placements`: what `serve --place` placed and how.
+pub async fn placements() -> ApiResult<PlacementsResponse> {
+    get_json("/api/placements").await
 }
 
 /// Percent-encodes a path segment or query value.

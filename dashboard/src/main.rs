@@ -40,6 +40,7 @@ fn App() -> impl IntoView {
                     <A href="/">"Overview"</A>
                     <A href="/nodes">"Nodes"</A>
                     <A href="/workloads">"Workloads"</A>
+                    <A href="/placements">"Placements"</A>
                     <A href="/planner">"Planner"</A>
                     <A href="/playground">"Playground"</A>
                     <A href="/rules">"Rules"</A>
@@ -53,6 +54,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::overview::OverviewPage/>
                     <Route path=path!("/nodes") view=pages::nodes::NodesPage/>
                     <Route path=path!("/workloads") view=pages::workloads::WorkloadsPage/>
+                    <Route path=path!("/placements") view=pages::placements::PlacementsPage/>
                     <Route path=path!("/planner") view={Lazy::<pages::PlannerRoute>::new()}/>
                     <Route path=path!("/playground") view={Lazy::<pages::PlaygroundRoute>::new()}/>
                     <Route path=path!("/rules") view=pages::rules::RulesPage/>

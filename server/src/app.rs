@@ -71,6 +71,7 @@ fn routes(state: AppState) -> Router {
         .merge(crate::routes::health::router())
         .merge(crate::routes::api::router())
         .merge(crate::routes::images::router())
+        .merge(crate::routes::placements::router())
         .merge(crate::routes::assets::router())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

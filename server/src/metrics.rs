@@ -37,6 +37,37 @@ pub struct Histogram {
     count: u64,
 }
 
+impl Histogram {
+    /// Counts one observation.
+    pub fn observe(&mut self, took: Duration) {
+        let seconds = took.as_secs_f64();
+        for (bound, count) in BUCKETS.iter().zip(self.counts.iter_mut()) {
+            if seconds <= *bound {
+                *count += 1;
+            }
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
+
+    /// Observations so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The histogram's series, with its HELP and TYPE lines.
+    pub fn write(&self, out: &mut String, name: &str, help: &str) -> std::fmt::Result {
+        writeln!(out, "# HELP {name} {help}")?;
+        writeln!(out, "# TYPE {name} histogram")?;
+        for (bound, count) in BUCKETS.iter().zip(self.counts.iter()) {
+            writeln!(out, "{name}_bucket{{le=\"{}\"}} {count}", number(*bound))?;
+        }
+        writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {}", self.count)?;
+        writeln!(out, "{name}_sum {}", number(self.sum))?;
+        writeln!(out, "{name}_count {}", self.count)
+    }
+}
+
 /// The values of [`Metrics`] at one moment.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Counters {
@@ -51,15 +82,10 @@ pub struct Counters {
 impl Metrics {
     /// Records how long one batch (apply + report) took.
     pub fn observe_audit(&self, took: Duration) {
-        let seconds = took.as_secs_f64();
-        let mut h = self.audit.lock().unwrap_or_else(|p| p.into_inner());
-        for (bound, count) in BUCKETS.iter().zip(h.counts.iter_mut()) {
-            if seconds <= *bound {
-                *count += 1;
-            }
-        }
-        h.sum += seconds;
-        h.count += 1;
+        self.audit
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .observe(took);
     }
 
     /// Counts a watch failure (each is followed by a restart with backoff).
@@ -112,7 +138,7 @@ pub struct Exposition<'a> {
 }
 
 /// Escapes a label value (backslash, double quote, newline).
-fn escape(value: &str) -> String {
+pub fn escape(value: &str) -> String {
     value
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -152,28 +178,11 @@ fn write_all(out: &mut String, e: &Exposition<'_>) -> std::fmt::Result {
         env!("CARGO_PKG_VERSION")
     )?;
 
-    writeln!(
+    e.counters.audit.write(
         out,
-        "# HELP winplace_audit_duration_seconds Time to apply a batch of changes and rebuild the report."
+        "winplace_audit_duration_seconds",
+        "Time to apply a batch of changes and rebuild the report.",
     )?;
-    writeln!(out, "# TYPE winplace_audit_duration_seconds histogram")?;
-    {
-        let h = &e.counters.audit;
-        for (bound, count) in BUCKETS.iter().zip(h.counts.iter()) {
-            writeln!(
-                out,
-                "winplace_audit_duration_seconds_bucket{{le=\"{}\"}} {count}",
-                number(*bound)
-            )?;
-        }
-        writeln!(
-            out,
-            "winplace_audit_duration_seconds_bucket{{le=\"+Inf\"}} {}",
-            h.count
-        )?;
-        writeln!(out, "winplace_audit_duration_seconds_sum {}", number(h.sum))?;
-        writeln!(out, "winplace_audit_duration_seconds_count {}", h.count)?;
-    }
 
     writeln!(
         out,

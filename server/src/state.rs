@@ -97,6 +97,8 @@ struct Shared {
     answers: Answers,
     /// The registry client, when the server resolves images (`serve --resolve-images`).
     image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
+    /// What the placement controller did, when the server places pods (`serve --place`).
+    place_report: std::sync::OnceLock<Arc<crate::place::report::PlaceReport>>,
     /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
     readiness_log: ReadinessLog,
     /// The event streams open, and their limit.
@@ -125,6 +127,7 @@ impl AppState {
                 timing,
                 answers: Answers::default(),
                 image_resolver: std::sync::OnceLock::new(),
+                place_report: std::sync::OnceLock::new(),
                 readiness_log: Default::default(),
                 event_streams: Default::default(),
             }),
@@ -149,6 +152,16 @@ impl AppState {
     /// The registry client, when image resolution is on.
     pub fn image_resolver(&self) -> Option<&Arc<crate::registry::ImageResolver>> {
         self.inner.image_resolver.get()
+    }
+
+    /// Sets the placement controller's report (once, at start-up).
+    pub fn set_place_report(&self, report: Arc<crate::place::report::PlaceReport>) {
+        let _ = self.inner.place_report.set(report);
+    }
+
+    /// The placement controller's report, when the server places pods.
+    pub fn place_report(&self) -> Option<&Arc<crate::place::report::PlaceReport>> {
+        self.inner.place_report.get()
     }
 
     /// The latest published audit.

@@ -752,3 +752,71 @@ async fn the_demo_cluster_tells_its_story_through_the_api() {
         ["aks-win22-0", "aks-win22-1", "aks-win22-2"]
     );
 }
+
+#[tokio::test]
+async fn placements_are_empty_without_place_and_newest_first_with_it() {
+    let s = state();
+    let (status, body) = get_json(&s, "/api/placements").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        serde_json::json!({"enabled": false, "leading": false, "placements": []})
+    );
+
+    let resolver = winplace::registry::ImageResolver::new(Default::default());
+    let report = std::sync::Arc::new(winplace::place::report::PlaceReport::new(
+        std::sync::Arc::new(resolver),
+    ));
+    report.set_leading(true);
+    report.placed(
+        "shop/web-0".into(),
+        vec!["registry.example/web:1".into()],
+        vec!["nodeSelector kubernetes.io/os: windows".into()],
+        "winplace placed the pod: nodeSelector kubernetes.io/os: windows".into(),
+    );
+    report.released(
+        "shop/web-1".into(),
+        vec!["registry.example/web:2".into()],
+        winplace::place::report::reason::DEADLINE,
+        "not read in time".into(),
+    );
+    s.set_place_report(report);
+    let (_, body) = get_json(&s, "/api/placements").await;
+    assert_eq!(body["enabled"], true);
+    assert_eq!(body["leading"], true);
+    let rows = body["placements"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{body}");
+    assert_eq!(rows[0]["pod"], "shop/web-1");
+    assert_eq!(rows[0]["outcome"], "released");
+    assert_eq!(rows[0]["reason"], "deadline");
+    assert!(rows[0].get("pins").is_none(), "{body}");
+    assert_eq!(rows[1]["outcome"], "placed");
+    assert_eq!(
+        rows[1]["pins"],
+        serde_json::json!(["nodeSelector kubernetes.io/os: windows"])
+    );
+    assert_eq!(
+        rows[1]["images"],
+        serde_json::json!(["registry.example/web:1"])
+    );
+    // The same counts on /metrics, with the resolver's series (once).
+    let (_, _, body) = get(&s, "/metrics").await;
+    let text = String::from_utf8(body).expect("utf-8");
+    for line in [
+        "winplace_place_placed_total 1",
+        "winplace_place_released_total{reason=\"deadline\"} 1",
+        "winplace_place_released_total{reason=\"refused\"} 0",
+        "winplace_place_leading 1",
+        "winplace_place_resolution_seconds_count 0",
+        "winplace_image_registry_requests_total{outcome=\"ok\"} 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    assert_eq!(
+        text.matches("# TYPE winplace_image_lookups_total").count(),
+        1
+    );
+}

@@ -51,11 +51,29 @@ fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
 }
 
 /// Runs `winplace serve --place` against `api`; killed on drop.
-struct Placer(Child);
+struct Placer {
+    child: Child,
+    /// Where it serves `/metrics` and the API.
+    listen: String,
+}
 
 impl Placer {
     /// `registry` and the token service it sends clients to (`realm`) are reached over plain HTTP.
+    /// `winplace serve --place` reaching the registries in `insecure` over plain HTTP, with one identity
+    /// across a restart, as a restarted container keeps its pod's name: it renews its own Lease at once
+    /// instead of waiting for it to expire.
     fn start(dir: &std::path::Path, api: &str, insecure: &[&str]) -> Placer {
+        let mut extra: Vec<&str> = insecure
+            .iter()
+            .flat_map(|r| ["--insecure-registry", *r])
+            .collect();
+        extra.extend(["--place-identity", "placer"]);
+        Placer::start_with(dir, api, &extra, "placer.log")
+    }
+
+    /// `winplace serve --place` with `extra` flags, logging to `log` in `dir` (appended: the log of a
+    /// restarted controller follows the first one's).
+    fn start_with(dir: &std::path::Path, api: &str, extra: &[&str], log: &str) -> Placer {
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(
             &kubeconfig,
@@ -77,7 +95,7 @@ impl Placer {
             .arg(&kubeconfig)
             .arg("--settings")
             .arg(&settings)
-            .args(insecure.iter().flat_map(|r| ["--insecure-registry", *r]))
+            .args(extra)
             .args(["--place-deadline", "5", "--listen", &listen])
             // No Docker config of the machine: the pull secrets are the only credentials.
             .env("DOCKER_CONFIG", dir)
@@ -90,34 +108,46 @@ impl Placer {
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(dir.join("placer.log"))
+                    .open(dir.join(log))
                     .expect("log file"),
             )
             .spawn()
             .expect("winplace serve --place starts");
-        Placer(child)
+        Placer { child, listen }
     }
 }
 
 impl Drop for Placer {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
 /// Polls `done` until it holds (the controller works while the test waits); fails after 30 s with
-/// the controller's log.
-async fn until(log: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
+/// the controllers' logs (`*.log` in `dir`).
+async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(
             start.elapsed() < Duration::from_secs(30),
-            "timed out: {what}; winplace's log:\n{}",
-            std::fs::read_to_string(log.join("placer.log")).unwrap_or_default()
+            "timed out: {what}; winplace's logs:\n{}",
+            logs(dir)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+fn logs(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log") {
+            out.push_str(&format!("== {}\n", path.display()));
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
 }
 
 fn pod(api: &FakeApi, name: &str) -> Value {
@@ -356,6 +386,77 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     let note = events_for(&api, "unreachable")[0]["note"].to_string();
     assert!(note.contains(&hanging), "{note}");
     check_faults(work.path(), &api, &faulty).await;
+
+    // What /metrics and /api/placements say of it, the faults included: one successful registry
+    // look-up per distinct reference read (2022's is shared by two pods, the Linux-only index by two),
+    // this replica leads.
+    let text = http
+        .get(format!("http://{}/metrics", placer.listen))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for line in [
+        // win2022, win2019, two-gates; fault-flaky after two 500s; fault-linux-unpinned on Linux.
+        "winplace_place_placed_total 5",
+        // unreachable and fault-slow: not read within the deadline.
+        "winplace_place_released_total{reason=\"deadline\"} 2",
+        // fault-down: 500s until the deadline, released with the last try's kind.
+        "winplace_place_released_total{reason=\"unavailable\"} 1",
+        "winplace_place_released_total{reason=\"refused\"} 1",
+        "winplace_place_released_total{reason=\"nothing-to-pin\"} 1",
+        "winplace_place_deleted_total 1",
+        "winplace_place_leading 1",
+        // 2022 and 2019 from Debian's registry; flaky (third try), linux-only and gone from the fault one.
+        "winplace_image_registry_requests_total{outcome=\"ok\"} 5",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    let resolved: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("winplace_place_resolution_seconds_count "))
+        .and_then(|n| n.parse().ok())
+        .expect("resolution histogram");
+    assert!(resolved >= 4, "{text}");
+    let placements: Value = serde_json::from_slice(
+        &http
+            .get(format!("http://{}/api/placements", placer.listen))
+            .send()
+            .await
+            .expect("placements")
+            .bytes()
+            .await
+            .expect("body"),
+    )
+    .expect("json");
+    let rows = placements["placements"].as_array().expect("rows");
+    // One row per pod placed or released (the deleted pod has none).
+    assert_eq!(rows.len(), 10, "{placements}");
+    let row = rows
+        .iter()
+        .find(|r| r["pod"] == "shop/win2022")
+        .expect("win2022");
+    assert_eq!(row["outcome"], "placed");
+    assert_eq!(row["images"], json!([img2022]));
+    assert!(
+        row["pins"].as_array().is_some_and(|p| p
+            .iter()
+            .any(|p| p.as_str().is_some_and(|p| p.contains("windows")))),
+        "{row}"
+    );
+    let row = rows
+        .iter()
+        .find(|r| r["pod"] == "shop/unreachable")
+        .expect("unreachable");
+    assert_eq!(
+        (row["outcome"].as_str(), row["reason"].as_str()),
+        (Some("released"), Some("deadline"))
+    );
 
     // A restart mid-way: a pod gated while the controller is down is placed after it comes back, and
     // what was placed is not patched again.
@@ -632,4 +733,115 @@ async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegist
     .await;
     assert_eq!(faulty.requests("gone"), 1);
     assert!(events_for(api, "fault-gone").is_empty());
+}
+
+/// The Lease holder's identity, if any.
+fn holder(api: &FakeApi) -> Option<String> {
+    api.get("Lease", "default/winplace-placer")
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
+}
+
+/// Two replicas against one API server: only the Lease's holder patches; when it dies, the other
+/// takes over once the (2 s) Lease has expired, and no pod is patched twice. The images' names say
+/// their OS and build, so no registry is needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_place_each_pod_once_and_the_other_takes_over() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let api = FakeApi::default();
+    api.lock().version = true;
+    api.apply("Node", fake_api::node("linux-1", "linux"));
+    api.apply(
+        "Node",
+        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
+    );
+    let image = "mcr.microsoft.com/windows/servercore:ltsc2022";
+    for name in ["first-1", "first-2", "first-3"] {
+        api.apply("Pod", gated_pod(name, image, json!({})));
+    }
+    let url = api.serve().await;
+    let replica = |id: &str| {
+        Placer::start_with(
+            work.path(),
+            &url,
+            &["--place-identity", id, "--place-lease-duration", "2"],
+            &format!("placer-{id}.log"),
+        )
+    };
+    // `a` takes the Lease first (it creates it), then `b` starts and finds it held.
+    let a = replica("a");
+    until(work.path(), "a holds the Lease", || {
+        holder(&api).as_deref() == Some("a")
+    })
+    .await;
+    let _b = replica("b");
+    until(work.path(), "the first pods are placed", || {
+        ["first-1", "first-2", "first-3"]
+            .iter()
+            .all(|n| ungated(&api, n))
+    })
+    .await;
+    // b reads the Lease (the holder renews without reading it) and finds it held: it writes nothing.
+    until(work.path(), "b reads the Lease", || {
+        api.requests("Lease", "get") >= 2
+    })
+    .await;
+    assert!(
+        api.lock().lease_writes.iter().all(|(_, _, h, _)| h == "a"),
+        "{:?}",
+        api.lock().lease_writes
+    );
+
+    // The holder dies without releasing the Lease: b takes over after it expires.
+    drop(a);
+    for name in ["later-1", "later-2"] {
+        api.apply("Pod", gated_pod(name, image, json!({})));
+    }
+    until(work.path(), "b places the later pods", || {
+        ["later-1", "later-2"].iter().all(|n| ungated(&api, n))
+    })
+    .await;
+    assert_eq!(
+        holder(&api).as_deref(),
+        Some("b"),
+        "{:?}",
+        api.lock().lease_writes
+    );
+    let lease = api.get("Lease", "default/winplace-placer").expect("lease");
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 2, "{lease}");
+    // b took it with one successful PUT after a's last write; a's renewals were all its own.
+    let writes = api.lock().lease_writes.clone();
+    let taken = writes
+        .iter()
+        .position(|(_, _, h, s)| h == "b" && *s == 200)
+        .expect("b took it");
+    assert!(
+        writes[taken..].iter().all(|(_, _, h, _)| h == "b"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[..taken]
+            .iter()
+            .all(|(_, _, h, s)| h == "a" || *s != 200),
+        "{writes:?}"
+    );
+    // No replica lost a race for a pod: every patch sent was accepted (two replicas placing at once
+    // would see the loser's patch refused, 422, by the gate's guard).
+    let patches = api.lock().patches.clone();
+    assert_eq!(patches.len(), 5, "{patches:?}");
+    assert!(patches.iter().all(|(_, _, s)| *s == 200), "{patches:?}");
+    // Every pod was patched exactly once, by one replica or the other.
+    for name in ["first-1", "first-2", "first-3", "later-1", "later-2"] {
+        assert_eq!(
+            patches_of(&api, name, 200),
+            1,
+            "{name}: {:?}",
+            api.lock().patches
+        );
+        let p = pod(&api, name);
+        assert_eq!(
+            p["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
+            "{p}"
+        );
+    }
 }

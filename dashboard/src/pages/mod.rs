@@ -4,10 +4,11 @@
 //! infrastructure-file readers, every rule, fixes, plans, the Admission view), and the policy view is the
 //! only other one that writes Kubernetes objects: they are lazy routes, whose code `cargo xtask build`
 //! splits into chunks fetched the first time one of them is opened (`xtask/src/split.rs`). The overview,
-//! nodes, workloads and rules views show the server's answers and start without that code.
+//! nodes, workloads, placements and rules views show the server's answers and start without that code.
 
 pub mod nodes;
 pub mod overview;
+pub mod placements;
 pub mod planner;
 pub mod playground;
 pub mod policy;

@@ -118,11 +118,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             Some(r) => r.clone(),
             None => std::sync::Arc::new(args.registry.any_resolver()?),
         };
+        let report = std::sync::Arc::new(crate::place::report::PlaceReport::new(place_resolver));
+        state.set_place_report(report.clone());
+        let leading = crate::place::lease::spawn(client.clone(), args.place.lease());
         tokio::spawn(crate::place::controller::run(
             client,
-            place_resolver,
+            report,
             settings.clone(),
             args.place.place_deadline,
+            leading,
         ));
     }
     if let Some(resolver) = resolver {

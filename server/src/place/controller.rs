@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use winplace_rules::placement::gate::gate_index;
 use winplace_rules::placement::gated_patch::{placement_patch, release_ops};
 use winplace_rules::windows::{ImageClass, ImageOs, classify_image};
 
+use super::report::{PlaceReport, reason};
 use crate::registry::{Credentials, ImageResolver, ManifestFacts, ResolveError};
 
 /// Why a reconcile failed (it is retried after [`RETRY`]).
@@ -48,45 +50,60 @@ pub const RESOLVE_RETRY_FIRST: Duration = Duration::from_millis(200);
 /// The longest wait between two tries of a transiently failing image.
 pub const RESOLVE_RETRY_MAX: Duration = Duration::from_secs(2);
 
-/// Counters of the controller, kept per process (not yet exported on `/metrics`: issue 30 item 3).
-#[derive(Debug, Default)]
-pub struct PlaceStats {
-    /// Pods pinned and ungated.
-    pub placed: AtomicU64,
-    /// Pods released because an image could not be read in time (or at all).
-    pub released_unresolved: AtomicU64,
-    /// Pods released because the API server refused the pins (422).
-    pub released_refused: AtomicU64,
-    /// Pods released with nothing to pin.
-    pub released_unpinned: AtomicU64,
-    /// Pods deleted before winplace's patch reached them (the API server answered 404): nothing to do.
-    pub deleted: AtomicU64,
-    /// Image look-ups asked for again after a transient failure (a server error, no connection, no
-    /// answer within the look-up's own limit), within the pod's deadline.
-    pub resolve_retries: AtomicU64,
-}
-
 /// What every reconcile shares.
 pub struct Placer {
     client: Client,
     resolver: Arc<ImageResolver>,
     settings: Settings,
     deadline: Duration,
-    nodes: Store<Node>,
+    nodes: NodeContext,
     recorder: Recorder,
-    /// The counters.
-    pub stats: PlaceStats,
+    /// The counters and the recent placements (`/metrics`, `/api/placements`).
+    pub report: Arc<PlaceReport>,
+}
+
+/// The cluster's Nodes as the rules take them, built once per change of the Node store (not per
+/// reconcile: a thousand pods gated at once share one copy).
+struct NodeContext {
+    store: Store<Node>,
+    /// Bumped by the Node watch after each event it applied to the store.
+    changes: Arc<AtomicU64>,
+    /// The context and the change count it was built at.
+    built: Mutex<Option<(u64, Arc<ClusterContext>)>>,
+}
+
+impl NodeContext {
+    fn get(&self) -> Arc<ClusterContext> {
+        // Read the count before the store: a context is never tagged newer than what it holds.
+        let seen = self.changes.load(Ordering::Acquire);
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, context)) = built.as_ref()
+            && *at == seen
+        {
+            return context.clone();
+        }
+        let context = Arc::new(ClusterContext {
+            nodes: self.store.state().iter().map(|n| (**n).clone()).collect(),
+            runtime_classes: Vec::new(),
+        });
+        *built = Some((seen, context.clone()));
+        context
+    }
 }
 
 /// Runs the controller until the process ends: a reflector over Nodes (the cluster's Windows builds and
-/// taints), and the pod controller.
+/// taints), and the pod controller while `leading` says this replica holds the Lease
+/// ([`super::lease`]).
 pub async fn run(
     client: Client,
-    resolver: Arc<ImageResolver>,
+    report: Arc<PlaceReport>,
     settings: Settings,
     deadline: Duration,
+    mut leading: tokio::sync::watch::Receiver<bool>,
 ) {
     let (nodes, writer) = reflector::store::<Node>();
+    let changes = Arc::new(AtomicU64::new(0));
+    let counted = changes.clone();
     let node_watch = reflector::reflector(
         writer,
         watcher(
@@ -95,7 +112,10 @@ pub async fn run(
         ),
     )
     .default_backoff()
-    .for_each(|_| futures::future::ready(()));
+    .for_each(move |_| {
+        counted.fetch_add(1, Ordering::Release);
+        futures::future::ready(())
+    });
     tokio::spawn(node_watch);
     if nodes.wait_until_ready().await.is_err() {
         tracing::error!("the Node watch ended before its first list; placement stops");
@@ -104,15 +124,34 @@ pub async fn run(
     let placer = Arc::new(Placer {
         recorder: Recorder::new(client.clone(), Reporter::from("winplace")),
         client: client.clone(),
-        resolver,
+        resolver: report.resolver().clone(),
         settings,
         deadline,
-        nodes,
-        stats: PlaceStats::default(),
+        nodes: NodeContext {
+            store: nodes,
+            changes,
+            built: Mutex::new(None),
+        },
+        report: report.clone(),
     });
+    loop {
+        if leading.wait_for(|held| *held).await.is_err() {
+            return;
+        }
+        report.set_leading(true);
+        tokio::select! {
+            () = place(client.clone(), placer.clone()) => return,
+            lost = leading.wait_for(|held| !*held) => if lost.is_err() { return },
+        }
+        report.set_leading(false);
+    }
+}
+
+/// The pod controller, until the process ends (or the caller drops it: the Lease was lost).
+async fn place(client: Client, placer: Arc<Placer>) {
     // A gated pod is never bound: unscheduled pods are the only candidates (scheduling-gates.md §4.8).
     let pods = kube::Api::<Pod>::all(client);
-    tracing::info!(deadline = ?deadline, "placing pods gated with winplace.io/placement");
+    tracing::info!(deadline = ?placer.deadline, "placing pods gated with winplace.io/placement");
     Controller::new(pods, watcher::Config::default().fields("spec.nodeName="))
         .run(reconcile, error_policy, placer)
         .for_each(|result| async move {
@@ -153,7 +192,11 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
     let deadline = remaining.map(|left| tokio::time::Instant::now() + left);
     let results = match deadline {
         Some(deadline) if !open.is_empty() => {
-            resolve_until(placer.as_ref(), &name, &open, &credentials, deadline).await
+            let started = tokio::time::Instant::now();
+            let results =
+                resolve_until(placer.as_ref(), &name, &open, &credentials, deadline).await;
+            placer.report.observe_resolution(started.elapsed());
+            results
         }
         _ => BTreeMap::new(),
     };
@@ -193,19 +236,16 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
             unresolved.join("; ")
         );
         tracing::warn!(pod = %name, "{why}");
-        return release(&placer, &pod, &value, "ImagesUnresolved", why)
+        let because = unresolved_reason(&open, &results);
+        return release(&placer, &pod, &value, "ImagesUnresolved", why.clone())
             .await
             .inspect(|_| {
                 placer
-                    .stats
-                    .released_unresolved
-                    .fetch_add(1, Ordering::Relaxed);
+                    .report
+                    .released(name.clone(), open.clone(), because, why)
             });
     }
-    let context = ClusterContext {
-        nodes: placer.nodes.state().iter().map(|n| (**n).clone()).collect(),
-        runtime_classes: Vec::new(),
-    };
+    let context = placer.nodes.get();
     let Some(patch) = placement_patch(&value, &placer.settings, Some(&context), &manifests) else {
         return Ok(Action::await_change());
     };
@@ -218,20 +258,23 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                 .unwrap_or("nothing to pin")
         );
         tracing::warn!(pod = %name, "{why}");
-        return release(&placer, &pod, &value, "NothingToPin", why)
+        return release(&placer, &pod, &value, "NothingToPin", why.clone())
             .await
             .inspect(|_| {
+                let reason = reason::NOTHING_TO_PIN;
                 placer
-                    .stats
-                    .released_unpinned
-                    .fetch_add(1, Ordering::Relaxed);
+                    .report
+                    .released(name.clone(), open.clone(), reason, why);
             });
     }
     match send(&placer.client, &pod, &patch.ops).await {
         Ok(()) => {
-            placer.stats.placed.fetch_add(1, Ordering::Relaxed);
             let note = format!("winplace placed the pod: {}", patch.pins.join(", "));
             tracing::info!(pod = %name, "{note}");
+            let pins = patch.pins.clone();
+            placer
+                .report
+                .placed(name.clone(), open.clone(), pins, note.clone());
             publish(&placer, &pod, EventType::Normal, "Placed", note).await;
             Ok(Action::await_change())
         }
@@ -255,14 +298,20 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                 return Ok(deleted(&placer, &name));
             };
             let fresh_value = serde_json::to_value(&fresh)?;
-            release(&placer, &fresh, &fresh_value, "PlacementRefused", why)
-                .await
-                .inspect(|_| {
-                    placer
-                        .stats
-                        .released_refused
-                        .fetch_add(1, Ordering::Relaxed);
-                })
+            release(
+                &placer,
+                &fresh,
+                &fresh_value,
+                "PlacementRefused",
+                why.clone(),
+            )
+            .await
+            .inspect(|_| {
+                let reason = reason::REFUSED;
+                placer
+                    .report
+                    .released(name.clone(), open.clone(), reason, why);
+            })
         }
         Err(e) => Err(e.into()),
     }
@@ -295,10 +344,7 @@ async fn resolve_until(
         }
         tracing::debug!(pod, images = ?again, ?wait, "image look-ups failed for now; asking again");
         tokio::time::sleep(wait).await;
-        placer
-            .stats
-            .resolve_retries
-            .fetch_add(again.len() as u64, Ordering::Relaxed);
+        placer.report.resolve_retried(again.len() as u64);
         results.extend(
             placer
                 .resolver
@@ -312,12 +358,34 @@ async fn resolve_until(
 /// The pod was deleted before winplace's patch reached it: said once, counted, and nothing more to do
 /// (the controller does not reconcile a pod that is gone).
 fn deleted(placer: &Placer, pod: &str) -> Action {
-    placer.stats.deleted.fetch_add(1, Ordering::Relaxed);
+    placer.report.deleted();
     tracing::info!(
         pod,
         "the pod was deleted before winplace placed it; nothing to do"
     );
     Action::await_change()
+}
+
+/// The `reason` label of a release for images not read: `deadline` when one was not read in time,
+/// else the first registry error's kind, else `no-platform`.
+fn unresolved_reason(
+    open: &[String],
+    results: &BTreeMap<String, Result<ManifestFacts, ResolveError>>,
+) -> &'static str {
+    let answers: Vec<_> = open.iter().map(|image| results.get(image)).collect();
+    if answers
+        .iter()
+        .any(|a| matches!(a, None | Some(Err(ResolveError::Timeout(_)))))
+    {
+        return reason::DEADLINE;
+    }
+    answers
+        .iter()
+        .find_map(|a| match a {
+            Some(Err(e)) => Some(e.kind()),
+            _ => None,
+        })
+        .unwrap_or(reason::NO_PLATFORM)
 }
 
 /// Removes winplace's gate and nothing else, and says why in a Warning Event.
@@ -416,4 +484,39 @@ fn remaining(pod: &Pod, deadline: Duration) -> Option<Duration> {
     let age = now.duration_since(created.0);
     let age = Duration::try_from(age).unwrap_or(Duration::ZERO);
     deadline.checked_sub(age).filter(|d| !d.is_zero())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str) -> Node {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("node")
+    }
+
+    #[test]
+    fn the_node_context_is_rebuilt_only_when_the_nodes_change() {
+        let (store, mut writer) = reflector::store::<Node>();
+        let changes = Arc::new(AtomicU64::new(0));
+        let nodes = NodeContext {
+            store,
+            changes: changes.clone(),
+            built: Mutex::new(None),
+        };
+        // What the Node watch does: apply to the store, then count.
+        let mut watch = |n: Node| {
+            writer.apply_watcher_event(&watcher::Event::Apply(n));
+            changes.fetch_add(1, Ordering::Release);
+        };
+        watch(node("a"));
+        let first = nodes.get();
+        assert_eq!(first.nodes.len(), 1);
+        // No change: the same context, not a copy.
+        assert!(Arc::ptr_eq(&first, &nodes.get()));
+        watch(node("b"));
+        let second = nodes.get();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(second.nodes.len(), 2);
+        assert!(Arc::ptr_eq(&second, &nodes.get()));
+    }
 }

@@ -12,11 +12,16 @@
 //! * releases the pod (removes its gate, nothing else) with a Warning Event when an image cannot be read
 //!   within `--place-deadline` of the pod's creation, or when the API server refuses the patch.
 //!
+//! Two replicas do not fight: only the holder of a `coordination.k8s.io/v1` Lease places pods
+//! ([`lease`]); the other waits and takes over when the Lease expires.
+//!
 //! Idempotent: the gate's absence is the mark of a pod already done, and every patch is guarded by
 //! `test`s on the pod's uid and the gate's index, so a restart or a second run places nothing twice.
 
 pub mod controller;
+pub mod lease;
 pub mod pull_secrets;
+pub mod report;
 
 use std::time::Duration;
 
@@ -38,4 +43,38 @@ pub struct PlaceArgs {
     #[arg(long, value_name = "SECONDS", default_value = "30",
           value_parser = crate::commands::check::parse_seconds)]
     pub place_deadline: Duration,
+    /// The `coordination.k8s.io/v1` Lease that elects the one replica that places pods.
+    #[arg(long, value_name = "NAME", default_value = lease::DEFAULT_NAME)]
+    pub place_lease_name: String,
+    /// The Lease's namespace (default: `$POD_NAMESPACE`, else `default`).
+    #[arg(long, value_name = "NAMESPACE")]
+    pub place_lease_namespace: Option<String>,
+    /// How long a replica that stopped renewing keeps the Lease; the others take over after it.
+    /// Renewals every 2/15 of it; the holder stops placing when it has not renewed within 2/3 of it.
+    #[arg(long, value_name = "SECONDS", default_value = "15",
+          value_parser = crate::commands::check::parse_seconds)]
+    pub place_lease_duration: Duration,
+    /// This replica's holder identity in the Lease (default: `$POD_NAME`, else the host name, `_` and
+    /// the process id). A restart with the same identity renews the Lease at once; with another, it
+    /// waits for the old holder's Lease to expire.
+    #[arg(long, value_name = "ID")]
+    pub place_identity: Option<String>,
+}
+
+impl PlaceArgs {
+    /// The Lease these flags name.
+    pub fn lease(&self) -> lease::LeaseConfig {
+        lease::LeaseConfig {
+            namespace: self
+                .place_lease_namespace
+                .clone()
+                .unwrap_or_else(lease::default_namespace),
+            name: self.place_lease_name.clone(),
+            identity: self
+                .place_identity
+                .clone()
+                .unwrap_or_else(lease::default_identity),
+            duration: self.place_lease_duration,
+        }
+    }
 }

@@ -152,6 +152,12 @@ pub struct ImageResolver {
     lookups: AtomicU64,
     cache_hits: AtomicU64,
     failures: AtomicU64,
+    /// One turn per reference being fetched: concurrent look-ups of one reference wait for the first
+    /// and take its answer from the cache (one registry look-up per distinct reference).
+    in_flight:
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    /// Look-ups that went to the registry, by outcome (`ok` or [`ResolveError::kind`]).
+    fetches: std::sync::Mutex<BTreeMap<&'static str, u64>>,
 }
 
 impl std::fmt::Debug for ImageResolver {
@@ -176,6 +182,8 @@ impl ImageResolver {
             lookups: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
             failures: AtomicU64::new(0),
+            in_flight: Default::default(),
+            fetches: Default::default(),
         }
     }
 
@@ -221,6 +229,40 @@ impl ImageResolver {
             self.memory.put(&key, &found);
             return Ok(found);
         }
+        // Wait for a look-up of the same reference already under way, then read its answer.
+        let turn = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let result = {
+            let _turn = turn.lock().await;
+            match self.memory.get(&key, reference.digest.as_deref()) {
+                Some(found) => {
+                    self.cache_hits.fetch_add(1, Ordering::Relaxed);
+                    Ok(found)
+                }
+                None => self.fetch(&reference, &key, image, first).await,
+            }
+        };
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        // The map's and this one: nobody else waits.
+        if std::sync::Arc::strong_count(&turn) <= 2 {
+            in_flight.remove(&key);
+        }
+        result
+    }
+
+    /// One look-up from the registry, counted by outcome, and cached when it succeeds.
+    async fn fetch(
+        &self,
+        reference: &ImageRef,
+        key: &str,
+        image: &str,
+        first: &[Credentials],
+    ) -> Result<ManifestFacts, ResolveError> {
         let work = async {
             let _permit = self
                 .permits
@@ -240,17 +282,59 @@ impl ImageResolver {
             })
             .await
             .map_err(|e| ResolveError::Registry(format!("reading the credentials failed: {e}")))?;
-            fetch::fetch(&self.client, &reference, &auth).await
+            fetch::fetch(&self.client, reference, &auth).await
         };
-        let facts = tokio::time::timeout(self.timeout, work)
+        let result = tokio::time::timeout(self.timeout, work)
             .await
-            .unwrap_or(Err(ResolveError::Timeout(self.timeout)))?;
+            .unwrap_or(Err(ResolveError::Timeout(self.timeout)));
+        let outcome = result.as_ref().map(|_| "ok").unwrap_or_else(|e| e.kind());
+        *self
+            .fetches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(outcome)
+            .or_default() += 1;
+        let facts = result?;
         tracing::debug!(image, digest = %facts.digest, "resolved");
-        self.memory.put(&key, &facts);
+        self.memory.put(key, &facts);
         if let Some(disk) = &self.disk {
-            disk.put(&key, &facts);
+            disk.put(key, &facts);
         }
         Ok(facts)
+    }
+
+    /// Look-ups that went to the registry (not answered from a cache), by outcome: `ok` or
+    /// [`ResolveError::kind`].
+    pub fn fetches(&self) -> BTreeMap<&'static str, u64> {
+        self.fetches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `/metrics`' series of this resolver: [`ResolverStats::exposition`] and the registry look-ups
+    /// by outcome (`winplace_image_registry_requests_total`).
+    ///
+    /// ```
+    /// let resolver = winplace::registry::ImageResolver::new(Default::default());
+    /// let text = resolver.exposition();
+    /// assert!(text.contains("winplace_image_lookups_total 0\n"));
+    /// assert!(text.contains("winplace_image_registry_requests_total{outcome=\"ok\"} 0\n"));
+    /// ```
+    pub fn exposition(&self) -> String {
+        let mut out = self.stats().exposition();
+        out.push_str(
+            "# HELP winplace_image_registry_requests_total Image look-ups that went to the registry (not answered from a cache), by outcome.\n\
+             # TYPE winplace_image_registry_requests_total counter\n",
+        );
+        let mut fetches = self.fetches();
+        fetches.entry("ok").or_default();
+        for (outcome, n) in fetches {
+            out.push_str(&format!(
+                "winplace_image_registry_requests_total{{outcome=\"{outcome}\"}} {n}\n"
+            ));
+        }
+        out
     }
 
     /// Resolves every distinct image of `images` at once (within the concurrency bound), all finished

@@ -98,8 +98,16 @@ async fn metrics(State(state): State<AppState>) -> Response {
         synced,
         stale,
     });
-    if let Some(resolver) = state.image_resolver() {
-        text.push_str(&resolver.stats().exposition());
+    // One resolver's series: `--resolve-images`' (which `--place` shares), else `--place`'s own.
+    let place = state.place_report();
+    if let Some(resolver) = state
+        .image_resolver()
+        .or_else(|| place.map(|p| p.resolver()))
+    {
+        text.push_str(&resolver.exposition());
+    }
+    if let Some(place) = place {
+        text.push_str(&place.exposition());
     }
     (
         [(

@@ -5,3 +5,4 @@ pub mod assets;
 pub mod events;
 pub mod health;
 pub mod images;
+pub mod placements;

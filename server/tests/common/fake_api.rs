@@ -5,7 +5,8 @@
 //! pods (`application/json-patch+json`) refused with 422 as kube-apiserver refuses them (a failed `test`
 //! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3, or any change but
 //! a gate's removal for the pods named in `refuse_pins`), and Events
-//! created through `events.k8s.io/v1`. Shared by `tests/live.rs`, `tests/place.rs` and the flood
+//! created through `events.k8s.io/v1`; `coordination.k8s.io/v1` Leases (get, create, update with the
+//! resourceVersion guard: 409 on a stale one, events-and-leases.md §2.5). Shared by `tests/live.rs`, `tests/place.rs` and the flood
 //! benchmark (`examples/flood.rs`), included with `#[path]`.
 
 #![allow(dead_code)]
@@ -80,6 +81,8 @@ pub struct Fake {
     /// Pods (`namespace/name`) whose patches are refused with 422 unless they only remove scheduling
     /// gates: what a validating webhook or a rule the fake does not model would answer.
     pub refuse_pins: Vec<String>,
+    /// Lease writes seen: (`POST` | `PUT`, `namespace/name`, the holder written, the status answered).
+    pub lease_writes: Vec<(&'static str, String, String, u16)>,
 }
 
 #[derive(Clone, Default)]
@@ -105,21 +108,8 @@ impl FakeApi {
     }
 
     /// Adds or changes an object; open watches of its kind see it.
-    pub fn apply(&self, kind: &'static str, mut object: Value) {
-        let mut fake = self.lock();
-        fake.rv += 1;
-        let rv = fake.rv;
-        object["metadata"]["resourceVersion"] = json!(rv.to_string());
-        let k = fake.kinds.entry(kind).or_default();
-        let event_type = if k.objects.contains_key(&key(&object)) {
-            "MODIFIED"
-        } else {
-            "ADDED"
-        };
-        k.objects.insert(key(&object), object.clone());
-        let event = json!({ "type": event_type, "object": object });
-        k.watchers.retain(|w| w.send(line(&event)).is_ok());
-        k.history.push((rv, event_type, object));
+    pub fn apply(&self, kind: &'static str, object: Value) {
+        apply_locked(&mut self.lock(), kind, object);
     }
 
     /// Deletes an object; open watches of its kind see it.
@@ -238,6 +228,33 @@ impl FakeApi {
                         &name,
                         &format!("pods \"{name}\" not found"),
                     )
+                },
+            ),
+        );
+        router = router.route(
+            "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}",
+            get(
+                |State(api): State<FakeApi>, Path((ns, name)): Path<(String, String)>| async move {
+                    let missing = format!("leases.coordination.k8s.io \"{name}\" not found");
+                    api.lock().requests.push(("Lease".into(), "get".into()));
+                    found(&api, "Lease", &ns, &name, &missing)
+                },
+            )
+            .put(
+                |State(api): State<FakeApi>,
+                 Path((ns, name)): Path<(String, String)>,
+                 axum::Json(lease): axum::Json<Value>| async move {
+                    api.update_lease(&ns, &name, lease)
+                },
+            ),
+        );
+        router = router.route(
+            "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+            post(
+                |State(api): State<FakeApi>,
+                 Path(ns): Path<String>,
+                 axum::Json(lease): axum::Json<Value>| async move {
+                    api.create_lease(&ns, lease)
                 },
             ),
         );
@@ -402,6 +419,110 @@ impl FakeApi {
         answer(200, self.get("Pod", &key_).unwrap_or(Value::Null))
     }
 
+    /// `POST` of a Lease: 409 `AlreadyExists` when the name is taken (events-and-leases.md §2.5).
+    fn create_lease(&self, ns: &str, mut lease: Value) -> Response {
+        let name = lease["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let holder = lease["spec"]["holderIdentity"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let key_ = format!("{ns}/{name}");
+        // One lock for the check and the write: two creates at once, one wins.
+        let mut fake = self.lock();
+        let exists = fake
+            .kinds
+            .get("Lease")
+            .is_some_and(|k| k.objects.contains_key(&key_));
+        if exists {
+            fake.lease_writes.push(("POST", key_, holder, 409));
+            return json_answer(
+                409,
+                status_body(
+                    409,
+                    "AlreadyExists",
+                    &format!("leases.coordination.k8s.io \"{name}\" already exists"),
+                    None,
+                ),
+            );
+        }
+        fake.lease_writes.push(("POST", key_.clone(), holder, 201));
+        lease["apiVersion"] = json!("coordination.k8s.io/v1");
+        lease["kind"] = json!("Lease");
+        lease["metadata"]["namespace"] = json!(ns);
+        apply_locked(&mut fake, "Lease", lease);
+        let stored = fake.kinds["Lease"].objects[&key_].clone();
+        json_answer(201, stored)
+    }
+
+    /// `PUT` of a Lease: the body's resourceVersion must be the stored one (409 `Conflict`), and
+    /// present (422: Leases allow no unconditional update), as kube-apiserver's `Store.Update`.
+    fn update_lease(&self, ns: &str, name: &str, mut lease: Value) -> Response {
+        let key_ = format!("{ns}/{name}");
+        let holder = lease["spec"]["holderIdentity"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let sent = lease["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string);
+        let mut fake = self.lock();
+        let stored = fake
+            .kinds
+            .get("Lease")
+            .and_then(|k| k.objects.get(&key_))
+            .map(|o| {
+                o["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            });
+        let refusal = match (&stored, &sent) {
+            (None, _) => Some((
+                404,
+                status_body(
+                    404,
+                    "NotFound",
+                    &format!("leases.coordination.k8s.io \"{name}\" not found"),
+                    None,
+                ),
+            )),
+            (Some(_), None) => Some((
+                422,
+                status_body(
+                    422,
+                    "Invalid",
+                    &format!(
+                        "Lease.coordination.k8s.io \"{name}\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+                    ),
+                    None,
+                ),
+            )),
+            (Some(stored), Some(sent)) if stored != sent => Some((
+                409,
+                status_body(
+                    409,
+                    "Conflict",
+                    &format!(
+                        "Operation cannot be fulfilled on leases.coordination.k8s.io \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+                    ),
+                    None,
+                ),
+            )),
+            _ => None,
+        };
+        if let Some((status, body)) = refusal {
+            fake.lease_writes.push(("PUT", key_, holder, status));
+            return json_answer(status, body);
+        }
+        fake.lease_writes.push(("PUT", key_.clone(), holder, 200));
+        lease["apiVersion"] = json!("coordination.k8s.io/v1");
+        lease["kind"] = json!("Lease");
+        lease["metadata"]["namespace"] = json!(ns);
+        apply_locked(&mut fake, "Lease", lease);
+        let stored = fake.kinds["Lease"].objects[&key_].clone();
+        json_answer(200, stored)
+    }
+
     /// Lists of `kind` answer `fault` from now on (`None`: their objects again).
     pub fn set_fault(&self, kind: &'static str, fault: Option<Fault>) {
         let mut fake = self.lock();
@@ -514,7 +635,34 @@ impl FakeApi {
     }
 }
 
-/// A `Status` object as the API server sends with an error.
+/// [`FakeApi::apply`] under a lock already held (a check and its write in one step).
+fn apply_locked(fake: &mut Fake, kind: &'static str, mut object: Value) {
+    fake.rv += 1;
+    let rv = fake.rv;
+    object["metadata"]["resourceVersion"] = json!(rv.to_string());
+    let k = fake.kinds.entry(kind).or_default();
+    let event_type = if k.objects.contains_key(&key(&object)) {
+        "MODIFIED"
+    } else {
+        "ADDED"
+    };
+    k.objects.insert(key(&object), object.clone());
+    let event = json!({ "type": event_type, "object": object });
+    k.watchers.retain(|w| w.send(line(&event)).is_ok());
+    k.history.push((rv, event_type, object));
+}
+
+/// `body` with `status`, as JSON.
+fn json_answer(status: u16, body: Value) -> Response {
+    (
+        axum::http::StatusCode::from_u16(status)
+            .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
 /// The object `kind` `ns/name` as a GET answers it, or the API server's 404 Status saying `missing`.
 fn found(api: &FakeApi, kind: &'static str, ns: &str, name: &str, missing: &str) -> Response {
     match api.get(kind, &format!("{ns}/{name}")) {
@@ -527,6 +675,7 @@ fn found(api: &FakeApi, kind: &'static str, ns: &str, name: &str, missing: &str)
     }
 }
 
+/// A `Status` object as the API server sends with an error.
 fn status_body(code: u16, reason: &str, message: &str, details: Option<Value>) -> Value {
     let mut status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": message, "reason": reason, "code": code});
