@@ -84,8 +84,10 @@ fn PlacementLine(row: PlacementRow) -> impl IntoView {
             ),
         ),
     };
+    // The view takes its attribute and its text by value: one copy each.
+    let data_pod = row.pod.clone();
     view! {
-        <tr data-pod=row.pod.clone() data-outcome=outcome>
+        <tr data-pod=data_pod data-outcome=outcome>
             <th scope="row"><code>{row.pod}</code></th>
             <td>{row.images.into_iter().map(|i| view! { <div><code>{i}</code></div> }).collect_view()}</td>
             <td>{outcome}</td>
