@@ -58,7 +58,6 @@ struct Placer {
 }
 
 impl Placer {
-    /// `registry` and the token service it sends clients to (`realm`) are reached over plain HTTP.
     /// `winplace serve --place` reaching the registries in `insecure` over plain HTTP, with one identity
     /// across a restart, as a restarted container keeps its pod's name: it renews its own Lease at once
     /// instead of waiting for it to expire.
@@ -69,6 +68,19 @@ impl Placer {
             .collect();
         extra.extend(["--place-identity", "placer"]);
         Placer::start_with(dir, api, &extra, "placer.log")
+    }
+
+    /// The body of a `GET` of `path` from this controller's server (`/metrics`, `/api/placements`).
+    async fn get(&self, http: &reqwest::Client, path: &str) -> Vec<u8> {
+        http.get(format!("http://{}{path}", self.listen))
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+            .bytes()
+            .await
+            .expect("body")
+            .to_vec()
     }
 
     /// `winplace serve --place` with `extra` flags, logging to `log` in `dir` (appended: the log of a
@@ -390,14 +402,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     // What /metrics and /api/placements say of it, the faults included: one successful registry
     // look-up per distinct reference read (2022's is shared by two pods, the Linux-only index by two),
     // this replica leads.
-    let text = http
-        .get(format!("http://{}/metrics", placer.listen))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = String::from_utf8(placer.get(&http, "/metrics").await).expect("utf-8");
     for line in [
         // win2022, win2019, two-gates; fault-flaky after two 500s; fault-linux-unpinned on Linux.
         "winplace_place_placed_total 5",
@@ -423,17 +428,8 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
         .and_then(|n| n.parse().ok())
         .expect("resolution histogram");
     assert!(resolved >= 4, "{text}");
-    let placements: Value = serde_json::from_slice(
-        &http
-            .get(format!("http://{}/api/placements", placer.listen))
-            .send()
-            .await
-            .expect("placements")
-            .bytes()
-            .await
-            .expect("body"),
-    )
-    .expect("json");
+    let placements: Value =
+        serde_json::from_slice(&placer.get(&http, "/api/placements").await).expect("json");
     let rows = placements["placements"].as_array().expect("rows");
     // One row per pod placed or released (the deleted pod has none).
     assert_eq!(rows.len(), 10, "{placements}");

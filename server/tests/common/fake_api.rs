@@ -420,7 +420,7 @@ impl FakeApi {
     }
 
     /// `POST` of a Lease: 409 `AlreadyExists` when the name is taken (events-and-leases.md §2.5).
-    fn create_lease(&self, ns: &str, mut lease: Value) -> Response {
+    fn create_lease(&self, ns: &str, lease: Value) -> Response {
         let name = lease["metadata"]["name"].as_str().unwrap_or("").to_string();
         let holder = lease["spec"]["holderIdentity"]
             .as_str()
@@ -446,17 +446,12 @@ impl FakeApi {
             );
         }
         fake.lease_writes.push(("POST", key_.clone(), holder, 201));
-        lease["apiVersion"] = json!("coordination.k8s.io/v1");
-        lease["kind"] = json!("Lease");
-        lease["metadata"]["namespace"] = json!(ns);
-        apply_locked(&mut fake, "Lease", lease);
-        let stored = fake.kinds["Lease"].objects[&key_].clone();
-        json_answer(201, stored)
+        json_answer(201, store_lease(&mut fake, ns, &key_, lease))
     }
 
     /// `PUT` of a Lease: the body's resourceVersion must be the stored one (409 `Conflict`), and
     /// present (422: Leases allow no unconditional update), as kube-apiserver's `Store.Update`.
-    fn update_lease(&self, ns: &str, name: &str, mut lease: Value) -> Response {
+    fn update_lease(&self, ns: &str, name: &str, lease: Value) -> Response {
         let key_ = format!("{ns}/{name}");
         let holder = lease["spec"]["holderIdentity"]
             .as_str()
@@ -515,12 +510,7 @@ impl FakeApi {
             return json_answer(status, body);
         }
         fake.lease_writes.push(("PUT", key_.clone(), holder, 200));
-        lease["apiVersion"] = json!("coordination.k8s.io/v1");
-        lease["kind"] = json!("Lease");
-        lease["metadata"]["namespace"] = json!(ns);
-        apply_locked(&mut fake, "Lease", lease);
-        let stored = fake.kinds["Lease"].objects[&key_].clone();
-        json_answer(200, stored)
+        json_answer(200, store_lease(&mut fake, ns, &key_, lease))
     }
 
     /// Lists of `kind` answer `fault` from now on (`None`: their objects again).
@@ -636,6 +626,16 @@ impl FakeApi {
 }
 
 /// [`FakeApi::apply`] under a lock already held (a check and its write in one step).
+/// Stores a Lease written by a create or an update as the API server keeps it (its kind and namespace
+/// set, a new resourceVersion) and returns the stored object.
+fn store_lease(fake: &mut Fake, ns: &str, key: &str, mut lease: Value) -> Value {
+    lease["apiVersion"] = json!("coordination.k8s.io/v1");
+    lease["kind"] = json!("Lease");
+    lease["metadata"]["namespace"] = json!(ns);
+    apply_locked(fake, "Lease", lease);
+    fake.kinds["Lease"].objects[key].clone()
+}
+
 fn apply_locked(fake: &mut Fake, kind: &'static str, mut object: Value) {
     fake.rv += 1;
     let rv = fake.rv;
