@@ -98,6 +98,8 @@ pub struct Elector {
     api: Api<Lease>,
     config: LeaseConfig,
     observed: Option<Observed>,
+    /// The API server answered that it serves no Leases (said once).
+    no_lease_resource: bool,
 }
 
 impl Elector {
@@ -107,6 +109,7 @@ impl Elector {
             api: Api::namespaced(client, &config.namespace),
             config,
             observed: None,
+            no_lease_resource: false,
         }
     }
 
@@ -179,11 +182,19 @@ impl Elector {
                         self.remember(lease);
                         true
                     }
+                    Err(kube::Error::Api(status))
+                        if is_no_lease_resource(status.code, &status.message) =>
+                    {
+                        self.without_leases(&status.message)
+                    }
                     Err(error) => {
                         tracing::debug!(%error, "creating the placement Lease");
                         false
                     }
                 };
+            }
+            Err(kube::Error::Api(status)) if is_no_lease_resource(status.code, &status.message) => {
+                return self.without_leases(&status.message);
             }
             Err(error) => {
                 tracing::warn!(%error, lease = %self.config.name, "cannot read the placement Lease");
@@ -222,6 +233,18 @@ impl Elector {
                 false
             }
         }
+    }
+
+    /// An API server that serves no Lease resource: this replica places, as the one replica there can
+    /// be, rather than leave every gated pod to its deadline (said once).
+    fn without_leases(&mut self, message: &str) -> bool {
+        if !self.no_lease_resource {
+            tracing::warn!(lease = %self.config.name, message,
+                "the API server serves no coordination.k8s.io/v1 Leases: placing without leader \
+                 election (run one replica)");
+            self.no_lease_resource = true;
+        }
+        true
     }
 
     /// Gives the Lease up (holder empty, 1 s), as client-go's `ReleaseOnCancel`, so that another
@@ -291,9 +314,28 @@ async fn run(mut elector: Elector, leading: watch::Sender<bool>) {
     }
 }
 
+/// Whether a 404 on a Lease says the API server serves no Lease resource at all. kube-apiserver always
+/// serves `coordination.k8s.io/v1`; its only 404 on a Lease's GET is the Lease's own NotFound (which
+/// `get_opt` turns into `None`), and on its create a missing namespace, whose message names
+/// `namespaces`. Anything else that answers 404 has no Leases.
+fn is_no_lease_resource(code: u16, message: &str) -> bool {
+    code == 404 && !message.contains("namespaces")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_404_without_a_namespace_says_there_are_no_leases() {
+        assert!(is_no_lease_resource(404, "404 page not found"));
+        assert!(!is_no_lease_resource(
+            404,
+            "namespaces \"winplace\" not found"
+        ));
+        assert!(!is_no_lease_resource(409, "already exists"));
+        assert!(!is_no_lease_resource(403, "forbidden"));
+    }
 
     #[test]
     fn timings_follow_client_go_constraints() {
