@@ -237,13 +237,12 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
         );
         tracing::warn!(pod = %name, "{why}");
         let because = unresolved_reason(&open, &results);
-        return release(&placer, &pod, &value, "ImagesUnresolved", why.clone())
-            .await
-            .inspect(|_| {
-                placer
-                    .report
-                    .released(name.clone(), open.clone(), because, why)
-            });
+        let released = Released {
+            event: "ImagesUnresolved",
+            label: because,
+            images: &open,
+        };
+        return release(&placer, &pod, &value, released, why).await;
     }
     let context = placer.nodes.get();
     let Some(patch) = placement_patch(&value, &placer.settings, Some(&context), &manifests) else {
@@ -258,14 +257,12 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                 .unwrap_or("nothing to pin")
         );
         tracing::warn!(pod = %name, "{why}");
-        return release(&placer, &pod, &value, "NothingToPin", why.clone())
-            .await
-            .inspect(|_| {
-                let reason = reason::NOTHING_TO_PIN;
-                placer
-                    .report
-                    .released(name.clone(), open.clone(), reason, why);
-            });
+        let released = Released {
+            event: "NothingToPin",
+            label: reason::NOTHING_TO_PIN,
+            images: &open,
+        };
+        return release(&placer, &pod, &value, released, why).await;
     }
     match send(&placer.client, &pod, &patch.ops).await {
         Ok(()) => {
@@ -298,20 +295,12 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
                 return Ok(deleted(&placer, &name));
             };
             let fresh_value = serde_json::to_value(&fresh)?;
-            release(
-                &placer,
-                &fresh,
-                &fresh_value,
-                "PlacementRefused",
-                why.clone(),
-            )
-            .await
-            .inspect(|_| {
-                let reason = reason::REFUSED;
-                placer
-                    .report
-                    .released(name.clone(), open.clone(), reason, why);
-            })
+            let released = Released {
+                event: "PlacementRefused",
+                label: reason::REFUSED,
+                images: &open,
+            };
+            release(&placer, &fresh, &fresh_value, released, why).await
         }
         Err(e) => Err(e.into()),
     }
@@ -388,12 +377,21 @@ fn unresolved_reason(
         .unwrap_or(reason::NO_PLATFORM)
 }
 
-/// Removes winplace's gate and nothing else, and says why in a Warning Event.
+/// How a release is told: the Event's reason, the `reason` label on `/metrics` and
+/// `/api/placements`, and the images the pod names.
+struct Released<'a> {
+    event: &'static str,
+    label: &'static str,
+    images: &'a [String],
+}
+
+/// Removes winplace's gate and nothing else, says why in a Warning Event, and records the release
+/// ([`PlaceReport::released`]) once the gate is gone.
 async fn release(
     placer: &Placer,
     pod: &Pod,
     value: &Value,
-    reason: &str,
+    released: Released<'_>,
     why: String,
 ) -> Result<Action, PlaceError> {
     let Some(ops) = release_ops(value) else {
@@ -406,7 +404,13 @@ async fn release(
         }
         Err(e) => return Err(e.into()),
     }
-    publish(placer, pod, EventType::Warning, reason, why).await;
+    placer.report.released(
+        name_of(pod),
+        released.images.to_vec(),
+        released.label,
+        why.clone(),
+    );
+    publish(placer, pod, EventType::Warning, released.event, why).await;
     Ok(Action::await_change())
 }
 
