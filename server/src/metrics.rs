@@ -228,41 +228,56 @@ fn write_all(out: &mut String, e: &Exposition<'_>) -> std::fmt::Result {
         )?;
     }
 
-    writeln!(
+    let counters = &e.counters;
+    write_one(
         out,
-        "# HELP winplace_watch_restarts_total Watch failures; each is retried with backoff."
+        "winplace_watch_restarts_total",
+        "counter",
+        "Watch failures; each is retried with backoff.",
+        counters.watch_errors,
     )?;
-    writeln!(out, "# TYPE winplace_watch_restarts_total counter")?;
-    writeln!(
+    write_one(
         out,
-        "winplace_watch_restarts_total {}",
-        e.counters.watch_errors
+        "winplace_changes_total",
+        "counter",
+        "Changes applied to the audit.",
+        counters.changes,
     )?;
-    writeln!(
+    write_one(
         out,
-        "# HELP winplace_changes_total Changes applied to the audit."
+        "winplace_revision",
+        "gauge",
+        "Revision of the published audit.",
+        e.revision,
     )?;
-    writeln!(out, "# TYPE winplace_changes_total counter")?;
-    writeln!(out, "winplace_changes_total {}", e.counters.changes)?;
-    writeln!(
+    write_one(
         out,
-        "# HELP winplace_revision Revision of the published audit."
+        "winplace_synced",
+        "gauge",
+        "1 once the first full list has been audited.",
+        u8::from(e.synced),
     )?;
-    writeln!(out, "# TYPE winplace_revision gauge")?;
-    writeln!(out, "winplace_revision {}", e.revision)?;
-    writeln!(
+    write_one(
         out,
-        "# HELP winplace_synced 1 once the first full list has been audited."
+        "winplace_stale",
+        "gauge",
+        "1 while the watch has been failing past the grace period.",
+        u8::from(e.stale),
     )?;
-    writeln!(out, "# TYPE winplace_synced gauge")?;
-    writeln!(out, "winplace_synced {}", u8::from(e.synced))?;
-    writeln!(
-        out,
-        "# HELP winplace_stale 1 while the watch has been failing past the grace period."
-    )?;
-    writeln!(out, "# TYPE winplace_stale gauge")?;
-    writeln!(out, "winplace_stale {}", u8::from(e.stale))?;
     Ok(())
+}
+
+/// One series without labels: its `# HELP` and `# TYPE` lines, then its value.
+pub fn write_one(
+    out: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    value: impl std::fmt::Display,
+) -> std::fmt::Result {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} {kind}")?;
+    writeln!(out, "{name} {value}")
 }
 
 /// Finding counts by rule (the summary's, which counts each finding once) with each rule's severity

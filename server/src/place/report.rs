@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use winplace_api::{PlacementOutcome, PlacementRow, PlacementsResponse, RECENT_PLACEMENTS};
 
-use crate::metrics::{Histogram, escape};
+use crate::metrics::{Histogram, escape, write_one};
 use crate::registry::ImageResolver;
 
 /// Why a gate was released without placing the pod (the `reason` label, [`PlacementRow::reason`]).
@@ -160,15 +160,12 @@ impl PlaceReport {
     }
 
     fn write(&self, out: &mut String) -> std::fmt::Result {
-        writeln!(
+        write_one(
             out,
-            "# HELP winplace_place_placed_total Gated pods pinned and ungated."
-        )?;
-        writeln!(out, "# TYPE winplace_place_placed_total counter")?;
-        writeln!(
-            out,
-            "winplace_place_placed_total {}",
-            self.placed.load(Ordering::Relaxed)
+            "winplace_place_placed_total",
+            "counter",
+            "Gated pods pinned and ungated.",
+            self.placed.load(Ordering::Relaxed),
         )?;
         writeln!(
             out,
@@ -196,22 +193,20 @@ impl PlaceReport {
             )?;
         }
         drop(released);
-        for (name, help, value) in [
-            (
-                "winplace_place_deleted_total",
-                "Gated pods deleted before winplace's patch reached them (404).",
-                &self.deleted,
-            ),
-            (
-                "winplace_place_resolve_retries_total",
-                "Image look-ups asked for again after a transient registry failure, within the pod's deadline.",
-                &self.resolve_retries,
-            ),
-        ] {
-            writeln!(out, "# HELP {name} {help}")?;
-            writeln!(out, "# TYPE {name} counter")?;
-            writeln!(out, "{name} {}", value.load(Ordering::Relaxed))?;
-        }
+        write_one(
+            out,
+            "winplace_place_deleted_total",
+            "counter",
+            "Gated pods deleted before winplace's patch reached them (404).",
+            self.deleted.load(Ordering::Relaxed),
+        )?;
+        write_one(
+            out,
+            "winplace_place_resolve_retries_total",
+            "counter",
+            "Image look-ups asked for again after a transient registry failure, within the pod's deadline.",
+            self.resolve_retries.load(Ordering::Relaxed),
+        )?;
         self.resolution
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -220,15 +215,12 @@ impl PlaceReport {
                 "winplace_place_resolution_seconds",
                 "Time to read one gated pod's images from their registries.",
             )?;
-        writeln!(
+        write_one(
             out,
-            "# HELP winplace_place_leading 1 while this replica holds the placement Lease (only the holder places)."
-        )?;
-        writeln!(out, "# TYPE winplace_place_leading gauge")?;
-        writeln!(
-            out,
-            "winplace_place_leading {}",
-            u8::from(self.leading.load(Ordering::Relaxed))
+            "winplace_place_leading",
+            "gauge",
+            "1 while this replica holds the placement Lease (only the holder places).",
+            u8::from(self.leading.load(Ordering::Relaxed)),
         )?;
         Ok(())
     }
