@@ -231,13 +231,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     let hanging = format!("127.0.0.1:{}/private/win:2022", hanging_listener());
 
     // The cluster: Linux, Windows Server 2022 and 2019 nodes (tainted os=windows:NoSchedule).
-    let api = FakeApi::default();
-    api.lock().version = true;
-    api.apply("Node", fake_api::node("linux-1", "linux"));
-    api.apply(
-        "Node",
-        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
-    );
+    let api = linux_and_2022_nodes();
     api.apply(
         "Node",
         windows_node("win19-1", "10.0.17763.6414", "10.0.17763"),
@@ -731,6 +725,18 @@ async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegist
     assert!(events_for(api, "fault-gone").is_empty());
 }
 
+/// An API server with a Linux node and a Windows Server 2022 node (tainted os=windows:NoSchedule).
+fn linux_and_2022_nodes() -> FakeApi {
+    let api = FakeApi::default();
+    api.lock().version = true;
+    api.apply("Node", fake_api::node("linux-1", "linux"));
+    api.apply(
+        "Node",
+        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
+    );
+    api
+}
+
 /// The Lease holder's identity, if any.
 fn holder(api: &FakeApi) -> Option<String> {
     api.get("Lease", "default/winplace-placer")
@@ -743,13 +749,7 @@ fn holder(api: &FakeApi) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_place_each_pod_once_and_the_other_takes_over() {
     let work = tempfile::tempdir().expect("tempdir");
-    let api = FakeApi::default();
-    api.lock().version = true;
-    api.apply("Node", fake_api::node("linux-1", "linux"));
-    api.apply(
-        "Node",
-        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
-    );
+    let api = linux_and_2022_nodes();
     let image = "mcr.microsoft.com/windows/servercore:ltsc2022";
     for name in ["first-1", "first-2", "first-3"] {
         api.apply("Pod", gated_pod(name, image, json!({})));

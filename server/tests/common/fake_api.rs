@@ -331,39 +331,28 @@ impl FakeApi {
                 .patches
                 .push((key_.clone(), ops.clone(), status));
         };
+        // A refusal as kube-apiserver answers it: the status and its Status body, recorded.
+        let refuse = |status: u16, reason: &str, message: &str, details: Option<Value>| {
+            record(status);
+            answer(status, status_body(status, reason, message, details))
+        };
         if content_type != "application/json-patch+json" {
-            record(415);
-            return answer(
-                415,
-                status_body(415, "UnsupportedMediaType", "only JSON patches here", None),
-            );
+            return refuse(415, "UnsupportedMediaType", "only JSON patches here", None);
         }
         let Some(old) = self.get("Pod", &key_) else {
-            record(404);
-            return answer(
-                404,
-                status_body(404, "NotFound", &format!("pods \"{name}\" not found"), None),
-            );
+            return refuse(404, "NotFound", &format!("pods \"{name}\" not found"), None);
         };
         let Ok(patch) = serde_json::from_value::<json_patch::Patch>(ops.clone()) else {
-            record(400);
-            return answer(
-                400,
-                status_body(400, "BadRequest", "malformed JSON patch", None),
-            );
+            return refuse(400, "BadRequest", "malformed JSON patch", None);
         };
         let mut new = old.clone();
         if json_patch::patch(&mut new, &patch.0).is_err() {
             // What the apiserver's patch handler answers for a failed op (scheduling-gates.md §3).
-            record(422);
-            return answer(
+            return refuse(
                 422,
-                status_body(
-                    422,
-                    "Invalid",
-                    "the server rejected our request due to an error in our request",
-                    None,
-                ),
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+                None,
             );
         }
         let refusals = winplace_rules::schedule::pod_update::update_refusals(
@@ -378,19 +367,14 @@ impl FakeApi {
             pod
         };
         if self.lock().refuse_pins.contains(&key_) && only_gates(&old) != only_gates(&new) {
-            record(422);
-            return answer(
+            return refuse(
                 422,
-                status_body(
-                    422,
-                    "Invalid",
-                    &format!("Pod \"{name}\" is invalid: spec: Forbidden: refused by the test"),
-                    None,
-                ),
+                "Invalid",
+                &format!("Pod \"{name}\" is invalid: spec: Forbidden: refused by the test"),
+                None,
             );
         }
         if !refusals.is_empty() {
-            record(422);
             let errors: Vec<String> = refusals
                 .iter()
                 .map(|r| format!("{}: {}: {}", r.field, kind_word(r.kind), r.detail))
@@ -404,14 +388,11 @@ impl FakeApi {
                 .iter()
                 .map(|r| json!({"reason": r.kind.reason(), "message": format!("{}: {}", kind_word(r.kind), r.detail), "field": r.field}))
                 .collect();
-            return answer(
+            return refuse(
                 422,
-                status_body(
-                    422,
-                    "Invalid",
-                    &message,
-                    Some(json!({"name": name, "kind": "Pod", "causes": causes})),
-                ),
+                "Invalid",
+                &message,
+                Some(json!({"name": name, "kind": "Pod", "causes": causes})),
             );
         }
         record(200);
