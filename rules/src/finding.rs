@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod patch;
+
+pub use patch::Patch;
+
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -94,7 +98,7 @@ pub struct Fix {
     /// One line saying what the patch changes.
     pub description: String,
     /// RFC 6902 operations, paths relative to the object's root.
-    pub patch: Vec<serde_json::Value>,
+    pub patch: Patch,
 }
 
 /// One problem found in one object.

@@ -9,7 +9,7 @@ use winplace_rules::rules::catalog;
 /// The fix's JSON patch operations as YAML text.
 pub fn patch_yaml(finding: &Finding) -> Option<String> {
     let fix = finding.fix.as_ref()?;
-    Some(yaml::to_yaml(&serde_json::Value::Array(fix.patch.clone())))
+    Some(yaml::to_yaml(&serde_json::Value::Array(fix.patch.ops())))
 }
 
 /// A finding as a list item.
@@ -71,7 +71,8 @@ mod tests {
                     "op": "add",
                     "path": "/spec/template/spec/nodeSelector",
                     "value": {"kubernetes.io/os": "windows"}
-                })],
+                })]
+                .into(),
             }),
         };
         assert_eq!(

@@ -50,7 +50,7 @@ pub fn finding_line(f: &Finding) -> String {
 /// use winplace_rules::finding::{Finding, Fix, ObjectRef, Severity};
 /// let web = ObjectRef::new("v1", "Pod", Some("shop"), "web");
 /// let finding = Finding::new("windows-pod-without-os-selector", Severity::Error, web);
-/// let fix = Fix { description: "add nodeSelector kubernetes.io/os: windows".into(), patch: vec![] };
+/// let fix = Fix { description: "add nodeSelector kubernetes.io/os: windows".into(), patch: Default::default() };
 /// let warning = patch_warning(&finding, &fix);
 /// assert!(warning.ends_with("; winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector kubernetes.io/os: windows"));
 /// ```

@@ -33,8 +33,8 @@ pub const MAX_ROUNDS: usize = 5;
 /// ```
 /// use winplace_rules::{fix::apply_fixes, Fix};
 /// use serde_json::json;
-/// let good = Fix { description: "set".into(), patch: vec![json!({"op": "add", "path": "/a", "value": 1})] };
-/// let bad = Fix { description: "bad".into(), patch: vec![json!({"op": "remove", "path": "/missing"})] };
+/// let good = Fix { description: "set".into(), patch: vec![json!({"op": "add", "path": "/a", "value": 1})].into() };
+/// let bad = Fix { description: "bad".into(), patch: vec![json!({"op": "remove", "path": "/missing"})].into() };
 /// let (value, skipped) = apply_fixes(&json!({}), &[&bad, &good]);
 /// assert_eq!(value, json!({"a": 1}));
 /// assert_eq!(skipped[0].0, 0);
@@ -43,8 +43,7 @@ pub fn apply_fixes(value: &Value, fixes: &[&Fix]) -> (Value, Vec<(usize, String)
     let mut current = value.clone();
     let mut skipped = Vec::new();
     for (i, fix) in fixes.iter().enumerate() {
-        let patch: json_patch::Patch = match serde_json::from_value(Value::Array(fix.patch.clone()))
-        {
+        let patch = match serde_json::from_str::<json_patch::Patch>(fix.patch.as_json()) {
             Ok(p) => p,
             Err(e) => {
                 skipped.push((i, format!("the patch is not valid RFC 6902: {e}")));
@@ -435,7 +434,7 @@ mod tests {
     fn fix(patch: Value) -> Fix {
         Fix {
             description: "d".into(),
-            patch: patch.as_array().cloned().unwrap_or_default(),
+            patch: patch.as_array().cloned().unwrap_or_default().into(),
         }
     }
 

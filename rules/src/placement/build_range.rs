@@ -231,7 +231,7 @@ mod tests {
         let pod = json!({"spec": spec});
         let fix = Fix {
             description: String::new(),
-            patch: ops,
+            patch: ops.into(),
         };
         let (out, skipped) = apply_fixes(&pod, &[&fix]);
         assert!(skipped.is_empty(), "{skipped:?}");

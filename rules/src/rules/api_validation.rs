@@ -41,7 +41,7 @@ pub(super) fn declared_os(cx: &TemplateCx<'_>) -> Option<Os> {
 pub(super) fn remove_fix(path: &FieldPath, what: &str) -> Fix {
     Fix {
         description: format!("remove {what}"),
-        patch: vec![serde_json::json!({"op": "remove", "path": path.to_json_pointer()})],
+        patch: vec![serde_json::json!({"op": "remove", "path": path.to_json_pointer()})].into(),
     }
 }
 
@@ -244,7 +244,10 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             RuleId::WindowsUnsupportedField,
             &f.path,
             message,
-            Some(Fix { description, patch }),
+            Some(Fix {
+                description,
+                patch: patch.into(),
+            }),
         );
     }
 }
@@ -701,8 +704,7 @@ mod tests {
             // Fixes of one round are applied one after the other; a removal of a map an earlier fix
             // already removed fails, as apply_fixes skips it.
             let mut next = value.clone();
-            let patch: json_patch::Patch =
-                serde_json::from_value(Value::Array(fix.patch.clone())).unwrap();
+            let patch: json_patch::Patch = serde_json::from_str(fix.patch.as_json()).unwrap();
             if json_patch::patch(&mut next, &patch).is_ok() {
                 value = next;
             }

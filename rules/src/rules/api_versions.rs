@@ -59,7 +59,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         } else {
             format!("set apiVersion to {served}")
         },
-        patch,
+        patch: patch.into(),
     });
     out.emit(
         RuleId::WorkloadApiVersionRemoved,

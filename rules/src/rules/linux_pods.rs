@@ -39,7 +39,7 @@ fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
     }
     Fix {
         description: "add nodeSelector kubernetes.io/os: linux".to_string(),
-        patch: plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL),
+        patch: plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL).into(),
     }
 }
 

@@ -32,7 +32,8 @@ fn os_name_invalid(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "op": "replace",
             "path": os_path.field("name").to_json_pointer(),
             "value": fixed,
-        })],
+        })]
+        .into(),
     });
     let (path, upstream) = if name.is_empty() {
         let name_path = os_path.field("name");

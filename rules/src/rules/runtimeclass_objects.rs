@@ -96,7 +96,8 @@ fn deprecated_api(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
                     "op": "replace",
                     "path": path.to_json_pointer(),
                     "value": API_VERSION_V1,
-                })],
+                })]
+                .into(),
             }),
         )
     };

@@ -84,7 +84,7 @@ fn overhead_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         ),
         Some(Fix {
             description: "remove spec.overhead".to_string(),
-            patch: vec![json!({"op": "remove", "path": path.to_json_pointer()})],
+            patch: vec![json!({"op": "remove", "path": path.to_json_pointer()})].into(),
         }),
     );
 }

@@ -214,7 +214,8 @@ fn host_process(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             description: "set hostNetwork: true".into(),
             patch: vec![
                 serde_json::json!({"op": "add", "path": p.to_json_pointer(), "value": true}),
-            ],
+            ]
+            .into(),
         };
         out.emit(RuleId::HostProcessInconsistent, &p, message, Some(fix));
     }

@@ -150,7 +150,6 @@ pub(crate) fn rule_path(rule: &str, path: &str) -> (String, String) {
 
 /// Applies a fix to `value` (RFC 6902), panicking on a patch that does not apply.
 pub(crate) fn apply(value: &mut serde_json::Value, fix: &Fix) {
-    let patch: json_patch::Patch =
-        serde_json::from_value(serde_json::Value::Array(fix.patch.clone())).expect("a patch");
+    let patch: json_patch::Patch = serde_json::from_str(fix.patch.as_json()).expect("a patch");
     json_patch::patch(value, &patch).expect("the patch applies");
 }

@@ -286,7 +286,8 @@ fn report(
                     "op": "move",
                     "from": at.to_json_pointer(),
                     "path": to.to_json_pointer(),
-                })],
+                })]
+                .into(),
             };
             (
                 format!("rename it to `{name}` (field names are case-sensitive)"),

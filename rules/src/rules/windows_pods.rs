@@ -82,14 +82,14 @@ fn windows_pod_without_os_selector(
             p.prefix.field("runtimeClassName"),
             Fix {
                 description: format!("set runtimeClassName: {rc}"),
-                patch: ops,
+                patch: ops.into(),
             },
         ),
         None => (
             p.prefix.field("nodeSelector").key(OS_LABEL),
             Fix {
                 description: "add nodeSelector kubernetes.io/os: windows".to_string(),
-                patch: ops,
+                patch: ops.into(),
             },
         ),
     };
@@ -135,7 +135,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        patch: plan::add_tolerations_ops(p, cx.template.raw, to_add),
+        patch: plan::add_tolerations_ops(p, cx.template.raw, to_add).into(),
     });
     let taints: Vec<String> = missing.iter().map(taint_display).collect();
     out.emit(
@@ -183,7 +183,7 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             ),
             Some(Fix {
                 description: format!("write {wanted} in the toleration"),
-                patch,
+                patch: patch.into(),
             }),
         );
     }
@@ -274,14 +274,14 @@ fn windows_pod_without_build_selector(
             p.prefix.field("runtimeClassName"),
             Some(Fix {
                 description: format!("set runtimeClassName: {rc}"),
-                patch: ops,
+                patch: ops.into(),
             }),
         ),
         (None, Some(pin)) => (
             pin.path(&p.prefix),
             Some(Fix {
                 description: format!("add {}", pin.phrase()),
-                patch: ops,
+                patch: ops.into(),
             }),
         ),
         (None, None) => (plan::pin_path(&p.prefix, cx.settings), None),
@@ -367,7 +367,7 @@ fn windows_build_pin_too_narrow(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     }
     let fix = build_range::widen_ops(p, cx.template.raw, &range).map(|patch| Fix {
         description: format!("pin {} instead", build_range::phrase(&range)),
-        patch,
+        patch: patch.into(),
     });
     out.emit(
         RuleId::WindowsBuildPinTooNarrow,
@@ -581,7 +581,7 @@ pub(crate) fn deprecated_selector_labels(
         };
         let fix = (!patch.is_empty()).then(|| Fix {
             description: format!("replace {place} {key} with {ga}"),
-            patch,
+            patch: patch.into(),
         });
         out.emit(
             RuleId::DeprecatedOsLabel,
@@ -655,7 +655,8 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 description: format!("replace {key} with {ga}"),
                 patch: vec![
                     json!({"op": "replace", "path": key_path.to_json_pointer(), "value": ga}),
-                ],
+                ]
+                .into(),
             }),
         );
     }

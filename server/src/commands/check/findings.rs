@@ -183,7 +183,7 @@ mod tests {
             description: "add".into(),
             patch: vec![
                 serde_json::json!({"op": "add", "path": "/spec/tolerations", "value": [{"key": "os"}]}),
-            ],
+            ].into(),
         });
         f
     }

@@ -576,7 +576,7 @@ mod tests {
                     message: "pin it".into(),
                     fix: Some(winplace_rules::Fix {
                         description: "add the selector".into(),
-                        patch: vec![json!({"op": "add", "path": "/a", "value": 1})],
+                        patch: vec![json!({"op": "add", "path": "/a", "value": 1})].into(),
                     }),
                 },
                 Finding {
