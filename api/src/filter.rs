@@ -211,6 +211,7 @@ mod tests {
                 .map(|(rule, severity)| {
                     Finding::new(rule, *severity, ObjectRef::new("v1", "Pod", Some(ns), "p"))
                 })
+                .map(std::sync::Arc::new)
                 .collect(),
             images: vec![],
             incidents: vec![],

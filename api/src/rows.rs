@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::sync::Arc;
 use winplace_rules::Finding;
 use winplace_rules::ObjectRef;
 use winplace_rules::audit::{
@@ -132,8 +133,9 @@ pub struct WorkloadRow {
     pub state: PlacementState,
     /// Its pods by state.
     pub pods: StateCounts,
-    /// Catalogue findings (once per distinct pod template) and live-state findings.
-    pub findings: Vec<Finding>,
+    /// Catalogue findings (once per distinct pod template) and live-state findings, shared with the
+    /// report's row (a page of rows copies no finding).
+    pub findings: Vec<Arc<Finding>>,
     /// Its distinct images: the OS and builds the rules used for each, and where they came from
     /// (`name`, `manifest` with its digest, `settings`), with why a registry look-up failed.
     #[serde(default)]
@@ -196,6 +198,7 @@ mod tests {
                         ObjectRef::new("v1", "Node", None, "n"),
                     )
                 })
+                .map(Arc::new)
                 .collect(),
         }
     }

@@ -19,6 +19,20 @@ test('the overview names Windows builds, counts nodes and shows the data source 
   await expect(page.locator('header .source .badge')).toHaveText('demo');
   await expect(page.locator('header .freshness')).toContainText('revision');
   await shot(page, testInfo, 'overview-demo');
+  await expect(page.locator('header .watch-error')).toHaveCount(0);
+  await expect(page.locator('header .behind')).toHaveCount(0);
+  // A live source in trouble: the words the server gives (`Freshness.error`, `behind`; server/tests/live.rs
+  // checks that it gives them) reach the header, through the page's own fetch.
+  await page.route('**/api/summary', async (route) => {
+    const answer = await (await route.fetch()).json();
+    answer.meta.freshness.error = 'cannot list pods: 403 Forbidden — the ClusterRole needs list and watch on pods';
+    answer.meta.freshness.behind = 1234;
+    await route.fulfill({ json: answer });
+  });
+  await page.reload();
+  await expect(page.locator('header .watch-error')).toHaveText(
+    'watch failing: cannot list pods: 403 Forbidden — the ClusterRole needs list and watch on pods');
+  await expect(page.locator('header .behind')).toHaveText('catching up: 1234 events behind');
   expect(problems).toEqual([]);
 });
 

@@ -4,8 +4,9 @@
 //!
 //! `cargo run --release -p winplace-synthetic --example audit_memory -- [MISPLACED] [PODS] [NODES]`
 //! (defaults 20,000, 3,000, 100: `demo-snapshot`'s). Prints the bytes the audit holds once the pods
-//! are dropped, per misplaced pod, and what the readable rows cost of it (each measured by cloning it:
-//! a clone allocates what the original holds). Bytes asked of the allocator, not pages: the process's
+//! are dropped, per misplaced pod, and what the findings and the readable rows cost of it (each measured
+//! by cloning it: a clone allocates what the original holds; a row's findings are shared with the
+//! engine's records, so they are counted once, apart). Bytes asked of the allocator, not pages: the process's
 //! RSS is higher by the allocator's slack.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -93,37 +94,37 @@ fn main() {
     );
     let workloads: Vec<_> = audit.workloads().collect();
     let node_rows: Vec<_> = audit.nodes().collect();
-    let parts: [(&str, isize); 7] = [
+    // Every finding the audit holds, once: the rows share them (`Arc`) with the templates and the pods'
+    // records, so a workload's row and a node's row point at the same live finding.
+    let mut seen = std::collections::HashSet::new();
+    let findings: Vec<&winplace_rules::Finding> = workloads
+        .iter()
+        .flat_map(|w| &w.findings)
+        .chain(node_rows.iter().flat_map(|n| &n.findings))
+        .filter(|f| seen.insert(std::sync::Arc::as_ptr(f)))
+        .map(|f| &**f)
+        .collect();
+    let parts: [(&str, isize); 6] = [
         (
-            "workload rows (whole)",
-            cost(|| workloads.iter().map(|w| (*w).clone()).collect::<Vec<_>>()),
-        ),
-        (
-            "  of which findings",
-            cost(|| {
-                workloads
-                    .iter()
-                    .map(|w| w.findings.clone())
-                    .collect::<Vec<_>>()
-            }),
+            "findings (each once)",
+            cost(|| findings.iter().map(|f| (*f).clone()).collect::<Vec<_>>()),
         ),
         (
             "  of which fixes",
-            cost(|| {
-                workloads
-                    .iter()
-                    .flat_map(|w| w.findings.iter().map(|f| f.fix.clone()))
-                    .collect::<Vec<_>>()
-            }),
+            cost(|| findings.iter().map(|f| f.fix.clone()).collect::<Vec<_>>()),
         ),
         (
             "  of which messages",
             cost(|| {
-                workloads
+                findings
                     .iter()
-                    .flat_map(|w| w.findings.iter().map(|f| f.message.clone()))
+                    .map(|f| f.message.clone())
                     .collect::<Vec<_>>()
             }),
+        ),
+        (
+            "workload rows (but findings)",
+            cost(|| workloads.iter().map(|w| (*w).clone()).collect::<Vec<_>>()),
         ),
         (
             "  of which incidents",
@@ -135,31 +136,23 @@ fn main() {
             }),
         ),
         (
-            "node rows (whole)",
+            "node rows (but findings)",
             cost(|| node_rows.iter().map(|n| (*n).clone()).collect::<Vec<_>>()),
-        ),
-        (
-            "  of which findings",
-            cost(|| {
-                node_rows
-                    .iter()
-                    .map(|n| n.findings.clone())
-                    .collect::<Vec<_>>()
-            }),
         ),
     ];
     for (name, bytes) in parts {
         println!(
-            "  {name:<24} {:>10} ({} B per misplaced pod)",
+            "  {name:<28} {:>10} ({} B per misplaced pod)",
             mib(bytes),
             bytes / misplaced.max(1) as isize
         );
     }
-    let findings: usize = workloads.iter().map(|w| w.findings.len()).sum();
+    let in_rows: usize = workloads.iter().map(|w| w.findings.len()).sum();
     println!(
-        "  {} workload findings ({:.1} per workload); a misplaced pod's workload row:",
-        findings,
-        findings as f64 / workloads.len().max(1) as f64
+        "  {} findings held, {} in workload rows ({:.1} per workload); a misplaced pod's workload row:",
+        findings.len(),
+        in_rows,
+        in_rows as f64 / workloads.len().max(1) as f64
     );
     if let Some(w) = workloads
         .iter()

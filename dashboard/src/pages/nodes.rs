@@ -328,7 +328,7 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
             </table>
             <h3>{format!("Findings ({})", node.findings.len())}</h3>
             <ul class="findings">
-                {node.findings.iter().map(|f| view! { <FindingItem finding=f.clone()/> }).collect_view()}
+                {node.findings.iter().map(|f| view! { <FindingItem finding=(**f).clone()/> }).collect_view()}
             </ul>
         </aside>
     }

@@ -346,7 +346,7 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
                             <crate::components::incidents::IncidentList incidents=incidents.clone()/>
                         })}
                         <ul class="findings">
-                            {findings.iter().map(|f| view! { <FindingItem finding=f.clone()/> }).collect_view()}
+                            {findings.iter().map(|f| view! { <FindingItem finding=(**f).clone()/> }).collect_view()}
                         </ul>
                         {findings.is_empty().then(|| view! { <p class="muted">"No findings."</p> })}
                     </td>

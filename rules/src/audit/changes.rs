@@ -9,8 +9,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Node, Pod};
 
 use super::{
-    Audit, Dirty, NodeEdit, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, Template,
-    Workload, WorkloadReport, node_name, os_of, owner, pod_key,
+    Audit, Dirty, NodeEdit, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, SpecText,
+    Template, Workload, WorkloadReport, node_name, os_of, owner, pod_key,
 };
 use crate::model::RuntimeClassEntry;
 use crate::model::cluster_objects::trim_node;
@@ -204,10 +204,11 @@ impl Audit {
                     // The representative changed in place (an image update of a bare pod, say).
                     let spec =
                         owner::template_spec(pod.spec.clone().unwrap_or_default(), &workload.owner);
-                    if spec != template.spec {
+                    let text = SpecText::of(&spec);
+                    if text != template.spec {
                         template.object_name = name.to_string();
                         template.runtime_class = spec.runtime_class_name.clone();
-                        template.spec = spec;
+                        template.spec = text;
                         dirty.templates.insert((wk.clone(), rev.clone()));
                     }
                 }
@@ -221,7 +222,7 @@ impl Audit {
                         Box::new(Template {
                             object_name: name.to_string(),
                             runtime_class: spec.runtime_class_name.clone(),
-                            spec,
+                            spec: SpecText::of(&spec),
                             representative: Some(key.clone()),
                             members: 1,
                             findings: Vec::new(),

@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::{Audit, Dirty, Touched};
-use crate::placement::container_images;
 use crate::rules::ImageFacts;
 use crate::rules::add_images_to_resolve;
 
@@ -14,8 +13,9 @@ impl Audit {
     /// The images of the live workloads whose name tells neither their OS nor their Windows build: what
     /// the server asks registries about ([`images_to_resolve`] over every pod template).
     pub fn images_to_resolve(&self) -> Vec<String> {
-        // From the typed specs the templates keep: decoding every template's object again on each
-        // publish would cost a flood as much as the audit.
+        // From the images each template's last evaluation listed (every template is evaluated before a
+        // change returns): decoding every template's spec again on each publish would cost a flood as
+        // much as the audit.
         let mut out = Vec::new();
         for workload in self.workloads.values() {
             if self
@@ -25,7 +25,11 @@ impl Audit {
                 continue;
             }
             for template in workload.templates.values() {
-                add_images_to_resolve(&template.spec, &self.settings, &mut out);
+                add_images_to_resolve(
+                    template.images.iter().map(|i| i.image.as_str()),
+                    &self.settings,
+                    &mut out,
+                );
             }
         }
         out
@@ -44,9 +48,10 @@ impl Audit {
         let mut dirty = Dirty::default();
         for (wk, workload) in &self.workloads {
             for (rev, template) in &workload.templates {
-                let runs_changed = container_images(&template.spec, &Default::default())
+                let runs_changed = template
+                    .images
                     .iter()
-                    .any(|(_, image)| changed.contains(image));
+                    .any(|i| changed.contains(i.image.as_str()));
                 if runs_changed {
                     dirty.templates.insert((Arc::clone(wk), Arc::clone(rev)));
                 }

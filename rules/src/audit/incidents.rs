@@ -84,6 +84,8 @@ pub(super) fn from_status(pod: &Pod) -> Vec<StatusIncident> {
             }
         }
     }
+    // Held with the pod's record: a pushed-to Vec keeps room for four.
+    out.shrink_to_fit();
     out
 }
 
@@ -233,6 +235,8 @@ impl Audit {
                 }
             }
         }
+        // Held in the workload's row.
+        out.shrink_to_fit();
         out
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::{PlacementState, PodRecord, Workload, split_key};
+use super::{PlacementState, PodRecord, Workload, share_findings, split_key};
 use crate::finding::Severity;
 use crate::placement::{NodeIndex, Placement, fit};
 use crate::rules::live_state::{self, LiveNode};
@@ -100,8 +100,8 @@ impl PodPass<'_> {
             }
             record.cells = cells;
         }
-        let changed = self.all || live != record.live || state != record.state;
-        record.live = live;
+        let live_changed = share_findings(&mut record.live, live);
+        let changed = self.all || live_changed || state != record.state;
         record.state = state;
         changed
     }

@@ -68,6 +68,7 @@ pub mod owner;
 pub mod report;
 mod reset;
 mod rows;
+mod spec_text;
 mod summary;
 mod templates;
 
@@ -75,10 +76,11 @@ pub use incidents::{EVENTS_PER_POD, MAX_WAITING_PODS};
 pub use node_group::NodeGroupKey;
 pub use report::*;
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use rustc_hash::FxHashMap;
 
 use crate::finding::Finding;
@@ -89,6 +91,7 @@ use crate::settings::Settings;
 use crate::windows::Os;
 use owner::Owner;
 use reset::Resetting;
+use spec_text::SpecText;
 
 /// A change to the cluster, as a watcher reports it.
 #[derive(Debug, Clone)]
@@ -132,19 +135,20 @@ struct Template {
     /// owners): that object, the workload with `spec` as its pod template, is built when the catalogue
     /// runs ([`templates::template_object`]) rather than kept, which would hold the spec twice.
     object_name: String,
-    /// The representative's spec, typed.
-    spec: PodSpec,
+    /// The representative's spec, as compact JSON ([`SpecText`]: a tenth of the typed spec's bytes).
+    spec: SpecText,
     /// The representative pod; its updates replace the spec (`None` once it is gone).
     representative: Option<Arc<str>>,
     /// `spec.runtimeClassName`.
     runtime_class: Option<String>,
     /// Pods made from it.
     members: usize,
-    /// The catalogue's findings, reported under the workload.
-    findings: Vec<Finding>,
+    /// The catalogue's findings, reported under the workload (the row shares them).
+    findings: Vec<Arc<Finding>>,
     /// What the live rules read of the placement.
     facts: TemplateFacts,
-    /// The resolved placement (for the fit of pending pods).
+    /// The resolved placement's [scheduling part](Placement::scheduling_part), for the fit of pending
+    /// pods and whether a node's change reaches the template.
     placement: Option<Placement>,
     /// A warning or error among `findings`.
     at_risk: bool,
@@ -173,8 +177,8 @@ struct PodRecord {
     workload: Arc<str>,
     /// Its template (revision label value).
     revision: Arc<str>,
-    /// Live-state findings.
-    live: Vec<Finding>,
+    /// Live-state findings (its workload's and node's rows share them).
+    live: Vec<Arc<Finding>>,
     state: PlacementState,
     /// `(image build, node build)` cells of the build matrix this pod counts in.
     cells: Vec<(u32, u32)>,
@@ -188,8 +192,8 @@ struct PodRecord {
 struct NodeEntry {
     os: Option<Os>,
     build: Option<u32>,
-    /// Node-rule findings.
-    findings: Vec<Finding>,
+    /// Node-rule findings (the row shares them).
+    findings: Vec<Arc<Finding>>,
     /// Shared like [`Workload::report`].
     report: Arc<NodeReport>,
 }
@@ -333,11 +337,31 @@ fn os_of(node: &Node) -> (Option<Os>, Option<u32>) {
 }
 
 /// Findings in report order (object, path, rule, message), without duplicates.
-fn sort_findings(findings: &mut Vec<Finding>) {
+fn sort_findings<F: Borrow<Finding>>(findings: &mut Vec<F>) {
     findings.sort_by(|a, b| {
+        let (a, b) = (a.borrow(), b.borrow());
         (&a.object, &a.path, &a.rule, &a.message).cmp(&(&b.object, &b.path, &b.rule, &b.message))
     });
-    findings.dedup();
+    findings.dedup_by(|a, b| (*a).borrow() == (*b).borrow());
+}
+
+/// `fresh` as the shared findings to keep: `held` itself when they are equal (so that rows built from it
+/// stay shared and compare equal at a pointer's cost), else `fresh` wrapped.
+fn share_findings(held: &mut Vec<Arc<Finding>>, fresh: Vec<Finding>) -> bool {
+    let same = held.len() == fresh.len() && held.iter().zip(&fresh).all(|(h, f)| **h == *f);
+    if !same {
+        *held = fresh
+            .into_iter()
+            .map(|mut f| {
+                // Held for as long as the object lives: a message built by `format!` carries up to
+                // twice its length in spare capacity (a kilobyte per misplaced pod).
+                f.message.shrink_to_fit();
+                f.path.shrink_to_fit();
+                Arc::new(f)
+            })
+            .collect();
+    }
+    !same
 }
 
 impl Audit {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::Node;
 use serde_json::Value;
 
-use super::{Audit, node_name, sort_findings};
+use super::{Audit, node_name, share_findings, sort_findings};
 use crate::finding::Finding;
 use crate::input::LineMap;
 use crate::model::{Object, node_os};
@@ -63,7 +63,7 @@ impl Audit {
             }
             sort_findings(&mut findings);
             if let Some(entry) = self.nodes.get_mut(name) {
-                entry.findings = findings;
+                share_findings(&mut entry.findings, findings);
             }
         }
     }

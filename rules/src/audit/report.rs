@@ -203,8 +203,10 @@ pub struct NodeReport {
     pub node_info: BTreeMap<String, String>,
     /// Pods bound to the node.
     pub pods: Vec<PodRef>,
-    /// Node findings (node rules) and live-state findings of its pods.
-    pub findings: Vec<Finding>,
+    /// Node findings (node rules) and live-state findings of its pods. Shared (`Arc`) with the engine's
+    /// records and the pods' workload rows, which hold the same findings: a misplaced pod's live findings
+    /// are held once, not three times.
+    pub findings: Vec<Arc<Finding>>,
 }
 
 /// A workload row: the owner (Deployment, DaemonSet, …, or a bare Pod) with its pods and findings.
@@ -219,8 +221,9 @@ pub struct WorkloadReport {
     pub state: PlacementState,
     /// Its pods.
     pub pods: Vec<PodRef>,
-    /// Catalogue findings (once per distinct pod template) and live-state findings.
-    pub findings: Vec<Finding>,
+    /// Catalogue findings (once per distinct pod template) and live-state findings, shared (`Arc`) with
+    /// the engine's templates and pod records rather than copied.
+    pub findings: Vec<Arc<Finding>>,
     /// The distinct images of its pod templates, each with the OS and builds the rules used and where
     /// they came from (name, manifest, settings).
     #[serde(default)]

@@ -33,7 +33,7 @@ impl Audit {
         let Some(workload) = self.workloads.get(wk) else {
             return false;
         };
-        let mut findings: Vec<Finding> = workload
+        let mut findings: Vec<Arc<Finding>> = workload
             .templates
             .values()
             .flat_map(|t| t.findings.iter().cloned())

@@ -77,11 +77,16 @@ impl Audit {
         .map(|s| (s, 0))
         .collect();
         for workload in self.workloads.values() {
-            workload.report.findings.iter().for_each(&mut count);
+            workload
+                .report
+                .findings
+                .iter()
+                .map(|f| &**f)
+                .for_each(&mut count);
             *states.entry(workload.report.state).or_default() += 1;
         }
         for entry in self.nodes.values() {
-            entry.findings.iter().for_each(&mut count);
+            entry.findings.iter().map(|f| &**f).for_each(&mut count);
         }
         self.runtime_class_findings.iter().for_each(&mut count);
         // Image builds of every Windows template × the cluster's Windows builds.

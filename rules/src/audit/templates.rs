@@ -4,12 +4,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::PodSpec;
 use serde_json::Value;
 
 use super::classes::reads_single_nodes;
 use super::owner::Owner;
-use super::{Audit, Dirty, sort_findings};
+use super::{Audit, Dirty, share_findings, sort_findings};
 use crate::finding::Severity;
 use crate::input::LineMap;
 use crate::model::{Object, PodTemplate, WorkloadKind};
@@ -18,9 +17,9 @@ use crate::placement::{PreparedCluster, Resolver};
 use crate::rules::live_state;
 use crate::rules::{check_unresolved_object, evaluate_template};
 
-/// The workload object that carries `spec` as its pod template (a Pod for bare pods and custom owners).
-pub(super) fn template_object(owner: &Owner, pod_name: &str, spec: &PodSpec) -> Option<Object> {
-    let spec_value = serde_json::to_value(spec).ok()?;
+/// The workload object that carries `spec` (a pod spec's JSON tree) as its pod template (a Pod for bare
+/// pods and custom owners).
+pub(super) fn template_object(owner: &Owner, pod_name: &str, spec_value: Value) -> Option<Object> {
     let ns = owner.object.namespace.clone().unwrap_or_default();
     let (api_version, kind, name, prefix) = match owner.kind {
         Some(k) if k != WorkloadKind::Pod => (
@@ -77,26 +76,29 @@ impl Audit {
                 _ => WorkloadKind::Pod,
             };
             let prefix = kind.pod_spec_path();
-            let Some(object) =
-                template_object(&workload.owner, &template.object_name, &template.spec)
-            else {
+            let Some(object) = template_object(
+                &workload.owner,
+                &template.object_name,
+                template.spec.value(),
+            ) else {
                 continue;
             };
             let Some(raw) = object.get(&prefix) else {
                 continue;
             };
+            let spec = template.spec.typed();
             let pod_template = PodTemplate {
                 kind,
                 prefix,
                 raw,
-                spec: template.spec.clone(),
+                spec,
                 labels: BTreeMap::new(),
             };
             let runtime_class = template
                 .runtime_class
                 .as_deref()
                 .and_then(|rc| self.context.runtime_class(rc));
-            let context = if reads_single_nodes(&template.spec, runtime_class, per_node) {
+            let context = if reads_single_nodes(&pod_template.spec, runtime_class, per_node) {
                 full
             } else {
                 classes
@@ -122,18 +124,21 @@ impl Audit {
                 placement
             };
             let mut images: Vec<crate::windows::ImageProvenance> = Vec::new();
-            for (_, image) in container_images(&template.spec, &Default::default()) {
+            for (_, image) in container_images(&pod_template.spec, &Default::default()) {
                 if !images.iter().any(|i| i.image == image) {
                     images.push(image_facts.describe(image, settings));
                 }
             }
+            // Held with the template and its row: a pushed-to Vec keeps room for four.
+            images.shrink_to_fit();
             for f in &mut findings {
                 f.object = owner.clone();
             }
             sort_findings(&mut findings);
             let facts = live_state::template_facts(&placement);
             let at_risk = findings.iter().any(|f| f.severity >= Severity::Warning);
-            if findings != template.findings
+            let findings_changed = share_findings(&mut template.findings, findings);
+            if findings_changed
                 || facts != template.facts
                 || at_risk != template.at_risk
                 || images != template.images
@@ -141,11 +146,10 @@ impl Audit {
                 changed.push((wk.clone(), rev.clone()));
                 dirty.workloads.insert(wk.clone());
             }
-            template.findings = findings;
             template.facts = facts;
             template.at_risk = at_risk;
             template.images = images;
-            template.placement = Some(placement);
+            template.placement = Some(placement.scheduling_part());
         }
         self.evaluations += evaluations;
         if dirty.all {

@@ -1244,4 +1244,40 @@ mod tests {
         t.union_with(&s);
         assert_eq!(t, s);
     }
+
+    /// The audit holds only a placement's scheduling part: fits and node changes must read nothing else.
+    #[test]
+    fn the_scheduling_part_fits_as_the_whole_placement() {
+        let nodes = cluster_nodes();
+        let index = NodeIndex::new(&nodes);
+        let mut edited = nodes.clone();
+        edited[1] = node(
+            "w22-b",
+            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348", "team": "x"}),
+            json!([]),
+        );
+        let after = NodeIndex::new(&edited);
+        let specs = [
+            format!("{IMAGE}{TOLERATE}  nodeSelector: {{kubernetes.io/os: windows}}\n"),
+            format!("{IMAGE}  nodeSelector: {{kubernetes.io/os: windows, team: x}}\n"),
+            format!(
+                "{IMAGE}{TOLERATE}  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: node.kubernetes.io/windows-build, operator: In, values: [10.0.26100]}}]}}]}}}}}}\n"
+            ),
+            format!("{IMAGE}  nodeName: l-a\n"),
+            "  containers: [{name: c, image: nginx}]\n  tolerations: [{operator: Exists}]\n"
+                .to_string(),
+        ];
+        for spec in &specs {
+            let whole = placement(&pod(spec), None, &Settings::default());
+            let part = whole.scheduling_part();
+            assert_eq!(fit(&part, &index), fit(&whole, &index), "{spec}");
+            assert_eq!(fit(&part, &after), fit(&whole, &after), "{spec}");
+            let (b, a) = (&index.nodes()[1], &after.nodes()[1]);
+            assert_eq!(
+                node_change_reaches(&part, (&index, b), (&after, a)),
+                node_change_reaches(&whole, (&index, b), (&after, a)),
+                "{spec}"
+            );
+        }
+    }
 }

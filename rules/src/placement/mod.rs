@@ -326,6 +326,29 @@ impl Placement {
     pub fn pinned_to(&self, os: Os) -> bool {
         self.os_pin == OsPin::Only(os)
     }
+
+    /// The part of the placement that [`fit`] and [`node_change_reaches`] read (what the scheduler's
+    /// filters see: `nodeName`, the merged nodeSelector, the required node affinity, the merged
+    /// tolerations); everything else default. For callers that hold a placement per template for
+    /// later fits (the audit): the signals, images and conflicts are most of its bytes.
+    ///
+    /// ```
+    /// use winplace_rules::placement::{Placement, PodOs};
+    /// let mut p = Placement { os: PodOs::Windows, ..Placement::default() };
+    /// p.node_selector = Some([("kubernetes.io/os".to_string(), "windows".to_string())].into());
+    /// let kept = p.scheduling_part();
+    /// assert_eq!(kept.node_selector, p.node_selector);
+    /// assert_eq!(kept.os, PodOs::Any, "not a fit's concern");
+    /// ```
+    pub fn scheduling_part(&self) -> Placement {
+        Placement {
+            node_name: self.node_name.clone(),
+            node_selector: self.node_selector.clone(),
+            required_affinity: self.required_affinity.clone(),
+            tolerations: self.tolerations.clone(),
+            ..Placement::default()
+        }
+    }
 }
 
 /// Whether a host build runs an image published for `builds` (a manifest list runs when any entry does).

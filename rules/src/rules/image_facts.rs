@@ -129,18 +129,24 @@ pub fn images_to_resolve<'a>(
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (_, template) in super::checked_templates(objects, settings) {
-        add_images_to_resolve(&template.spec, settings, &mut out);
+        add_images_to_resolve(
+            container_images(&template.spec, &Default::default())
+                .into_iter()
+                .map(|(_, image)| image),
+            settings,
+            &mut out,
+        );
     }
     out
 }
 
 /// Adds the images of `spec` worth asking a registry about ([`images_to_resolve`]) to `out`, each once.
-pub(crate) fn add_images_to_resolve(
-    spec: &k8s_openapi::api::core::v1::PodSpec,
+pub(crate) fn add_images_to_resolve<'a>(
+    images: impl IntoIterator<Item = &'a str>,
     settings: &Settings,
     out: &mut Vec<String>,
 ) {
-    for (_, image) in container_images(spec, &Default::default()) {
+    for image in images {
         let class = classify_image(image, &settings.image_rules);
         let unknown = match &class.os {
             ImageOs::Unrecognized => true,

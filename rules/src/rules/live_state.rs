@@ -178,6 +178,8 @@ pub(crate) fn pod_facts(pod: &Pod) -> PodFacts {
             }
         }
     }
+    // The audit holds these for as long as the pod lives.
+    container_errors.shrink_to_fit();
     PodFacts {
         node: spec
             .and_then(|s| s.node_name.clone())

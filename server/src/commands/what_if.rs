@@ -234,7 +234,11 @@ async fn plan_live(
     }
     let before_ctx = audit.context().clone();
     let workload_errors = |audit: &Audit| {
-        plan::planned_errors(audit.workloads().flat_map(|w| w.findings.iter().cloned()))
+        plan::planned_errors(
+            audit
+                .workloads()
+                .flat_map(|w| w.findings.iter().map(|f| (**f).clone())),
+        )
     };
     let before = workload_errors(&audit);
     let mut images: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -64,7 +64,7 @@ fn workload(
             phase: "Pending".into(),
             state,
         }],
-        findings,
+        findings: findings.into_iter().map(Arc::new).collect(),
         images: vec![],
         incidents: vec![],
     })
