@@ -95,6 +95,10 @@ fn the_cluster_role_reads_nodes_pods_runtimeclasses_and_events_and_nothing_else(
 /// (docs/benchmarks.md: `python3 server/load/load.py --nodes 5000 --pods 150000 --seconds 60`).
 const ENVELOPE_PEAK_MIB: u64 = 646;
 
+/// Peak resident memory of the release server with 20,000 misplaced, unowned Windows pods beside the demo's
+/// (docs/benchmarks.md: `bash server/bench/misplaced_memory.sh 20000`): the audit's worst case per pod.
+const MISPLACED_PEAK_MIB: u64 = 399;
+
 /// A memory quantity (`Ki`, `Mi`, `Gi`, or plain bytes) in MiB, rounded down.
 fn mebibytes(quantity: &str) -> u64 {
     let (number, unit) = quantity.split_at(
@@ -179,8 +183,8 @@ fn the_deployment_runs_locked_down_with_probes() {
         );
     }
     // Memory request and limit from the measured envelope (issue 17.6: they were 256Mi and 4Gi, 16x
-    // apart): the request at least the measured peak at 5,000 nodes / 150,000 pods under load, the
-    // limit above it by less than 2x.
+    // apart): the request at least the worse of the measured peaks (5,000 nodes / 150,000 pods under
+    // load; 20,000 misplaced bare pods, issue 29.4), the limit above it by less than 2x.
     let mib = |map: &Option<
         std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
     >| {
@@ -192,9 +196,10 @@ fn the_deployment_runs_locked_down_with_probes() {
         )
     };
     let (request, limit) = (mib(&resources.requests), mib(&resources.limits));
+    let worse = ENVELOPE_PEAK_MIB.max(MISPLACED_PEAK_MIB);
     assert!(
-        request >= ENVELOPE_PEAK_MIB,
-        "request {request} MiB < the measured peak {ENVELOPE_PEAK_MIB} MiB"
+        request >= worse,
+        "request {request} MiB < the worse measured peak {worse} MiB"
     );
     assert!(
         limit > request && limit < 2 * request,
