@@ -1,7 +1,6 @@
 //! The catalogue on pod templates: each template's workload object (a representative pod's spec under its
 //! owner), evaluated against the class context unless its selectors read single nodes.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,7 +10,7 @@ use super::owner::Owner;
 use super::{Audit, Dirty, share_findings, sort_findings};
 use crate::finding::Severity;
 use crate::input::LineMap;
-use crate::model::{Object, PodTemplate, WorkloadKind};
+use crate::model::{Object, WorkloadKind, pod_template};
 use crate::placement::container_images;
 use crate::placement::{PreparedCluster, Resolver};
 use crate::rules::live_state;
@@ -71,11 +70,6 @@ impl Audit {
             let Some(template) = workload.templates.get_mut(rev) else {
                 continue;
             };
-            let kind = match workload.owner.kind {
-                Some(k) if k != WorkloadKind::Pod => k,
-                _ => WorkloadKind::Pod,
-            };
-            let prefix = kind.pod_spec_path();
             let Some(object) = template_object(
                 &workload.owner,
                 &template.object_name,
@@ -83,16 +77,10 @@ impl Audit {
             ) else {
                 continue;
             };
-            let Some(raw) = object.get(&prefix) else {
+            // The typed spec from the object's tree, as `check` reads a workload (the text is parsed
+            // once).
+            let Some(Ok(pod_template)) = pod_template(&object) else {
                 continue;
-            };
-            let spec = template.spec.typed();
-            let pod_template = PodTemplate {
-                kind,
-                prefix,
-                raw,
-                spec,
-                labels: BTreeMap::new(),
             };
             let runtime_class = template
                 .runtime_class

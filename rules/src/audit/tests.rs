@@ -2,7 +2,6 @@
 //! updates against a full recompute.
 
 use super::*;
-use crate::model::{PodTemplate, WorkloadKind};
 use crate::placement::{PodOs, PreparedCluster, Resolver};
 use crate::rules::evaluate_template;
 use serde_json::json;
@@ -668,24 +667,12 @@ fn class_context_gives_the_findings_of_every_node() {
     let mut compared = 0;
     for w in a.workloads.values() {
         for t in w.templates.values() {
-            let kind = match w.owner.kind {
-                Some(k) if k != WorkloadKind::Pod => k,
-                _ => WorkloadKind::Pod,
-            };
-            let prefix = kind.pod_spec_path();
             let object =
                 super::templates::template_object(&w.owner, &t.object_name, t.spec.value())
                     .expect("the template's object");
-            let Some(raw) = object.get(&prefix) else {
-                continue;
-            };
-            let template = PodTemplate {
-                kind,
-                prefix,
-                raw,
-                spec: t.spec.typed(),
-                labels: BTreeMap::new(),
-            };
+            let template = crate::model::pod_template(&object)
+                .expect("a workload")
+                .expect("its pod template");
             let mut findings = Vec::new();
             evaluate_template(
                 &object,
