@@ -13,18 +13,7 @@ log_mb=${1:-100}
 nodes=${2:-5000}
 pods=${3:-150000}
 events=${4:-300000}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${WINPLACE_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/winplace}
-[ -x "$bin" ] || { echo "no $bin: run cargo build --release -p winplace first" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-measure() {
-  /usr/bin/time -v "$@" >/dev/null 2>"$work/time" || true
-  awk -F': ' '/Elapsed \(wall clock\)/ {split($2, t, ":"); w = (length(t) == 3) ? t[1]*3600 + t[2]*60 + t[3] : t[1]*60 + t[2]}
-              /Maximum resident set size/ {m = $2 / 1024}
-              END {printf "%.2f s, %.0f MiB\n", w, m}' "$work/time"
-}
+source "$(dirname "$0")/common.sh"
 
 log="$work/kubelet.log"
 python3 - "$log" "$log_mb" <<'PY'

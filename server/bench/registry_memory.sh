@@ -11,13 +11,7 @@
 # only, writes its inputs to a temporary folder (removed at the end).
 set -euo pipefail
 benign=${1:-500}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${WINPLACE_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/winplace}
-[ -x "$bin" ] || { echo "no $bin: run cargo build --release -p winplace first" >&2; exit 2; }
-work=$(mktemp -d)
-registry= server=
-cleanup() { for p in $server $registry; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
+source "$(dirname "$0")/common.sh"
 
 reg_port=$((20000 + RANDOM % 20000)); port=$((reg_port + 1))
 python3 "$root/server/bench/hostile_registry.py" "$reg_port" & registry=$!
