@@ -11,8 +11,6 @@
 use k8s_openapi::api::core::v1::Taint;
 use serde::{Deserialize, Serialize};
 
-use crate::settings::BuildPinning;
-
 /// A platform whose conventions winplace knows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -102,6 +100,40 @@ impl std::str::FromStr for Platform {
             .into_iter()
             .find(|p| p.as_str() == s)
             .ok_or_else(|| format!("unknown platform {s:?} (generic, eks, aks, gke, openshift)"))
+    }
+}
+
+/// How a fix pins the Windows build of a pod (setting `buildPinning`).
+///
+/// ```
+/// use winplace_rules::{Settings, settings::BuildPinning};
+/// assert_eq!(Settings::default().build_pinning, BuildPinning::Range);
+/// let s = Settings::from_text("s.yaml", "platform: openshift\n").unwrap();
+/// assert_eq!(s.build_pinning, BuildPinning::Exact);
+/// let err = Settings::from_text("s.yaml", "buildPinning: loose\n").unwrap_err();
+/// assert_eq!(err.setting.as_deref(), Some("buildPinning"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildPinning {
+    /// Every build of `supportedBuilds` and of the cluster that runs the pod's images, as required node
+    /// affinity `node.kubernetes.io/windows-build In [...]`: the pin survives an in-place upgrade of the
+    /// pool to a newer build that still runs the image (platforms.md §7).
+    #[default]
+    Range,
+    /// The one build the image was built for, as the nodeSelector `node.kubernetes.io/windows-build`:
+    /// for platforms that support only a container whose base image matches the node's build (OpenShift's
+    /// Windows Machine Config Operator, platforms.md §8).
+    Exact,
+}
+
+impl BuildPinning {
+    /// The name in settings (`range`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuildPinning::Range => "range",
+            BuildPinning::Exact => "exact",
+        }
     }
 }
 

@@ -10,6 +10,9 @@ use crate::finding::Severity;
 use crate::input::{Limits, ParseError, parse};
 pub use crate::invalid_setting::InvalidSetting;
 use crate::path::FieldPath;
+/// How a fix pins the Windows build (setting `buildPinning`); it lives beside [`crate::platform::Platform`],
+/// whose presets choose it.
+pub use crate::platform::BuildPinning;
 use crate::windows::ImageRule;
 use crate::windows::builds::WindowsVersion;
 use k8s_openapi::api::core::v1::Taint;
@@ -72,40 +75,6 @@ pub struct Settings {
     /// The namespaces `placementGate` applies to; empty (the default) means every namespace that is not
     /// exempt.
     pub placement_gate_namespaces: Vec<String>,
-}
-
-/// How a fix pins the Windows build of a pod (setting `buildPinning`).
-///
-/// ```
-/// use winplace_rules::{Settings, settings::BuildPinning};
-/// assert_eq!(Settings::default().build_pinning, BuildPinning::Range);
-/// let s = Settings::from_text("s.yaml", "platform: openshift\n").unwrap();
-/// assert_eq!(s.build_pinning, BuildPinning::Exact);
-/// let err = Settings::from_text("s.yaml", "buildPinning: loose\n").unwrap_err();
-/// assert_eq!(err.setting.as_deref(), Some("buildPinning"));
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BuildPinning {
-    /// Every build of `supportedBuilds` and of the cluster that runs the pod's images, as required node
-    /// affinity `node.kubernetes.io/windows-build In [...]`: the pin survives an in-place upgrade of the
-    /// pool to a newer build that still runs the image (platforms.md §7).
-    #[default]
-    Range,
-    /// The one build the image was built for, as the nodeSelector `node.kubernetes.io/windows-build`:
-    /// for platforms that support only a container whose base image matches the node's build (OpenShift's
-    /// Windows Machine Config Operator, platforms.md §8).
-    Exact,
-}
-
-impl BuildPinning {
-    /// The name in settings (`range`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BuildPinning::Range => "range",
-            BuildPinning::Exact => "exact",
-        }
-    }
 }
 
 impl Default for Settings {
