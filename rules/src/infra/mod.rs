@@ -97,14 +97,9 @@ impl Format {
     }
 }
 
-/// The annotation on the Nodes [`NodePool::nodes`] makes: the pool they stand for
-/// ([`NodePool::describe`], `node group windows-ng of eksctl.yaml`). The node rules speak of that pool
-/// rather than of a node that does not exist yet; no platform sets it.
-pub const POOL_ANNOTATION: &str = "winplace.io/node-pool";
-
-/// The annotation on the Nodes [`NodePool::nodes`] makes: where the pool's file writes its taints
-/// ([`Format::taints_field`]).
-pub const POOL_TAINTS_ANNOTATION: &str = "winplace.io/node-pool-taints";
+// The annotations that tie a Node to the pool it stands for are read by the model (a node of a pool file
+// is told apart there), so they live with it.
+pub use crate::model::{POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 
 /// At most this many Nodes are made for one pool: verdicts depend on the kinds of nodes, not on their
 /// number, and a typo (`count: 100000`) must not cost memory.

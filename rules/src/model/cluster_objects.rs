@@ -27,13 +27,36 @@ use k8s_openapi::Resource;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod, PodStatus};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ModelError, RuntimeClassEntry, decode};
+use super::{ModelError, decode};
 use crate::finding::ObjectRef;
 use crate::path::FieldPath;
+
+/// A RuntimeClass and the `apiVersion` it was written with.
+///
+/// `node.k8s.io/v1beta1` RuntimeClasses (removed in Kubernetes 1.25) have the same shape as `v1`:
+/// `handler`, `overhead` and `scheduling` at the top level (only `v1alpha1` nested them under
+/// `spec`), so both decode into the `v1` type; the version is kept so rules can flag the old API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeClassEntry {
+    /// `node.k8s.io/v1` or `node.k8s.io/v1beta1`.
+    pub api_version: String,
+    /// The RuntimeClass, decoded as `v1`.
+    pub object: RuntimeClass,
+}
+
+/// The annotation on the Nodes [`crate::infra::NodePool::nodes`] makes: the pool they stand for
+/// ([`crate::infra::NodePool::describe`], `node group windows-ng of eksctl.yaml`). The node rules speak of that pool
+/// rather than of a node that does not exist yet; no platform sets it.
+pub const POOL_ANNOTATION: &str = "winplace.io/node-pool";
+
+/// The annotation on the Nodes [`crate::infra::NodePool::nodes`] makes: where the pool's file writes its taints
+/// ([`crate::infra::Format::taints_field`]).
+pub const POOL_TAINTS_ANNOTATION: &str = "winplace.io/node-pool-taints";
 
 /// A kind of cluster object that is read, with the API version it is read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -317,19 +340,16 @@ pub const NODE_FIELDS: &[&str] = &[
 ];
 
 /// The annotations winplace puts on the Nodes it makes from a pool of an infrastructure file
-/// ([`crate::infra::POOL_ANNOTATION`]), which the node rules read; `None` for any other node (they are
+/// ([`POOL_ANNOTATION`]), which the node rules read; `None` for any other node (they are
 /// not in [`NODE_FIELDS`]: a cluster's own Nodes never carry them).
 fn pool_annotations(
     annotations: Option<&BTreeMap<String, String>>,
 ) -> Option<BTreeMap<String, String>> {
     let annotations = annotations?;
-    let kept: BTreeMap<String, String> = [
-        crate::infra::POOL_ANNOTATION,
-        crate::infra::POOL_TAINTS_ANNOTATION,
-    ]
-    .into_iter()
-    .filter_map(|k| Some((k.to_string(), annotations.get(k)?.clone())))
-    .collect();
+    let kept: BTreeMap<String, String> = [POOL_ANNOTATION, crate::infra::POOL_TAINTS_ANNOTATION]
+        .into_iter()
+        .filter_map(|k| Some((k.to_string(), annotations.get(k)?.clone())))
+        .collect();
     (!kept.is_empty()).then_some(kept)
 }
 
@@ -640,15 +660,12 @@ mod tests {
         made.metadata.annotations = Some(BTreeMap::from([
             ("a".to_string(), "b".to_string()),
             (
-                crate::infra::POOL_ANNOTATION.to_string(),
+                POOL_ANNOTATION.to_string(),
                 "node group w of f.yaml".to_string(),
             ),
         ]));
         let kept = trim_node(&made).metadata.annotations.unwrap_or_default();
-        assert_eq!(
-            kept.keys().collect::<Vec<_>>(),
-            [crate::infra::POOL_ANNOTATION]
-        );
+        assert_eq!(kept.keys().collect::<Vec<_>>(), [POOL_ANNOTATION]);
         assert_eq!(into_trimmed_node(made.clone()), trim_node(&made));
         let pod: Pod = serde_json::from_value(pod()).expect("pod");
         let trimmed = trim_pod(pod.clone());

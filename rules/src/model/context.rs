@@ -1,26 +1,11 @@
 //! The cluster a workload is checked against: its Nodes and RuntimeClasses.
 
 use k8s_openapi::api::core::v1::Node;
-use k8s_openapi::api::node::v1::RuntimeClass;
 use serde::{Deserialize, Serialize};
 
-use super::cluster_objects::{self, ClusterKind, FieldError};
+use super::cluster_objects::{self, ClusterKind, FieldError, RuntimeClassEntry};
 use super::{ModelError, Object};
 use crate::finding::ObjectRef;
-
-/// A RuntimeClass and the `apiVersion` it was written with.
-///
-/// `node.k8s.io/v1beta1` RuntimeClasses (removed in Kubernetes 1.25) have the same shape as `v1`:
-/// `handler`, `overhead` and `scheduling` at the top level (only `v1alpha1` nested them under
-/// `spec`), so both decode into the `v1` type; the version is kept so rules can flag the old API.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RuntimeClassEntry {
-    /// `node.k8s.io/v1` or `node.k8s.io/v1beta1`.
-    pub api_version: String,
-    /// The RuntimeClass, decoded as `v1`.
-    pub object: RuntimeClass,
-}
 
 /// Nodes and RuntimeClasses of a cluster, as far as they are known.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use crate::explain::{self, Cause, Match};
+use crate::explain::{Cause, Match, explain_line};
 
 /// An event about a pod whose message a signature explains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +105,7 @@ fn reduce(event: RawEvent) -> Option<PodEvent> {
         return None;
     }
     let message = event.message.or(event.note)?;
-    let explained = explain::explain_line(&message);
+    let explained = explain_line(&message);
     if explained.is_empty() {
         return None;
     }

@@ -27,9 +27,10 @@ use crate::finding::ObjectRef;
 use crate::input::{Document, LineMap};
 use crate::path::{FieldPath, Segment};
 
+pub use cluster_objects::RuntimeClassEntry;
+pub use cluster_objects::{POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 pub use context::{
-    ClusterContext, ObjectError, RuntimeClassEntry, node_os, node_os_build, node_taints,
-    node_windows_build,
+    ClusterContext, ObjectError, node_os, node_os_build, node_taints, node_windows_build,
 };
 pub use workload::{PodTemplate, WorkloadKind, pod_template};
 
