@@ -17,108 +17,25 @@
 //! assert!(explain_text("Last State: Terminated  Reason: OOMKilled", None).is_empty());
 //! ```
 
+mod cause;
 pub mod clean;
 mod context;
+mod matching;
 mod objects;
 pub mod signatures;
+
+pub use cause::Cause;
+pub use matching::{Match, explain_line};
 
 pub use context::refine;
 pub use objects::Objects;
 pub use signatures::{SIGNATURES, Signature};
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
 use crate::model::ClusterContext;
-
-/// Why a workload fails, in winplace's vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Cause {
-    /// The pod and the node (or the image and the node) are of different operating systems.
-    OsMismatch,
-    /// A Windows image of another build than the host's (process isolation).
-    BuildMismatch,
-    /// The image's index has no entry for the node's platform.
-    NoPlatformInManifest,
-    /// The pod does not tolerate a node's taint.
-    UntoleratedTaint,
-    /// The pod's nodeSelector or node affinity excludes the nodes.
-    SelectorMismatch,
-    /// The API server rejects a field of a Windows (or Linux) pod.
-    ForbiddenWindowsField,
-    /// RuntimeClass admission refused the pod.
-    Runtimeclass,
-}
-
-impl Cause {
-    /// Every cause.
-    pub const ALL: [Cause; 7] = [
-        Cause::OsMismatch,
-        Cause::BuildMismatch,
-        Cause::NoPlatformInManifest,
-        Cause::UntoleratedTaint,
-        Cause::SelectorMismatch,
-        Cause::ForbiddenWindowsField,
-        Cause::Runtimeclass,
-    ];
-
-    /// The kebab-case name (`build-mismatch`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cause::OsMismatch => "os-mismatch",
-            Cause::BuildMismatch => "build-mismatch",
-            Cause::NoPlatformInManifest => "no-platform-in-manifest",
-            Cause::UntoleratedTaint => "untolerated-taint",
-            Cause::SelectorMismatch => "selector-mismatch",
-            Cause::ForbiddenWindowsField => "forbidden-windows-field",
-            Cause::Runtimeclass => "runtimeclass",
-        }
-    }
-}
-
-impl fmt::Display for Cause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-/// One explained message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Match {
-    /// Why the workload fails.
-    pub cause: Cause,
-    /// The message is about the pod sandbox (the pause image the runtime starts first), not one of the
-    /// pod's containers.
-    pub sandbox: bool,
-    /// What it means, in one sentence.
-    pub meaning: String,
-    /// What the message (and the context) names.
-    pub objects: Objects,
-    /// The catalogue rule that would have caught it before deployment.
-    pub rule: Option<String>,
-    /// What to do (concrete when the context knows the node and the image).
-    pub fix: String,
-    /// Who prints the message.
-    pub source: String,
-    /// The signature's id (its section in `docs/reference/error-signatures.md`).
-    pub signature: String,
-    /// The line as read (cleaned; at most 2,000 characters).
-    pub message: String,
-    /// Its 1-based line number in the input.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
-    /// How many lines gave the same match.
-    pub count: u64,
-}
 
 /// The most distinct matches an [`Explainer`] keeps; later ones are counted in
 /// [`Explainer::dropped`].
 pub const MAX_MATCHES: usize = 1_000;
-
-/// The longest message kept in a [`Match`], in characters.
-const MAX_MESSAGE: usize = 2_000;
 
 /// Reads text line by line and explains what it can: pasted messages, `kubectl describe pod`,
 /// `kubectl get events` (table, `-o json`, `-o yaml`), kubelet and containerd logs, `kubectl apply`
@@ -335,21 +252,6 @@ fn value_of(line: &str) -> Option<String> {
     (!v.is_empty() && v.len() <= 253).then(|| v.to_string())
 }
 
-/// Explains one line on its own (no context from other lines): every cause it shows, once each.
-pub fn explain_line(text: &str) -> Vec<Match> {
-    let mut out: Vec<Match> = Vec::new();
-    for s in SIGNATURES {
-        if out.iter().any(|m| m.cause == s.cause) {
-            continue;
-        }
-        if !s.any.iter().any(|n| text.contains(n)) || !s.all.iter().all(|n| text.contains(n)) {
-            continue;
-        }
-        out.push(matched(s, text));
-    }
-    out
-}
-
 /// Explains a whole text (the playground's field, tests): [`Explainer`] over its lines, with the
 /// context's concrete fixes when given.
 pub fn explain_text(text: &str, context: Option<&ClusterContext>) -> Vec<Match> {
@@ -358,113 +260,6 @@ pub fn explain_text(text: &str, context: Option<&ClusterContext>) -> Vec<Match> 
         explainer.line(line.as_bytes());
     }
     explainer.finish()
-}
-
-/// The match of signature `s` on `text`: the objects the text names, and the meaning, rule and fix
-/// as far as the text alone tells them.
-fn matched(s: &'static Signature, text: &str) -> Match {
-    let mut objects = Objects {
-        pod: objects::pod(text),
-        node: objects::node(text),
-        image: objects::image(text),
-        ..Objects::default()
-    };
-    let sandbox = text.contains("sandbox") || text.contains("Sandbox") || text.contains("SandBox");
-    let mut meaning = s.meaning.to_string();
-    let mut rule = s.rule;
-    let mut fix = s.fix.to_string();
-    match s.cause {
-        Cause::UntoleratedTaint => {
-            objects.taint = objects::taints(text);
-            objects.nodes = objects::excluded_nodes(text, "taint");
-            if !objects.taint.is_empty() && objects.taint.iter().all(|t| is_condition_taint(t)) {
-                meaning.push_str(" The taint is one Kubernetes sets for a node's condition (not ready, unreachable, under pressure, not yet initialized), not a placement choice: fix the node, not the pod.");
-            }
-        }
-        Cause::SelectorMismatch => {
-            objects.nodes = objects::excluded_nodes(text, "node affinity/selector");
-        }
-        Cause::NoPlatformInManifest => {
-            if let Some((platform, build)) = objects::platform(text) {
-                if objects::platform_os(&platform) == "linux" {
-                    meaning = format!(
-                        "The image's index has no {platform} entry: it is a Windows-only image (or built for another architecture), pulled on a Linux node."
-                    );
-                    rule = Some(crate::rules::RuleId::WindowsPodWithoutOsSelector);
-                } else {
-                    meaning = format!(
-                        "The image's index has no entry for {platform}: none of its Windows images runs on a host of this build (or architecture)."
-                    );
-                }
-                objects.build = build;
-                objects.platform = Some(platform);
-            }
-        }
-        Cause::BuildMismatch if sandbox => {
-            meaning = "Windows refused to start the pod sandbox: the node's pause (sandbox) image was built for another Windows build than the host's, so every pod on this node fails, whatever its own images.".to_string();
-            rule = None;
-            fix = "Configure the node's sandbox image (containerd's sandbox_image, or the kubelet's --pod-infra-container-image) as a pause image with an entry for this host's build, such as a multi-OS registry.k8s.io/pause tag, then restart the runtime; the pods' own images are not at fault.".to_string();
-        }
-        Cause::OsMismatch if s.id == "moby-image-os" => {
-            if text.contains("operating system \"linux\"") {
-                meaning =
-                    "The runtime refused the image: it is a Linux image and the node is Windows."
-                        .to_string();
-                rule = Some(crate::rules::RuleId::LinuxPodWithoutOsSelector);
-            } else if text.contains("operating system \"windows\"") {
-                meaning =
-                    "The runtime refused the image: it is a Windows image and the node is Linux."
-                        .to_string();
-            }
-        }
-        Cause::ForbiddenWindowsField => {
-            objects.field = objects::forbidden_fields(text);
-            if !objects.field.is_empty() {
-                fix = format!(
-                    "Remove {} from the pod template (presence alone is rejected, even `false`), or correct spec.os.name if the pod is not of that OS.",
-                    objects.field.join(", ")
-                );
-            }
-        }
-        Cause::Runtimeclass => {
-            let (name, key) = objects::runtime_class(text);
-            objects.runtime_class = name;
-            objects.field = key.into_iter().collect();
-        }
-        _ => {}
-    }
-    Match {
-        cause: s.cause,
-        sandbox,
-        meaning,
-        objects,
-        rule: rule.map(|r| r.as_str().to_string()),
-        fix,
-        source: s.source.to_string(),
-        signature: s.id.to_string(),
-        message: text.trim().chars().take(MAX_MESSAGE).collect(),
-        line: None,
-        count: 1,
-    }
-}
-
-/// Taints that the node lifecycle controller, the kubelet or the cloud provider set for a node's
-/// condition (kubernetes-windows-rules.md §3.2).
-fn is_condition_taint(taint: &str) -> bool {
-    let key = taint.split('=').next().unwrap_or(taint);
-    matches!(
-        key,
-        "node.kubernetes.io/not-ready"
-            | "node.kubernetes.io/unreachable"
-            | "node.kubernetes.io/unschedulable"
-            | "node.kubernetes.io/memory-pressure"
-            | "node.kubernetes.io/disk-pressure"
-            | "node.kubernetes.io/pid-pressure"
-            | "node.kubernetes.io/network-unavailable"
-            | "node.kubernetes.io/out-of-service"
-            | "node.cloudprovider.kubernetes.io/uninitialized"
-            | "node.cloudprovider.kubernetes.io/shutdown"
-    )
 }
 
 /// A quick test that a line may hold a signature's text: one scan of the line over a table of the

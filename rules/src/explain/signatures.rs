@@ -7,7 +7,7 @@
 //! exactly as that code prints it (letter case included), so that matching is a handful of substring
 //! searches per line: linear in the line's length, no backtracking.
 
-use super::Cause;
+use super::cause::Cause;
 use crate::rules::RuleId;
 
 /// One error signature: what a message looks like, and what it means.
