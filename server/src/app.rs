@@ -2,62 +2,26 @@
 //! request timeouts (not on the event stream), a body limit, JSON errors under `/api/` and tracing.
 
 use crate::answers::Precompressed;
+pub use crate::security_headers::{
+    CONTENT_SECURITY_POLICY, SECURITY_HEADERS, with_security_headers,
+};
 use crate::state::AppState;
 use axum::Router;
-use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode, Version, header};
+use axum::http::{Extensions, HeaderMap, StatusCode, Version};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tower_http::classify::ServerErrorsFailureClass;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
-
-/// What the dashboard may load: its own scripts and wasm (`'wasm-unsafe-eval'` lets it compile
-/// WebAssembly, nothing else), inline styles (Leptos sets `style` attributes), no framing.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; \
-base-uri 'none'; form-action 'self'";
 
 /// Longest time a request (other than the event stream) may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Largest request body accepted (the API only has GET endpoints).
 pub const BODY_LIMIT: usize = 64 * 1024;
-
-/// The headers every answer carries, whoever produced it (a handler, an error layer, the `Host` check,
-/// the router's 404 and 405, the probe listener, a connection refused past the limit):
-/// the Content-Security-Policy, no MIME sniffing, no framing, no referrer, its own browsing context
-/// group, and `Cross-Origin-Resource-Policy: same-origin` so that no other site's page can load an
-/// answer (the API's JSON included) as a resource.
-pub static SECURITY_HEADERS: [(HeaderName, &str); 6] = [
-    (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
-    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-    (header::X_FRAME_OPTIONS, "DENY"),
-    (header::REFERRER_POLICY, "no-referrer"),
-    (
-        HeaderName::from_static("cross-origin-opener-policy"),
-        "same-origin",
-    ),
-    (
-        HeaderName::from_static("cross-origin-resource-policy"),
-        "same-origin",
-    ),
-];
-
-/// `router` with [`SECURITY_HEADERS`] on every answer (a header a handler set is kept).
-pub fn with_security_headers<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
-    SECURITY_HEADERS
-        .iter()
-        .fold(router, |router, (name, value)| {
-            router.layer(SetResponseHeaderLayer::if_not_present(
-                name.clone(),
-                HeaderValue::from_static(value),
-            ))
-        })
-}
 
 /// The whole router.
 pub fn router(state: AppState) -> Router {

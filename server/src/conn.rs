@@ -126,7 +126,7 @@ fn busy_answer(limit: usize) -> axum::response::Response {
     )
     .into_response();
     let headers = response.headers_mut();
-    for (name, value) in &crate::app::SECURITY_HEADERS {
+    for (name, value) in &crate::security_headers::SECURITY_HEADERS {
         headers.insert(name.clone(), axum::http::HeaderValue::from_static(value));
     }
     headers.insert(

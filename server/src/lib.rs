@@ -41,5 +41,6 @@ pub mod published;
 pub mod readiness;
 pub mod registry;
 pub mod routes;
+pub mod security_headers;
 pub mod source;
 pub mod state;

@@ -45,7 +45,7 @@ impl ProbeServer {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let app = crate::app::with_security_headers(
+        let app = crate::security_headers::with_security_headers(
             crate::routes::health::probes().with_state(state).layer(
                 axum::middleware::from_fn_with_state(allowed, crate::hosts::check_host),
             ),
