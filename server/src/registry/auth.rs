@@ -9,9 +9,8 @@
 
 use reqwest::Url;
 
-use super::credentials::Auth;
 use super::error::ResolveError;
-use super::limits::{MAX_ERROR_BYTES, MAX_TOKEN_BYTES, quoted};
+use super::limits::quoted;
 
 /// What a registry's `WWW-Authenticate` header asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,75 +139,6 @@ pub fn credentials_may_go_to(realm: &Url, insecure: &[String]) -> Result<bool, R
             quoted(other)
         ))),
     }
-}
-
-/// Asks the token service of `bearer` for a token for `scope`, on behalf of `registry`: with the
-/// registry's `auth` when [`credentials_may_go_to`] allows it, anonymously otherwise.
-pub(crate) async fn fetch_token(
-    client: &super::client::RegistryClient,
-    registry: &str,
-    bearer: &Bearer,
-    scope: &str,
-    auth: &Auth,
-) -> Result<String, ResolveError> {
-    let timeout = client.timeout();
-    let realm = &bearer.realm;
-    let mut url = Url::parse(realm).map_err(|e| {
-        ResolveError::Unauthorized(format!(
-            "the registry names a token service that is not a URL ({}): {e}",
-            quoted(realm)
-        ))
-    })?;
-    let send_credentials = credentials_may_go_to(&url, client.insecure())?;
-    {
-        let mut query = url.query_pairs_mut();
-        if let Some(service) = &bearer.service {
-            query.append_pair("service", service);
-        }
-        query.append_pair("scope", scope);
-    }
-    let mut request = client.http().get(url);
-    match auth {
-        Auth::Basic { username, password } if send_credentials => {
-            request = request.basic_auth(username, Some(password));
-        }
-        Auth::Basic { .. } => tracing::debug!(
-            registry,
-            realm = %quoted(realm),
-            "not sending this registry's credentials to its token service: plain HTTP to a host not named \
-             with --insecure-registry; asking for a token anonymously"
-        ),
-        Auth::Anonymous => {}
-    }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| ResolveError::from_http(&e, timeout))?;
-    let status = response.status();
-    if !status.is_success() {
-        let body = super::body::read_capped(response, MAX_ERROR_BYTES, "the error", timeout)
-            .await
-            .unwrap_or_default();
-        return Err(ResolveError::Unauthorized(format!(
-            "the token service answered {status}: {}",
-            quoted(&String::from_utf8_lossy(&body))
-        )));
-    }
-    let body =
-        super::body::read_capped(response, MAX_TOKEN_BYTES, "the token answer", timeout).await?;
-    #[derive(serde::Deserialize)]
-    struct TokenAnswer {
-        token: Option<String>,
-        access_token: Option<String>,
-    }
-    let answer: TokenAnswer = serde_json::from_slice(&body).map_err(|e| {
-        ResolveError::Unauthorized(format!("the token service's answer is not JSON: {e}"))
-    })?;
-    answer
-        .token
-        .or(answer.access_token)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ResolveError::Unauthorized("the token service answered no token".into()))
 }
 
 #[cfg(test)]

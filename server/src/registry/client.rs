@@ -7,14 +7,14 @@
 
 use std::time::Duration;
 
-use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::{StatusCode, Url};
 use winplace_rules::windows::ImageRef;
 
 use super::auth::{self, Challenge};
 use super::credentials::Auth;
 use super::error::ResolveError;
-use super::limits::{MAX_ERROR_BYTES, MAX_REDIRECTS, quoted};
+use super::limits::{MAX_ERROR_BYTES, MAX_REDIRECTS, MAX_TOKEN_BYTES, quoted};
 
 /// The host that serves Docker Hub's API (image-registries.md §2.5).
 const DOCKER_HUB_API: &str = "registry-1.docker.io";
@@ -150,14 +150,10 @@ impl<'a> Session<'a> {
                         .scope
                         .clone()
                         .unwrap_or_else(|| format!("repository:{}:pull", self.image.repository));
-                    let token = auth::fetch_token(
-                        self.client,
-                        &self.image.registry,
-                        &bearer,
-                        &scope,
-                        self.auth,
-                    )
-                    .await?;
+                    let token = self
+                        .client
+                        .fetch_token(&self.image.registry, &bearer, &scope, self.auth)
+                        .await?;
                     let mut value = header_value(&format!("Bearer {token}"))?;
                     value.set_sensitive(true);
                     value
@@ -275,6 +271,78 @@ impl ErrorEnvelope {
                     .join("; "),
             )
         })
+    }
+}
+
+/// The token request, the one request made on behalf of a registry to another host.
+impl RegistryClient {
+    /// Asks the token service of `bearer` for a token for `scope`, on behalf of `registry`: with the
+    /// registry's `auth` when [`auth::credentials_may_go_to`] allows it, anonymously otherwise.
+    pub(crate) async fn fetch_token(
+        &self,
+        registry: &str,
+        bearer: &auth::Bearer,
+        scope: &str,
+        auth: &Auth,
+    ) -> Result<String, ResolveError> {
+        let timeout = self.timeout();
+        let realm = &bearer.realm;
+        let mut url = Url::parse(realm).map_err(|e| {
+            ResolveError::Unauthorized(format!(
+                "the registry names a token service that is not a URL ({}): {e}",
+                quoted(realm)
+            ))
+        })?;
+        let send_credentials = auth::credentials_may_go_to(&url, self.insecure())?;
+        {
+            let mut query = url.query_pairs_mut();
+            if let Some(service) = &bearer.service {
+                query.append_pair("service", service);
+            }
+            query.append_pair("scope", scope);
+        }
+        let mut request = self.http().get(url);
+        match auth {
+            Auth::Basic { username, password } if send_credentials => {
+                request = request.basic_auth(username, Some(password));
+            }
+            Auth::Basic { .. } => tracing::debug!(
+                registry,
+                realm = %quoted(realm),
+                "not sending this registry's credentials to its token service: plain HTTP to a host not named \
+                 with --insecure-registry; asking for a token anonymously"
+            ),
+            Auth::Anonymous => {}
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| ResolveError::from_http(&e, timeout))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = super::body::read_capped(response, MAX_ERROR_BYTES, "the error", timeout)
+                .await
+                .unwrap_or_default();
+            return Err(ResolveError::Unauthorized(format!(
+                "the token service answered {status}: {}",
+                quoted(&String::from_utf8_lossy(&body))
+            )));
+        }
+        let body = super::body::read_capped(response, MAX_TOKEN_BYTES, "the token answer", timeout)
+            .await?;
+        #[derive(serde::Deserialize)]
+        struct TokenAnswer {
+            token: Option<String>,
+            access_token: Option<String>,
+        }
+        let answer: TokenAnswer = serde_json::from_slice(&body).map_err(|e| {
+            ResolveError::Unauthorized(format!("the token service's answer is not JSON: {e}"))
+        })?;
+        answer
+            .token
+            .or(answer.access_token)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| ResolveError::Unauthorized("the token service answered no token".into()))
     }
 }
 
