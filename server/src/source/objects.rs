@@ -21,6 +21,10 @@ use winplace_rules::audit::Change;
 use winplace_rules::model::cluster_objects::{self, ClusterKind, ClusterObject, DecodeError};
 use winplace_rules::model::{Object, RuntimeClassEntry};
 
+/// The largest snapshot read: 1 GiB, more than three times `kubectl get -o json` of the envelope
+/// (5,000 nodes and 150,000 pods: 294 MB), and what standard input, a FIFO or a device is cut at.
+pub const MAX_SNAPSHOT_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Why a snapshot is not read as a cluster. Every variant names the file (and, where one is at fault,
 /// the line and the item).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -233,7 +237,7 @@ impl Reader<'_, '_> {
     /// YAML: several documents, `List`s; every document and item must have a `kind`, as in JSON.
     fn yaml(&mut self) -> Result<(), SnapshotError> {
         let limits = winplace_rules::input::Limits {
-            max_bytes: super::snapshot::MAX_SNAPSHOT_BYTES as usize,
+            max_bytes: MAX_SNAPSHOT_BYTES as usize,
             max_documents: 1_000_000,
             max_depth: 100,
             max_nodes: usize::MAX,

@@ -5,6 +5,7 @@
 //! cut short, empty, or without nodes ends its list with [`SourceEvent::ListFailed`], and the last good
 //! state stays.
 
+pub use super::objects::MAX_SNAPSHOT_BYTES;
 use super::objects::{self, SnapshotError};
 use super::{ClusterSource, SourceEvent};
 use anyhow::Context;
@@ -19,10 +20,6 @@ const POLL: Duration = Duration::from_millis(500);
 
 /// Objects handed over per message: the audit thread wakes once per chunk, not once per object.
 const CHUNK: usize = 512;
-
-/// The largest snapshot read: 1 GiB, more than three times `kubectl get -o json` of the envelope
-/// (5,000 nodes and 150,000 pods: 294 MB), and what standard input, a FIFO or a device is cut at.
-pub const MAX_SNAPSHOT_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// A cluster read from a file: once, or again whenever the file changes (`--watch-snapshot`).
 pub struct SnapshotSource {
