@@ -30,6 +30,7 @@ pub mod clock;
 pub mod commands;
 pub mod conn;
 pub mod error;
+pub mod event_streams;
 pub mod hosts;
 pub mod image_resolution;
 pub mod inputs;

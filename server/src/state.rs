@@ -102,7 +102,7 @@ struct Shared {
     /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
     readiness_log: ReadinessLog,
     /// The event streams open, and their limit.
-    event_streams: crate::routes::events::EventStreams,
+    event_streams: crate::event_streams::EventStreams,
 }
 
 /// What every handler can read; cheap to clone.
@@ -135,7 +135,7 @@ impl AppState {
     }
 
     /// The event streams open, and their limit (`serve --max-event-streams`).
-    pub fn event_streams(&self) -> &crate::routes::events::EventStreams {
+    pub fn event_streams(&self) -> &crate::event_streams::EventStreams {
         &self.inner.event_streams
     }
 

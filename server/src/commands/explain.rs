@@ -112,7 +112,7 @@ fn wants_context(s: &SourceArgs) -> bool {
 /// Runs `winplace explain`.
 pub async fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let context: Option<ClusterContext> = if wants_context(&args.source) {
-        Some(crate::source::context(&args.source, &Settings::default()).await?)
+        Some(crate::commands::context::cluster_context(&args.source, &Settings::default()).await?)
     } else {
         None
     };

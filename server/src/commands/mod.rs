@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod check;
+pub mod context;
 pub mod demo_snapshot;
 pub mod explain;
 pub mod policy_report;

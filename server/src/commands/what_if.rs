@@ -161,7 +161,8 @@ async fn plan_manifests(
     settings: &Settings,
     the_plan: &Plan,
 ) -> anyhow::Result<PlanReport> {
-    let context: ClusterContext = crate::source::context(&args.source, settings).await?;
+    let context: ClusterContext =
+        crate::commands::context::cluster_context(&args.source, settings).await?;
     let (files, walk_errors) = inputs::expand_files(&args.paths);
     if let Some(e) = walk_errors.first() {
         anyhow::bail!("{e}");

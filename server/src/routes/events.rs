@@ -11,6 +11,8 @@
 //! [`DEFAULT_MAX_EVENT_STREAMS`]; each holds a connection, a broadcast receiver and buffers, about
 //! 25 KB): past it the answer is 503 with `Retry-After`.
 
+pub use crate::event_streams::{DEFAULT_MAX_EVENT_STREAMS, EventStreams, StreamSlot};
+
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
@@ -22,8 +24,6 @@ use axum::routing::get;
 use futures::stream::{self, StreamExt};
 use serde_json::json;
 use std::convert::Infallible;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
@@ -33,76 +33,6 @@ use winplace_rules::audit::Touched;
 /// The live stream's route.
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/events", get(events))
-}
-
-/// The default of `serve --max-event-streams`.
-pub const DEFAULT_MAX_EVENT_STREAMS: usize = 1000;
-
-/// The event streams open now, and how many may be.
-#[derive(Debug)]
-pub struct EventStreams {
-    open: Arc<AtomicUsize>,
-    limit: AtomicUsize,
-}
-
-impl Default for EventStreams {
-    fn default() -> Self {
-        EventStreams {
-            open: Arc::new(AtomicUsize::new(0)),
-            limit: AtomicUsize::new(DEFAULT_MAX_EVENT_STREAMS),
-        }
-    }
-}
-
-/// One open stream's place, given back when the stream ends (its connection closed).
-#[derive(Debug)]
-pub struct StreamSlot {
-    open: Arc<AtomicUsize>,
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        self.open.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl EventStreams {
-    /// Sets how many streams may be open at once (streams already open stay).
-    pub fn set_limit(&self, limit: usize) {
-        self.limit.store(limit, Ordering::Release);
-    }
-
-    /// How many streams may be open at once.
-    pub fn limit(&self) -> usize {
-        self.limit.load(Ordering::Acquire)
-    }
-
-    /// How many are open now.
-    pub fn open(&self) -> usize {
-        self.open.load(Ordering::Acquire)
-    }
-
-    /// A place for one more stream, or `None` when [`Self::limit`] are open.
-    ///
-    /// ```
-    /// let streams = winplace::routes::events::EventStreams::default();
-    /// streams.set_limit(1);
-    /// let first = streams.try_open().expect("a place");
-    /// assert!(streams.try_open().is_none());
-    /// drop(first);
-    /// assert!(streams.try_open().is_some());
-    /// ```
-    pub fn try_open(&self) -> Option<StreamSlot> {
-        let limit = self.limit();
-        self.open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
-                (open < limit).then_some(open + 1)
-            })
-            .ok()
-            .map(|_| StreamSlot {
-                open: self.open.clone(),
-            })
-    }
 }
 
 async fn events(State(state): State<AppState>) -> Response {

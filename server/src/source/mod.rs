@@ -157,29 +157,6 @@ async fn select_source(args: &SourceArgs) -> anyhow::Result<Box<dyn ClusterSourc
     }
 }
 
-/// The cluster's Nodes and RuntimeClasses as context (`what-if` with manifests, `explain`): the
-/// `--cluster` files alone when no source is named, else the source's (with the files' nodes added).
-pub async fn context(
-    args: &SourceArgs,
-    settings: &winplace_rules::Settings,
-) -> anyhow::Result<winplace_rules::ClusterContext> {
-    let files_only = !args.cluster.is_empty()
-        && args.snapshot.is_none()
-        && !args.demo
-        && args.kubeconfig.is_none()
-        && args.context.is_none();
-    if files_only {
-        return crate::inputs::cluster_or_errors(&args.cluster, settings);
-    }
-    let source = select(args).await?;
-    let audit = crate::state::audit_once(
-        winplace_rules::audit::Audit::new(settings.clone()),
-        source.events(),
-    )
-    .await?;
-    Ok(audit.context().clone())
-}
-
 /// A static source's events: the whole cluster once, then `Synced`.
 pub(crate) fn once(change: Change) -> BoxStream<'static, SourceEvent> {
     use futures::StreamExt;
