@@ -7,6 +7,8 @@
 //! - `run [--release]`  setup, build (the server in the dev profile the tests use, or in release), then
 //!   `winplace serve` on the embedded demo cluster at http://127.0.0.1:8080.
 //! - `test`  every check CI runs: fmt, clippy, cargo test, the waPC host test, Playwright in Chromium.
+//! - `imports`  the import graph of the crates, file by file: fails on a circle or on an upward import
+//!   between layers that `imports.rs` does not allow (part of `test`).
 //! - `fuzz [SECONDS]`  every cargo-fuzz target in `fuzz/` for SECONDS each (default 600); not part of `test`.
 //! - `image --output FILE [--binary PATH]`  the server's OCI image archive, reproducibly, without a
 //!   container engine (`image.rs`); the statically linked release binary unless `--binary` names one.
@@ -17,6 +19,7 @@ mod annotate;
 mod build;
 mod fuzz;
 mod image;
+mod imports;
 mod setup;
 mod split;
 mod test;
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test::all(),
         Some("image") => image::command(&args[1..]),
+        Some("imports") => imports::command(),
         Some("bench") => test::benches(),
         Some("fuzz") => match args.get(1).map(|s| s.parse::<u64>()) {
             None => fuzz::all(fuzz::DEFAULT_SECONDS),
@@ -43,7 +47,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|run [--release] [-- serve args]|test|bench|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
+                "usage: cargo xtask <setup|build [--release]|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
             );
             return ExitCode::from(2);
         }

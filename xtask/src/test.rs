@@ -3,7 +3,7 @@
 use crate::util::{cargo, root, run, target_dir};
 use std::process::Command;
 
-/// fmt, clippy, build, cargo test (with the waPC host test), Playwright.
+/// fmt, the import graph, clippy, build, cargo test (with the waPC host test), Playwright.
 ///
 /// Chromium (apt) and the Playwright packages (npm) are installed on a second thread while cargo works:
 /// downloads cost no CPU, and nothing needs them before Playwright. The registry tools (apt) are installed
@@ -32,6 +32,7 @@ pub fn all() -> Result<(), String> {
 /// rustc's.
 fn checks() -> Result<(), String> {
     run(Command::new(cargo()).args(["fmt", "--all", "--check"]))?;
+    crate::imports::command()?;
     // policy.wasm's own lints, in the dev profile: cargo locks that profile's folders, not the release
     // builds' of `assets`, so the two run at once and the lints fill a core the wasm links leave idle.
     let lints = std::thread::spawn(|| {
