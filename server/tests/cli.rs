@@ -2,8 +2,7 @@
 //! directory walking, `--fix`, SARIF, `--platform` on every command, and the text report (snapshots in `tests/snapshots/`; set
 //! `UPDATE_SNAPSHOTS=1` to rewrite them after a deliberate change, then review the diff).
 
-#[path = "../../rules/tests/common/corpus.rs"]
-mod corpus;
+use crate::common::corpus;
 use crate::common::http;
 use crate::common::run;
 

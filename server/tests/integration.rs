@@ -10,6 +10,9 @@
 
 /// What several subjects share: fake servers, the router under test, report fixtures, the built binary.
 mod common {
+    /// The corpus and its comparison, shared with the rules crate's own corpus test.
+    #[path = "../../../rules/tests/common/corpus.rs"]
+    pub mod corpus;
     pub mod fake_api;
     pub mod fake_http;
     pub mod http;
@@ -29,6 +32,7 @@ mod explain;
 mod infra;
 mod live;
 mod logs;
+mod parity;
 mod place;
 mod policy_report;
 mod registry;

@@ -1,6 +1,6 @@
 //! The corpus (`corpus/` at the repository's root, plus any folders named in `$WINPLACE_EXTRA_CORPUS`)
 //! and how a case's findings are compared with its `expect.yaml` (see `corpus/README.md`). Included with
-//! `#[path]` by the rules crate's test and by the CLI's test, so both compare the same way.
+//! `#[path]` by the rules crate's test and by the server's integration tests (the CLI and the parity test), so all compare the same way.
 
 #![allow(dead_code)]
 

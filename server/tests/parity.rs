@@ -1,5 +1,5 @@
 //! One finding everywhere: every corpus case, with its settings and its cluster, through the rules crate,
-//! through `winplace check` (the server crate's `check`, in process, reading the same files the binary
+//! through `winplace check` (this crate's `check`, in process, reading the same files the binary
 //! reads) and through the built policy.wasm in wasmtime (one compiled module, one instance, for every
 //! case); then each case again with settings `platform` eks, aks, gke and openshift (the CLI is given
 //! `--platform`, the policy `{"platform": …}` in its settings, the crate `Settings::from_text_on`).
@@ -23,12 +23,12 @@
 //!   rules are compared too.
 //!
 //! Cost: one process, one compiled module (wasmtime's cache, `policy-host/src/lib.rs`) and one instance
-//! for every case; the CLI is the server crate's `check`, called in process.
+//! for every case; the CLI is this crate's `check`, called in process. It lives in the server crate, the
+//! one crate that has all three at hand (the waPC host is a dev-dependency; it never depends on the server).
 //!
 //! Needs the built module: `cargo xtask build` (static/policy.wasm).
 
-#[path = "../../rules/tests/common/corpus.rs"]
-mod corpus;
+use crate::common::corpus;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
