@@ -4,7 +4,8 @@
 //! * [`taints`]: toleration vs taint (`ToleratesTaint`), which effects filter, toleration and taint validation.
 //! * [`selector`]: `spec.nodeSelector` (`labels.SelectorFromSet`) and the label/name syntax checks.
 //! * [`affinity`]: required and preferred node affinity (component-helpers `nodeaffinity`) and its validation.
-//! * [`gated`]: which placement updates a scheduling-gated pod may make (only narrowing ones).
+//! * [`pod_update`]: what `ValidatePodUpdate` refuses in an update of a pod's spec (scheduling-gated pods
+//!   included: docs/reference/scheduling-gates.md §2).
 //! * [`runtimeclass`]: what the RuntimeClass admission plugin does to a pod (selector and toleration merge,
 //!   overhead).
 //!
@@ -19,7 +20,6 @@
 //! ```
 
 pub mod affinity;
-pub mod gated;
 pub mod pod_update;
 pub mod runtimeclass;
 pub mod selector;
