@@ -110,17 +110,18 @@ enum Existing {
     Widen,
 }
 
-/// The ops that add `expr` to the pod's required node affinity: ANDed into every term that matches
+/// The ops that add `exprs` to the pod's required node affinity: ANDed into every term that matches
 /// something; the whole `affinity`, `nodeAffinity` or required selector created where the spec has
-/// none. With [`Existing::Widen`], `In` expressions on the build label take `expr`'s values instead, and
+/// none. With [`Existing::Widen`], `In` expressions on the build label take the first expression's values instead, and
 /// any other operator on the label gives `None` (widening it is not a rewrite winplace can prove right).
 /// `None` also when no term matches anything (the pod fits no node whatever its build).
 fn required_ops(
     p: &Placement,
     raw: &Value,
-    expr: &Value,
+    exprs: &[Value],
     existing: Existing,
 ) -> Option<Vec<Value>> {
+    let expr = exprs.first()?;
     let prefix = &p.prefix;
     let affinity = raw.get("affinity").filter(|a| a.is_object());
     let node_affinity = affinity
@@ -130,7 +131,7 @@ fn required_ops(
         .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
         .filter(|r| r.is_object());
     let terms_value = required.and_then(|r| r.get("nodeSelectorTerms"));
-    let selector = json!({"nodeSelectorTerms": [{"matchExpressions": [expr]}]});
+    let selector = json!({"nodeSelectorTerms": [{"matchExpressions": exprs}]});
     let Some(terms_value) = terms_value.filter(|t| !t.is_null()) else {
         let op = match (affinity, node_affinity, required) {
             (None, ..) => json!({"op": "add", "path": prefix.field("affinity").to_json_pointer(),
@@ -153,10 +154,10 @@ fn required_ops(
         }
         any = true;
         let exprs_path = terms_path.index(i).field("matchExpressions");
-        let exprs = term.get("matchExpressions").and_then(Value::as_array);
+        let exprs_now = term.get("matchExpressions").and_then(Value::as_array);
         let mut widened = false;
         if existing == Existing::Widen {
-            for (j, e) in exprs.into_iter().flatten().enumerate() {
+            for (j, e) in exprs_now.into_iter().flatten().enumerate() {
                 if e.get("key").and_then(Value::as_str) != Some(BUILD_LABEL) {
                     continue;
                 }
@@ -172,10 +173,14 @@ fn required_ops(
         if widened {
             continue;
         }
-        ops.push(match exprs {
-            Some(_) => json!({"op": "add", "path": format!("{}/-", exprs_path.to_json_pointer()), "value": expr}),
-            None => json!({"op": "add", "path": exprs_path.to_json_pointer(), "value": [expr]}),
-        });
+        match exprs_now {
+            Some(_) => ops.extend(exprs.iter().map(|e| {
+                json!({"op": "add", "path": format!("{}/-", exprs_path.to_json_pointer()), "value": e})
+            })),
+            None => ops.push(
+                json!({"op": "add", "path": exprs_path.to_json_pointer(), "value": exprs}),
+            ),
+        }
     }
     any.then_some(ops)
 }
@@ -184,7 +189,16 @@ fn required_ops(
 /// ANDed into the required node affinity (see the module documentation). `None` when the affinity
 /// matches no node at all.
 pub fn pin_ops(p: &Placement, raw: &Value, builds: &[u32]) -> Option<Vec<Value>> {
-    required_ops(p, raw, &expression(builds), Existing::And)
+    required_ops(p, raw, &[expression(builds)], Existing::And)
+}
+
+/// The ops that AND one expression per list of `groups` (`node.kubernetes.io/windows-build In
+/// [builds]` each) into the required node affinity, as [`pin_ops`] does with one: what pins a pod whose
+/// images no single build runs ([`super::unrunnable`]). `None` when `groups` is empty or the affinity
+/// matches no node at all.
+pub fn pin_all_ops(p: &Placement, raw: &Value, groups: &[Vec<u32>]) -> Option<Vec<Value>> {
+    let exprs: Vec<Value> = groups.iter().map(|b| expression(b)).collect();
+    required_ops(p, raw, &exprs, Existing::And)
 }
 
 /// The ops that turn a pod's exact build pin into the range `builds`: the pod's nodeSelector entry on
@@ -203,7 +217,12 @@ pub fn widen_ops(p: &Placement, raw: &Value, builds: &[u32]) -> Option<Vec<Value
         };
         ops.push(json!({"op": "remove", "path": path.to_json_pointer()}));
     }
-    ops.extend(required_ops(p, raw, &expression(builds), Existing::Widen)?);
+    ops.extend(required_ops(
+        p,
+        raw,
+        &[expression(builds)],
+        Existing::Widen,
+    )?);
     Some(ops)
 }
 

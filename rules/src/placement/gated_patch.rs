@@ -2,14 +2,18 @@
 //! changing only what kube-apiserver lets an update change on a gated pod
 //! (docs/reference/scheduling-gates.md §2, §4.7, summary §6):
 //!
-//! * guards first: `test` of `metadata.uid` and of the gate's name at its index, so that the patch fails
-//!   whole (422) if the pod was replaced or its gates moved since it was read;
+//! * guards first: `test` of `metadata.uid`, of `metadata.resourceVersion` (when the pod read has one)
+//!   and of the gate's name at its index, so that the patch fails whole (422) if the pod was replaced or
+//!   changed since it was read: the pins are computed from that copy, and the controller reads the pod
+//!   again and computes them anew rather than overwrite what someone else added meanwhile;
 //! * `remove` of winplace's gate only; other gates stay;
 //! * the pins the placement rules' fixes would add ([`super::plan`]): the OS nodeSelector entry (added,
 //!   never changed), the build pin (`buildPinning`: a range as required node affinity appended to every
 //!   term, [`super::build_range::pin_ops`], or the exact nodeSelector entry), tolerations of the Windows
 //!   taints appended at the end of the list (never a rewritten list: a strategic merge patch would
-//!   replace it, §4.3). `runtimeClassName` is immutable, so settings `runtimeClasses` are not used here.
+//!   replace it, §4.3). `runtimeClassName` is immutable, so settings `runtimeClasses` are not used here;
+//! * for images no node runs (builds no node has, or no single build for all of them): the builds that
+//!   run them anyway, and a warning saying what to add or rebuild ([`super::unrunnable`]).
 //!
 //! The result is checked with [`crate::schedule::pod_update::update_refusals`]: a patch kube-apiserver
 //! would refuse is never returned; the pod is released with its gate removed only.
@@ -20,12 +24,13 @@ use serde_json::{Value, json};
 
 use super::gate::{PLACEMENT_GATE, gate_index, pod_placement};
 use super::plan::{self, BuildPinPlan};
-use super::{OS_LABEL, OsPin, PodOs};
+use super::{BUILD_LABEL, OS_LABEL, OsPin, PodOs, build_range, unrunnable};
 use crate::model::ClusterContext;
 use crate::schedule::pod_update::update_refusals;
 use crate::schedule::taints::taint_display;
 use crate::settings::Settings;
 use crate::windows::ImageClass;
+use crate::windows::builds::WindowsVersion;
 
 /// A patch for a gated pod and what it does.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +42,10 @@ pub struct GatedPatch {
     pub pins: Vec<String>,
     /// Why nothing is pinned, when `pins` is empty.
     pub unpinned_because: Option<String>,
+    /// What the pod's owner must add or rebuild, when the pins name builds no node of the context has
+    /// (or no single build runs every image): the pod is pinned anyway and stays Pending
+    /// ([`super::unrunnable`]).
+    pub warning: Option<String>,
 }
 
 /// The ops that remove only winplace's gate (guarded by `test`s on the uid and the gate's index);
@@ -73,6 +82,7 @@ pub fn placement_patch(
         ops: release.clone(),
         pins: Vec::new(),
         unpinned_because: Some(why.to_string()),
+        warning: None,
     };
     let settings = Settings {
         runtime_classes: BTreeMap::new(),
@@ -93,8 +103,35 @@ pub fn placement_patch(
         return Some(released(&why));
     }
     let raw = pod.get("spec").unwrap_or(&Value::Null);
-    let selectors = plan::plan(&p, context, &settings);
+    let mut selectors = plan::plan(&p, context, &settings);
+    // Images no node runs: pinned where they run anyway, and said (never only the OS: the scheduler
+    // would put the pod on a node where it cannot start).
+    let unrunnable = unrunnable::check(&p, context, &settings, selectors.build.as_ref());
+    if let Some(pin) = unrunnable.as_ref().and_then(|u| u.pin.clone())
+        && selectors.build.is_none()
+    {
+        if let BuildPinPlan::Exact(build) = &pin {
+            selectors
+                .entries
+                .insert(BUILD_LABEL.to_string(), WindowsVersion::new(*build).label());
+        }
+        selectors.build = Some(pin);
+    }
     let mut ops = release.clone();
+    // The pins are computed from this copy of the pod: a patch that adds a whole field (a nodeSelector,
+    // the tolerations, the affinity) must not land on a pod someone changed since, so it is guarded by
+    // the resourceVersion too (scheduling-gates.md §4.5); a failed guard is a 422 the controller answers
+    // by reading the pod again.
+    if let Some(rv) = pod
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+    {
+        let at = usize::from(ops[0]["path"] == "/metadata/uid");
+        ops.insert(
+            at,
+            json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}),
+        );
+    }
     let mut pins = Vec::new();
     for (key, value) in &selectors.entries {
         if key == OS_LABEL {
@@ -113,6 +150,20 @@ pub fn placement_patch(
                 ops.push(op);
             }
         }
+    }
+    if let Some(u) = unrunnable.as_ref().filter(|u| !u.apart.is_empty())
+        && let Some(apart_ops) = build_range::pin_all_ops(&p, raw, &u.apart)
+    {
+        let each: Vec<String> = u
+            .apart
+            .iter()
+            .map(|b| format!("In [{}]", build_range::labels(b).join(", ")))
+            .collect();
+        pins.push(format!(
+            "required node affinity {BUILD_LABEL} {}",
+            each.join(" and ")
+        ));
+        ops.extend(apart_ops);
     }
     if p.os == PodOs::Windows {
         let (missing, _) = plan::missing_windows_tolerations(&p, context, &settings);
@@ -152,6 +203,7 @@ pub fn placement_patch(
         ops,
         pins,
         unpinned_because: None,
+        warning: unrunnable.and_then(|u| u.warning),
     })
 }
 
@@ -159,6 +211,7 @@ pub fn placement_patch(
 mod tests {
     use super::*;
     use crate::windows::{ImageOs, ImageSource};
+    use k8s_openapi::api::core::v1::Node;
 
     const IMAGE: &str = "registry.example.com/shop/api:2.3";
 
@@ -260,12 +313,104 @@ mod tests {
                 ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"],
             json!(["10.0.17763"])
         );
-        // Without a supported build that runs it, the OS is pinned and no build is invented.
-        assert!(values.is_null(), "{out}");
+        // Without a supported build that runs it, it is still pinned to the build that runs it (never
+        // to the OS alone, where a 2022 node would take it and fail to start it); no context, no
+        // warning (nothing says which nodes there are).
+        assert_eq!(values, &json!(["10.0.17763"]), "{out}");
         assert_eq!(
             out["spec"]["nodeSelector"],
             json!({"kubernetes.io/os": "windows"})
         );
+        assert_eq!(patch.warning, None);
+    }
+
+    fn cluster(builds: &[&str]) -> ClusterContext {
+        let nodes: Vec<Node> = builds
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                serde_json::from_value(json!({"metadata": {"name": format!("n{i}"), "labels":
+                    {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": b}},
+                    "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]}}))
+                .expect("node")
+            })
+            .collect();
+        ClusterContext {
+            nodes,
+            runtime_classes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn images_no_node_runs_are_pinned_where_they_run_and_said() {
+        let pod = gated(json!({}));
+        let ctx = cluster(&["10.0.20348"]);
+        let patch =
+            placement_patch(&pod, &Settings::default(), Some(&ctx), &windows(&[17763])).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
+            json!({"nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.17763"]}]}]})
+        );
+        assert_eq!(
+            patch.warning.as_deref(),
+            Some(
+                "no node runs 10.0.17763 images: add a Windows Server 2019 pool, or rebuild on ltsc2022"
+            )
+        );
+        // Two images no single build runs: each one's builds, ANDed, so that no node takes the pod.
+        let mut two = gated(json!({}));
+        two["spec"]["containers"] =
+            json!([{"name": "a", "image": IMAGE}, {"name": "b", "image": "r.example/b:1"}]);
+        let mut manifests = windows(&[17763]);
+        manifests.insert(
+            "r.example/b:1".into(),
+            class(ImageOs::Windows {
+                builds: vec![20348],
+            }),
+        );
+        let patch = placement_patch(&two, &Settings::default(), Some(&ctx), &manifests).unwrap();
+        let out = check(&two, &patch);
+        let exprs = &out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchExpressions"];
+        assert_eq!(exprs.as_array().map(Vec::len), Some(2), "{out}");
+        assert_eq!(exprs[0]["values"], json!(["10.0.17763"]));
+        assert!(
+            patch
+                .warning
+                .as_deref()
+                .is_some_and(|w| w.starts_with("no single Windows build runs all of its images")),
+            "{patch:?}"
+        );
+        // A node runs it: no warning.
+        let patch = placement_patch(
+            &pod,
+            &Settings::default(),
+            Some(&cluster(&["10.0.17763"])),
+            &windows(&[17763]),
+        )
+        .unwrap();
+        assert_eq!(patch.warning, None);
+    }
+
+    #[test]
+    fn a_pod_read_at_a_resource_version_is_patched_only_at_it() {
+        let mut pod = gated(json!({}));
+        pod["metadata"]["resourceVersion"] = json!("41");
+        let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
+        assert_eq!(
+            patch.ops[1],
+            json!({"op": "test", "path": "/metadata/resourceVersion", "value": "41"})
+        );
+        check(&pod, &patch);
+        // Someone else changed the pod since (appended a toleration): the whole patch fails.
+        let mut changed = pod.clone();
+        changed["metadata"]["resourceVersion"] = json!("42");
+        let patch_ops: json_patch::Patch =
+            serde_json::from_value(Value::Array(patch.ops.clone())).unwrap();
+        assert!(json_patch::patch(&mut changed, &patch_ops.0).is_err());
+        // The release alone removes only the gate and needs no resourceVersion.
+        assert_eq!(release_ops(&pod).unwrap().len(), 3);
     }
 
     #[test]

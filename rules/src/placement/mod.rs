@@ -59,6 +59,7 @@ pub mod gated_patch;
 mod pins;
 pub mod plan;
 mod prepared;
+pub mod unrunnable;
 
 use std::collections::BTreeMap;
 

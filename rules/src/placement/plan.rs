@@ -37,14 +37,14 @@ pub fn needs_build_selector(p: &Placement) -> bool {
         && p.image_hosts.as_ref().is_none_or(|h| !h.is_empty())
 }
 
-/// The build an exact pin names: among the supported builds whose hosts run every image, one the cluster
-/// has and the images were built for, else one the cluster has, else one the images were built for, else
-/// the newest (the newest of each). `None` when no image build is known or no supported build runs them
-/// all.
+/// The build an exact pin names: one of the images' own builds (a build some image was built for, whose
+/// hosts run every image), among the supported builds: the newest the cluster has, else the newest.
+/// `None` when no image build is known or none of the images' own builds is supported.
 ///
-/// The image's own build is preferred where the cluster has it because an exact pin is for platforms
-/// that support only a container whose base image matches the node's build (OpenShift, platforms.md
-/// §8); a build the cluster has comes before it otherwise, so that the pin leaves the pod schedulable.
+/// Only the image's own build: an exact pin is for platforms that support only a container whose base
+/// image matches the node's build (OpenShift's WMCO, platforms.md §8), so a newer build the cluster has
+/// would pin the pod where the platform does not support it. Where no node has that build, the placement
+/// controller pins it anyway and says what to add or rebuild ([`super::unrunnable`]).
 pub fn choose_build(
     p: &Placement,
     context: Option<&ClusterContext>,
@@ -52,28 +52,39 @@ pub fn choose_build(
 ) -> Option<u32> {
     let hosts = p.image_hosts.as_ref()?;
     let supported = settings.supported_build_numbers();
-    let ok: Vec<u32> = hosts
-        .iter()
-        .copied()
-        .filter(|h| supported.contains(h))
+    let own: Vec<u32> = own_builds(p)
+        .into_iter()
+        .filter(|b| hosts.contains(b) && supported.contains(b))
         .collect();
-    let in_context: Vec<u32> = context
+    let in_context = context_builds(context);
+    own.iter()
+        .copied()
+        .filter(|b| in_context.contains(b))
+        .max()
+        .or_else(|| own.iter().copied().max())
+}
+
+/// The builds the pod's Windows images were built for, ascending, each once.
+pub fn own_builds(p: &Placement) -> Vec<u32> {
+    let mut out: Vec<u32> = p
+        .windows_image_builds()
+        .flat_map(|(_, b)| b.iter().copied())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The Windows builds of the context's nodes (empty without a context).
+pub fn context_builds(context: Option<&ClusterContext>) -> Vec<u32> {
+    context
         .map(|c| {
             c.windows_builds()
                 .iter()
                 .filter_map(|b| WindowsVersion::parse(b).map(|v| v.build))
                 .collect()
         })
-        .unwrap_or_default();
-    let image_builds: Vec<u32> = p
-        .windows_image_builds()
-        .flat_map(|(_, b)| b.iter().copied())
-        .collect();
-    let newest_of = |keep: &dyn Fn(u32) -> bool| ok.iter().copied().filter(|&b| keep(b)).max();
-    newest_of(&|b| image_builds.contains(&b) && in_context.contains(&b))
-        .or_else(|| newest_of(&|b| in_context.contains(&b)))
-        .or_else(|| newest_of(&|b| image_builds.contains(&b)))
-        .or_else(|| newest_of(&|_| true))
+        .unwrap_or_default()
 }
 
 /// How a fix pins a pod's Windows build.
