@@ -34,6 +34,7 @@ mod live;
 mod logs;
 mod parity;
 mod place;
+mod place_faults;
 mod policy_report;
 mod registry;
 mod snapshot;

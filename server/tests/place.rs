@@ -19,16 +19,16 @@ use oci_registry::{Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, hanging_listene
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-const GATE: &str = "winplace.io/placement";
-const BUILD: &str = "node.kubernetes.io/windows-build";
+pub(crate) const GATE: &str = "winplace.io/placement";
+pub(crate) const BUILD: &str = "node.kubernetes.io/windows-build";
 
-fn now_minus(seconds: i64) -> String {
+pub(crate) fn now_minus(seconds: i64) -> String {
     let t =
         k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(seconds);
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-fn gated_pod(name: &str, image: &str, extra: Value) -> Value {
+pub(crate) fn gated_pod(name: &str, image: &str, extra: Value) -> Value {
     let mut pod = json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
@@ -43,7 +43,7 @@ fn gated_pod(name: &str, image: &str, extra: Value) -> Value {
     pod
 }
 
-fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
+pub(crate) fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
     let mut node = fake_api::node(name, "windows");
     node["status"]["nodeInfo"]["kernelVersion"] = json!(kernel);
     node["metadata"]["labels"][BUILD] = json!(build);
@@ -51,17 +51,17 @@ fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
 }
 
 /// Runs `winplace serve --place` against `api`; killed on drop.
-struct Placer {
+pub(crate) struct Placer {
     child: Child,
     /// Where it serves `/metrics` and the API.
-    listen: String,
+    pub(crate) listen: String,
 }
 
 impl Placer {
     /// `winplace serve --place` reaching the registries in `insecure` over plain HTTP, with one identity
     /// across a restart, as a restarted container keeps its pod's name: it renews its own Lease at once
     /// instead of waiting for it to expire.
-    fn start(dir: &std::path::Path, api: &str, insecure: &[&str]) -> Placer {
+    pub(crate) fn start(dir: &std::path::Path, api: &str, insecure: &[&str]) -> Placer {
         let mut extra: Vec<&str> = insecure
             .iter()
             .flat_map(|r| ["--insecure-registry", *r])
@@ -71,7 +71,7 @@ impl Placer {
     }
 
     /// The body of a `GET` of `path` from this controller's server (`/metrics`, `/api/placements`).
-    async fn get(&self, http: &reqwest::Client, path: &str) -> Vec<u8> {
+    pub(crate) async fn get(&self, http: &reqwest::Client, path: &str) -> Vec<u8> {
         http.get(format!("http://{}{path}", self.listen))
             .send()
             .await
@@ -83,9 +83,14 @@ impl Placer {
             .to_vec()
     }
 
-    /// `winplace serve --place` with `extra` flags, logging to `log` in `dir` (appended: the log of a
-    /// restarted controller follows the first one's).
-    fn start_with(dir: &std::path::Path, api: &str, extra: &[&str], log: &str) -> Placer {
+    /// `winplace serve --place` with `extra` flags (`--place-deadline 5` unless they name one), logging
+    /// to `log` in `dir` (appended: the log of a restarted controller follows the first one's).
+    pub(crate) fn start_with(
+        dir: &std::path::Path,
+        api: &str,
+        extra: &[&str],
+        log: &str,
+    ) -> Placer {
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(
             &kubeconfig,
@@ -108,7 +113,12 @@ impl Placer {
             .arg("--settings")
             .arg(&settings)
             .args(extra)
-            .args(["--place-deadline", "5", "--listen", &listen])
+            .args(if extra.contains(&"--place-deadline") {
+                &[][..]
+            } else {
+                &["--place-deadline", "5"][..]
+            })
+            .args(["--listen", &listen])
             // No Docker config of the machine: the pull secrets are the only credentials.
             .env("DOCKER_CONFIG", dir)
             .env("HOME", dir)
@@ -138,7 +148,7 @@ impl Drop for Placer {
 
 /// Polls `done` until it holds (the controller works while the test waits); fails after 30 s with
 /// the controllers' logs (`*.log` in `dir`).
-async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(
@@ -150,7 +160,7 @@ async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMut() -> bool
     }
 }
 
-fn logs(dir: &std::path::Path) -> String {
+pub(crate) fn logs(dir: &std::path::Path) -> String {
     let mut out = String::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -162,24 +172,24 @@ fn logs(dir: &std::path::Path) -> String {
     out
 }
 
-fn pod(api: &FakeApi, name: &str) -> Value {
+pub(crate) fn pod(api: &FakeApi, name: &str) -> Value {
     api.get("Pod", &format!("shop/{name}")).expect(name)
 }
 
-fn gates(api: &FakeApi, name: &str) -> Value {
+pub(crate) fn gates(api: &FakeApi, name: &str) -> Value {
     pod(api, name)["spec"]
         .get("schedulingGates")
         .cloned()
         .unwrap_or(json!([]))
 }
 
-fn ungated(api: &FakeApi, name: &str) -> bool {
+pub(crate) fn ungated(api: &FakeApi, name: &str) -> bool {
     !gates(api, name)
         .as_array()
         .is_some_and(|g| g.iter().any(|g| g["name"] == GATE))
 }
 
-fn build_values(pod: &Value) -> Value {
+pub(crate) fn build_values(pod: &Value) -> Value {
     pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         ["nodeSelectorTerms"][0]["matchExpressions"]
         .as_array()
@@ -188,14 +198,14 @@ fn build_values(pod: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn events_for(api: &FakeApi, name: &str) -> Vec<Value> {
+pub(crate) fn events_for(api: &FakeApi, name: &str) -> Vec<Value> {
     api.all("EventsEvent")
         .into_iter()
         .filter(|e| e["regarding"]["name"] == name)
         .collect()
 }
 
-fn patches_of(api: &FakeApi, name: &str, status: u16) -> usize {
+pub(crate) fn patches_of(api: &FakeApi, name: &str, status: u16) -> usize {
     let key = format!("shop/{name}");
     api.lock()
         .patches
@@ -561,7 +571,7 @@ impl FaultRegistry {
     }
 }
 
-fn server_error() -> Reply {
+pub(crate) fn server_error() -> Reply {
     Reply::Full {
         status: "500 Internal Server Error",
         headers: vec!["Content-Type: application/json".into()],
@@ -570,7 +580,7 @@ fn server_error() -> Reply {
 }
 
 /// An OCI index with one amd64 entry per `os` (Windows entries are Windows Server 2022).
-fn index_reply(oses: &[&str]) -> Reply {
+pub(crate) fn index_reply(oses: &[&str]) -> Reply {
     let manifests: Vec<Value> = oses
         .iter()
         .enumerate()
@@ -726,7 +736,7 @@ async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegist
 }
 
 /// An API server with a Linux node and a Windows Server 2022 node (tainted os=windows:NoSchedule).
-fn linux_and_2022_nodes() -> FakeApi {
+pub(crate) fn linux_and_2022_nodes() -> FakeApi {
     let api = FakeApi::default();
     api.lock().version = true;
     api.apply("Node", fake_api::node("linux-1", "linux"));

@@ -125,7 +125,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             client,
             report,
             settings.clone(),
-            args.place.place_deadline,
+            args.place.options(),
             leading,
         ));
     }

@@ -10,7 +10,9 @@
 //!   [`winplace_rules::placement::gated_patch::placement_patch`] builds: only what kube-apiserver allows on
 //!   a gated pod, removing only winplace's gate;
 //! * releases the pod (removes its gate, nothing else) with a Warning Event when an image cannot be read
-//!   within `--place-deadline` of the pod's creation, or when the API server refuses the patch.
+//!   within `--place-deadline` (counted from when the leader takes the pod up, after one full resolution
+//!   attempt), or when the API server refuses the patch on its merits (a conflict is retried);
+//! * pins a pod whose images no node runs where they run anyway, and says what to add or rebuild.
 //!
 //! Two replicas do not fight: only the holder of a `coordination.k8s.io/v1` Lease places pods
 //! ([`lease`]); the other waits and takes over when the Lease expires.
@@ -38,11 +40,19 @@ pub struct PlaceArgs {
     /// RBAC of deploy/place/rbac.yaml.
     #[arg(long, env = "WINPLACE_PLACE")]
     pub place: bool,
-    /// A gated pod whose images are not read within this many seconds of its creation is released
-    /// (its gate removed, nothing else) with a Warning Event saying why.
+    /// A gated pod whose images are not read within this many seconds is released (its gate removed,
+    /// nothing else) with a Warning Event saying why. Counted from when the leader first takes the pod
+    /// up, never before one full resolution attempt: a pod older than this when the controller starts
+    /// (gated while none ran) gets the whole deadline; a pod seen fresh ends by its creation plus this,
+    /// plus at most one registry look-up limit.
     #[arg(long, value_name = "SECONDS", default_value = "30",
           value_parser = crate::commands::check::parse_seconds)]
     pub place_deadline: Duration,
+    /// Gated pods placed at once (reconciles in flight); more wait their turn. The deadline of a pod
+    /// that waits counts from when it is taken up.
+    #[arg(long, value_name = "N", default_value_t = controller::DEFAULT_CONCURRENCY,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub place_concurrency: u16,
     /// The `coordination.k8s.io/v1` Lease that elects the one replica that places pods.
     #[arg(long, value_name = "NAME", default_value = lease::DEFAULT_NAME)]
     pub place_lease_name: String,
@@ -62,6 +72,14 @@ pub struct PlaceArgs {
 }
 
 impl PlaceArgs {
+    /// What the controller is asked to do.
+    pub fn options(&self) -> controller::PlaceOptions {
+        controller::PlaceOptions {
+            deadline: self.place_deadline,
+            concurrency: self.place_concurrency,
+        }
+    }
+
     /// The Lease these flags name.
     pub fn lease(&self) -> lease::LeaseConfig {
         lease::LeaseConfig {

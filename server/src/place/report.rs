@@ -16,11 +16,11 @@ use crate::registry::ImageResolver;
 
 /// Why a gate was released without placing the pod (the `reason` label, [`PlacementRow::reason`]).
 pub mod reason {
-    /// An image was not read within `--place-deadline` of the pod's creation.
+    /// An image was not read within `--place-deadline` (counted from when the leader first saw the pod).
     pub const DEADLINE: &str = "deadline";
     /// A manifest names no platform winplace can read.
     pub const NO_PLATFORM: &str = "no-platform";
-    /// The API server refused the pins (422).
+    /// The API server refused the pins on their merits (422), or the pod kept changing until the deadline.
     pub const REFUSED: &str = "refused";
     /// The rules found nothing to pin.
     pub const NOTHING_TO_PIN: &str = "nothing-to-pin";
@@ -34,6 +34,12 @@ pub struct PlaceReport {
     deleted: AtomicU64,
     /// Image look-ups asked for again after a transient failure, within the pod's deadline.
     resolve_retries: AtomicU64,
+    /// Patches computed again from a fresh read after a conflict (409, or a failed `test`: 422).
+    conflicts: AtomicU64,
+    /// API requests (pull secrets, pod reads, patches) asked again after a 429, a 5xx or no answer.
+    api_retries: AtomicU64,
+    /// Pods pinned to builds no node runs (or no single build runs), left Pending with a Warning.
+    unrunnable: AtomicU64,
     resolution: Mutex<Histogram>,
     leading: AtomicBool,
     recent: Mutex<VecDeque<PlacementRow>>,
@@ -48,6 +54,9 @@ impl PlaceReport {
             released: Mutex::new(BTreeMap::new()),
             deleted: AtomicU64::new(0),
             resolve_retries: AtomicU64::new(0),
+            conflicts: AtomicU64::new(0),
+            api_retries: AtomicU64::new(0),
+            unrunnable: AtomicU64::new(0),
             resolution: Mutex::new(Histogram::default()),
             leading: AtomicBool::new(false),
             recent: Mutex::new(VecDeque::new()),
@@ -114,6 +123,21 @@ impl PlaceReport {
     /// `n` image look-ups asked for again after a transient failure (a server error, no connection).
     pub fn resolve_retried(&self, n: u64) {
         self.resolve_retries.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// A patch refused because the pod changed since it was read: read again and computed anew.
+    pub fn conflicted(&self) {
+        self.conflicts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An API request asked again after a transient failure (429, 5xx, no answer).
+    pub fn api_retried(&self) {
+        self.api_retries.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A pod pinned where its images run although no node runs them (it stays Pending).
+    pub fn unrunnable(&self) {
+        self.unrunnable.fetch_add(1, Ordering::Relaxed);
     }
 
     fn remember(&self, row: PlacementRow) {
@@ -206,6 +230,27 @@ impl PlaceReport {
             "counter",
             "Image look-ups asked for again after a transient registry failure, within the pod's deadline.",
             self.resolve_retries.load(Ordering::Relaxed),
+        )?;
+        write_one(
+            out,
+            "winplace_place_conflicts_total",
+            "counter",
+            "Patches computed again from a fresh read of the pod after a conflict (409, or a failed test op: 422).",
+            self.conflicts.load(Ordering::Relaxed),
+        )?;
+        write_one(
+            out,
+            "winplace_place_api_retries_total",
+            "counter",
+            "Kubernetes API requests asked again after a 429, a 5xx or no answer.",
+            self.api_retries.load(Ordering::Relaxed),
+        )?;
+        write_one(
+            out,
+            "winplace_place_unrunnable_total",
+            "counter",
+            "Pods pinned to Windows builds no node runs (or no single build runs), left Pending with a Warning Event.",
+            self.unrunnable.load(Ordering::Relaxed),
         )?;
         self.resolution
             .lock()

@@ -1,12 +1,15 @@
 //! A fake Kubernetes API server over real HTTP on 127.0.0.1, for kube-rs: list and watch for nodes, pods,
 //! RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks, `410 Gone` to force a
 //! relist, dropped connections, and faults on lists (no answer at all, or an error Status). For the
-//! placement controller (`tests/place.rs`): `GET` of one pod, Secret or ServiceAccount, JSON patches of
+//! placement controller (`tests/place.rs`): lists and watches of Secrets and ServiceAccounts (its caches),
+//! `GET` of one pod, Secret or ServiceAccount, JSON patches of
 //! pods (`application/json-patch+json`) refused with 422 as kube-apiserver refuses them (a failed `test`
 //! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3, or any change but
 //! a gate's removal for the pods named in `refuse_pins`), and Events
 //! created through `events.k8s.io/v1`; `coordination.k8s.io/v1` Leases (get, create, update with the
-//! resourceVersion guard: 409 on a stale one, events-and-leases.md §2.5). Shared by `tests/live.rs`, `tests/place.rs` and the flood
+//! resourceVersion guard: 409 on a stale one, events-and-leases.md §2.5); a throttle that answers every
+//! Nth request of a kind 429 (`throttle`). A second client (the test) edits pods with the same JSON
+//! patches, over HTTP, while the controller works. Shared by `tests/live.rs`, `tests/place.rs` and the flood
 //! benchmark (`examples/flood.rs`), included with `#[path]`.
 
 #![allow(dead_code)]
@@ -25,7 +28,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 
 /// The kinds served: (list path, apiVersion, kind as the fake stores it). Both Event APIs list objects
 /// of kind `Event`; the fake keeps them apart as `Event` and `EventsEvent`.
-const KINDS: [(&str, &str, &str); 5] = [
+const KINDS: [(&str, &str, &str); 7] = [
     ("/api/v1/nodes", "v1", "Node"),
     ("/api/v1/pods", "v1", "Pod"),
     (
@@ -39,6 +42,10 @@ const KINDS: [(&str, &str, &str); 5] = [
         "events.k8s.io/v1",
         "EventsEvent",
     ),
+    // The placement controller's caches of pull secrets (it asks for `type=kubernetes.io/dockerconfigjson`
+    // only; the fake holds no other Secrets) and ServiceAccounts.
+    ("/api/v1/secrets", "v1", "Secret"),
+    ("/api/v1/serviceaccounts", "v1", "ServiceAccount"),
 ];
 
 type Chunk = Result<Bytes, std::io::Error>;
@@ -83,6 +90,11 @@ pub struct Fake {
     pub refuse_pins: Vec<String>,
     /// Lease writes seen: (`POST` | `PUT`, `namespace/name`, the holder written, the status answered).
     pub lease_writes: Vec<(&'static str, String, String, u16)>,
+    /// Throttled kinds: the first and every Nth request (list, watch, get or patch) of the kind is answered 429
+    /// TooManyRequests, as kube-apiserver's priority and fairness answers a client over its share.
+    pub throttle: HashMap<&'static str, u64>,
+    /// Requests counted per throttled kind, and how many were answered 429.
+    throttled: HashMap<&'static str, (u64, u64)>,
 }
 
 #[derive(Clone, Default)]
@@ -150,6 +162,21 @@ impl FakeApi {
         }
     }
 
+    /// Every `every`th request of `kind` is answered 429 from now on (`0`: none).
+    pub fn throttle(&self, kind: &'static str, every: u64) {
+        self.lock().throttle.insert(kind, every);
+    }
+
+    /// How many requests of `kind` were answered 429.
+    pub fn throttled(&self, kind: &'static str) -> u64 {
+        self.lock().throttled.get(kind).map_or(0, |t| t.1)
+    }
+
+    /// The 429 answer when this request of `kind` is one the throttle refuses.
+    fn refused_by_throttle(&self, kind: &'static str) -> Option<Response> {
+        throttle_locked(&mut self.lock(), kind)
+    }
+
     pub fn requests(&self, kind: &str, prefix: &str) -> usize {
         self.lock()
             .requests
@@ -200,6 +227,9 @@ impl FakeApi {
                     get(
                         move |State(api): State<FakeApi>,
                               Path((ns, name)): Path<(String, String)>| async move {
+                            if let Some(refused) = api.refused_by_throttle(kind) {
+                                return refused;
+                            }
                             found(&api, kind, &ns, &name, &format!("{name} not found"))
                         },
                     ),
@@ -221,6 +251,9 @@ impl FakeApi {
             )
             .get(
                 |State(api): State<FakeApi>, Path((ns, name)): Path<(String, String)>| async move {
+                    if let Some(refused) = api.refused_by_throttle("Pod") {
+                        return refused;
+                    }
                     found(
                         &api,
                         "Pod",
@@ -338,6 +371,10 @@ impl FakeApi {
         };
         if content_type != "application/json-patch+json" {
             return refuse(415, "UnsupportedMediaType", "only JSON patches here", None);
+        }
+        if let Some(refused) = self.refused_by_throttle("Pod") {
+            record(429);
+            return refused;
         }
         let Some(old) = self.get("Pod", &key_) else {
             return refuse(404, "NotFound", &format!("pods \"{name}\" not found"), None);
@@ -531,6 +568,9 @@ impl FakeApi {
             "list".to_string()
         };
         fake.requests.push((kind.to_string(), what));
+        if let Some(refused) = throttle_locked(&mut fake, kind) {
+            return Some(refused);
+        }
         if !watch {
             fake.lists_at
                 .push((kind.to_string(), std::time::Instant::now()));
@@ -604,6 +644,35 @@ impl FakeApi {
                 .unwrap_or_else(|_| Response::new(Body::empty())),
         )
     }
+}
+
+/// The 429 kube-apiserver answers a client over its share (priority and fairness), when the throttle of
+/// `kind` refuses this request.
+fn throttle_locked(fake: &mut Fake, kind: &'static str) -> Option<Response> {
+    let every = fake.throttle.get(kind).copied().unwrap_or(0);
+    if every == 0 {
+        return None;
+    }
+    let count = fake.throttled.entry(kind).or_default();
+    count.0 += 1;
+    // The first request is refused too: a client must survive a 429 on its very first list.
+    if (count.0 - 1) % every != 0 {
+        return None;
+    }
+    count.1 += 1;
+    let mut answer = json_answer(
+        429,
+        status_body(
+            429,
+            "TooManyRequests",
+            "Too many requests, please try again later.",
+            Some(json!({"retryAfterSeconds": 1})),
+        ),
+    );
+    answer
+        .headers_mut()
+        .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+    Some(answer)
 }
 
 /// [`FakeApi::apply`] under a lock already held (a check and its write in one step).

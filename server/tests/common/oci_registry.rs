@@ -243,11 +243,31 @@ pub fn token_server() -> u16 {
     port
 }
 
+/// [`token_server`], counting the token requests that came without the credentials (anonymous pulls).
+pub fn counted_token_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let key = std::fs::read(data("token-key.pk8")).expect("token key");
+    let cert = std::fs::read(data("token-cert.der")).expect("token cert");
+    let anonymous = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = anonymous.clone();
+    std::thread::spawn(move || {
+        let key = ring::signature::RsaKeyPair::from_pkcs8(&key).expect("RSA key");
+        for stream in listener.incoming().flatten() {
+            if let Ok(false) = answer_token_request(stream, &key, &cert) {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    });
+    (port, anonymous)
+}
+
+/// Answers one token request; `Ok(true)` when it carried the credentials.
 pub fn answer_token_request(
     stream: TcpStream,
     key: &ring::signature::RsaKeyPair,
     cert: &[u8],
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -276,11 +296,12 @@ pub fn answer_token_request(
     let mut stream = stream;
     if !authorized {
         let body = r#"{"details":"credentials required"}"#;
-        return write!(
+        write!(
             stream,
             "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
-        );
+        )?;
+        return Ok(false);
     }
     let access: Vec<Value> = scopes
         .iter()
@@ -319,7 +340,8 @@ pub fn answer_token_request(
         stream,
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )
+    )?;
+    Ok(true)
 }
 
 pub fn percent_decode(text: &str) -> String {
