@@ -12,7 +12,7 @@
 //! * 1,000 gated pods with 429s on Secrets and pods: all placed, no anonymous pull.
 
 use crate::common::fake_api;
-use crate::common::fake_http::{FakeServer, Reply};
+use crate::common::fake_http::FakeServer;
 use crate::common::oci_registry;
 use crate::place::{
     GATE, Placer, build_values, events_for, gated_pod, index_reply, linux_and_2022_nodes,
@@ -368,6 +368,7 @@ async fn a_thousand_gated_pods_through_429s_are_all_placed_with_their_pull_secre
     }
     // The throttle did refuse requests on both kinds.
     assert!(api.throttled("Pod") > 0 && api.throttled("Secret") > 0);
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
     let text = String::from_utf8(placer.get(&http, "/metrics").await).expect("utf-8");
     assert_eq!(released(&text), 0.0, "{text}");

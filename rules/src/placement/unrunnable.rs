@@ -168,7 +168,11 @@ fn rebuild_tag(cluster: &[u32], exact: bool) -> Option<&'static str> {
     let mut tagged = cluster.iter().filter_map(|&b| {
         build_info(b).and_then(|i| i.tags.iter().find(|t| t.starts_with("ltsc")).copied())
     });
-    if exact { tagged.last() } else { tagged.next() }
+    if exact {
+        tagged.next_back()
+    } else {
+        tagged.next()
+    }
 }
 
 #[cfg(test)]

@@ -656,7 +656,7 @@ fn throttle_locked(fake: &mut Fake, kind: &'static str) -> Option<Response> {
     let count = fake.throttled.entry(kind).or_default();
     count.0 += 1;
     // The first request is refused too: a client must survive a 429 on its very first list.
-    if (count.0 - 1) % every != 0 {
+    if !(count.0 - 1).is_multiple_of(every) {
         return None;
     }
     count.1 += 1;
