@@ -1,101 +1,77 @@
-//! `/metrics` in the Prometheus text exposition format (version 0.0.4), written by hand: a handful of
-//! series does not need a registry.
+//! `/metrics` in the Prometheus text exposition format (version 0.0.4), encoded by the
+//! [`prometheus_client`] crate: every scrape builds a [`Registry`] of what the server holds at that
+//! moment and [`encode`]s it.
 //!
-//! Two halves: [`Metrics`], the counters and the audit histogram the state holds and the audit thread
-//! updates; and [`render`], a pure function of an [`Exposition`] (those values and the published audit's
-//! gauges) that the `/metrics` handler gathers from the state.
+//! Three parts: [`Metrics`], the counters and the audit histogram the state holds and the audit thread
+//! updates (prometheus-client's own [`Counter`] and [`Histogram`], which a registry shares); [`Series`],
+//! a metric read at scrape time (the published audit's gauges, a map of counts by label); and
+//! [`register`], which adds both to a scrape's registry from an [`Exposition`]. Other parts of the
+//! server add their own series the same way (`ImageResolver::register`, `PlaceReport::register`).
+//!
+//! Names and help texts are written here as they are exposed (`winplace_changes_total`, help ending in
+//! a full stop): [`add`] gives prometheus-client the name without the suffix its encoder appends
+//! (`_total` for a counter, `_info` for an info metric) and the help without the full stop it appends.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+pub use prometheus_client::metrics::counter::Counter;
+pub use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::{Metric, Registry};
 use winplace_api::SourceKind;
 use winplace_rules::Severity;
 use winplace_rules::audit::AuditReport;
 use winplace_rules::rules::catalog;
 
-/// Upper bounds (seconds) of the audit duration histogram buckets.
+/// The `Content-Type` of `/metrics`: the Prometheus text format, version 0.0.4.
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// Upper bounds (seconds) of the duration histograms' buckets (`+Inf` is added).
 pub const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
+/// A duration histogram over [`BUCKETS`].
+pub fn histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
 /// The counters and the audit duration histogram, updated as the server runs (gauges are read from
-/// the published audit).
-#[derive(Debug, Default)]
+/// the published audit). Cloning the metrics of a scrape's registry shares them (they are `Arc`s).
+#[derive(Debug)]
 pub struct Metrics {
-    audit: Mutex<Histogram>,
-    watch_errors: AtomicU64,
-    changes: AtomicU64,
+    audit: Histogram,
+    watch_errors: Counter,
+    changes: Counter,
 }
 
-/// The audit duration histogram: cumulative counts per bucket of [`BUCKETS`], sum and count.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Histogram {
-    counts: [u64; BUCKETS.len()],
-    sum: f64,
-    count: u64,
-}
-
-impl Histogram {
-    /// Counts one observation.
-    pub fn observe(&mut self, took: Duration) {
-        let seconds = took.as_secs_f64();
-        for (bound, count) in BUCKETS.iter().zip(self.counts.iter_mut()) {
-            if seconds <= *bound {
-                *count += 1;
-            }
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            audit: histogram(),
+            watch_errors: Counter::default(),
+            changes: Counter::default(),
         }
-        self.sum += seconds;
-        self.count += 1;
     }
-
-    /// Observations so far.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// The histogram's series, with its HELP and TYPE lines.
-    pub fn write(&self, out: &mut String, name: &str, help: &str) -> std::fmt::Result {
-        writeln!(out, "# HELP {name} {help}")?;
-        writeln!(out, "# TYPE {name} histogram")?;
-        for (bound, count) in BUCKETS.iter().zip(self.counts.iter()) {
-            writeln!(out, "{name}_bucket{{le=\"{}\"}} {count}", number(*bound))?;
-        }
-        writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {}", self.count)?;
-        writeln!(out, "{name}_sum {}", number(self.sum))?;
-        writeln!(out, "{name}_count {}", self.count)
-    }
-}
-
-/// The values of [`Metrics`] at one moment.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Counters {
-    /// How long batches took.
-    pub audit: Histogram,
-    /// Watch failures.
-    pub watch_errors: u64,
-    /// Changes applied.
-    pub changes: u64,
 }
 
 impl Metrics {
     /// Records how long one batch (apply + report) took.
     pub fn observe_audit(&self, took: Duration) {
-        self.audit
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .observe(took);
+        self.audit.observe(took.as_secs_f64());
     }
 
     /// Counts a watch failure (each is followed by a restart with backoff).
     pub fn watch_error(&self) {
-        self.watch_errors.fetch_add(1, Ordering::Relaxed);
+        self.watch_errors.inc();
     }
 
     /// Watch failures so far.
     pub fn watch_errors(&self) -> u64 {
-        self.watch_errors.load(Ordering::Relaxed)
+        self.watch_errors.get()
     }
 
     /// Counts one applied change.
@@ -105,26 +81,17 @@ impl Metrics {
 
     /// Counts `n` applied changes.
     pub fn changes(&self, n: u64) {
-        self.changes.fetch_add(n, Ordering::Relaxed);
-    }
-
-    /// The current values.
-    pub fn counters(&self) -> Counters {
-        Counters {
-            audit: self.audit.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-            watch_errors: self.watch_errors(),
-            changes: self.changes.load(Ordering::Relaxed),
-        }
+        self.changes.inc_by(n);
     }
 }
 
-/// Everything `/metrics` shows.
+/// Everything the state's own series show, gathered from the state at one scrape.
 #[derive(Debug, Clone, Copy)]
 pub struct Exposition<'a> {
     /// Where the data comes from.
     pub source: SourceKind,
     /// The counters and the histogram.
-    pub counters: &'a Counters,
+    pub metrics: &'a Metrics,
     /// The published audit: workloads by state, findings by rule.
     pub report: &'a AuditReport,
     /// Objects held, by kind (`node`, `pod`, `runtimeclass`).
@@ -137,147 +104,212 @@ pub struct Exposition<'a> {
     pub stale: bool,
 }
 
-/// Escapes a label value (backslash, double quote, newline).
-pub fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+/// Labels of one sample: `(name, value)` pairs in the order they are written.
+pub type Labels = Vec<(&'static str, String)>;
+
+/// A counter or gauge read at scrape time: one sample per label set, written in the order given.
+#[derive(Debug)]
+pub struct Series {
+    kind: MetricType,
+    samples: Vec<(Labels, u64)>,
 }
 
-/// Formats a float as Prometheus expects (`+Inf`, plain decimals).
-fn number(v: f64) -> String {
-    if v.is_infinite() {
-        if v > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
+impl Series {
+    /// A gauge with one sample per label set.
+    pub fn gauge(samples: impl IntoIterator<Item = (Labels, u64)>) -> Self {
+        Series {
+            kind: MetricType::Gauge,
+            samples: samples.into_iter().collect(),
         }
-    } else {
-        format!("{v}")
+    }
+
+    /// A gauge without labels.
+    pub fn gauge_value(value: u64) -> Self {
+        Self::gauge([(Labels::new(), value)])
+    }
+
+    /// A counter with one sample per label set.
+    pub fn counter(samples: impl IntoIterator<Item = (Labels, u64)>) -> Self {
+        Series {
+            kind: MetricType::Counter,
+            samples: samples.into_iter().collect(),
+        }
+    }
+
+    /// A counter without labels.
+    pub fn counter_value(value: u64) -> Self {
+        Self::counter([(Labels::new(), value)])
+    }
+
+    /// A counter of `counts` by one label (`label="key"`), in the map's order.
+    pub fn counter_by<K: ToString>(
+        label: &'static str,
+        counts: impl IntoIterator<Item = (K, u64)>,
+    ) -> Self {
+        Self::counter(
+            counts
+                .into_iter()
+                .map(|(k, n)| (vec![(label, k.to_string())], n)),
+        )
     }
 }
 
-/// The whole exposition.
-pub fn render(exposition: &Exposition<'_>) -> String {
+impl EncodeMetric for Series {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        for (labels, value) in &self.samples {
+            if labels.is_empty() {
+                self.sample(&mut encoder, value)?;
+            } else {
+                self.sample(&mut encoder.encode_family(labels)?, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        self.kind
+    }
+}
+
+impl Series {
+    fn sample(&self, encoder: &mut MetricEncoder, value: &u64) -> Result<(), std::fmt::Error> {
+        if self.kind == MetricType::Counter {
+            encoder.encode_counter::<NoLabelSet, _, u64>(value, None)
+        } else {
+            encoder.encode_gauge(value)
+        }
+    }
+}
+
+/// Registers `metric` under its exposed `name` and `help`: prometheus-client appends `_total` to a
+/// counter's name, `_info` to an info metric's, and a full stop to every help text, so they are taken
+/// off here (a name or help without them is a mistake, caught in debug builds).
+pub fn add(registry: &mut Registry, name: &str, help: &str, metric: impl Metric) {
+    let suffix = match metric.metric_type() {
+        MetricType::Counter => "_total",
+        MetricType::Info => "_info",
+        _ => "",
+    };
+    let base = name.strip_suffix(suffix);
+    debug_assert!(base.is_some(), "{name} must end with {suffix}");
+    let help_base = help.strip_suffix('.');
+    debug_assert!(
+        help_base.is_some(),
+        "the help of {name} must end with a full stop"
+    );
+    registry.register(base.unwrap_or(name), help_base.unwrap_or(help), metric);
+}
+
+/// The text of `registry` in the Prometheus text format (version 0.0.4).
+pub fn encode(registry: &Registry) -> String {
     let mut out = String::new();
-    let _ = write_all(&mut out, exposition);
+    // Writing into a String cannot fail, and every metric here encodes infallibly.
+    let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, registry);
     out
 }
 
-fn write_all(out: &mut String, e: &Exposition<'_>) -> std::fmt::Result {
-    let source = escape(e.source.as_str());
-    writeln!(
-        out,
-        "# HELP winplace_info The data source (demo, snapshot or live)."
-    )?;
-    writeln!(out, "# TYPE winplace_info gauge")?;
-    writeln!(
-        out,
-        "winplace_info{{source=\"{source}\",version=\"{}\"}} 1",
-        env!("CARGO_PKG_VERSION")
-    )?;
+/// The text of the series `register` adds to an empty registry (for a part's own tests and examples).
+pub fn encode_with(register: impl FnOnce(&mut Registry)) -> String {
+    let mut registry = Registry::default();
+    register(&mut registry);
+    encode(&registry)
+}
 
-    e.counters.audit.write(
-        out,
+/// Adds the state's series to a scrape's `registry`: the source, the audit histogram, the objects
+/// held, the workloads by state, the findings by rule, the watch and change counters, the revision and
+/// the readiness flags.
+pub fn register(registry: &mut Registry, e: &Exposition<'_>) {
+    add(
+        registry,
+        "winplace_info",
+        "The data source (demo, snapshot or live).",
+        Info::new(vec![
+            ("source", e.source.as_str().to_string()),
+            ("version", env!("CARGO_PKG_VERSION").to_string()),
+        ]),
+    );
+    add(
+        registry,
         "winplace_audit_duration_seconds",
         "Time to apply a batch of changes and rebuild the report.",
-    )?;
+        e.metrics.audit.clone(),
+    );
+    add(
+        registry,
+        "winplace_objects",
+        "Objects the audit holds, by kind.",
+        Series::gauge(["node", "pod", "runtimeclass"].map(|kind| {
+            let n = e.objects.get(kind).copied().unwrap_or(0);
+            (vec![("kind", kind.to_string())], n as u64)
+        })),
+    );
+    add(
+        registry,
+        "winplace_workloads",
+        "Workloads by placement state.",
+        Series::gauge(
+            workload_states(e.report)
+                .into_iter()
+                .map(|(state, n)| (vec![("state", state)], n)),
+        ),
+    );
+    add(
+        registry,
+        "winplace_findings",
+        "Current findings, by rule and severity.",
+        Series::gauge(findings(e.report).into_iter().map(|(rule, severity, n)| {
+            (
+                vec![("rule", rule), ("severity", severity.as_str().to_string())],
+                n as u64,
+            )
+        })),
+    );
+    add(
+        registry,
+        "winplace_watch_restarts_total",
+        "Watch failures; each is retried with backoff.",
+        e.metrics.watch_errors.clone(),
+    );
+    add(
+        registry,
+        "winplace_changes_total",
+        "Changes applied to the audit.",
+        e.metrics.changes.clone(),
+    );
+    add(
+        registry,
+        "winplace_revision",
+        "Revision of the published audit.",
+        Series::gauge_value(e.revision),
+    );
+    add(
+        registry,
+        "winplace_synced",
+        "1 once the first full list has been audited.",
+        Series::gauge_value(u64::from(e.synced)),
+    );
+    add(
+        registry,
+        "winplace_stale",
+        "1 while the watch has been failing past the grace period.",
+        Series::gauge_value(u64::from(e.stale)),
+    );
+}
 
-    writeln!(
-        out,
-        "# HELP winplace_objects Objects the audit holds, by kind."
-    )?;
-    writeln!(out, "# TYPE winplace_objects gauge")?;
-    for kind in ["node", "pod", "runtimeclass"] {
-        let n = e.objects.get(kind).copied().unwrap_or(0);
-        writeln!(out, "winplace_objects{{kind=\"{kind}\"}} {n}")?;
-    }
-
-    writeln!(
-        out,
-        "# HELP winplace_workloads Workloads by placement state."
-    )?;
-    writeln!(out, "# TYPE winplace_workloads gauge")?;
-    let mut states: BTreeMap<String, usize> = ["fine", "at-risk", "misplaced"]
+/// Workloads by state (`fine`, `at-risk` and `misplaced` always, then any other state), by name.
+fn workload_states(report: &AuditReport) -> BTreeMap<String, u64> {
+    let mut states: BTreeMap<String, u64> = ["fine", "at-risk", "misplaced"]
         .into_iter()
         .map(|s| (s.to_string(), 0))
         .collect();
-    for w in &e.report.workloads {
+    for w in &report.workloads {
         let name = serde_json::to_value(w.state)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         *states.entry(name).or_default() += 1;
     }
-    for (s, n) in &states {
-        writeln!(out, "winplace_workloads{{state=\"{}\"}} {n}", escape(s))?;
-    }
-
-    writeln!(
-        out,
-        "# HELP winplace_findings Current findings, by rule and severity."
-    )?;
-    writeln!(out, "# TYPE winplace_findings gauge")?;
-    for (rule, severity, n) in findings(e.report) {
-        writeln!(
-            out,
-            "winplace_findings{{rule=\"{}\",severity=\"{}\"}} {n}",
-            escape(&rule),
-            severity.as_str()
-        )?;
-    }
-
-    let counters = &e.counters;
-    write_one(
-        out,
-        "winplace_watch_restarts_total",
-        "counter",
-        "Watch failures; each is retried with backoff.",
-        counters.watch_errors,
-    )?;
-    write_one(
-        out,
-        "winplace_changes_total",
-        "counter",
-        "Changes applied to the audit.",
-        counters.changes,
-    )?;
-    write_one(
-        out,
-        "winplace_revision",
-        "gauge",
-        "Revision of the published audit.",
-        e.revision,
-    )?;
-    write_one(
-        out,
-        "winplace_synced",
-        "gauge",
-        "1 once the first full list has been audited.",
-        u8::from(e.synced),
-    )?;
-    write_one(
-        out,
-        "winplace_stale",
-        "gauge",
-        "1 while the watch has been failing past the grace period.",
-        u8::from(e.stale),
-    )?;
-    Ok(())
-}
-
-/// One series without labels: its `# HELP` and `# TYPE` lines, then its value.
-pub fn write_one(
-    out: &mut String,
-    name: &str,
-    kind: &str,
-    help: &str,
-    value: impl std::fmt::Display,
-) -> std::fmt::Result {
-    writeln!(out, "# HELP {name} {help}")?;
-    writeln!(out, "# TYPE {name} {kind}")?;
-    writeln!(out, "{name} {value}")
+    states
 }
 
 /// Finding counts by rule (the summary's, which counts each finding once) with each rule's severity
@@ -311,22 +343,72 @@ fn findings(report: &AuditReport) -> Vec<(String, Severity, usize)> {
 mod tests {
     use super::*;
 
+    fn exposed(metrics: &Metrics, report: &AuditReport) -> String {
+        let objects = BTreeMap::from([("node", 3), ("pod", 40)]);
+        encode_with(|r| {
+            register(
+                r,
+                &Exposition {
+                    source: SourceKind::Live,
+                    metrics,
+                    report,
+                    objects: &objects,
+                    revision: 7,
+                    synced: true,
+                    stale: false,
+                },
+            )
+        })
+    }
+
     #[test]
     fn histogram_buckets_are_cumulative() {
         let m = Metrics::default();
         m.observe_audit(Duration::from_millis(3));
         m.observe_audit(Duration::from_millis(300));
-        let h = m.counters().audit;
-        // le=0.001 → 0; le=0.005 → 1; le=0.5 → 2.
-        assert_eq!((h.counts[0], h.counts[2], h.counts[8]), (0, 1, 2));
-        assert_eq!(h.count, 2);
+        let text = exposed(&m, &AuditReport::default());
+        for line in [
+            "winplace_audit_duration_seconds_bucket{le=\"0.001\"} 0",
+            "winplace_audit_duration_seconds_bucket{le=\"0.005\"} 1",
+            "winplace_audit_duration_seconds_bucket{le=\"0.5\"} 2",
+            "winplace_audit_duration_seconds_bucket{le=\"10\"} 2",
+            "winplace_audit_duration_seconds_bucket{le=\"+Inf\"} 2",
+            "winplace_audit_duration_seconds_count 2",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
     }
 
     #[test]
     fn label_values_are_escaped() {
-        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-        assert_eq!(number(f64::INFINITY), "+Inf");
-        assert_eq!(number(0.25), "0.25");
+        let text = encode_with(|r| {
+            add(
+                r,
+                "winplace_test_total",
+                "A test.",
+                Series::counter_by("reason", [("a\"b\\c\nd", 1)]),
+            )
+        });
+        assert!(
+            text.contains("winplace_test_total{reason=\"a\\\"b\\\\c\\nd\"} 1\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn names_and_help_are_exposed_as_written() {
+        let text = encode_with(|r| {
+            add(r, "winplace_a_total", "Counted.", Counter::<u64>::default());
+            add(r, "winplace_b", "Gauged.", Series::gauge_value(4));
+        });
+        assert_eq!(
+            text,
+            "# HELP winplace_a_total Counted.\n# TYPE winplace_a_total counter\nwinplace_a_total 0\n\
+             # HELP winplace_b Gauged.\n# TYPE winplace_b gauge\nwinplace_b 4\n"
+        );
     }
 
     #[test]
@@ -336,19 +418,9 @@ mod tests {
         m.watch_error();
         m.change();
         m.change();
-        let counters = m.counters();
-        let report = AuditReport::default();
-        let objects = BTreeMap::from([("node", 3), ("pod", 40)]);
-        let text = render(&Exposition {
-            source: SourceKind::Live,
-            counters: &counters,
-            report: &report,
-            objects: &objects,
-            revision: 7,
-            synced: true,
-            stale: false,
-        });
+        let text = exposed(&m, &AuditReport::default());
         for line in [
+            "# TYPE winplace_info gauge",
             "winplace_info{source=\"live\",",
             "winplace_audit_duration_seconds_bucket{le=\"0.01\"} 0",
             "winplace_audit_duration_seconds_bucket{le=\"0.025\"} 1",

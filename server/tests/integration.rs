@@ -32,6 +32,7 @@ mod explain;
 mod infra;
 mod live;
 mod logs;
+mod metrics;
 mod parity;
 mod place;
 mod place_faults;

@@ -1,7 +1,7 @@
 //! The README a person reads, and the pages it sends them to: every relative link in README.md,
 //! CONTRIBUTING.md and docs/**/*.md names a file of the repository (and, with `#anchor`, a heading of that
 //! file); the README stays short enough to read (at most 400 lines and 30 KB, the two commands within its
-//! first 60 lines).
+//! first 60 lines); docs/README.md lists every page.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -149,6 +149,38 @@ fn every_relative_link_names_a_file_and_every_anchor_a_heading() {
     assert!(
         checked > 100,
         "only {checked} links read: the link reader is broken"
+    );
+}
+
+/// docs/README.md is the index: it links every page of docs/ and docs/reference/, and docs/rules/ through
+/// its own index (one page per rule is listed there, not here).
+#[test]
+fn the_docs_index_lists_every_page() {
+    let docs = root().join("docs");
+    let index = std::fs::read_to_string(docs.join("README.md")).expect("docs/README.md");
+    let linked: BTreeSet<String> = prose(&index)
+        .into_iter()
+        .flat_map(|(_, line)| link_targets(line))
+        .map(|t| t.split('#').next().unwrap_or("").to_string())
+        .collect();
+    let mut missing = Vec::new();
+    for dir in ["", "reference/"] {
+        let mut names: Vec<String> = std::fs::read_dir(docs.join(dir))
+            .unwrap_or_else(|e| panic!("docs/{dir}: {e}"))
+            .map(|e| e.expect("directory entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .filter_map(|p| p.file_name()?.to_str().map(|n| format!("{dir}{n}")))
+            .filter(|n| n != "README.md")
+            .collect();
+        names.push("rules/README.md".into());
+        missing.extend(names.into_iter().filter(|n| !linked.contains(n)));
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "docs/README.md does not list: {}",
+        missing.join(", ")
     );
 }
 

@@ -37,6 +37,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use prometheus_client::registry::Registry;
 use serde::Serialize;
 use winplace_rules::rules::ImageFacts;
 use winplace_rules::windows::{ImageRef, parse_image_ref};
@@ -47,6 +48,7 @@ pub use credentials::{Auth, Credentials};
 pub use error::{ResolveError, SetupError};
 pub use facts::{ManifestFacts, Platform, PlatformSource};
 
+use crate::metrics::{self, Series};
 use cache::MemoryCache;
 use client::RegistryClient;
 
@@ -101,16 +103,8 @@ pub struct ResolverStats {
 }
 
 impl ResolverStats {
-    /// The counters in the Prometheus text format (`/metrics` appends them when the server resolves
-    /// images).
-    ///
-    /// ```
-    /// let stats = winplace::registry::ResolverStats { lookups: 3, cache_hits: 1, failures: 1, cache_bytes: 900 };
-    /// assert!(stats.exposition().contains("winplace_image_lookups_total 3\n"));
-    /// assert!(stats.exposition().contains("winplace_image_cache_bytes 900\n"));
-    /// ```
-    pub fn exposition(&self) -> String {
-        let mut out = String::new();
+    /// Adds the counters to a scrape's registry (`/metrics` shows them when the server resolves images).
+    pub fn register(&self, registry: &mut Registry) {
         for (name, help, value) in [
             (
                 "winplace_image_lookups_total",
@@ -128,16 +122,25 @@ impl ResolverStats {
                 self.failures,
             ),
         ] {
-            out.push_str(&format!(
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"
-            ));
+            metrics::add(registry, name, help, Series::counter_value(value));
         }
-        out.push_str(&format!(
-            "# HELP winplace_image_cache_bytes Bytes the image answers kept in memory cost (bounded).\n\
-             # TYPE winplace_image_cache_bytes gauge\nwinplace_image_cache_bytes {}\n",
-            self.cache_bytes
-        ));
-        out
+        metrics::add(
+            registry,
+            "winplace_image_cache_bytes",
+            "Bytes the image answers kept in memory cost (bounded).",
+            Series::gauge_value(self.cache_bytes),
+        );
+    }
+
+    /// The counters alone in the Prometheus text format.
+    ///
+    /// ```
+    /// let stats = winplace::registry::ResolverStats { lookups: 3, cache_hits: 1, failures: 1, cache_bytes: 900 };
+    /// assert!(stats.exposition().contains("winplace_image_lookups_total 3\n"));
+    /// assert!(stats.exposition().contains("winplace_image_cache_bytes 900\n"));
+    /// ```
+    pub fn exposition(&self) -> String {
+        metrics::encode_with(|r| self.register(r))
     }
 }
 
@@ -312,8 +315,21 @@ impl ImageResolver {
             .clone()
     }
 
-    /// `/metrics`' series of this resolver: [`ResolverStats::exposition`] and the registry look-ups
-    /// by outcome (`winplace_image_registry_requests_total`).
+    /// Adds this resolver's series to a scrape's registry: [`ResolverStats::register`] and the registry
+    /// look-ups by outcome (`winplace_image_registry_requests_total`).
+    pub fn register(&self, registry: &mut Registry) {
+        self.stats().register(registry);
+        let mut fetches = self.fetches();
+        fetches.entry("ok").or_default();
+        metrics::add(
+            registry,
+            "winplace_image_registry_requests_total",
+            "Image look-ups that went to the registry (not answered from a cache), by outcome.",
+            Series::counter_by("outcome", fetches),
+        );
+    }
+
+    /// This resolver's series alone in the Prometheus text format.
     ///
     /// ```
     /// let resolver = winplace::registry::ImageResolver::new(Default::default());
@@ -322,19 +338,7 @@ impl ImageResolver {
     /// assert!(text.contains("winplace_image_registry_requests_total{outcome=\"ok\"} 0\n"));
     /// ```
     pub fn exposition(&self) -> String {
-        let mut out = self.stats().exposition();
-        out.push_str(
-            "# HELP winplace_image_registry_requests_total Image look-ups that went to the registry (not answered from a cache), by outcome.\n\
-             # TYPE winplace_image_registry_requests_total counter\n",
-        );
-        let mut fetches = self.fetches();
-        fetches.entry("ok").or_default();
-        for (outcome, n) in fetches {
-            out.push_str(&format!(
-                "winplace_image_registry_requests_total{{outcome=\"{outcome}\"}} {n}\n"
-            ));
-        }
-        out
+        metrics::encode_with(|r| self.register(r))
     }
 
     /// Resolves every distinct image of `images` at once (within the concurrency bound), all finished

@@ -84,37 +84,38 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// The state's counters and the published audit's gauges, rendered.
+/// The state's counters and the published audit's gauges, with the image resolver's and the placement
+/// controller's series when they run: a registry built for this scrape, encoded by prometheus-client.
 async fn metrics(State(state): State<AppState>) -> Response {
     let published = state.published();
     let (synced, stale) = state.sync_flags();
-    let counters = state.metrics().counters();
-    let mut text = crate::metrics::render(&Exposition {
-        source: state.source().kind,
-        counters: &counters,
-        report: &published.report,
-        objects: &published.objects,
-        revision: published.revision,
-        synced,
-        stale,
-    });
+    let mut registry = prometheus_client::registry::Registry::default();
+    crate::metrics::register(
+        &mut registry,
+        &Exposition {
+            source: state.source().kind,
+            metrics: state.metrics(),
+            report: &published.report,
+            objects: &published.objects,
+            revision: published.revision,
+            synced,
+            stale,
+        },
+    );
     // One resolver's series: `--resolve-images`' (which `--place` shares), else `--place`'s own.
     let place = state.place_report();
     if let Some(resolver) = state
         .image_resolver()
         .or_else(|| place.map(|p| p.resolver()))
     {
-        text.push_str(&resolver.exposition());
+        resolver.register(&mut registry);
     }
     if let Some(place) = place {
-        text.push_str(&place.exposition());
+        place.register(&mut registry);
     }
     (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
+        [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
+        crate::metrics::encode(&registry),
     )
         .into_response()
 }

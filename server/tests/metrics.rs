@@ -1,0 +1,601 @@
+//! `/metrics` read as Prometheus reads it: the whole answer parsed by a small parser of the text
+//! exposition format (version 0.0.4), every family checked against the names, types, help texts and
+//! labels the docs promise (docs/api.md, docs/placement.md), and the values followed as the state changes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::common::router;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use winplace::place::report::{PlaceReport, reason};
+use winplace::registry::ImageResolver;
+use winplace::source::{SourceEvent, WatchFailure};
+use winplace::state::{AppState, Applier, Timing};
+use winplace_rules::audit::{Audit, Change};
+
+/// One sample line: `name{label="value",…} value`.
+#[derive(Debug, Clone, PartialEq)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// One metric family: its `# HELP`, its `# TYPE` and its samples.
+#[derive(Debug, Clone, PartialEq)]
+struct Family {
+    help: String,
+    kind: String,
+    samples: Vec<Sample>,
+}
+
+/// A metric or label name: `[a-zA-Z_:][a-zA-Z0-9_:]*` (no colon in a label name).
+fn valid_name(name: &str, colon: bool) -> bool {
+    let ok = |c: char, first: bool| {
+        c.is_ascii_alphabetic() || c == '_' || (colon && c == ':') || (!first && c.is_ascii_digit())
+    };
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| ok(c, true)) && chars.all(|c| ok(c, false))
+}
+
+/// A sample value: a float, `+Inf`, `-Inf` or `NaN`.
+fn value(text: &str) -> Option<f64> {
+    match text {
+        "+Inf" => Some(f64::INFINITY),
+        "-Inf" => Some(f64::NEG_INFINITY),
+        "NaN" => Some(f64::NAN),
+        _ => text.parse().ok(),
+    }
+}
+
+/// `{label="value",…}` at the start of `text`: the labels and the rest of the line.
+fn labels(text: &str) -> Result<(BTreeMap<String, String>, &str), String> {
+    let mut out = BTreeMap::new();
+    let Some(mut rest) = text.strip_prefix('{') else {
+        return Ok((out, text));
+    };
+    loop {
+        if let Some(after) = rest.strip_prefix('}') {
+            return Ok((out, after));
+        }
+        let eq = rest.find('=').ok_or("a label without `=`")?;
+        let name = &rest[..eq];
+        if !valid_name(name, false) {
+            return Err(format!("label name {name:?}"));
+        }
+        rest = rest[eq + 1..]
+            .strip_prefix('"')
+            .ok_or("a label value without its opening quote")?;
+        let mut value = String::new();
+        let mut chars = rest.char_indices();
+        let end = loop {
+            match chars.next() {
+                Some((i, '"')) => break i,
+                Some((_, '\\')) => match chars.next() {
+                    Some((_, '\\')) => value.push('\\'),
+                    Some((_, '"')) => value.push('"'),
+                    Some((_, 'n')) => value.push('\n'),
+                    other => return Err(format!("escape {other:?} in a label value")),
+                },
+                Some((_, c)) => value.push(c),
+                None => return Err("a label value without its closing quote".into()),
+            }
+        };
+        if out.insert(name.to_string(), value).is_some() {
+            return Err(format!("label {name} twice"));
+        }
+        rest = &rest[end + 1..];
+        rest = rest.strip_prefix(',').unwrap_or(rest);
+    }
+}
+
+/// The families of an exposition, by name. Every line must be a `# HELP`, a `# TYPE` or a sample of the
+/// family the last `# TYPE` named (a histogram's `_bucket`, `_sum` and `_count`), with no timestamp, no
+/// other comment (an OpenMetrics `# EOF` included) and no blank line; every series once. A family may
+/// have no sample yet (findings before the first audit).
+fn parse(text: &str) -> Result<BTreeMap<String, Family>, String> {
+    let mut families: BTreeMap<String, Family> = BTreeMap::new();
+    let mut help: Option<(String, String)> = None;
+    let mut current: Option<String> = None;
+    let mut series = BTreeSet::new();
+    if !text.ends_with('\n') {
+        return Err("the last line has no newline".into());
+    }
+    for (n, line) in text.lines().enumerate() {
+        let at = |e: String| format!("line {}: {e}: {line:?}", n + 1);
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, text) = rest
+                .split_once(' ')
+                .ok_or_else(|| at("HELP without text".into()))?;
+            if families.contains_key(name) || help.is_some() {
+                return Err(at(format!("a second HELP, or HELP of {name} out of place")));
+            }
+            let text = text.replace("\\n", "\n").replace("\\\\", "\\");
+            help = Some((name.to_string(), text));
+            current = None;
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest
+                .split_once(' ')
+                .ok_or_else(|| at("TYPE without a type".into()))?;
+            if !valid_name(name, true) {
+                return Err(at(format!("metric name {name:?}")));
+            }
+            if !["counter", "gauge", "histogram", "summary", "untyped"].contains(&kind) {
+                return Err(at(format!("type {kind:?}")));
+            }
+            let Some((helped, help_text)) = help.take() else {
+                return Err(at("TYPE without a HELP before it".into()));
+            };
+            if helped != name || families.contains_key(name) {
+                return Err(at(format!("TYPE of {name} after HELP of {helped}")));
+            }
+            families.insert(
+                name.to_string(),
+                Family {
+                    help: help_text,
+                    kind: kind.to_string(),
+                    samples: Vec::new(),
+                },
+            );
+            current = Some(name.to_string());
+        } else if line.starts_with('#') || line.is_empty() {
+            return Err(at("a comment or blank line".into()));
+        } else {
+            let family_name = current
+                .clone()
+                .ok_or_else(|| at("a sample before its TYPE".into()))?;
+            let end = line
+                .find(['{', ' '])
+                .ok_or_else(|| at("a sample without a value".into()))?;
+            let name = &line[..end];
+            let (labels, rest) = labels(&line[end..]).map_err(at)?;
+            let rest = rest
+                .strip_prefix(' ')
+                .ok_or_else(|| at("no space before the value".into()))?;
+            if rest.contains(' ') {
+                return Err(at("a timestamp or trailing text".into()));
+            }
+            let value = value(rest).ok_or_else(|| at(format!("value {rest:?}")))?;
+            let family = families.get_mut(&family_name).expect("current family");
+            let allowed: Vec<String> = if family.kind == "histogram" {
+                ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .map(|s| format!("{family_name}{s}"))
+                    .collect()
+            } else {
+                vec![family_name.clone()]
+            };
+            if !allowed.iter().any(|a| a == name) {
+                return Err(at(format!("sample {name} in family {family_name}")));
+            }
+            if !series.insert(format!("{name}{labels:?}")) {
+                return Err(at("a series twice".into()));
+            }
+            family.samples.push(Sample {
+                name: name.to_string(),
+                labels,
+                value,
+            });
+        }
+    }
+    if let Some((name, _)) = help {
+        return Err(format!("HELP of {name} without a TYPE"));
+    }
+    for (name, family) in &families {
+        if family.kind == "counter" && !name.ends_with("_total") {
+            return Err(format!("counter {name} without _total"));
+        }
+        if family.kind == "histogram" {
+            check_histogram(name, family)?;
+        }
+    }
+    Ok(families)
+}
+
+/// A histogram's buckets rise with `le`, count cumulatively, and end at `+Inf` with `_count`.
+fn check_histogram(name: &str, family: &Family) -> Result<(), String> {
+    let buckets: Vec<(f64, f64)> = family
+        .samples
+        .iter()
+        .filter(|s| s.name.ends_with("_bucket"))
+        .map(|s| {
+            let le = s.labels.get("le").and_then(|v| value(v));
+            le.map(|le| (le, s.value))
+                .ok_or_else(|| format!("{name}: a bucket without a numeric le"))
+        })
+        .collect::<Result<_, _>>()?;
+    let count = family
+        .samples
+        .iter()
+        .find(|s| s.name.ends_with("_count"))
+        .map(|s| s.value);
+    let sum = family.samples.iter().any(|s| s.name.ends_with("_sum"));
+    if !buckets
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+    {
+        return Err(format!("{name}: buckets out of order or not cumulative"));
+    }
+    match (buckets.last(), count) {
+        (Some(&(le, n)), Some(count)) if le == f64::INFINITY && n == count && sum => Ok(()),
+        _ => Err(format!(
+            "{name}: no +Inf bucket equal to _count, or no _sum"
+        )),
+    }
+}
+
+/// The value of the one sample `name` with exactly `labels`.
+fn sample(families: &BTreeMap<String, Family>, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let want: BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    families
+        .values()
+        .flat_map(|f| &f.samples)
+        .find(|s| s.name == name && s.labels == want)
+        .unwrap_or_else(|| panic!("no sample {name}{want:?} in {families:#?}"))
+        .value
+}
+
+/// Every family `serve --place` exposes: (name, type, help, label names of its samples but `le`).
+const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "winplace_info",
+        "gauge",
+        "The data source (demo, snapshot or live).",
+        &["source", "version"],
+    ),
+    (
+        "winplace_audit_duration_seconds",
+        "histogram",
+        "Time to apply a batch of changes and rebuild the report.",
+        &[],
+    ),
+    (
+        "winplace_objects",
+        "gauge",
+        "Objects the audit holds, by kind.",
+        &["kind"],
+    ),
+    (
+        "winplace_workloads",
+        "gauge",
+        "Workloads by placement state.",
+        &["state"],
+    ),
+    (
+        "winplace_findings",
+        "gauge",
+        "Current findings, by rule and severity.",
+        &["rule", "severity"],
+    ),
+    (
+        "winplace_watch_restarts_total",
+        "counter",
+        "Watch failures; each is retried with backoff.",
+        &[],
+    ),
+    (
+        "winplace_changes_total",
+        "counter",
+        "Changes applied to the audit.",
+        &[],
+    ),
+    (
+        "winplace_revision",
+        "gauge",
+        "Revision of the published audit.",
+        &[],
+    ),
+    (
+        "winplace_synced",
+        "gauge",
+        "1 once the first full list has been audited.",
+        &[],
+    ),
+    (
+        "winplace_stale",
+        "gauge",
+        "1 while the watch has been failing past the grace period.",
+        &[],
+    ),
+    (
+        "winplace_image_lookups_total",
+        "counter",
+        "Image manifest look-ups asked for (background resolution and /api/images/resolve).",
+        &[],
+    ),
+    (
+        "winplace_image_cache_hits_total",
+        "counter",
+        "Image manifest look-ups answered from the cache.",
+        &[],
+    ),
+    (
+        "winplace_image_lookup_failures_total",
+        "counter",
+        "Image manifest look-ups that failed (unauthorized, not found, timeout, unreachable).",
+        &[],
+    ),
+    (
+        "winplace_image_cache_bytes",
+        "gauge",
+        "Bytes the image answers kept in memory cost (bounded).",
+        &[],
+    ),
+    (
+        "winplace_image_registry_requests_total",
+        "counter",
+        "Image look-ups that went to the registry (not answered from a cache), by outcome.",
+        &["outcome"],
+    ),
+    (
+        "winplace_place_placed_total",
+        "counter",
+        "Gated pods pinned and ungated.",
+        &[],
+    ),
+    (
+        "winplace_place_released_total",
+        "counter",
+        "Gated pods ungated without being placed, by reason (deadline, a registry error's kind, no-platform, refused, nothing-to-pin).",
+        &["reason"],
+    ),
+    (
+        "winplace_place_deleted_total",
+        "counter",
+        "Gated pods deleted before winplace's patch reached them (404).",
+        &[],
+    ),
+    (
+        "winplace_place_resolve_retries_total",
+        "counter",
+        "Image look-ups asked for again after a transient registry failure, within the pod's deadline.",
+        &[],
+    ),
+    (
+        "winplace_place_conflicts_total",
+        "counter",
+        "Patches computed again from a fresh read of the pod after a conflict (409, or a failed test op: 422).",
+        &[],
+    ),
+    (
+        "winplace_place_api_retries_total",
+        "counter",
+        "Kubernetes API requests asked again after a 429, a 5xx or no answer.",
+        &[],
+    ),
+    (
+        "winplace_place_unrunnable_total",
+        "counter",
+        "Pods pinned to Windows builds no node runs (or no single build runs), left Pending with a Warning Event.",
+        &[],
+    ),
+    (
+        "winplace_place_resolution_seconds",
+        "histogram",
+        "Time to read one gated pod's images from their registries.",
+        &[],
+    ),
+    (
+        "winplace_place_leading",
+        "gauge",
+        "1 while this replica holds the placement Lease (only the holder places).",
+        &[],
+    ),
+];
+
+async fn scrape(state: &AppState) -> BTreeMap<String, Family> {
+    let (status, headers, body) = router::send(
+        state,
+        Request::get("/metrics")
+            .body(Body::empty())
+            .expect("request"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        headers[header::CONTENT_TYPE],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = String::from_utf8(body).expect("utf-8");
+    parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn the_parser_refuses_what_prometheus_would() {
+    let ok = "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"q\\\"\\\\\\n\"} 1\n";
+    let parsed = parse(ok).expect("valid");
+    assert_eq!(parsed["a_total"].samples[0].labels["x"], "q\"\\\n");
+    for bad in [
+        "# TYPE a gauge\na 1\n",                                     // no HELP
+        "# HELP a A.\n# TYPE a gauge\na 1",                          // no final newline
+        "# HELP a A.\n# TYPE a gauge\nb 1\n",                        // a sample of another family
+        "# HELP a A.\n# TYPE a gauge\na{x=\"1\"} 1\na{x=\"1\"} 2\n", // a series twice
+        "# HELP a A.\n# TYPE a gauge\na 1 1700000000\n",             // a timestamp
+        "# HELP a A.\n# TYPE a gauge\na one\n",                      // not a number
+        "# HELP a A.\n# TYPE a gauge\na{x=1} 1\n",                   // an unquoted label value
+        "# HELP a A.\n# TYPE a counter\na 1\n",                      // a counter without _total
+        "# HELP a A.\n# TYPE a gauge\na 1\n# EOF\n",                 // OpenMetrics' end marker
+        "# HELP h H.\n# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
+    ] {
+        assert!(parse(bad).is_err(), "accepted {bad:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_whole_exposition_parses_and_follows_the_state() {
+    let state = AppState::new(winplace::source::demo::info(), Timing::default());
+    let resolver = Arc::new(ImageResolver::new(Default::default()));
+    let place = Arc::new(PlaceReport::new(resolver.clone()));
+    state.set_image_resolver(resolver);
+    state.set_place_report(place.clone());
+
+    // Before the first list: nothing held, not synced, the histograms empty.
+    let before = scrape(&state).await;
+    let found: BTreeSet<&str> = before.keys().map(String::as_str).collect();
+    let want: BTreeSet<&str> = FAMILIES.iter().map(|f| f.0).collect();
+    assert_eq!(found, want, "the families /metrics exposes");
+    for (name, kind, help, label_names) in FAMILIES {
+        let family = &before[*name];
+        assert_eq!(
+            (family.kind.as_str(), family.help.as_str()),
+            (*kind, *help),
+            "{name}"
+        );
+        for s in &family.samples {
+            let mut names: Vec<&str> = s.labels.keys().map(String::as_str).collect();
+            names.retain(|l| *l != "le");
+            let mut expected = label_names.to_vec();
+            expected.sort();
+            assert_eq!(names, expected, "labels of {}", s.name);
+        }
+    }
+    assert_eq!(before["winplace_info"].samples[0].labels["source"], "demo");
+    assert_eq!(sample(&before, "winplace_synced", &[]), 0.0);
+    assert_eq!(sample(&before, "winplace_revision", &[]), 0.0);
+    assert_eq!(sample(&before, "winplace_objects", &[("kind", "pod")]), 0.0);
+    assert_eq!(
+        sample(&before, "winplace_audit_duration_seconds_count", &[]),
+        0.0
+    );
+    assert_eq!(sample(&before, "winplace_place_leading", &[]), 0.0);
+    assert_eq!(
+        sample(
+            &before,
+            "winplace_place_released_total",
+            &[("reason", "refused")]
+        ),
+        0.0
+    );
+    assert!(
+        before["winplace_findings"].samples.is_empty(),
+        "no findings yet"
+    );
+
+    // The demo cluster listed and audited.
+    let demo = winplace::source::demo::DemoSource::load().expect("demo");
+    let objects = demo.objects().clone();
+    let nodes = objects.nodes.len() as f64;
+    let gone = objects.pods[0].metadata.clone();
+    let mut applier = Applier::new(Audit::default());
+    applier.apply_batch(
+        &state,
+        vec![
+            SourceEvent::Change(objects.into_reset()),
+            SourceEvent::Synced,
+        ],
+    );
+    let listed = scrape(&state).await;
+    assert_eq!(sample(&listed, "winplace_synced", &[]), 1.0);
+    let revision = sample(&listed, "winplace_revision", &[]);
+    assert!(revision >= 1.0);
+    let pods = sample(&listed, "winplace_objects", &[("kind", "pod")]);
+    assert!(pods > 1.0, "the demo's pods");
+    assert_eq!(
+        sample(&listed, "winplace_objects", &[("kind", "node")]),
+        nodes
+    );
+    assert_eq!(
+        sample(&listed, "winplace_audit_duration_seconds_count", &[]),
+        1.0
+    );
+    let changes = sample(&listed, "winplace_changes_total", &[]);
+    assert!(changes >= 1.0);
+    let misplaced = sample(&listed, "winplace_workloads", &[("state", "misplaced")]);
+    assert!(misplaced >= 4.0, "the demo's misplaced workloads");
+    assert!(
+        sample(
+            &listed,
+            "winplace_findings",
+            &[("rule", "pod-pending-placement"), ("severity", "error")]
+        ) >= 1.0
+    );
+
+    // A pod deleted, a watch failure, and the placement controller at work.
+    applier.apply_batch(
+        &state,
+        vec![
+            SourceEvent::Change(Change::PodDeleted(
+                gone.namespace.unwrap_or_default(),
+                gone.name.unwrap_or_default(),
+            )),
+            SourceEvent::WatchError(WatchFailure {
+                watch: "pods",
+                message: "connection reset".into(),
+            }),
+        ],
+    );
+    place.set_leading(true);
+    place.placed("shop/a".into(), vec![], vec![], "placed".into());
+    place.placed("shop/b".into(), vec![], vec![], "placed".into());
+    place.released("shop/c".into(), vec![], reason::DEADLINE, "late".into());
+    place.released("shop/d".into(), vec![], "unauthorized", "denied".into());
+    place.deleted();
+    place.resolve_retried(3);
+    place.conflicted();
+    place.api_retried();
+    place.api_retried();
+    place.unrunnable();
+    place.observe_resolution(std::time::Duration::from_millis(40));
+    let after = scrape(&state).await;
+    assert_eq!(
+        sample(&after, "winplace_objects", &[("kind", "pod")]),
+        pods - 1.0
+    );
+    assert!(sample(&after, "winplace_revision", &[]) > revision);
+    assert!(sample(&after, "winplace_changes_total", &[]) > changes);
+    assert_eq!(
+        sample(&after, "winplace_audit_duration_seconds_count", &[]),
+        2.0
+    );
+    assert_eq!(sample(&after, "winplace_watch_restarts_total", &[]), 1.0);
+    assert_eq!(sample(&after, "winplace_place_placed_total", &[]), 2.0);
+    for (reason, n) in [
+        (reason::DEADLINE, 1.0),
+        ("unauthorized", 1.0),
+        (reason::REFUSED, 0.0),
+        (reason::NO_PLATFORM, 0.0),
+        (reason::NOTHING_TO_PIN, 0.0),
+    ] {
+        assert_eq!(
+            sample(
+                &after,
+                "winplace_place_released_total",
+                &[("reason", reason)]
+            ),
+            n,
+            "{reason}"
+        );
+    }
+    assert_eq!(sample(&after, "winplace_place_deleted_total", &[]), 1.0);
+    assert_eq!(
+        sample(&after, "winplace_place_resolve_retries_total", &[]),
+        3.0
+    );
+    assert_eq!(sample(&after, "winplace_place_conflicts_total", &[]), 1.0);
+    assert_eq!(sample(&after, "winplace_place_api_retries_total", &[]), 2.0);
+    assert_eq!(sample(&after, "winplace_place_unrunnable_total", &[]), 1.0);
+    assert_eq!(sample(&after, "winplace_place_leading", &[]), 1.0);
+    assert_eq!(
+        sample(
+            &after,
+            "winplace_place_resolution_seconds_bucket",
+            &[("le", "0.025")]
+        ),
+        0.0
+    );
+    assert_eq!(
+        sample(
+            &after,
+            "winplace_place_resolution_seconds_bucket",
+            &[("le", "0.05")]
+        ),
+        1.0
+    );
+    let sum = sample(&after, "winplace_place_resolution_seconds_sum", &[]);
+    assert!((sum - 0.04).abs() < 1e-9, "{sum}");
+}
