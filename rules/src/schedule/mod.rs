@@ -4,6 +4,7 @@
 //! * [`taints`]: toleration vs taint (`ToleratesTaint`), which effects filter, toleration and taint validation.
 //! * [`selector`]: `spec.nodeSelector` (`labels.SelectorFromSet`) and the label/name syntax checks.
 //! * [`affinity`]: required and preferred node affinity (component-helpers `nodeaffinity`) and its validation.
+//! * [`declared_features`]: which node declared features a pod needs (component-helpers `nodedeclaredfeatures`).
 //! * [`gated`]: which placement updates a scheduling-gated pod may make (only narrowing ones).
 //! * [`runtimeclass`]: what the RuntimeClass admission plugin does to a pod (selector and toleration merge,
 //!   overhead).
@@ -19,6 +20,7 @@
 //! ```
 
 pub mod affinity;
+pub mod declared_features;
 pub mod gated;
 pub mod pod_update;
 pub mod runtimeclass;
