@@ -92,7 +92,7 @@ fn containers<'a>(
             .into_iter()
             .flatten()
             .enumerate()
-            .map(move |(i, c)| (FieldPath::root().field(*list).index(i), c))
+            .map(move |(i, c)| (FieldPath::root().field(list.to_string()).index(i), c))
     })
 }
 
