@@ -200,7 +200,7 @@ declare_rules! {
         family: WindowsPods,
         severity: Error,
         needs: Manifest,
-        fixable: true,
+        fixable: false,
         title: "Windows pod needing a feature Windows nodes never declare",
         summary: "The pod is bound to Windows nodes but its spec needs a node declared feature (Kubernetes 1.37, status.declaredFeatures) that Windows nodes never declare, or that no Windows node of the cluster declares: the scheduler's NodeDeclaredFeatures filter rejects every Windows node and the pod stays Pending.",
     }

@@ -8,10 +8,7 @@
 //! too when some node of the context publishes `status.declaredFeatures` (so the cluster runs the
 //! feature) and no Windows node lists it.
 
-use serde_json::json;
-
 use super::{Emitter, RuleId, TemplateCx};
-use crate::finding::Fix;
 use crate::model::node_os;
 use crate::placement::PodOs;
 use crate::schedule::declared_features::{
@@ -65,25 +62,18 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 fn emit(cx: &TemplateCx<'_>, need: &Requirement, why: &str, out: &mut Emitter<'_>) {
     let path = cx.template.prefix.join(&need.path);
     let name = need.feature.name;
-    let (todo, fix) = if need.feature == USER_NAMESPACES_HOST_NETWORK {
-        (
-            "remove `hostUsers: false` (Windows has no user namespaces), or run the pod on Linux nodes",
-            Some(Fix {
-                description: "remove hostUsers: Windows nodes have no user namespaces".to_string(),
-                patch: vec![json!({"op": "remove", "path": path.to_json_pointer()})].into(),
-            }),
-        )
+    // No fix of its own: `windows-unsupported-field` (or `windows-forbidden-field`) already removes
+    // `hostUsers`, and two removals of one field cannot both apply.
+    let todo = if need.feature == USER_NAMESPACES_HOST_NETWORK {
+        "remove `hostUsers: false` (Windows has no user namespaces), or run the pod on Linux nodes"
     } else {
-        (
-            "remove the field, or enable the feature on the Windows nodes' kubelets so that they declare it",
-            None,
-        )
+        "remove the field, or enable the feature on the Windows nodes' kubelets so that they declare it"
     };
     let message = format!(
         "this pod is bound to Windows nodes and uses {}, which needs the node declared feature {name}; {why}, so the scheduler's NodeDeclaredFeatures filter rejects every Windows node and the pod stays Pending with `{FILTER_MESSAGE}{name}`; {todo}",
         need.feature.uses
     );
-    out.emit(RuleId::WindowsPodUndeclaredFeature, &path, message, fix);
+    out.emit(RuleId::WindowsPodUndeclaredFeature, &path, message, None);
 }
 
 #[cfg(test)]
@@ -120,11 +110,8 @@ mod tests {
             "{}",
             found[0].message
         );
-        let fix = found[0].fix.as_ref().expect("a fix");
-        assert_eq!(
-            serde_json::to_value(&fix.patch).unwrap(),
-            serde_json::json!([{"op": "remove", "path": "/spec/hostUsers"}])
-        );
+        // The removal is windows-unsupported-field's fix, not a second one of the same field.
+        assert!(found[0].fix.is_none());
         // hostUsers true, or no hostNetwork: nothing needed.
         for extra in [
             "  hostNetwork: true\n  hostUsers: true\n",
