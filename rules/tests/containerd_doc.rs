@@ -23,7 +23,16 @@ fn keys(cell: &str) -> Vec<String> {
 }
 
 /// (id, versions, what, kind, date, kubernetes, status, sources) of each table row.
-type Row = (String, String, String, String, String, String, String, Vec<String>);
+type Row = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Vec<String>,
+);
 
 fn page_rows(text: &str) -> Vec<Row> {
     text.lines()
@@ -84,7 +93,12 @@ fn every_cited_source_is_listed_with_its_citation() {
             .lines()
             .find(|l| l.contains(&format!("[{}]", s.key)))
             .unwrap_or_else(|| panic!("[{}] is not listed", s.key));
-        assert!(line.contains(s.cite), "[{}]: {:?} not in {line:?}", s.key, s.cite);
+        assert!(
+            line.contains(s.cite),
+            "[{}]: {:?} not in {line:?}",
+            s.key,
+            s.cite
+        );
     }
     for f in CONTAINERD {
         for key in f.sources {
@@ -99,7 +113,10 @@ fn every_cited_source_is_listed_with_its_citation() {
 
 #[test]
 fn the_check_can_fail() {
-    let text = section().replace("| end-of-life | 2026-07-03 |", "| end-of-life | 2026-07-04 |");
+    let text = section().replace(
+        "| end-of-life | 2026-07-03 |",
+        "| end-of-life | 2026-07-04 |",
+    );
     let rows = page_rows(&text);
     let c3 = rows.iter().find(|r| r.0 == "C3").expect("C3");
     assert_ne!(*c3, code_row(&CONTAINERD[2]));

@@ -357,7 +357,7 @@ pub fn cite_runtime(key: &str) -> Option<&'static str> {
 pub fn past_end_from(date: FactDate) -> Date {
     match date {
         FactDate::Day(d) => d,
-        FactDate::Month { year, month } if month == 12 => Date::ymd(year + 1, 1, 1),
+        FactDate::Month { year, month: 12 } => Date::ymd(year + 1, 1, 1),
         FactDate::Month { year, month } => Date::ymd(year, month + 1, 1),
     }
 }
