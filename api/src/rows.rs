@@ -189,6 +189,7 @@ mod tests {
             labels: BTreeMap::from([("kubernetes.io/os".into(), "windows".into())]),
             taints: vec!["os=windows:NoSchedule".into()],
             node_info: BTreeMap::new(),
+            declared_features: Vec::new(),
             pods: states.iter().map(|s| pod(*s)).collect(),
             findings: (0..findings)
                 .map(|_| {

@@ -1,5 +1,5 @@
 //! The node map: nodes grouped by OS and Windows build, each with its taints and its pods as colored
-//! marks; a node opens its labels, taints, nodeInfo, pods and findings.
+//! marks; a node opens its labels, taints, nodeInfo, declared features, pods and findings.
 //!
 //! The map reads `/api/nodes`, one light row per node (its pods counted by state, not listed); an opened
 //! node reads `/api/nodes/{name}`. At 5,000 nodes the page draws only the first tiles of each group and
@@ -309,6 +309,12 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
             <dl class="kv">
                 {node.node_info.iter().map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> }).collect_view()}
             </dl>
+            <h3>"Declared features"</h3>
+            {if node.declared_features.is_empty() {
+                view! { <p class="muted declared-features">"None declared (status.declaredFeatures: a kubelet before 1.35, or with the NodeDeclaredFeatures gate off)"</p> }.into_any()
+            } else {
+                view! { <ul class="declared-features">{node.declared_features.iter().map(|f| view! { <li><code>{f.clone()}</code></li> }).collect_view()}</ul> }.into_any()
+            }}
             <h3>"Labels"</h3>
             <dl class="kv labels">
                 {node.labels.iter().map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> }).collect_view()}

@@ -33,6 +33,7 @@ impl Audit {
                 labels: BTreeMap::new(),
                 taints: Vec::new(),
                 node_info: BTreeMap::new(),
+                declared_features: Vec::new(),
                 pods: Vec::new(),
                 findings: Vec::new(),
             }),

@@ -106,6 +106,7 @@ mod tests {
             labels: BTreeMap::new(),
             taints: vec![],
             node_info: BTreeMap::new(),
+            declared_features: Vec::new(),
             pods: vec![],
             findings: vec![],
         }

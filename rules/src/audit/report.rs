@@ -201,6 +201,10 @@ pub struct NodeReport {
     pub taints: Vec<String>,
     /// `status.nodeInfo` fields that matter: kernelVersion, osImage, containerRuntimeVersion, kubeletVersion, architecture.
     pub node_info: BTreeMap<String, String>,
+    /// `status.declaredFeatures`: the features the node's kubelet declares (node declared features,
+    /// Kubernetes 1.37); empty when it publishes none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_features: Vec<String>,
     /// Pods bound to the node.
     pub pods: Vec<PodRef>,
     /// Node findings (node rules) and live-state findings of its pods. Shared (`Arc`) with the engine's

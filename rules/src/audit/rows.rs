@@ -132,6 +132,11 @@ impl Audit {
             labels: node.metadata.labels.clone().unwrap_or_default(),
             taints,
             node_info,
+            declared_features: node
+                .status
+                .as_ref()
+                .and_then(|s| s.declared_features.clone())
+                .unwrap_or_default(),
             pods,
             findings,
         };

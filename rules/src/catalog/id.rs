@@ -195,6 +195,15 @@ declare_rules! {
         title: "Image manifest could not be read",
         summary: "With registry resolution on (`winplace check --resolve-images`, the server), an image whose manifest could not be read (unauthorized, not found, timeout) keeps the classification its name gives.",
     }
+    WindowsPodUndeclaredFeature {
+        id: "windows-pod-undeclared-feature",
+        family: WindowsPods,
+        severity: Error,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows pod needing a feature Windows nodes never declare",
+        summary: "The pod is bound to Windows nodes but its spec needs a node declared feature (Kubernetes 1.37, status.declaredFeatures) that Windows nodes never declare, or that no Windows node of the cluster declares: the scheduler's NodeDeclaredFeatures filter rejects every Windows node and the pod stays Pending.",
+    }
     WindowsVersionUnsupported {
         id: "windows-version-unsupported",
         family: WindowsPods,
@@ -495,6 +504,15 @@ declare_rules! {
         fixable: false,
         title: "Windows node on a build its platform has retired",
         summary: "The node runs a Windows build its platform (AKS, EKS, GKE, OpenShift, AKS Arc) has retired by the date checked, or that is past Microsoft's extended support: no new node images or patches, no new pools, and later its images are removed. Needs a date (the CLI uses today).",
+    }
+    WindowsNodeContainerdUnsupported {
+        id: "windows-node-containerd-unsupported",
+        family: Cluster,
+        severity: Warning,
+        needs: Manifest,
+        fixable: false,
+        title: "Windows node on a containerd past its support or known broken",
+        summary: "The node's status.nodeInfo.containerRuntimeVersion is a containerd line past its end of life by the date checked, a line the Kubernetes version planned for no longer supports (containerd 1.x after 1.35), or a release known to be broken (2.3.0 to 2.3.3: a pause image given by tag and digest or by a short name cannot start pods).",
     }
     NodePoolBuildUnknown {
         id: "node-pool-build-unknown",

@@ -21,11 +21,13 @@ pub enum Cause {
     ForbiddenWindowsField,
     /// RuntimeClass admission refused the pod.
     Runtimeclass,
+    /// The nodes do not declare a feature the pod's spec needs (node declared features, Kubernetes 1.37).
+    UndeclaredFeature,
 }
 
 impl Cause {
     /// Every cause.
-    pub const ALL: [Cause; 7] = [
+    pub const ALL: [Cause; 8] = [
         Cause::OsMismatch,
         Cause::BuildMismatch,
         Cause::NoPlatformInManifest,
@@ -33,6 +35,7 @@ impl Cause {
         Cause::SelectorMismatch,
         Cause::ForbiddenWindowsField,
         Cause::Runtimeclass,
+        Cause::UndeclaredFeature,
     ];
 
     /// The kebab-case name (`build-mismatch`).
@@ -45,6 +48,7 @@ impl Cause {
             Cause::SelectorMismatch => "selector-mismatch",
             Cause::ForbiddenWindowsField => "forbidden-windows-field",
             Cause::Runtimeclass => "runtimeclass",
+            Cause::UndeclaredFeature => "undeclared-feature",
         }
     }
 }

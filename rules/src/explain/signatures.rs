@@ -190,6 +190,16 @@ pub const SIGNATURES: &[Signature] = &[
         rule: Some(RuleId::RuntimeClassOverheadMismatch),
         fix: "Remove spec.overhead from the pod template: the RuntimeClass admission plugin sets it.",
     },
+    Signature {
+        id: "scheduler-node-declared-features",
+        cause: UndeclaredFeature,
+        source: "kube-scheduler, NodeDeclaredFeatures filter (FailedScheduling)",
+        any: &["node declared features check failed"],
+        all: &[],
+        meaning: "The scheduler kept the pod off nodes whose status.declaredFeatures lacks a feature the pod's spec needs (the names after `unsatisfied requirements:`); Windows nodes never declare UserNamespacesHostNetworkSupport.",
+        rule: Some(RuleId::WindowsPodUndeclaredFeature),
+        fix: "Remove from the pod template the field that needs the named feature (hostUsers: false for UserNamespacesHostNetworkSupport, a RestartAllContainers restart rule, bindMountOptions), or run the pod on nodes that declare it (kubectl get nodes -o custom-columns=NAME:.metadata.name,FEATURES:.status.declaredFeatures).",
+    },
 ];
 
 /// The signature of id `id`.
@@ -214,6 +224,32 @@ mod tests {
             );
         }
         assert!(SIGNATURES.iter().all(|s| !s.any.is_empty()));
+    }
+
+    #[test]
+    fn the_node_declared_features_filter_message_is_read() {
+        // kube-scheduler's NodeDeclaredFeatures Filter (pkg/scheduler/framework/plugins/nodedeclaredfeatures):
+        // fmt.Sprintf("node declared features check failed - unsatisfied requirements: %s", ...), as a
+        // FailedScheduling event prints it.
+        let event = "Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 node declared features check failed - unsatisfied requirements: UserNamespacesHostNetworkSupport. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+        let found = crate::explain::explain_line(event);
+        let m = found
+            .iter()
+            .find(|m| m.signature == "scheduler-node-declared-features")
+            .unwrap_or_else(|| panic!("{found:?}"));
+        assert_eq!(m.cause, Cause::UndeclaredFeature);
+        assert_eq!(m.rule.as_deref(), Some("windows-pod-undeclared-feature"));
+        // The earlier (1.35 alpha) wording, `node declared features check failed: A`, matches too.
+        assert!(
+            crate::explain::explain_line("1 node declared features check failed: FeatureA")
+                .iter()
+                .any(|m| m.cause == Cause::UndeclaredFeature)
+        );
+        assert!(
+            crate::explain::explain_line("0/3 nodes are available: 3 Insufficient cpu.")
+                .iter()
+                .all(|m| m.cause != Cause::UndeclaredFeature)
+        );
     }
 
     #[test]

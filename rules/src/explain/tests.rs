@@ -206,6 +206,14 @@ const ROWS: &[Row] = &[
         )],
     ),
     (
+        "kube-scheduler NodeDeclaredFeatures Filter, the status its unit test expects (nodedeclaredfeatures_test.go)",
+        "0/1 nodes are available: 1 node declared features check failed - unsatisfied requirements: TestFeature.",
+        Some(Cause::UndeclaredFeature),
+        false,
+        Some("windows-pod-undeclared-feature"),
+        &[],
+    ),
+    (
         "RuntimeClass admission setOverhead",
         "pods \"iis\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
         Some(Cause::Runtimeclass),

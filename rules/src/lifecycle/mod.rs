@@ -23,6 +23,7 @@
 //! ```
 
 mod calendar;
+pub mod containerd;
 mod date;
 mod node_platform;
 mod settings;

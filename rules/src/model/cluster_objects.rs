@@ -337,6 +337,7 @@ pub const NODE_FIELDS: &[&str] = &[
     "spec.taints",
     "spec.unschedulable",
     "status.nodeInfo",
+    "status.declaredFeatures",
 ];
 
 /// The annotations winplace puts on the Nodes it makes from a pool of an infrastructure file
@@ -353,7 +354,8 @@ fn pool_annotations(
     (!kept.is_empty()).then_some(kept)
 }
 
-/// The node as the rules read it: name, labels, taints, `unschedulable` and `nodeInfo` ([`NODE_FIELDS`]),
+/// The node as the rules read it: name, labels, taints, `unschedulable`, `nodeInfo` and `declaredFeatures`
+/// ([`NODE_FIELDS`]),
 /// and on a node made from a pool of an infrastructure file the annotations naming the pool. The rest
 /// goes (conditions and heartbeats, images, addresses, capacity, managed fields, ...), so that a
 /// heartbeat leaves the node equal and 5,000 nodes stay small.
@@ -374,6 +376,7 @@ pub fn trim_node(node: &Node) -> Node {
         }),
         status: node.status.as_ref().map(|s| NodeStatus {
             node_info: s.node_info.clone(),
+            declared_features: s.declared_features.clone(),
             ..NodeStatus::default()
         }),
     }
@@ -404,6 +407,7 @@ pub fn into_trimmed_node(node: Node) -> Node {
         }),
         status: node.status.map(|s| NodeStatus {
             node_info: s.node_info,
+            declared_features: s.declared_features,
             ..NodeStatus::default()
         }),
     }
@@ -486,6 +490,7 @@ mod tests {
                 "capacity": {"cpu": "4"},
                 "conditions": [{"type": "Ready", "status": "True"}],
                 "images": [{"names": ["mcr.microsoft.com/windows/servercore:ltsc2022"], "sizeBytes": 1}],
+                "declaredFeatures": ["RestartAllContainersOnContainerExits"],
                 "nodeInfo": {"architecture": "amd64", "bootID": "", "containerRuntimeVersion": "containerd://1.7",
                     "kernelVersion": "10.0.20348.2762", "kubeProxyVersion": "", "kubeletVersion": "v1.33.4",
                     "machineID": "", "operatingSystem": "windows", "osImage": "Windows Server 2022", "systemUUID": ""}
@@ -500,6 +505,7 @@ mod tests {
             "spec": {"unschedulable": true,
                 "taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
             "status": {
+                "declaredFeatures": ["RestartAllContainersOnContainerExits"],
                 "nodeInfo": {"architecture": "amd64", "bootID": "", "containerRuntimeVersion": "containerd://1.7",
                     "kernelVersion": "10.0.20348.2762", "kubeProxyVersion": "", "kubeletVersion": "v1.33.4",
                     "machineID": "", "operatingSystem": "windows", "osImage": "Windows Server 2022", "systemUUID": ""}

@@ -35,7 +35,7 @@ use crate::settings::{BuildPinning, Settings};
 use crate::windows::builds::{WindowsVersion, build_display, build_info};
 use crate::windows::hosts_for_images;
 
-pub use retire::PlannedRetirement;
+pub use retire::{PlannedRetirement, PlannedRuntime};
 pub use upgrade::PoolUpgrade;
 
 /// The labels that name a node's pool, per platform (`platforms.md` §1.4, §2.1, §3.3, §4.4).
@@ -142,6 +142,9 @@ pub struct Planned {
     pub context: ClusterContext,
     /// What the calendar took out (empty without a date or Kubernetes version).
     pub retirements: Vec<PlannedRetirement>,
+    /// containerd rows that hold for the planned Windows nodes (empty without a date or Kubernetes
+    /// version).
+    pub runtimes: Vec<PlannedRuntime>,
 }
 
 impl Plan {
@@ -200,10 +203,16 @@ impl Plan {
         out.nodes.extend(self.add.iter().cloned());
         let nodes = std::mem::take(&mut out.nodes);
         let (kept, retirements) = retire::retire(nodes, self.on, self.kubernetes_version, settings);
+        let runtimes = if self.reads_calendar() {
+            retire::runtimes(&kept, self.on, self.kubernetes_version)
+        } else {
+            Vec::new()
+        };
         out.nodes = kept;
         Planned {
             context: out,
             retirements,
+            runtimes,
         }
     }
 }
@@ -247,6 +256,11 @@ pub struct PlanReport {
     /// What the retirement calendar took out; present when the plan has a date or a Kubernetes version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retirements: Option<Vec<PlannedRetirement>>,
+    /// containerd rows that hold for the planned Windows nodes (lifecycle.md, "containerd"): a line
+    /// past its end of life at the plan's date, containerd 1.x past its last Kubernetes minor, a broken
+    /// release. The nodes stay; the runtime does not change placement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtimes: Vec<PlannedRuntime>,
 }
 
 impl PlanReport {
@@ -361,6 +375,7 @@ pub fn compare(
         builds_after,
         linux_nodes: (linux_before, linux_after),
         retirements: None,
+        runtimes: Vec::new(),
     }
 }
 
@@ -448,6 +463,7 @@ pub fn plan_objects(
         settings,
     );
     report.retirements = plan.reads_calendar().then_some(planned.retirements);
+    report.runtimes = planned.runtimes;
     report
 }
 

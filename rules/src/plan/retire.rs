@@ -66,3 +66,101 @@ pub fn retire(
     }
     (kept, gone.into_values().collect())
 }
+
+/// containerd rows (`lifecycle.md`, "containerd") that hold for Windows nodes of the planned cluster at
+/// the plan's date and Kubernetes version, with the nodes and pools they hold for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedRuntime {
+    /// The row (versions, kind, date or Kubernetes minor, what, source).
+    #[serde(flatten)]
+    pub issue: lifecycle::containerd::RuntimeIssue,
+    /// How many nodes run such a containerd.
+    pub nodes: usize,
+    /// Their pools.
+    pub pools: Vec<String>,
+}
+
+/// The containerd rows that hold for the Windows `nodes` (their `containerRuntimeVersion`) at `on` and
+/// Kubernetes `kubernetes`: a line past its end of life, containerd 1.x past its last Kubernetes minor
+/// (`what-if --k8s 1.37` and a pool still on 1.7), a release known to be broken. Nodes stay in the
+/// planned cluster: the runtime does not change where pods are placed.
+pub fn runtimes(
+    nodes: &[Node],
+    on: Option<Date>,
+    kubernetes: Option<KubeMinor>,
+) -> Vec<PlannedRuntime> {
+    use lifecycle::containerd::{ContainerdVersion, issues};
+    let mut out: BTreeMap<String, PlannedRuntime> = BTreeMap::new();
+    for node in nodes.iter().filter(|n| node_os(n) == Some("windows")) {
+        let Some(version) = node
+            .status
+            .as_ref()
+            .and_then(|s| s.node_info.as_ref())
+            .and_then(|i| ContainerdVersion::parse(&i.container_runtime_version))
+        else {
+            continue;
+        };
+        for issue in issues(version, on, kubernetes) {
+            let entry = out
+                .entry(issue.fact.clone())
+                .or_insert_with(|| PlannedRuntime {
+                    issue,
+                    nodes: 0,
+                    pools: Vec::new(),
+                });
+            entry.nodes += 1;
+            let pool = super::pool_name(node);
+            if !entry.pools.contains(&pool) {
+                entry.pools.push(pool);
+            }
+        }
+    }
+    out.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, pool: &str, runtime: &str) -> Node {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"kubernetes.io/os": "windows", "agentpool": pool,
+                "kubernetes.azure.com/agentpool": pool, "node.kubernetes.io/windows-build": "10.0.20348"}},
+            "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.20348.2762",
+                "containerRuntimeVersion": runtime, "kubeletVersion": "v1.36.1", "architecture": "amd64",
+                "bootID": "", "kubeProxyVersion": "", "machineID": "", "osImage": "", "systemUUID": ""}}
+        }))
+        .expect("node")
+    }
+
+    #[test]
+    fn a_pool_still_on_containerd_1_is_named_at_kubernetes_1_37() {
+        // An AKS Windows Server 2022 pool on containerd 1.7 and a 2025 pool on 2.3.4.
+        let nodes = vec![
+            node("aks-win22-0", "win22", "containerd://1.7.27"),
+            node("aks-win22-1", "win22", "containerd://1.7.27"),
+            node("aks-win25-0", "win25", "containerd://2.3.4"),
+        ];
+        let k = |v: &str| Some(v.parse().unwrap());
+        let at = runtimes(&nodes, None, k("1.37"));
+        assert_eq!(at.len(), 1, "{at:?}");
+        assert_eq!(
+            (at[0].issue.fact.as_str(), at[0].nodes, at[0].pools.clone()),
+            ("C7", 2, vec!["win22".to_string()])
+        );
+        assert_eq!(at[0].issue.kubernetes.as_deref(), Some("1.35"));
+        assert!(runtimes(&nodes, None, k("1.35")).is_empty());
+        // At 1.38 the kubelet itself stops starting on containerd 1.x (C9).
+        assert_eq!(runtimes(&nodes, None, k("1.38"))[0].issue.fact, "C9");
+        // Linux nodes are not the planner's business here.
+        let mut linux = node("l", "sys", "containerd://1.7.27");
+        linux
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("kubernetes.io/os".into(), "linux".into());
+        assert!(runtimes(&[linux], None, k("1.37")).is_empty());
+    }
+}

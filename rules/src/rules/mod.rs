@@ -11,6 +11,7 @@ pub use crate::catalog;
 
 // Template rules: fed by the effective placement.
 mod cluster;
+mod declared_features;
 mod linux_pods;
 mod os_identity;
 mod runtimeclass_use;
@@ -167,6 +168,7 @@ type TemplateFamily = fn(&TemplateCx<'_>, &mut Emitter<'_>);
 const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
     os_identity::check,
     windows_pods::check,
+    declared_features::check,
     linux_pods::check,
     runtimeclass_use::check,
     cluster::check,

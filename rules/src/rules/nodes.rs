@@ -1,5 +1,6 @@
 //! Node hygiene (kubernetes-windows-rules.md §3.2, §5.2, §5.4): `windows-node-untainted`, `windows-node-missing-build-label`,
 //! `windows-node-build-label-mismatch`, `windows-node-unsupported-version`, `windows-node-build-retired`,
+//! `windows-node-containerd-unsupported` (on Nodes only: a pool's nodes have no runtime version yet),
 //! for every Windows Node of the input (and of the cluster context, when the caller evaluates those
 //! objects too).
 //!
@@ -151,6 +152,9 @@ fn run(settings: &Settings, node: &Node, who: &Subject<'_>, paths: &Paths, out: 
     }
     unsupported_version(settings, node, who, &paths.build, out);
     build_retired(settings, node, who, &paths.build, out);
+    if let Subject::Node(_) = who {
+        containerd_unsupported(settings, node, out);
+    }
 }
 
 /// `windows-node-untainted`: no taint keeps pods without a toleration off the node.
@@ -372,6 +376,66 @@ fn build_retired(
         ),
     };
     out.emit(RuleId::WindowsNodeBuildRetired, &path, message, None);
+}
+
+/// The kubelet's minor (`v1.36.2` → 1.36) from `status.nodeInfo.kubeletVersion`.
+fn kubelet_minor(node: &Node) -> Option<lifecycle::KubeMinor> {
+    let v = node
+        .status
+        .as_ref()?
+        .node_info
+        .as_ref()?
+        .kubelet_version
+        .as_str();
+    let v = v.trim().strip_prefix('v').unwrap_or(v.trim());
+    let mut parts = v.split(['.', '-', '+']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some(lifecycle::KubeMinor::new(major, minor))
+}
+
+/// `windows-node-containerd-unsupported`: the node's containerd (`status.nodeInfo.containerRuntimeVersion`)
+/// is a release known to be broken, a line past its end of life at setting `lifecycle.date`, or a line
+/// the node's own kubelet minor is past the support of (`lifecycle.md`, "containerd").
+fn containerd_unsupported(settings: &Settings, node: &Node, out: &mut Emitter<'_>) {
+    use lifecycle::containerd::{self, ContainerdVersion, RuntimeKind};
+    let Some(info) = node.status.as_ref().and_then(|s| s.node_info.as_ref()) else {
+        return;
+    };
+    let Some(version) = ContainerdVersion::parse(&info.container_runtime_version) else {
+        return;
+    };
+    let kubelet = kubelet_minor(node);
+    let path = FieldPath::parse("status.nodeInfo.containerRuntimeVersion");
+    for issue in containerd::issues(version, settings.lifecycle.date, kubelet) {
+        let (fact, what, source) = (&issue.fact, &issue.what, &issue.source);
+        let lines = &issue.versions;
+        let message = match issue.kind {
+            RuntimeKind::Broken => format!(
+                "this Windows node runs containerd {version}, a release known to be broken: {what} ({fact}; source: {source}); upgrade containerd to 2.3.4 or later (a newer node image), or configure the sandbox image by its full name with the digest alone"
+            ),
+            RuntimeKind::EndOfLife => format!(
+                "this Windows node runs containerd {version}, and as of {} its line {lines} is past its end of life ({}): no more fixes, security fixes included ({fact}: {what}; source: {source}); move the node to a node image with a supported containerd line",
+                settings
+                    .lifecycle
+                    .date
+                    .map(|d| d.to_string())
+                    .unwrap_or_default(),
+                issue.date.as_deref().unwrap_or("")
+            ),
+            RuntimeKind::LastKubernetes | RuntimeKind::LastKubelet => format!(
+                "this Windows node runs containerd {version} under kubelet {}, past Kubernetes {}, the last minor for containerd {lines} ({fact}: {what}; source: {source}); move the node to containerd 2.x (a newer node image) before or with the Kubernetes upgrade",
+                kubelet.map(|k| k.to_string()).unwrap_or_default(),
+                issue.kubernetes.as_deref().unwrap_or("")
+            ),
+        };
+        out.emit(
+            RuleId::WindowsNodeContainerdUnsupported,
+            &path,
+            message,
+            None,
+        );
+    }
 }
 
 #[cfg(test)]
@@ -646,6 +710,81 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn containerd_per_line() {
+        // A Windows node per containerd line (containerRuntimeVersion as the kubelet reports it), with its
+        // kubelet version; lifecycle.md "containerd".
+        let at = |runtime: &str, kubelet: &str, date: &str| {
+            let text = format!(
+                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {{{W}, node.kubernetes.io/windows-build: '10.0.20348'}}\nspec:\n  taints: [{TAINT}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762, containerRuntimeVersion: '{runtime}', kubeletVersion: '{kubelet}'}}\n"
+            );
+            let settings: Settings =
+                serde_json::from_str(&format!(r#"{{"lifecycle": {{"date": "{date}"}}}}"#))
+                    .expect("settings");
+            findings(
+                &text,
+                None,
+                &settings,
+                &["windows-node-containerd-unsupported"],
+            )
+        };
+        // (runtime, kubelet, date, expected message parts; empty = no finding)
+        let rows: &[(&str, &str, &str, &[&str])] = &[
+            ("containerd://1.7.27", "v1.35.3", "2026-09-30", &[]),
+            (
+                "containerd://1.7.27",
+                "v1.35.3",
+                "2026-10-01",
+                &["C1:", "past its end of life (2026-09)"],
+            ),
+            (
+                "containerd://1.7.27",
+                "v1.36.1",
+                "2026-05-01",
+                &["under kubelet 1.36, past Kubernetes 1.35", "C7:"],
+            ),
+            ("containerd://2.0.6", "v1.33.2", "2026-11-25", &[]),
+            (
+                "containerd://2.1.5",
+                "v1.34.1",
+                "2026-11-25",
+                &["C3:", "(2026-07-03)"],
+            ),
+            (
+                "containerd://2.2.5",
+                "v1.35.0",
+                "2026-11-06",
+                &["C4:", "(2026-11-06)"],
+            ),
+            ("containerd://2.2.5", "v1.35.0", "2026-11-05", &[]),
+            (
+                "containerd://2.3.1",
+                "v1.36.1",
+                "2026-11-25",
+                &["known to be broken", "C10;", "2.3.4 or later"],
+            ),
+            ("containerd://2.3.4", "v1.37.0", "2026-11-25", &[]),
+            ("containerd://2.4.0", "v1.37.0", "2026-11-25", &[]),
+            ("docker://20.10.7", "v1.23.0", "2026-11-25", &[]),
+        ];
+        for (runtime, kubelet, date, parts) in rows {
+            let found = at(runtime, kubelet, date);
+            if parts.is_empty() {
+                assert!(found.is_empty(), "{runtime} {kubelet} {date}: {found:?}");
+                continue;
+            }
+            assert_eq!(found.len(), 1, "{runtime} {kubelet} {date}: {found:?}");
+            assert_eq!(found[0].path, "status.nodeInfo.containerRuntimeVersion");
+            for part in *parts {
+                assert!(
+                    found[0].message.contains(part),
+                    "{part:?} not in {}",
+                    found[0].message
+                );
             }
         }
     }

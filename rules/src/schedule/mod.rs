@@ -6,6 +6,7 @@
 //! * [`affinity`]: required and preferred node affinity (component-helpers `nodeaffinity`) and its validation.
 //! * [`pod_update`]: what `ValidatePodUpdate` refuses in an update of a pod's spec (scheduling-gated pods
 //!   included: docs/reference/scheduling-gates.md §2).
+//! * [`declared_features`]: which node declared features a pod needs (component-helpers `nodedeclaredfeatures`).
 //! * [`runtimeclass`]: what the RuntimeClass admission plugin does to a pod (selector and toleration merge,
 //!   overhead).
 //!
@@ -20,6 +21,7 @@
 //! ```
 
 pub mod affinity;
+pub mod declared_features;
 pub mod pod_update;
 pub mod runtimeclass;
 pub mod selector;

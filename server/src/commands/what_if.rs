@@ -53,7 +53,9 @@ pub struct WhatIfArgs {
     pub on: Option<winplace_rules::lifecycle::Date>,
     /// The planned cluster's Kubernetes version (`1.37`): the Windows nodes of builds their platform
     /// offers only below it (or only from a later version) go.
-    #[arg(long, value_name = "VERSION")]
+    /// containerd's calendar is read too: Windows nodes still on containerd 1.x past its last Kubernetes
+    /// minor are named (they stay in the planned cluster). `--k8s` is the short name.
+    #[arg(long, alias = "k8s", value_name = "VERSION")]
     pub kubernetes_version: Option<winplace_rules::lifecycle::KubeMinor>,
     /// Settings and platform.
     #[command(flatten)]
@@ -283,6 +285,7 @@ async fn plan_live(
         settings,
     );
     report.retirements = the_plan.reads_calendar().then_some(planned.retirements);
+    report.runtimes = planned.runtimes;
     Ok(report)
 }
 
@@ -331,6 +334,23 @@ fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summ
             "  retired: {} {} ({when}): {}; {} node(s) of {} go\n    source: {}",
             f.platform.title(),
             f.build,
+            f.what,
+            r.nodes,
+            r.pools.join(", "),
+            f.source
+        );
+    }
+    for r in &report.runtimes {
+        let f = &r.issue;
+        let when = match (&f.date, &f.kubernetes) {
+            (Some(date), _) => format!("{} {date}", f.kind.as_str()),
+            (None, Some(k)) => format!("{} {k}", f.kind.as_str()),
+            (None, None) => f.kind.as_str().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  containerd {} ({when}): {}; {} Windows node(s) of {} (they stay)\n    source: {}",
+            f.versions,
             f.what,
             r.nodes,
             r.pools.join(", "),

@@ -35,6 +35,7 @@ fn node(name: &str, os: NodeOs, build: Option<&str>) -> Arc<NodeReport> {
             vec![]
         },
         node_info: BTreeMap::new(),
+        declared_features: Vec::new(),
         pods: vec![],
         findings: vec![],
     })
