@@ -76,7 +76,8 @@ impl SnapshotSource {
 }
 
 /// The events of one reading of the file: `ListBegin`, the objects, then `ListDone` (and `Synced` when
-/// `first`) or `ListFailed`.
+/// `first`) or `ListFailed`. A JSON file that goes wrong after its first objects were sent is read again
+/// whole behind a second `ListBegin`, which replaces what was sent of the list.
 fn read_file(
     name: String,
     path: PathBuf,
@@ -89,20 +90,25 @@ fn read_file(
         if text.is_none() {
             // A JSON list in a regular file is read a window at a time, never held whole.
             let mut chunk = Vec::with_capacity(CHUNK);
+            let mut sent = false;
             let streamed = super::json_stream::read(&path, &mut |object| {
                 chunk.push(SourceEvent::Listed(object));
                 if chunk.len() == CHUNK {
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
                     let _ = tx.blocking_send(full);
+                    sent = true;
                 }
             });
             if let super::json_stream::Streamed::Read(tally) = streamed {
                 let _ = tx.blocking_send(finish(&name, Ok(tally), chunk, first));
                 return;
             }
-            // Read whole below, which says what is wrong: a new list replaces what was sent of it.
+            // Read whole below, which says what is wrong: a new list replaces what was sent of it
+            // (nothing was, unless the file went wrong after its first objects).
             drop(chunk);
-            let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
+            if sent {
+                let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
+            }
         }
         let text = match text {
             Some(text) => Ok(text),
