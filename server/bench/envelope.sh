@@ -15,8 +15,15 @@ source "$(dirname "$0")/common.sh"
 snap="$work/big.json"
 "$bin" demo-snapshot --nodes "$nodes" --pods "$pods" -o "$snap"
 echo "snapshot: $nodes nodes, $pods pods, $(du -m "$snap" | cut -f1) MiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "python3 json.load:          $(measure python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$snap")"
-echo "winplace audit --snapshot:  $(measure "$bin" audit --snapshot "$snap" --format text)"
+# Side by side in one run (issue 40 item 5: audit ≤ 0.2× python's parse of the same file), then each
+# format's time and peak (issue 40 item 1: every format under 512 MiB).
+py=$(measure python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$snap")
+text=$(measure "$bin" audit --snapshot "$snap" --format text)
+echo "python3 json.load:          $py"
+echo "winplace audit --snapshot:  $text (--format text): $(echo "$text $py" | awk '{printf "%.2f", $1 / $5}')× python's time"
+for format in json openreports policyreport; do
+  echo "winplace audit --snapshot --format $format: $(measure "$bin" audit --snapshot "$snap" --format "$format")"
+done
 
 # serve: time until /readyz answers 200, and the server's peak memory (VmHWM) at that moment.
 serve_snapshot "$snap"

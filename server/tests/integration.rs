@@ -8,6 +8,11 @@
 //! `Cargo.toml` sets `autotests = false`, so cargo does not make a binary of each file any more: a new
 //! file must be named here, which `every_test_file_is_a_module_here` checks.
 
+/// Counts the bytes each thread asks of the allocator, for `memory`'s guards (forwarded to the system
+/// allocator unchanged; the other tests only pay a thread-local add per allocation).
+#[global_allocator]
+static COUNTING: winplace_synthetic::counting::Counting = winplace_synthetic::counting::Counting;
+
 /// What several subjects share: fake servers, the router under test, report fixtures, the built binary.
 mod common {
     /// The corpus and its comparison, shared with the rules crate's own corpus test.
@@ -32,6 +37,7 @@ mod explain;
 mod infra;
 mod live;
 mod logs;
+mod memory;
 mod metrics;
 mod parity;
 mod place;

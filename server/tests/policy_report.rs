@@ -222,3 +222,45 @@ fn audit_prints_openreports_with_the_calendar_read_at_the_date_given() {
     assert_eq!(retired(&list), ["aks-win19-0", "aks-win19-1"]);
     assert!(retired(&run("2026-02-28")).is_empty());
 }
+
+/// `audit --format policyreport|openreports` writes the reports as it produces them
+/// (`write_reports`): byte for byte what the whole tree (`reports_in`) prints, on the fixture and on a
+/// synthetic cluster (every kind of finding, workloads in many namespaces, node findings).
+#[test]
+fn the_streamed_reports_are_the_tree_byte_for_byte() {
+    use winplace::commands::policy_report::write_reports;
+    use winplace_rules::audit::{Audit, Change};
+    let fixture = fixture::report();
+    let (nodes, pods, rcs) = winplace_synthetic::synthetic_cluster(60, 1_500, 11);
+    let mut audit = Audit::default();
+    audit.apply(Change::Reset {
+        nodes,
+        pods,
+        runtime_classes: rcs,
+    });
+    let synthetic = audit.report();
+    for report in [&fixture, &synthetic] {
+        let workloads: Vec<&WorkloadReport> = report.workloads.iter().map(|w| &**w).collect();
+        let nodes: Vec<&NodeReport> = report.nodes.iter().map(|n| &**n).collect();
+        for api in [ReportApi::PolicyReport, ReportApi::OpenReports] {
+            let tree = serde_json::to_string_pretty(&reports_in(api, &workloads, &nodes, 42))
+                .expect("tree");
+            let mut streamed = Vec::new();
+            write_reports(api, &workloads, &nodes, 42, &mut streamed).expect("streamed");
+            let streamed = String::from_utf8(streamed).expect("UTF-8");
+            assert!(tree.len() > 1_000, "{api:?}: {tree}");
+            if streamed != tree {
+                let at = tree
+                    .bytes()
+                    .zip(streamed.bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(tree.len().min(streamed.len()));
+                panic!(
+                    "{api:?}: differs at byte {at}: tree …{}… streamed …{}…",
+                    &tree[at.saturating_sub(200)..(at + 100).min(tree.len())],
+                    &streamed[at.saturating_sub(200)..(at + 100).min(streamed.len())]
+                );
+            }
+        }
+    }
+}

@@ -193,6 +193,8 @@ async fn next_list(events: &mut futures::stream::BoxStream<'static, SourceEvent>
             SourceEvent::Listed(ClusterObject::Node(_)) => nodes += 1,
             SourceEvent::Listed(ClusterObject::Pod(_)) => pods += 1,
             SourceEvent::Listed(ClusterObject::RuntimeClass(_)) => rcs += 1,
+            // A file streamed until it went wrong is read again whole: the list starts over.
+            SourceEvent::ListBegin => (nodes, pods, rcs) = (0, 0, 0),
             SourceEvent::ListDone => return Listed::Done(nodes, pods, rcs),
             SourceEvent::ListFailed(why) => return Listed::Failed(why),
             other => panic!("unexpected {other:?}"),

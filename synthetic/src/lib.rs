@@ -11,6 +11,8 @@
 
 #![warn(missing_docs)]
 
+pub mod counting;
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{

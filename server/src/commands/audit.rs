@@ -55,13 +55,31 @@ pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let source: Box<dyn ClusterSource> = crate::source::select(&args.source).await?;
     let info = source.info();
     let audit = crate::state::audit_once(Audit::new(settings), source.events()).await?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let errors = write_report(&audit, &info, args.format, now, &mut stdout)?;
+    stdout.flush()?;
+    Ok(ExitCode::from(if errors { 1 } else { 0 }))
+}
+
+/// Writes the report of `audit` in `format` to `out` as it is produced (no JSON tree, no copy of a row:
+/// at 150,000 pods either would cost hundreds of megabytes); `now` is the policy reports' timestamp
+/// (seconds since the epoch). Returns whether the report has an error finding (the exit code).
+pub fn write_report(
+    audit: &Audit,
+    info: &SourceInfo,
+    format: AuditFormat,
+    now: i64,
+    mut out: impl std::io::Write,
+) -> anyhow::Result<bool> {
     // Read the rows in place: at cluster scale a cloned report would double the peak memory.
     let summary = audit.summary();
     let nodes: Vec<&NodeReport> = audit.nodes().collect();
     let workloads: Vec<&WorkloadReport> = audit.workloads().collect();
     let errors = has_errors(&summary, &nodes, &workloads);
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    match args.format {
+    match format {
         AuditFormat::Json => {
             let view = ReportView {
                 summary: &summary,
@@ -69,37 +87,32 @@ pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
                 workloads,
                 incidents: audit.incidents().collect(),
             };
-            serde_json::to_writer_pretty(&mut stdout, &view)?;
-            stdout.write_all(b"\n")?;
+            serde_json::to_writer_pretty(&mut out, &view)?;
+            out.write_all(b"\n")?;
         }
         AuditFormat::Policyreport | AuditFormat::Openreports => {
-            use crate::commands::policy_report::{ReportApi, reports_in};
-            let api = match args.format {
+            use crate::commands::policy_report::{ReportApi, write_reports};
+            let api = match format {
                 AuditFormat::Openreports => ReportApi::OpenReports,
                 _ => ReportApi::PolicyReport,
             };
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-            let list = reports_in(api, &workloads, &nodes, now);
-            serde_json::to_writer_pretty(&mut stdout, &list)?;
-            stdout.write_all(b"\n")?;
+            write_reports(api, &workloads, &nodes, now, &mut out)?;
+            out.write_all(b"\n")?;
         }
         AuditFormat::Text => {
             // Written as it is rendered: the text of 20,000 misplaced workloads is some 60 MB.
-            let mut out = FmtToIo {
-                inner: &mut stdout,
+            let mut fmt_out = FmtToIo {
+                inner: &mut out,
                 error: None,
             };
-            if write_text(&mut out, &info, &summary, &workloads).is_err() {
-                return Err(out
+            if write_text(&mut fmt_out, info, &summary, &workloads).is_err() {
+                return Err(fmt_out
                     .error
                     .map_or_else(|| anyhow::anyhow!("cannot write the report"), Into::into));
             }
         }
     }
-    stdout.flush()?;
-    Ok(ExitCode::from(if errors { 1 } else { 0 }))
+    Ok(errors)
 }
 
 /// An [`AuditReport`](winplace_rules::audit::AuditReport) made of borrowed rows: serializes to the

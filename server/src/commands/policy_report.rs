@@ -201,3 +201,304 @@ pub fn reports_in(
     ));
     json!({"apiVersion": "v1", "kind": "List", "items": items})
 }
+
+/// Writes the reports of [`reports_in`] to `out` as they are produced, pretty-printed: the same bytes as
+/// `serde_json::to_writer_pretty(out, &reports_in(api, workloads, nodes, now))`, without building the
+/// list's JSON tree (at 150,000 pods that tree is hundreds of megabytes: a result per finding, each a
+/// map of maps). The keys are written in the order serde_json's maps keep them (sorted).
+pub fn write_reports(
+    api: ReportApi,
+    workloads: &[&WorkloadReport],
+    nodes: &[&NodeReport],
+    now: i64,
+    out: impl std::io::Write,
+) -> serde_json::Result<()> {
+    let list = stream::List::new(api, workloads, nodes, now);
+    serde_json::to_writer_pretty(out, &list)
+}
+
+/// The borrowed views [`write_reports`] serializes: each names its fields in sorted order, as a
+/// `serde_json::Map` writes them.
+mod stream {
+    use super::*;
+    use serde::Serialize;
+    use serde::ser::{SerializeMap, SerializeStruct, Serializer};
+
+    /// The `v1` `List`.
+    pub(super) struct List<'a> {
+        api: ReportApi,
+        now: i64,
+        /// Workloads by namespace, in name order.
+        namespaces: BTreeMap<&'a str, Vec<&'a WorkloadReport>>,
+        /// Workloads without a namespace (cluster-scoped owners).
+        cluster: Vec<&'a WorkloadReport>,
+        nodes: &'a [&'a NodeReport],
+    }
+
+    impl<'a> List<'a> {
+        pub(super) fn new(
+            api: ReportApi,
+            workloads: &[&'a WorkloadReport],
+            nodes: &'a [&'a NodeReport],
+            now: i64,
+        ) -> Self {
+            let mut namespaces: BTreeMap<&'a str, Vec<&'a WorkloadReport>> = BTreeMap::new();
+            let mut cluster = Vec::new();
+            for w in workloads {
+                match w.owner.namespace.as_deref() {
+                    Some(ns) => namespaces.entry(ns).or_default().push(w),
+                    None => cluster.push(*w),
+                }
+            }
+            List {
+                api,
+                now,
+                namespaces,
+                cluster,
+                nodes,
+            }
+        }
+    }
+
+    impl Serialize for List<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_struct("List", 3)?;
+            m.serialize_field("apiVersion", "v1")?;
+            m.serialize_field("items", &Items(self))?;
+            m.serialize_field("kind", "List")?;
+            m.end()
+        }
+    }
+
+    struct Items<'l, 'a>(&'l List<'a>);
+
+    impl Serialize for Items<'_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let list = self.0;
+            let (namespaced, cluster_kind) = list.api.kinds();
+            let reports = list
+                .namespaces
+                .iter()
+                .map(|(ns, workloads)| Report {
+                    list,
+                    kind: namespaced,
+                    namespace: Some(ns),
+                    workloads,
+                    nodes: &[],
+                })
+                .chain(std::iter::once(Report {
+                    list,
+                    kind: cluster_kind,
+                    namespace: None,
+                    workloads: &list.cluster,
+                    nodes: list.nodes,
+                }));
+            s.collect_seq(reports)
+        }
+    }
+
+    /// One report: the results of its workloads (each finding, or a pass), then its nodes' findings.
+    struct Report<'l, 'a> {
+        list: &'l List<'a>,
+        kind: &'static str,
+        namespace: Option<&'a str>,
+        workloads: &'l [&'a WorkloadReport],
+        nodes: &'a [&'a NodeReport],
+    }
+
+    /// A result: a finding's, or the pass of a workload without an error or warning.
+    enum Entry<'a> {
+        Finding(&'a Finding),
+        Pass(&'a ObjectRef),
+    }
+
+    impl<'a> Report<'_, 'a> {
+        fn results(&self) -> impl Iterator<Item = Entry<'a>> + '_ {
+            self.workloads
+                .iter()
+                .flat_map(|w| {
+                    let pass = (!w.findings.iter().any(|f| f.severity != Severity::Info))
+                        .then_some(Entry::Pass(&w.owner));
+                    w.findings.iter().map(|f| Entry::Finding(f)).chain(pass)
+                })
+                .chain(
+                    self.nodes
+                        .iter()
+                        .flat_map(|n| &n.findings)
+                        .filter(|f| f.object.kind == "Node")
+                        .map(|f| Entry::Finding(f)),
+                )
+        }
+    }
+
+    impl Serialize for Report<'_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let open = self.list.api == ReportApi::OpenReports;
+            let mut m = s.serialize_map(Some(if open { 6 } else { 5 }))?;
+            m.serialize_entry("apiVersion", self.list.api.api_version())?;
+            m.serialize_entry("kind", self.kind)?;
+            m.serialize_entry("metadata", &Metadata(self.namespace))?;
+            m.serialize_entry(
+                "results",
+                &Results {
+                    report: self,
+                    now: self.list.now,
+                },
+            )?;
+            if open {
+                // One engine wrote every result (openreports.md: the report-level `source`).
+                m.serialize_entry("source", SOURCE)?;
+            }
+            let mut counts = [0usize; 5];
+            for r in self.results() {
+                let result = match r {
+                    Entry::Finding(f) => result_and_severity(f.severity).0,
+                    Entry::Pass(_) => "pass",
+                };
+                if let Some(i) = SUMMARY.iter().position(|k| *k == result) {
+                    counts[i] += 1;
+                }
+            }
+            m.serialize_entry("summary", &Summary(counts))?;
+            m.end()
+        }
+    }
+
+    /// The summary's keys, sorted.
+    const SUMMARY: [&str; 5] = ["error", "fail", "pass", "skip", "warn"];
+
+    struct Summary([usize; 5]);
+
+    impl Serialize for Summary {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(Some(SUMMARY.len()))?;
+            for (k, n) in SUMMARY.iter().zip(self.0) {
+                m.serialize_entry(k, &n)?;
+            }
+            m.end()
+        }
+    }
+
+    struct Metadata<'a>(Option<&'a str>);
+
+    impl Serialize for Metadata<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("labels", &Labels)?;
+            m.serialize_entry("name", SOURCE)?;
+            if let Some(ns) = self.0 {
+                m.serialize_entry("namespace", ns)?;
+            }
+            m.end()
+        }
+    }
+
+    struct Labels;
+
+    impl Serialize for Labels {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry("app.kubernetes.io/managed-by", SOURCE)?;
+            m.end()
+        }
+    }
+
+    struct Results<'r, 'l, 'a> {
+        report: &'r Report<'l, 'a>,
+        now: i64,
+    }
+
+    impl Serialize for Results<'_, '_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let now = self.now;
+            s.collect_seq(self.report.results().map(|r| Item { result: r, now }))
+        }
+    }
+
+    struct Item<'a> {
+        result: Entry<'a>,
+        now: i64,
+    }
+
+    impl Serialize for Item<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(None)?;
+            match self.result {
+                Entry::Finding(f) => {
+                    let (result, severity) = result_and_severity(f.severity);
+                    let category = catalog::RULES
+                        .iter()
+                        .find(|r| r.id == f.rule)
+                        .map(|r| r.family.as_str())
+                        .unwrap_or("winplace");
+                    m.serialize_entry("category", category)?;
+                    m.serialize_entry("message", &f.message)?;
+                    m.serialize_entry("policy", &f.rule)?;
+                    if !f.path.is_empty() || f.fix.is_some() {
+                        m.serialize_entry("properties", &Properties(f))?;
+                    }
+                    m.serialize_entry("resources", &[Resource(&f.object)])?;
+                    m.serialize_entry("result", result)?;
+                    m.serialize_entry("rule", &f.rule)?;
+                    m.serialize_entry("scored", &true)?;
+                    m.serialize_entry("severity", severity)?;
+                }
+                Entry::Pass(owner) => {
+                    m.serialize_entry("category", "Placement")?;
+                    m.serialize_entry("message", "no placement problem found")?;
+                    m.serialize_entry("policy", SOURCE)?;
+                    m.serialize_entry("resources", &[Resource(owner)])?;
+                    m.serialize_entry("result", "pass")?;
+                    m.serialize_entry("rule", "placement")?;
+                    m.serialize_entry("scored", &true)?;
+                    m.serialize_entry("severity", "info")?;
+                }
+            }
+            m.serialize_entry("source", SOURCE)?;
+            m.serialize_entry("timestamp", &Timestamp(self.now))?;
+            m.end()
+        }
+    }
+
+    struct Properties<'a>(&'a Finding);
+
+    impl Serialize for Properties<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(None)?;
+            if let Some(fix) = &self.0.fix {
+                m.serialize_entry("fix", &fix.description)?;
+            }
+            if !self.0.path.is_empty() {
+                m.serialize_entry("path", &self.0.path)?;
+            }
+            m.end()
+        }
+    }
+
+    struct Resource<'a>(&'a ObjectRef);
+
+    impl Serialize for Resource<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let o = self.0;
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("apiVersion", &o.api_version)?;
+            m.serialize_entry("kind", &o.kind)?;
+            m.serialize_entry("name", &o.name)?;
+            if let Some(ns) = &o.namespace {
+                m.serialize_entry("namespace", ns)?;
+            }
+            m.end()
+        }
+    }
+
+    struct Timestamp(i64);
+
+    impl Serialize for Timestamp {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(Some(2))?;
+            m.serialize_entry("nanos", &0)?;
+            m.serialize_entry("seconds", &self.0)?;
+            m.end()
+        }
+    }
+}

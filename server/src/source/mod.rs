@@ -8,6 +8,7 @@ pub mod backoff;
 pub mod call_timeout;
 pub mod demo;
 pub mod extra_nodes;
+pub mod json_stream;
 pub mod lenient;
 pub mod live;
 pub mod objects;

@@ -107,7 +107,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn count(&mut self, object: &ClusterObject) {
+    pub(super) fn count(&mut self, object: &ClusterObject) {
         match object {
             ClusterObject::Node(_) => self.nodes += 1,
             ClusterObject::Pod(_) => self.pods += 1,
@@ -323,7 +323,7 @@ fn label(index: Option<usize>) -> String {
 }
 
 /// The name and the missing field of an object that no API server would hold that way.
-fn incomplete(object: &ClusterObject) -> Option<(String, &'static str)> {
+pub(super) fn incomplete(object: &ClusterObject) -> Option<(String, &'static str)> {
     let (kind, meta) = match object {
         ClusterObject::Node(n) => ("Node", &n.metadata),
         ClusterObject::Pod(p) => ("Pod", &p.metadata),

@@ -76,7 +76,8 @@ impl SnapshotSource {
 }
 
 /// The events of one reading of the file: `ListBegin`, the objects, then `ListDone` (and `Synced` when
-/// `first`) or `ListFailed`.
+/// `first`) or `ListFailed`. A JSON file that goes wrong after its first objects were sent is read again
+/// whole behind a second `ListBegin`, which replaces what was sent of the list.
 fn read_file(
     name: String,
     path: PathBuf,
@@ -85,12 +86,35 @@ fn read_file(
 ) -> BoxStream<'static, SourceEvent> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Vec<SourceEvent>>(4);
     tokio::task::spawn_blocking(move || {
+        let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
+        if text.is_none() {
+            // A JSON list in a regular file is read a window at a time, never held whole.
+            let mut chunk = Vec::with_capacity(CHUNK);
+            let mut sent = false;
+            let streamed = super::json_stream::read(&path, &mut |object| {
+                chunk.push(SourceEvent::Listed(object));
+                if chunk.len() == CHUNK {
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                    let _ = tx.blocking_send(full);
+                    sent = true;
+                }
+            });
+            if let super::json_stream::Streamed::Read(tally) = streamed {
+                let _ = tx.blocking_send(finish(&name, Ok(tally), chunk, first));
+                return;
+            }
+            // Read whole below, which says what is wrong: a new list replaces what was sent of it
+            // (nothing was, unless the file went wrong after its first objects).
+            drop(chunk);
+            if sent {
+                let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
+            }
+        }
         let text = match text {
             Some(text) => Ok(text),
             None => crate::bounded_read::read_text(&path, MAX_SNAPSHOT_BYTES)
                 .map_err(|e| format!("{name}: {e}")),
         };
-        let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
         let text = match text {
             Ok(text) => text,
             Err(e) => {
@@ -107,28 +131,39 @@ fn read_file(
             }
         });
         drop(text);
-        let last = match read.and_then(|tally| tally.plausible(&name).map(|()| tally)) {
-            Ok(tally) => {
-                if tally.skipped > 0 {
-                    tracing::info!(
-                        "{name}: skipped {} objects that are not Nodes, Pods, RuntimeClasses or Events about pods that winplace explains",
-                        tally.skipped
-                    );
-                }
-                SourceEvent::ListDone
-            }
-            Err(e) => SourceEvent::ListFailed(not_published(&e)),
-        };
-        let done = matches!(last, SourceEvent::ListDone);
-        chunk.push(last);
-        if first && done {
-            chunk.push(SourceEvent::Synced);
-        }
-        let _ = tx.blocking_send(chunk);
+        let _ = tx.blocking_send(finish(&name, read, chunk, first));
     });
     stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) })
         .flat_map(stream::iter)
         .boxed()
+}
+
+/// The last events of a reading: `chunk`, then `ListDone` (and `Synced` when `first`) when `read` made a
+/// plausible cluster, else `ListFailed`.
+fn finish(
+    name: &str,
+    read: Result<objects::Tally, SnapshotError>,
+    mut chunk: Vec<SourceEvent>,
+    first: bool,
+) -> Vec<SourceEvent> {
+    let last = match read.and_then(|tally| tally.plausible(name).map(|()| tally)) {
+        Ok(tally) => {
+            if tally.skipped > 0 {
+                tracing::info!(
+                    "{name}: skipped {} objects that are not Nodes, Pods, RuntimeClasses or Events about pods that winplace explains",
+                    tally.skipped
+                );
+            }
+            SourceEvent::ListDone
+        }
+        Err(e) => SourceEvent::ListFailed(not_published(&e)),
+    };
+    let done = matches!(last, SourceEvent::ListDone);
+    chunk.push(last);
+    if first && done {
+        chunk.push(SourceEvent::Synced);
+    }
+    chunk
 }
 
 /// The reason shown for a file that was not published.
