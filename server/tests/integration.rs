@@ -34,6 +34,7 @@ mod live;
 mod logs;
 mod parity;
 mod place;
+mod place_leader;
 mod policy_report;
 mod registry;
 mod snapshot;
