@@ -556,8 +556,10 @@ async fn run(
     }
     // Shutdown: no write from now on; the writes in flight land before the Lease is given up (client-go:
     // "ensure all code guarded by this lease has successfully completed prior to cancelling").
-    let drained = leadership.stop(deadline).await;
+    // The controller first (it drops its reconciles, which then send nothing), then the writes.
     leading.send_replace(false);
+    tokio::task::yield_now().await;
+    let drained = leadership.stop(deadline).await;
     if !drained {
         tracing::warn!("writes still in flight at shutdown; giving the placement Lease up anyway");
     }
