@@ -479,12 +479,37 @@ fn mutation_round_trip_for_every_kind() {
     assert!(response["mutated_object"].is_null());
 }
 
-/// Issue 30 through wasmtime: with `placementGate`, a Pod CREATE whose image leaves its OS and build open
-/// is accepted with the scheduling gate added and no pin (and no registry call); one whose image names
-/// its build is repaired as before, without the gate.
+/// The placement controller's Lease as the API server answers a GET of it, renewed `ago` seconds ago
+/// by the real clock (policy.wasm judges it by its host's WASI clock, as under policy-server), with
+/// `holder` (`None`: released).
+fn lease(namespace: &str, holder: Option<&str>, ago: i64) -> Value {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let renewed = k8s_openapi::jiff::Timestamp::new(now.as_secs() as i64 - ago, 0).unwrap();
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "winplace-placer", "namespace": namespace, "resourceVersion": "7"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "leaseTransitions": 0,
+                 "acquireTime": renewed.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+                 "renewTime": renewed.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()}})
+}
+
+/// A host that answers `get_resource` of `lease` (and nothing else).
+fn with_lease(lease: Option<Value>) -> PolicyHost {
+    let mut answers = HostAnswers::default();
+    if let Some(lease) = lease {
+        answers.insert_object(lease);
+    }
+    host(Some(answers))
+}
+
+/// Issue 30 and 37 (item 6) through wasmtime: with `placementGate` and a placement controller holding its
+/// Lease fresh, a Pod CREATE whose image leaves its OS and build open is accepted with the scheduling
+/// gate added and no pin (and no registry call); one whose image names its build is repaired as before,
+/// without the gate.
 #[test]
 fn the_placement_gate_is_added_to_unplaced_pod_creates() {
-    let h = host(None);
+    let h = with_lease(Some(lease("winplace", Some("placer-0"), 1)));
     let settings = json!({"mutate": true, "placementGate": true});
     let mut r = request("pod-windows-private-image");
     let spec = r["object"]["spec"].as_object_mut().unwrap();
@@ -495,12 +520,18 @@ fn the_placement_gate_is_added_to_unplaced_pod_creates() {
     let mut expected = r["object"].clone();
     expected["spec"]["schedulingGates"] = json!([{"name": "winplace.io/placement"}]);
     assert_eq!(response["mutated_object"], expected, "{response}");
-    assert!(
-        h.capability_calls().is_empty(),
-        "no registry call at admission: {:?}",
-        h.host_calls()
+    // One host call: the Lease, by the SDK's GetResourceRequest; no registry call at admission.
+    let calls = h.capability_calls();
+    assert_eq!(calls.len(), 1, "{:?}", h.host_calls());
+    assert_eq!(calls[0].call, "kubewarden/kubernetes/get_resource");
+    let asked: Value = serde_json::from_slice(&calls[0].payload).unwrap();
+    assert_eq!(
+        asked,
+        json!({"api_version": "coordination.k8s.io/v1", "kind": "Lease", "namespace": "winplace",
+               "name": "winplace-placer", "disable_cache": false})
     );
-    // Named by its image, the Windows Server 2022 pod is pinned by the fixes, not gated.
+    // Named by its image, the Windows Server 2022 pod is pinned by the fixes, not gated (the Lease is
+    // read for every Pod CREATE the setting covers: one cached host call).
     let response = h
         .validate(&request("pod-windows-unpinned"), &settings)
         .unwrap();
@@ -509,6 +540,13 @@ fn the_placement_gate_is_added_to_unplaced_pod_creates() {
             .get("schedulingGates")
             .is_none(),
         "{response}"
+    );
+    assert!(
+        h.capability_calls()
+            .iter()
+            .all(|c| c.call == "kubewarden/kubernetes/get_resource"),
+        "{:?}",
+        h.host_calls()
     );
     // The setting needs `mutate`.
     let answer = h
@@ -519,6 +557,78 @@ fn the_placement_gate_is_added_to_unplaced_pod_creates() {
         answer["message"].to_string().contains("placementGate"),
         "{answer}"
     );
+    // The Lease's place is a setting, checked by name.
+    let answer = h
+        .call(
+            "validate_settings",
+            &json!({"mutate": true, "placementGate": true, "placementLeaseNamespace": "Ops"}),
+        )
+        .unwrap();
+    assert_eq!(answer["valid"], json!(false), "{answer}");
+    assert!(
+        answer["message"]
+            .to_string()
+            .contains("placementLeaseNamespace"),
+        "{answer}"
+    );
+}
+
+/// Issue 37 item 6 through wasmtime: no live controller, no gate. With the Lease expired, released
+/// (no holder, as client-go gives it up), missing, in another namespace than the settings name, or not
+/// granted at all, the pod is answered exactly as without `placementGate` (its checks and fixes still
+/// apply); with the settings naming where the fresh Lease is, it is gated again.
+#[test]
+fn the_placement_gate_waits_for_a_live_controller() {
+    let mut r = request("pod-windows-private-image");
+    let spec = r["object"]["spec"].as_object_mut().unwrap();
+    spec.remove("nodeSelector");
+    spec.remove("tolerations");
+    let gate = json!({"mutate": true, "placementGate": true});
+    let without = with_lease(None)
+        .validate(&r, &json!({"mutate": true}))
+        .unwrap();
+    assert!(
+        without["mutated_object"]["spec"]
+            .get("schedulingGates")
+            .is_none(),
+        "{without}"
+    );
+    let gated = |response: &Value| {
+        response["mutated_object"]["spec"]["schedulingGates"]
+            .as_array()
+            .is_some_and(|g| g.iter().any(|g| g["name"] == "winplace.io/placement"))
+    };
+    for (case, h) in [
+        (
+            "expired",
+            with_lease(Some(lease("winplace", Some("placer-0"), 60))),
+        ),
+        ("released", with_lease(Some(lease("winplace", None, 0)))),
+        ("missing", with_lease(None)),
+        (
+            "elsewhere",
+            with_lease(Some(lease("ops", Some("placer-0"), 1))),
+        ),
+        ("not granted", host(None)),
+    ] {
+        let response = h.validate(&r, &gate).unwrap();
+        assert_eq!(response, without, "{case}");
+        assert!(!gated(&response), "{case}: {response}");
+        assert_eq!(
+            h.host_calls()
+                .iter()
+                .filter(|c| c.ends_with("get_resource"))
+                .count(),
+            1,
+            "{case}: {:?}",
+            h.host_calls()
+        );
+    }
+    // The Lease where the settings say it is.
+    let h = with_lease(Some(lease("ops", Some("placer-0"), 1)));
+    let mut elsewhere = gate.clone();
+    elsewhere["placementLeaseNamespace"] = json!("ops");
+    assert!(gated(&h.validate(&r, &elsewhere).unwrap()));
 }
 
 /// Issue 25 through wasmtime: mutation pins the range of builds (or, on OpenShift, exactly the image's

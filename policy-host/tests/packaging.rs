@@ -273,6 +273,7 @@ fn host_capabilities_are_declared_as_kwctl_detects_them() {
         declared,
         [
             "kubernetes/list_resources_all",
+            "kubernetes/get_resource",
             "oci/v1/oci_manifest",
             "oci/v1/oci_manifest_config"
         ]

@@ -61,6 +61,12 @@ pub enum Refusal {
         /// What is wrong with it.
         message: String,
     },
+    /// No object of that key ([`object_key`]) is granted, or it does not exist.
+    #[error("this host grants no object {key}")]
+    NoObject {
+        /// [`object_key`].
+        key: String,
+    },
     /// A capability this host does not provide.
     #[error("this host does not provide the host capability {call}")]
     Unsupported {
@@ -84,9 +90,32 @@ pub struct HostAnswers {
     pub manifests: BTreeMap<String, Value>,
     /// `oci/v1/oci_manifest_config` answers by image reference: `{manifest, digest, config}`.
     pub configs: BTreeMap<String, Value>,
+    /// `kubernetes/get_resource` answers by [`object_key`]: single objects (the placement
+    /// controller's Lease).
+    pub objects: BTreeMap<String, Value>,
+    /// The host's clock as the native [`HostCalls`](crate::admission::HostCalls) gives it (`None`: no
+    /// clock). policy.wasm reads its host's WASI clock instead.
+    pub now: Option<k8s_openapi::jiff::Timestamp>,
+}
+
+/// The key of an object in [`HostAnswers::objects`]: `apiVersion/kind/namespace/name`.
+pub fn object_key(api_version: &str, kind: &str, namespace: &str, name: &str) -> String {
+    format!("{api_version}/{kind}/{namespace}/{name}")
 }
 
 impl HostAnswers {
+    /// Grants `kubernetes/get_resource` of `object` (its `apiVersion`, `kind`, namespace and name).
+    pub fn insert_object(&mut self, object: Value) {
+        let field = |v: &Value| v.as_str().unwrap_or("").to_string();
+        let key = object_key(
+            &field(&object["apiVersion"]),
+            &field(&object["kind"]),
+            &field(&object["metadata"]["namespace"]),
+            &field(&object["metadata"]["name"]),
+        );
+        self.objects.insert(key, object);
+    }
+
     /// Grants the List of `kind` in `api_version`.
     pub fn insert_list(&mut self, api_version: &str, kind: &str, list: Value) {
         self.lists.insert(list_key(api_version, kind), list);
@@ -202,6 +231,17 @@ impl HostAnswers {
                     prune_items(list, &masks).to_string().into_bytes()
                 });
             }
+            ("kubewarden", "kubernetes", "get_resource") => {
+                let request = request()?;
+                let field = |k: &str| request[k].as_str().unwrap_or("").to_string();
+                let key = object_key(
+                    &field("api_version"),
+                    &field("kind"),
+                    &field("namespace"),
+                    &field("name"),
+                );
+                self.objects.get(&key).ok_or(Refusal::NoObject { key })?
+            }
             ("kubewarden", "oci", "v1/oci_manifest" | "v1/oci_manifest_config") => {
                 let request = request()?;
                 let image = request.as_str().ok_or_else(|| Refusal::Payload {
@@ -228,6 +268,10 @@ impl crate::admission::HostCalls for &HostAnswers {
     fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
         self.answer("kubewarden", namespace, operation, payload)
             .ok()
+    }
+
+    fn now(&mut self) -> Option<k8s_openapi::jiff::Timestamp> {
+        self.now
     }
 }
 

@@ -30,6 +30,10 @@
 //!   labelled Linux first (a label selector), the whole Node list only when the rules may read a Linux
 //!   node for the object ([`admission::review_with_host`]). Both lists must arrive, or neither is used
 //!   (half a cluster would invent unschedulable pods).
+//! * Kubernetes (`kubewarden/kubernetes/get_resource`): with `placementGate`, for a Pod CREATE it may
+//!   gate, the placement controller's `coordination.k8s.io/v1` Lease (settings
+//!   `placementLeaseNamespace`, `placementLeaseName`), judged fresh by WASI's wall clock: no live
+//!   controller, no gate ([`admission::review_with_host`]).
 //! * OCI (`kubewarden/oci/v1/oci_manifest`, then `v1/oci_manifest_config` for a single-platform image
 //!   manifest, which carries no platform): for the images [`admission::manifest_lookups`] names, once
 //!   per distinct image per request. A failed lookup leaves the image as its name classifies it.
@@ -90,6 +94,18 @@ mod guest {
     impl HostCalls for Wapc {
         fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
             guest::host_call("kubewarden", namespace, operation, payload).ok()
+        }
+
+        /// WASI's wall clock (`clock_time_get`), which policy-server's wasmtime answers with the host's.
+        fn now(&mut self) -> Option<k8s_openapi::jiff::Timestamp> {
+            let since = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            k8s_openapi::jiff::Timestamp::new(
+                i64::try_from(since.as_secs()).ok()?,
+                i32::try_from(since.subsec_nanos()).ok()?,
+            )
+            .ok()
         }
     }
 

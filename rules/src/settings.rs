@@ -75,7 +75,18 @@ pub struct Settings {
     /// The namespaces `placementGate` applies to; empty (the default) means every namespace that is not
     /// exempt.
     pub placement_gate_namespaces: Vec<String>,
+    /// The namespace of the placement controller's `coordination.k8s.io/v1` Lease
+    /// (`--place-lease-namespace`): with `placementGate`, admission gates a pod only while a controller
+    /// holds that Lease fresh ([`crate::placement::gate::controller_is_live`]). Default `winplace`.
+    pub placement_lease_namespace: String,
+    /// The name of that Lease (`--place-lease-name`). Default `winplace-placer`.
+    pub placement_lease_name: String,
 }
+
+/// The default of `placementLeaseNamespace`: the namespace of deploy/place/.
+pub const DEFAULT_PLACEMENT_LEASE_NAMESPACE: &str = "winplace";
+/// The default of `placementLeaseName`: the controller's default `--place-lease-name`.
+pub const DEFAULT_PLACEMENT_LEASE_NAME: &str = "winplace-placer";
 
 impl Default for Settings {
     fn default() -> Self {
@@ -101,6 +112,8 @@ impl Default for Settings {
             build_pinning: BuildPinning::Range,
             placement_gate: false,
             placement_gate_namespaces: Vec::new(),
+            placement_lease_namespace: DEFAULT_PLACEMENT_LEASE_NAMESPACE.into(),
+            placement_lease_name: DEFAULT_PLACEMENT_LEASE_NAME.into(),
         }
     }
 }
@@ -361,6 +374,24 @@ impl Settings {
                 ));
             }
         }
+        if !is_dns_label(&self.placement_lease_namespace) {
+            return Err(InvalidSetting::new(
+                "placementLeaseNamespace",
+                format!(
+                    "{:?} is not a namespace name (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)",
+                    self.placement_lease_namespace
+                ),
+            ));
+        }
+        if !is_dns_subdomain(&self.placement_lease_name) {
+            return Err(InvalidSetting::new(
+                "placementLeaseName",
+                format!(
+                    "{:?} is not a Lease name (at most 253 lowercase letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit)",
+                    self.placement_lease_name
+                ),
+            ));
+        }
         for (i, id) in self.disabled_rules.iter().enumerate() {
             if crate::catalog::rule(id).is_none() {
                 return Err(InvalidSetting::new(
@@ -441,6 +472,27 @@ fn check_build(build: &str, setting: String) -> Result<(), InvalidSetting> {
     }
 }
 
+/// A DNS-1123 label, as kube-apiserver checks namespace names: 1–63 of `a-z`, `0-9`, `-`, starting and
+/// ending with a letter or digit.
+fn is_dns_label(name: &str) -> bool {
+    name.len() <= 63 && is_dns_part(name)
+}
+
+/// A DNS-1123 subdomain, as kube-apiserver checks the names of most objects (Leases among them): at most
+/// 253 characters, dot-separated parts of `a-z`, `0-9`, `-`, each starting and ending with a letter or
+/// digit.
+fn is_dns_subdomain(name: &str) -> bool {
+    name.len() <= 253 && name.split('.').all(is_dns_part)
+}
+
+fn is_dns_part(part: &str) -> bool {
+    let b = part.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    b.first().is_some_and(alnum)
+        && b.last().is_some_and(alnum)
+        && b.iter().all(|c| alnum(c) || *c == b'-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,12 +539,53 @@ mod tests {
                 r#"{"mutate": true, "placementGate": true, "placementGateNamespaces": ["shop", ""]}"#,
                 "placementGateNamespaces[1]",
             ),
+            (
+                r#"{"placementLeaseNamespace": ""}"#,
+                "placementLeaseNamespace",
+            ),
+            (
+                r#"{"placementLeaseNamespace": "Winplace"}"#,
+                "placementLeaseNamespace",
+            ),
+            (
+                r#"{"placementLeaseNamespace": "a.b"}"#,
+                "placementLeaseNamespace",
+            ),
+            (r#"{"placementLeaseName": "placer-"}"#, "placementLeaseName"),
+            (r#"{"placementLeaseName": "a..b"}"#, "placementLeaseName"),
+            (r#"{"placementLeaseName": "a_b"}"#, "placementLeaseName"),
         ];
         for (json, setting) in cases {
             let s: Settings = serde_json::from_str(json).unwrap();
             let err = s.validate().unwrap_err();
             assert_eq!(err.setting, setting, "{json}: {err}");
         }
+    }
+
+    #[test]
+    fn the_placement_lease_is_named_by_settings_with_defaults() {
+        let d = Settings::default();
+        assert_eq!(
+            (
+                d.placement_lease_namespace.as_str(),
+                d.placement_lease_name.as_str()
+            ),
+            ("winplace", "winplace-placer")
+        );
+        let s = Settings::from_text(
+            "s.yaml",
+            "mutate: true\nplacementGate: true\nplacementLeaseNamespace: ops\nplacementLeaseName: placer.v2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                s.placement_lease_namespace.as_str(),
+                s.placement_lease_name.as_str()
+            ),
+            ("ops", "placer.v2")
+        );
+        let err = Settings::from_text("s.yaml", "placementLeaseName: Placer\n").unwrap_err();
+        assert_eq!(err.setting.as_deref(), Some("placementLeaseName"), "{err}");
     }
 
     #[test]

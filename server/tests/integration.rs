@@ -42,6 +42,7 @@ mod metrics;
 mod parity;
 mod place;
 mod place_faults;
+mod place_leader;
 mod policy_report;
 mod registry;
 mod snapshot;

@@ -9,9 +9,13 @@ use winplace_rules::model::{self, ClusterContext};
 use super::InputError;
 
 /// The cluster resources the policy reads when the host grants them, as `(apiVersion, kind)` (metadata
-/// `contextAwareResources` must list exactly these).
-pub const CONTEXT_RESOURCES: &[(&str, &str)] =
-    &[("v1", "Node"), ("node.k8s.io/v1", "RuntimeClass")];
+/// `contextAwareResources` must list exactly these): Nodes and RuntimeClasses with `contextAware`, the
+/// placement controller's Lease with `placementGate`.
+pub const CONTEXT_RESOURCES: &[(&str, &str)] = &[
+    ("v1", "Node"),
+    ("node.k8s.io/v1", "RuntimeClass"),
+    ("coordination.k8s.io/v1", "Lease"),
+];
 
 /// Builds the cluster context from the host's answers to listing `v1` Nodes and `node.k8s.io/v1`
 /// RuntimeClasses: List objects (`{"items": [...]}`, items with or without `apiVersion`/`kind`), each item

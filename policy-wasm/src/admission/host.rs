@@ -11,9 +11,11 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
 use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::placement::gate::{controller_is_live, has_gate};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::{ImageClass, class_from_manifest};
 use winplace_rules::{Checker, NOT_LINUX_NODES};
@@ -27,6 +29,14 @@ use super::{
 pub trait HostCalls {
     /// The host's answer, or `None` when it refuses (not granted, not found, unreachable).
     fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>>;
+
+    /// The host's wall clock, or `None` when it gives none: policy.wasm reads WASI's
+    /// `clock_time_get`, which policy-server's wasmtime answers with the host's clock
+    /// (docs/reference/kubewarden-hosting.md, "The clock"). Only asked with `placementGate`, to judge
+    /// whether the controller's Lease is fresh.
+    fn now(&mut self) -> Option<Timestamp> {
+        None
+    }
 }
 
 /// Reviews `request` ([`review`]) with what the host grants: the cluster when settings `contextAware`
@@ -53,6 +63,18 @@ pub fn review_with_host(
     if !is_evaluated(&request) || is_exempt(&request, settings) {
         return Decision::accept();
     }
+    // `placementGate` gates only while a controller holds its Lease fresh; else the pod is reviewed
+    // exactly as without the setting (docs/placement.md, "No controller, no gate").
+    let ungated;
+    let settings = if asks_for_lease(&request, settings) && !controller_live(host, settings) {
+        ungated = Settings {
+            placement_gate: false,
+            ..settings.clone()
+        };
+        &ungated
+    } else {
+        settings
+    };
     // The Nodes first, then the RuntimeClasses: both arrive, or neither is used (half a cluster would
     // invent unschedulable pods).
     let held = asks_for_context(&request, settings)
@@ -79,6 +101,35 @@ pub fn review_with_host(
     drop(held);
     let whole = nodes(host, None).and_then(|nodes| context_from_answers(&nodes, &rcs).ok());
     review(request, settings, whole.as_ref(), &manifests)
+}
+
+/// Whether the request is one `placementGate` may gate, so that the controller's Lease is worth
+/// reading: a Pod CREATE in a namespace the setting covers, not carrying the gate already.
+fn asks_for_lease(request: &AdmissionRequest, settings: &Settings) -> bool {
+    request.operation == "CREATE"
+        && request.kind.kind == "Pod"
+        && request.kind.group.is_empty()
+        && settings.gates_namespace(&super::scope::namespace_of(request))
+        && !has_gate(&request.object)
+}
+
+/// Whether a placement controller holds the Lease of `placementLeaseNamespace`/`placementLeaseName`
+/// fresh by the host's clock: the SDK's `GetResourceRequest` (`get_resource`, with the host's cache:
+/// an answer at most 5 s old, docs/reference/kubewarden-hosting.md). A refused call (the Lease not
+/// granted in `contextAwareResources`, or missing), an unreadable answer or no clock: not live.
+fn controller_live(host: &mut dyn HostCalls, settings: &Settings) -> bool {
+    let request = json!({"api_version": "coordination.k8s.io/v1", "kind": "Lease",
+        "namespace": settings.placement_lease_namespace, "name": settings.placement_lease_name,
+        "disable_cache": false});
+    let Some(answer) = host.call("kubernetes", "get_resource", request.to_string().as_bytes())
+    else {
+        return false;
+    };
+    let Ok(lease) = serde_json::from_slice::<Value>(&answer) else {
+        return false;
+    };
+    host.now()
+        .is_some_and(|now| controller_is_live(&lease, now))
 }
 
 /// The Nodes `selector` selects (all without one), pruned to [`NODE_FIELDS`].

@@ -164,6 +164,45 @@ pub fn add_gate(pod: &mut Value) {
     }
 }
 
+/// Whether a placement controller holds its `coordination.k8s.io/v1` Lease fresh at `now`: the Lease
+/// object (as the API server answers a GET of it) names a holder, and its `renewTime` plus
+/// `leaseDurationSeconds` is later than `now`. With `placementGate`, admission gates a pod only then, so
+/// that no pod waits on a controller that is not running (docs/placement.md, "No controller, no gate").
+///
+/// `now` is the admission host's clock and `renewTime` the holder's: a skew between them shifts the
+/// judgement by as much (a clock ahead makes a live controller look dead sooner: pods are admitted
+/// ungated, as without the setting). A released Lease (no holder, client-go's release) is not fresh.
+/// Anything unreadable is not fresh.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_rules::placement::gate::controller_is_live;
+/// let now: k8s_openapi::jiff::Timestamp = "2026-11-26T10:00:10Z".parse().unwrap();
+/// let lease = json!({"spec": {"holderIdentity": "placer-0", "leaseDurationSeconds": 15,
+///                             "renewTime": "2026-11-26T10:00:00.000000Z"}});
+/// assert!(controller_is_live(&lease, now));
+/// let later: k8s_openapi::jiff::Timestamp = "2026-11-26T10:00:16Z".parse().unwrap();
+/// assert!(!controller_is_live(&lease, later));
+/// ```
+pub fn controller_is_live(lease: &Value, now: k8s_openapi::jiff::Timestamp) -> bool {
+    let spec = &lease["spec"];
+    let holder = spec["holderIdentity"].as_str().unwrap_or("");
+    let Some(seconds) = spec["leaseDurationSeconds"].as_i64().filter(|s| *s > 0) else {
+        return false;
+    };
+    let Some(renewed) = spec["renewTime"]
+        .as_str()
+        .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())
+    else {
+        return false;
+    };
+    let Ok(expires) = renewed.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds))
+    else {
+        return false;
+    };
+    !holder.is_empty() && expires > now
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,5 +393,56 @@ mod tests {
         let mut no_spec = json!({"kind": "Pod"});
         add_gate(&mut no_spec);
         assert_eq!(no_spec, json!({"kind": "Pod"}));
+    }
+
+    #[test]
+    fn a_controller_is_live_only_while_its_lease_is_held_and_fresh() {
+        let now: k8s_openapi::jiff::Timestamp = "2026-11-26T10:00:10Z".parse().unwrap();
+        let lease = |holder: Option<&str>, seconds: Value, renewed: Value| {
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "spec": {"holderIdentity": holder, "leaseDurationSeconds": seconds, "renewTime": renewed}})
+        };
+        for (case, live) in [
+            (
+                lease(Some("p"), json!(15), json!("2026-11-26T10:00:00.123456Z")),
+                true,
+            ),
+            // Renewed by a clock a little ahead of the host's: still live.
+            (
+                lease(Some("p"), json!(15), json!("2026-11-26T10:00:12.000000Z")),
+                true,
+            ),
+            // Expired: renewed 15 s or more ago.
+            (
+                lease(Some("p"), json!(15), json!("2026-11-26T09:59:55.000000Z")),
+                false,
+            ),
+            (
+                lease(Some("p"), json!(15), json!("2026-11-26T09:59:00.000000Z")),
+                false,
+            ),
+            // Released as client-go does: no holder, 1 s.
+            (
+                lease(None, json!(1), json!("2026-11-26T10:00:09.900000Z")),
+                false,
+            ),
+            (
+                lease(Some(""), json!(15), json!("2026-11-26T10:00:09.000000Z")),
+                false,
+            ),
+            // Unreadable.
+            (
+                lease(Some("p"), json!(0), json!("2026-11-26T10:00:09.000000Z")),
+                false,
+            ),
+            (lease(Some("p"), json!(15), json!("yesterday")), false),
+            (
+                lease(Some("p"), Value::Null, json!("2026-11-26T10:00:09.000000Z")),
+                false,
+            ),
+            (json!({}), false),
+        ] {
+            assert_eq!(controller_is_live(&case, now), live, "{case}");
+        }
     }
 }

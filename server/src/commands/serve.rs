@@ -104,6 +104,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tracing::info!("source: {}", state.source().description);
     let mut events = source.events();
     let resolver = args.registry.resolver()?.map(std::sync::Arc::new);
+    // The placement Lease's election: on shutdown it stops the writes and gives the Lease up, and the
+    // process waits for that before it exits (docs/placement.md, "Two replicas").
+    let mut place_election = None;
     if args.place.place {
         let config = match (&args.source.kubeconfig, &args.source.context) {
             (None, None) => kube::Config::infer()
@@ -113,16 +116,28 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 crate::source::live::kube_config(path.as_deref(), context.as_deref()).await?
             }
         };
-        let client = kube::Client::try_from(config)?;
+        // Two clients: the election's own, and the controller's, whose every write is refused unless
+        // this replica leads at that instant (place::lease::WriteGuard).
+        let client = kube::Client::try_from(config.clone())?;
+        let leadership = crate::place::lease::Leadership::new();
+        let place_client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&crate::place::lease::WriteGuard::new(leadership.clone()))
+            .build();
         let place_resolver = match &resolver {
             Some(r) => r.clone(),
             None => std::sync::Arc::new(args.registry.any_resolver()?),
         };
         let report = std::sync::Arc::new(crate::place::report::PlaceReport::new(place_resolver));
         state.set_place_report(report.clone());
-        let leading = crate::place::lease::spawn(client.clone(), args.place.lease());
-        tokio::spawn(crate::place::controller::run(
+        let (leading, election) = crate::place::lease::spawn(
             client,
+            args.place.lease(),
+            leadership,
+            state.shutdown_signal(),
+        );
+        place_election = Some(election);
+        tokio::spawn(crate::place::controller::run(
+            place_client,
             report,
             settings.clone(),
             args.place.options(),
@@ -149,5 +164,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
     };
     crate::app::serve(listen, state).await?;
+    if let Some(election) = place_election {
+        // Bounded by the election itself (the renew deadline twice); a hard limit besides.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(60), election).await;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,9 +9,22 @@
 //! * An expired (or empty) Lease is taken with a PUT carrying the resourceVersion read: of two
 //!   candidates, the API server answers the second 409 Conflict (§2.5). `leaseTransitions` counts the
 //!   changes of holder; `acquireTime` is kept while the holder stays.
-//! * The leader renews every `retry`, and stops leading when it has not renewed within
-//!   `renew_deadline` (< the lease duration), so that it stops before anyone else can take over.
+//! * The leader renews every `retry`, each attempt bounded by what is left of its renew deadline (a
+//!   request that hangs is dropped there, as client-go's `renew` cancels its context at `RenewDeadline`,
+//!   §2.7), and it may act only until `renew_deadline` after the START of its last successful renewal
+//!   ([`Leadership`]): before anyone else, who waits `leaseDurationSeconds` from when it SAW that
+//!   renewal, can take over.
+//! * Every write of the placement controller goes through [`WriteGuard`], which refuses it unless this
+//!   replica leads at that instant: a replica that lost the Lease (or whose renewal hangs) patches
+//!   nothing more, even before its controller has been stopped.
+//! * On shutdown (SIGTERM) the replica stops writing, waits for the writes in flight, and gives the Lease
+//!   up as client-go's `ReleaseOnCancel` does (§2.7): the next replica leads at its next try.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -247,70 +260,315 @@ impl Elector {
         true
     }
 
-    /// Gives the Lease up (holder empty, 1 s), as client-go's `ReleaseOnCancel`, so that another
-    /// replica takes over at once. Only when this replica holds it.
-    pub async fn release(&mut self) {
-        let Some(o) = &self.observed else { return };
-        if o.spec.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
-            return;
-        }
-        let spec = LeaseSpec {
-            holder_identity: None,
-            lease_duration_seconds: Some(1),
-            ..o.spec.clone()
+    /// Gives the Lease up as client-go's `release` does (`ReleaseOnCancel`, events-and-leases.md §2.7):
+    /// no holder, `leaseDurationSeconds: 1`, `renewTime` and `acquireTime` now, the transitions kept, so
+    /// that another replica takes it at its next try instead of a lease duration later. Only when this
+    /// replica holds it; a stale resourceVersion (a renewal whose answer was lost) is read again once.
+    /// Returns whether the Lease was given up.
+    pub async fn release(&mut self) -> bool {
+        let me = self.config.identity.clone();
+        let Some(o) = &self.observed else {
+            return false;
         };
-        let lease = self.lease(spec, o.resource_version.clone());
-        if let Err(error) = self
-            .api
-            .replace(&self.config.name, &PostParams::default(), &lease)
-            .await
-        {
-            tracing::warn!(%error, "cannot release the placement Lease");
+        if o.spec.holder_identity.as_deref() != Some(me.as_str()) {
+            return false;
         }
+        let mut resource_version = o.resource_version.clone();
+        let mut spec = o.spec.clone();
+        for _ in 0..2 {
+            let now = MicroTime(Timestamp::now());
+            let released = LeaseSpec {
+                holder_identity: None,
+                lease_duration_seconds: Some(1),
+                renew_time: Some(now.clone()),
+                acquire_time: Some(now),
+                ..spec.clone()
+            };
+            let lease = self.lease(released, resource_version.clone());
+            match self
+                .api
+                .replace(&self.config.name, &PostParams::default(), &lease)
+                .await
+            {
+                Ok(_) => {
+                    self.observed = None;
+                    tracing::info!(lease = %self.config.name, identity = %me,
+                        "gave the placement Lease up");
+                    return true;
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "releasing the placement Lease");
+                    // Read it again: still ours (our renewal landed unseen), try once more.
+                    match self.api.get_opt(&self.config.name).await {
+                        Ok(Some(current))
+                            if current
+                                .spec
+                                .as_ref()
+                                .and_then(|s| s.holder_identity.as_deref())
+                                == Some(me.as_str()) =>
+                        {
+                            resource_version = current.metadata.resource_version;
+                            spec = current.spec.unwrap_or_default();
+                        }
+                        _ => break,
+                    }
+                }
+            }
+        }
+        tracing::warn!(lease = %self.config.name,
+            "cannot give the placement Lease up: the other replicas take it when it expires");
         self.observed = None;
+        false
     }
 }
 
-/// Runs the election for ever: the returned receiver says whether this replica leads now.
-pub fn spawn(client: Client, config: LeaseConfig) -> watch::Receiver<bool> {
-    let (tx, rx) = watch::channel(false);
-    tokio::spawn(run(Elector::new(client, config), tx));
-    rx
+/// Whether this replica may act on the cluster, shared by the election loop (which extends it at every
+/// renewal) and every write of the controller ([`WriteGuard`]). Judged at the instant of each write on
+/// this process's monotonic clock, so that a renewal that hangs cannot keep a replica acting: it may act
+/// until `renew_deadline` after the start of its last successful renewal, no longer.
+#[derive(Clone, Default)]
+pub struct Leadership {
+    inner: Arc<LeadershipState>,
 }
 
-async fn run(mut elector: Elector, leading: watch::Sender<bool>) {
+#[derive(Default)]
+struct LeadershipState {
+    /// Until when this replica may act (`None`: it does not lead).
+    until: Mutex<Option<Instant>>,
+    /// Set on shutdown: never act again.
+    stopped: AtomicBool,
+    /// Writes in flight hold a read permit; shutdown takes the write side to wait for them.
+    writes: Arc<tokio::sync::RwLock<()>>,
+}
+
+impl Leadership {
+    /// A replica that does not lead (yet).
+    pub fn new() -> Self {
+        Leadership::default()
+    }
+
+    /// Whether this replica may act now.
+    ///
+    /// ```
+    /// # use winplace::place::lease::Leadership;
+    /// # use std::time::Duration;
+    /// let l = Leadership::new();
+    /// assert!(!l.is_leading());
+    /// l.renewed(tokio::time::Instant::now(), Duration::from_secs(10));
+    /// assert!(l.is_leading());
+    /// l.lost();
+    /// assert!(!l.is_leading());
+    /// ```
+    pub fn is_leading(&self) -> bool {
+        if self.inner.stopped.load(Ordering::Acquire) {
+            return false;
+        }
+        let until = *self.inner.until.lock().unwrap_or_else(|p| p.into_inner());
+        until.is_some_and(|u| Instant::now() < u)
+    }
+
+    /// A renewal that started at `started` succeeded: this replica may act until `started + deadline`.
+    pub fn renewed(&self, started: Instant, deadline: Duration) {
+        *self.inner.until.lock().unwrap_or_else(|p| p.into_inner()) = Some(started + deadline);
+    }
+
+    /// This replica no longer leads.
+    pub fn lost(&self) {
+        *self.inner.until.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// A permit for one write, held until its answer: `None` when this replica may not act now.
+    fn write_permit(&self) -> Option<tokio::sync::OwnedRwLockReadGuard<()>> {
+        if !self.is_leading() {
+            return None;
+        }
+        self.inner.writes.clone().try_read_owned().ok()
+    }
+
+    /// Shutdown: refuses every write from now on, then waits (up to `wait`) for the writes in flight.
+    /// Returns whether they all finished.
+    pub async fn stop(&self, wait: Duration) -> bool {
+        self.inner.stopped.store(true, Ordering::Release);
+        self.lost();
+        let writes = self.inner.writes.clone();
+        match tokio::time::timeout(wait, writes.write_owned()).await {
+            Ok(guard) => {
+                // Held for ever: no permit is handed out again.
+                std::mem::forget(guard);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// The error of a write refused because this replica does not lead (a `kube::Error::Service`).
+#[derive(Debug, thiserror::Error)]
+#[error("this replica does not hold the placement Lease: the write was not sent")]
+pub struct NotLeading;
+
+/// A `tower` layer for the placement controller's client: every request but a read (`GET`, `HEAD`,
+/// `OPTIONS`) is sent only while [`Leadership::is_leading`], and holds a permit until its answer so
+/// that shutdown waits for it before giving the Lease up.
+#[derive(Clone)]
+pub struct WriteGuard {
+    leadership: Leadership,
+}
+
+impl WriteGuard {
+    /// A guard over `leadership`.
+    pub fn new(leadership: Leadership) -> Self {
+        WriteGuard { leadership }
+    }
+}
+
+impl<S> tower::Layer<S> for WriteGuard {
+    type Service = Guarded<S>;
+
+    fn layer(&self, inner: S) -> Guarded<S> {
+        Guarded {
+            inner,
+            leadership: self.leadership.clone(),
+        }
+    }
+}
+
+/// The service of [`WriteGuard`].
+#[derive(Clone)]
+pub struct Guarded<S> {
+    inner: S,
+    leadership: Leadership,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl<S, B, R> tower::Service<http::Request<B>> for Guarded<S>
+where
+    S: tower::Service<http::Request<B>, Response = R>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+    R: Send + 'static,
+{
+    type Response = R;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let read = matches!(
+            *request.method(),
+            http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
+        );
+        if read {
+            let answer = self.inner.call(request);
+            return Box::pin(async move { answer.await.map_err(Into::into) });
+        }
+        let Some(permit) = self.leadership.write_permit() else {
+            tracing::debug!(method = %request.method(), uri = %request.uri(),
+                "not leading: the write is not sent");
+            return Box::pin(std::future::ready(Err(Box::new(NotLeading) as BoxError)));
+        };
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let answer = answer.await.map_err(Into::into);
+            drop(permit);
+            answer
+        })
+    }
+}
+
+/// The election of one replica, running until `shutdown` resolves: `leading` says whether this replica
+/// leads (the controller runs while it does), and `leadership` is what its writes check
+/// ([`WriteGuard`]). On shutdown it stops the writes, waits for those in flight (up to the renew
+/// deadline) and gives the Lease up; the returned handle ends when that is done.
+pub fn spawn(
+    client: Client,
+    config: LeaseConfig,
+    leadership: Leadership,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = watch::channel(false);
+    let task = tokio::spawn(run(Elector::new(client, config), leadership, tx, shutdown));
+    (rx, task)
+}
+
+async fn run(
+    mut elector: Elector,
+    leadership: Leadership,
+    leading: watch::Sender<bool>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
     let retry = elector.config.retry().max(Duration::from_millis(10));
     let deadline = elector.config.renew_deadline();
     let mut renewed: Option<Instant> = None;
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let held = elector.try_acquire_or_renew().await;
+        let started = Instant::now();
+        // Each attempt ends by the renew deadline: a leader's at what is left of it since its last
+        // renewal, a candidate's a whole one (client-go: the renew context's timeout, §2.7).
+        let limit = match renewed {
+            Some(at) => (at + deadline).saturating_duration_since(started),
+            None => deadline,
+        };
+        let attempt = tokio::time::timeout(limit, elector.try_acquire_or_renew());
+        let held = tokio::select! {
+            held = attempt => match held {
+                Ok(held) => held,
+                Err(_) => {
+                    tracing::warn!(lease = %elector.config.name, ?limit,
+                        "the placement Lease request did not answer within the renew deadline");
+                    false
+                }
+            },
+            () = &mut shutdown => break,
+        };
         let now = Instant::now();
         if held {
             if renewed.is_none() {
                 tracing::info!(lease = %elector.config.name, identity = %elector.config.identity,
                     "this replica holds the placement Lease: placing pods");
             }
-            renewed = Some(now);
+            renewed = Some(started);
+            leadership.renewed(started, deadline);
             leading.send_replace(true);
         } else if let Some(at) = renewed
-            && now.duration_since(at) > deadline
+            && now.duration_since(at) >= deadline
         {
             tracing::warn!(lease = %elector.config.name,
                 "the placement Lease was not renewed in time: this replica stops placing pods");
             renewed = None;
+            leadership.lost();
             leading.send_replace(false);
         }
-        if leading.is_closed() {
-            elector.release().await;
-            return;
-        }
         // client-go jitters the candidates' retries by up to 1.2× so that they do not ask at once.
-        let jitter = if *leading.borrow() {
+        let jitter = if renewed.is_some() {
             Duration::ZERO
         } else {
             retry.mul_f64(0.2 * f64::from(std::process::id() % 100) / 100.0)
         };
-        tokio::time::sleep(retry + jitter).await;
+        tokio::select! {
+            () = tokio::time::sleep(retry + jitter) => {}
+            () = &mut shutdown => break,
+        }
+    }
+    // Shutdown: no write from now on; the writes in flight land before the Lease is given up (client-go:
+    // "ensure all code guarded by this lease has successfully completed prior to cancelling").
+    // The controller first (it drops its reconciles, which then send nothing), then the writes.
+    leading.send_replace(false);
+    tokio::task::yield_now().await;
+    let drained = leadership.stop(deadline).await;
+    if !drained {
+        tracing::warn!("writes still in flight at shutdown; giving the placement Lease up anyway");
+    }
+    if tokio::time::timeout(deadline, elector.release())
+        .await
+        .is_err()
+    {
+        tracing::warn!(lease = %elector.config.name,
+            "giving the placement Lease up did not answer in time: the others take it when it expires");
     }
 }
 

@@ -7,7 +7,9 @@
 //! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3, or any change but
 //! a gate's removal for the pods named in `refuse_pins`), and Events
 //! created through `events.k8s.io/v1`; `coordination.k8s.io/v1` Leases (get, create, update with the
-//! resourceVersion guard: 409 on a stale one, events-and-leases.md §2.5); a throttle that answers every
+//! resourceVersion guard: 409 on a stale one, events-and-leases.md §2.5); every write recorded with
+//! when it arrived and who sent it (the bearer token of its kubeconfig, [`Write`]), and Lease writes of
+//! the tokens in `hang_lease_writes` never answered (a renewal that hangs); a throttle that answers every
 //! Nth request of a kind 429 (`throttle`). A second client (the test) edits pods with the same JSON
 //! patches, over HTTP, while the controller works. Shared by `tests/live.rs`, `tests/place.rs` and the flood
 //! benchmark (`examples/flood.rs`), included with `#[path]`.
@@ -95,6 +97,34 @@ pub struct Fake {
     pub throttle: HashMap<&'static str, u64>,
     /// Requests counted per throttled kind, and how many were answered 429.
     throttled: HashMap<&'static str, (u64, u64)>,
+    /// Every write (pod patch, Lease create or update, Event), in the order they arrived.
+    pub writes: Vec<Write>,
+    /// Bearer tokens whose Lease writes (create, update) are never answered: the connection stays open,
+    /// as with an API server or a network that hangs.
+    pub hang_lease_writes: Vec<String>,
+}
+
+/// One write as the fake received it.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// When it arrived.
+    pub at: std::time::Instant,
+    /// Who sent it: the bearer token of its client (each replica's kubeconfig names its own).
+    pub token: String,
+    /// `PATCH Pod shop/web`, `PUT Lease default/winplace-placer`, `POST Lease …`, `POST Event …`.
+    pub what: String,
+    /// The status answered (0: never answered).
+    pub status: u16,
+}
+
+/// The bearer token of a request (empty without one).
+fn token_of(headers: &axum::http::HeaderMap) -> String {
+    headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("")
+        .to_string()
 }
 
 #[derive(Clone, Default)]
@@ -177,6 +207,33 @@ impl FakeApi {
         throttle_locked(&mut self.lock(), kind)
     }
 
+    /// Records a write and answers `response`.
+    fn wrote(&self, headers: &axum::http::HeaderMap, what: String, response: Response) -> Response {
+        self.lock().writes.push(Write {
+            at: std::time::Instant::now(),
+            token: token_of(headers),
+            what,
+            status: response.status().as_u16(),
+        });
+        response
+    }
+
+    /// Whether Lease writes of this request's token hang (recorded as never answered).
+    fn hangs(&self, headers: &axum::http::HeaderMap, what: String) -> bool {
+        let token = token_of(headers);
+        let mut fake = self.lock();
+        if !fake.hang_lease_writes.contains(&token) {
+            return false;
+        }
+        fake.writes.push(Write {
+            at: std::time::Instant::now(),
+            token,
+            what,
+            status: 0,
+        });
+        true
+    }
+
     pub fn requests(&self, kind: &str, prefix: &str) -> usize {
         self.lock()
             .requests
@@ -246,7 +303,8 @@ impl FakeApi {
                         .get(axum::http::header::CONTENT_TYPE)
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("");
-                    api.patch_pod(&ns, &name, content_type, &body)
+                    let response = api.patch_pod(&ns, &name, content_type, &body);
+                    api.wrote(&headers, format!("PATCH Pod {ns}/{name}"), response)
                 },
             )
             .get(
@@ -276,8 +334,14 @@ impl FakeApi {
             .put(
                 |State(api): State<FakeApi>,
                  Path((ns, name)): Path<(String, String)>,
+                 headers: axum::http::HeaderMap,
                  axum::Json(lease): axum::Json<Value>| async move {
-                    api.update_lease(&ns, &name, lease)
+                    let what = format!("PUT Lease {ns}/{name}");
+                    if api.hangs(&headers, what.clone()) {
+                        return std::future::pending().await;
+                    }
+                    let response = api.update_lease(&ns, &name, lease);
+                    api.wrote(&headers, what, response)
                 },
             ),
         );
@@ -286,19 +350,36 @@ impl FakeApi {
             post(
                 |State(api): State<FakeApi>,
                  Path(ns): Path<String>,
+                 headers: axum::http::HeaderMap,
                  axum::Json(lease): axum::Json<Value>| async move {
-                    api.create_lease(&ns, lease)
+                    let what = format!(
+                        "POST Lease {ns}/{}",
+                        lease["metadata"]["name"].as_str().unwrap_or("")
+                    );
+                    if api.hangs(&headers, what.clone()) {
+                        return std::future::pending().await;
+                    }
+                    let response = api.create_lease(&ns, lease);
+                    api.wrote(&headers, what, response)
                 },
             ),
         );
         router = router.route(
             "/apis/events.k8s.io/v1/namespaces/{ns}/events",
             post(
-                |State(api): State<FakeApi>, axum::Json(mut event): axum::Json<Value>| async move {
+                |State(api): State<FakeApi>,
+                 headers: axum::http::HeaderMap,
+                 axum::Json(mut event): axum::Json<Value>| async move {
                     event["apiVersion"] = json!("events.k8s.io/v1");
                     event["kind"] = json!("Event");
                     api.apply("EventsEvent", event.clone());
-                    (axum::http::StatusCode::CREATED, axum::Json(event)).into_response()
+                    let what = format!(
+                        "POST Event {}",
+                        event["regarding"]["name"].as_str().unwrap_or("")
+                    );
+                    let response =
+                        (axum::http::StatusCode::CREATED, axum::Json(event)).into_response();
+                    api.wrote(&headers, what, response)
                 },
             ),
         );

@@ -1,0 +1,433 @@
+//! Issue 37 item 4, leadership that hands over: two `winplace serve --place` processes (the built
+//! binary, each with a kubeconfig of its own token, so that the fake API server of `tests/common/` can
+//! tell their writes apart) against one API server that answers Lease races with 409 and can hang one
+//! replica's Lease writes.
+//! * SIGTERM to the leader: it gives the Lease up, and the other replica leads within 2 s (not a lease
+//!   duration later) and places the rest;
+//! * `kill -9` of the leader while its images are being read: the other takes over when the Lease
+//!   expires, and every pod is placed (none released blind), each patched once;
+//! * a renewal that hangs: the replica stops writing at its renew deadline, before the other can lead.
+
+use crate::common::fake_api::{self, FakeApi, Write};
+use crate::common::fake_http::{FakeServer, Reply};
+use crate::common::oci_registry;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+const GATE: &str = "winplace.io/placement";
+const LEASE: &str = "default/winplace-placer";
+/// An image whose name tells its OS and build: placed without a registry.
+const NAMED: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
+
+/// One replica: `winplace serve --place` with identity and token `id`; killed on drop.
+struct Replica {
+    child: Child,
+    id: String,
+}
+
+impl Replica {
+    fn start(dir: &std::path::Path, api: &str, id: &str, lease_secs: u32, extra: &[&str]) -> Self {
+        let kubeconfig = dir.join(format!("kubeconfig-{id}"));
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {api}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\nusers:\n- name: fake\n  user:\n    token: {id}\n"
+            ),
+        )
+        .expect("kubeconfig");
+        let listen = format!("127.0.0.1:{}", oci_registry::free_port());
+        let lease = lease_secs.to_string();
+        let child = Command::new(env!("CARGO_BIN_EXE_winplace"))
+            .args(["serve", "--place", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["--place-identity", id, "--place-lease-duration", &lease])
+            .args(["--place-deadline", "30", "--listen", &listen])
+            .args(extra)
+            .env("DOCKER_CONFIG", dir)
+            .env("HOME", dir)
+            .env_remove("KUBECONFIG")
+            .env("RUST_LOG", "winplace=info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).expect("log"))
+            .spawn()
+            .expect("winplace serve --place starts");
+        Replica {
+            child,
+            id: id.to_string(),
+        }
+    }
+
+    /// SIGTERM, as the kubelet stops a container.
+    fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill -TERM");
+        assert!(status.success());
+    }
+
+    /// Waits up to `limit` for the process to exit.
+    fn exited_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn until(dir: &std::path::Path, what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < limit,
+            "timed out: {what}; logs:\n{}",
+            logs(dir)
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn logs(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log") {
+            out.push_str(&format!("== {}\n", path.display()));
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
+}
+
+fn cluster() -> FakeApi {
+    let api = FakeApi::default();
+    api.lock().version = true;
+    api.apply("Node", fake_api::node("linux-1", "linux"));
+    let mut win = fake_api::node("win22-1", "windows");
+    win["metadata"]["labels"]["node.kubernetes.io/windows-build"] = json!("10.0.20348");
+    api.apply("Node", win);
+    api
+}
+
+fn gated_pod(name: &str, image: &str) -> Value {
+    let created = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+                     "creationTimestamp": created},
+        "spec": {"schedulingGates": [{"name": GATE}],
+                 "containers": [{"name": "app", "image": image}]},
+        "status": {"phase": "Pending"}})
+}
+
+fn pod(api: &FakeApi, name: &str) -> Value {
+    api.get("Pod", &format!("shop/{name}")).expect(name)
+}
+
+fn ungated(api: &FakeApi, name: &str) -> bool {
+    !pod(api, name)["spec"]["schedulingGates"]
+        .as_array()
+        .is_some_and(|g| g.iter().any(|g| g["name"] == GATE))
+}
+
+fn holder(api: &FakeApi) -> Option<String> {
+    api.get("Lease", LEASE)
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
+}
+
+fn writes(api: &FakeApi) -> Vec<Write> {
+    api.lock().writes.clone()
+}
+
+/// The pod patches of `name`: (who, status).
+fn patches_of(api: &FakeApi, name: &str) -> Vec<(String, u16)> {
+    let what = format!("PATCH Pod shop/{name}");
+    writes(api)
+        .into_iter()
+        .filter(|w| w.what == what)
+        .map(|w| (w.token, w.status))
+        .collect()
+}
+
+/// When `who` first took (or renewed) the Lease with an accepted write.
+fn first_lease_write(api: &FakeApi, who: &str) -> Option<Instant> {
+    writes(api)
+        .iter()
+        .find(|w| w.token == who && w.what.contains(" Lease ") && (200..300).contains(&w.status))
+        .map(|w| w.at)
+}
+
+/// Placed by the rules' pins (not released): the OS selector and the Windows toleration are there.
+fn placed(api: &FakeApi, name: &str) -> bool {
+    let p = pod(api, name);
+    ungated(api, name)
+        && p["spec"]["nodeSelector"]["kubernetes.io/os"] == "windows"
+        && p["spec"]["tolerations"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["key"] == "os"))
+}
+
+/// Every pod patched exactly once, accepted, and no other patch sent for it.
+fn each_patched_once(api: &FakeApi, names: &[String]) {
+    for name in names {
+        let patches = patches_of(api, name);
+        assert_eq!(patches.len(), 1, "{name}: {patches:?}");
+        assert_eq!(patches[0].1, 200, "{name}: {patches:?}");
+        assert!(placed(api, name), "{name}: {}", pod(api, name));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_hands_the_lease_over_and_the_other_replica_places_the_rest() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let dir = work.path();
+    let api = cluster();
+    let first: Vec<String> = (0..5).map(|i| format!("first-{i}")).collect();
+    for name in &first {
+        api.apply("Pod", gated_pod(name, NAMED));
+    }
+    let url = api.serve().await;
+    // A 6 s Lease: without the release, b would wait at least 6 s.
+    let mut a = Replica::start(dir, &url, "a", 6, &[]);
+    until(dir, "a holds the Lease", Duration::from_secs(20), || {
+        holder(&api).as_deref() == Some("a")
+    })
+    .await;
+    let b = Replica::start(dir, &url, "b", 6, &[]);
+    until(
+        dir,
+        "a places the first pods",
+        Duration::from_secs(20),
+        || first.iter().all(|n| ungated(&api, n)),
+    )
+    .await;
+    // b has read the Lease held by a.
+    let gets = api.requests("Lease", "get");
+    until(dir, "b reads the Lease", Duration::from_secs(20), || {
+        api.requests("Lease", "get") > gets
+    })
+    .await;
+
+    let term = Instant::now();
+    a.terminate();
+    let status = a.exited_within(Duration::from_secs(10));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "a exits after SIGTERM: {status:?}\n{}",
+        logs(dir)
+    );
+    // a gave the Lease up as client-go does: no holder, a 1 s lease.
+    let released = api
+        .lock()
+        .lease_writes
+        .iter()
+        .any(|(m, _, h, s)| *m == "PUT" && h.is_empty() && *s == 200);
+    assert!(released, "{:?}\n{}", api.lock().lease_writes, logs(dir));
+    until(dir, "b leads", Duration::from_secs(10), || {
+        holder(&api).as_deref() == Some("b")
+    })
+    .await;
+    let took = first_lease_write(&api, "b").expect("b's Lease write") - term;
+    assert!(
+        took < Duration::from_secs(2),
+        "b led {took:?} after a's SIGTERM\n{}",
+        logs(dir)
+    );
+    // The rest: pods created after the hand-over are b's.
+    let rest: Vec<String> = (0..5).map(|i| format!("rest-{i}")).collect();
+    for name in &rest {
+        api.apply("Pod", gated_pod(name, NAMED));
+    }
+    until(dir, "b places the rest", Duration::from_secs(20), || {
+        rest.iter().all(|n| ungated(&api, n))
+    })
+    .await;
+    let all: Vec<String> = first.iter().chain(&rest).cloned().collect();
+    each_patched_once(&api, &all);
+    for name in &rest {
+        assert_eq!(patches_of(&api, name)[0].0, b.id, "{name}");
+    }
+    // Nothing written by a after its release.
+    let release_at = writes(&api)
+        .iter()
+        .filter(|w| w.token == "a" && w.what.starts_with("PUT Lease"))
+        .map(|w| w.at)
+        .max()
+        .expect("a's release");
+    assert!(
+        writes(&api)
+            .iter()
+            .all(|w| w.token != "a" || w.at <= release_at),
+        "{:?}",
+        writes(&api)
+    );
+    let lease = api.get("Lease", LEASE).expect("lease");
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+    eprintln!("b led {took:?} after a's SIGTERM");
+}
+
+/// A registry whose every manifest answers (a Windows Server 2022 index) after `delay`: the leader is
+/// mid-flight while it waits.
+fn slow_registry(delay: Duration) -> FakeServer {
+    FakeServer::start(move |_| {
+        std::thread::sleep(delay);
+        let body = serde_json::to_vec(&json!({"schemaVersion": 2, "mediaType": oci_registry::INDEX,
+            "manifests": [{"mediaType": oci_registry::MANIFEST, "size": 500,
+                "digest": format!("sha256:{:064x}", 1),
+                "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.2762"}}]}))
+        .expect("json");
+        Reply::Full {
+            status: "200 OK",
+            headers: vec![
+                format!("Content-Type: {}", oci_registry::INDEX),
+                format!("Docker-Content-Digest: sha256:{:x}", Sha256::digest(&body)),
+            ],
+            body,
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_killed_mid_flight_leaves_no_pod_released_blind() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let dir = work.path();
+    let registry = slow_registry(Duration::from_millis(1500));
+    let host = registry.host();
+    let api = cluster();
+    let names: Vec<String> = (0..12).map(|i| format!("p-{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        api.apply("Pod", gated_pod(name, &format!("{host}/app-{i}:1")));
+    }
+    let url = api.serve().await;
+    let insecure = ["--insecure-registry", host.as_str()];
+    let mut a = Replica::start(dir, &url, "a", 2, &insecure);
+    until(dir, "a holds the Lease", Duration::from_secs(20), || {
+        holder(&api).as_deref() == Some("a")
+    })
+    .await;
+    let _b = Replica::start(dir, &url, "b", 2, &insecure);
+    until(dir, "a reads the images", Duration::from_secs(20), || {
+        !registry.received().is_empty()
+    })
+    .await;
+    // kill -9 while a waits on the registry: no release, no last words.
+    let _ = a.child.kill();
+    let _ = a.child.wait();
+    until(dir, "b places every pod", Duration::from_secs(30), || {
+        names.iter().all(|n| ungated(&api, n))
+    })
+    .await;
+    each_patched_once(&api, &names);
+    assert!(
+        writes(&api)
+            .iter()
+            .all(|w| w.token != "a" || w.what.contains(" Lease ")),
+        "a wrote nothing but its Lease: {:?}",
+        writes(&api)
+    );
+    // No Warning Event: nothing was released.
+    let warnings: Vec<Value> = api
+        .all("EventsEvent")
+        .into_iter()
+        .filter(|e| e["type"] == "Warning")
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(holder(&api).as_deref(), Some("b"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_renewal_hangs_stops_acting_before_another_leads() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let dir = work.path();
+    let api = cluster();
+    let url = api.serve().await;
+    // A 3 s Lease: renew deadline 2 s, renewals every 0.4 s.
+    let a = Replica::start(dir, &url, "a", 3, &[]);
+    until(dir, "a holds the Lease", Duration::from_secs(20), || {
+        holder(&api).as_deref() == Some("a")
+    })
+    .await;
+    let _b = Replica::start(dir, &url, "b", 3, &[]);
+    api.apply("Pod", gated_pod("before", NAMED));
+    until(dir, "a places a pod", Duration::from_secs(20), || {
+        ungated(&api, "before")
+    })
+    .await;
+    // From now on a's Lease writes hang; a pod is created every 100 ms until b leads.
+    api.lock().hang_lease_writes.push(a.id.clone());
+    let hung = Instant::now();
+    let mut names = vec!["before".to_string()];
+    let mut created: Vec<(String, Instant)> = Vec::new();
+    let mut i = 0;
+    while holder(&api).as_deref() != Some("b") {
+        assert!(
+            hung.elapsed() < Duration::from_secs(20),
+            "b never led\n{}",
+            logs(dir)
+        );
+        let name = format!("during-{i}");
+        api.apply("Pod", gated_pod(&name, NAMED));
+        created.push((name.clone(), Instant::now()));
+        names.push(name);
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    until(dir, "every pod is placed", Duration::from_secs(20), || {
+        names.iter().all(|n| ungated(&api, n))
+    })
+    .await;
+    each_patched_once(&api, &names);
+    let all = writes(&api);
+    // a's last accepted renewal, and b's take-over.
+    let renewed = all
+        .iter()
+        .filter(|w| w.token == "a" && w.what.contains(" Lease ") && (200..300).contains(&w.status))
+        .map(|w| w.at)
+        .max()
+        .expect("a renewed");
+    let took = first_lease_write(&api, "b").expect("b took the Lease");
+    let last_a = all
+        .iter()
+        .filter(|w| w.token == "a" && !w.what.contains(" Lease "))
+        .map(|w| w.at)
+        .max()
+        .expect("a wrote");
+    // a stopped writing at its renew deadline (2 s after its last renewal started, which is before the
+    // fake received it), before b could take the Lease (3 s after it saw that renewal).
+    assert!(
+        last_a < renewed + Duration::from_millis(2100),
+        "a wrote {:?} after its last renewal\n{}",
+        last_a - renewed,
+        logs(dir)
+    );
+    assert!(last_a < took, "{all:?}");
+    assert!(took >= renewed + Duration::from_secs(3), "{all:?}");
+    // Pods created after a's renew deadline waited for b; a patched none of them.
+    let late: Vec<&String> = created
+        .iter()
+        .filter(|(_, at)| *at > renewed + Duration::from_millis(2100))
+        .map(|(n, _)| n)
+        .collect();
+    assert!(!late.is_empty(), "pods were created in the gap");
+    for name in late {
+        assert_eq!(patches_of(&api, name)[0].0, "b", "{name}");
+    }
+    let log = std::fs::read_to_string(dir.join("a.log")).unwrap_or_default();
+    assert!(log.contains("stops placing pods"), "{log}");
+}
