@@ -147,22 +147,27 @@ fn served(api_version: &str, kind: &str) -> bool {
     }
 }
 
-/// The exported rules the checker and the policies report on each workload of `text`: one line per
-/// object that differs (or fails to evaluate), and the number of objects compared.
-fn compare(text: &str, settings: &Settings) -> (Vec<String>, usize) {
-    let policies = policies(settings);
+/// What a run compared: the objects, the differences (or evaluation errors), the rules that fired.
+#[derive(Default)]
+struct Outcome {
+    compared: usize,
+    differences: Vec<String>,
+    fired: BTreeSet<RuleId>,
+}
+
+/// The exported rules the checker and the policies report on each workload of `text`: a difference
+/// for each object where they differ (or a policy fails to evaluate).
+fn compare(source: &str, text: &str, settings: &Settings, policies: &[Policy], out: &mut Outcome) {
     let exported: BTreeSet<&str> = policies.iter().map(|p| p.rule.as_str()).collect();
     let checker = Checker::builder().settings(settings).build();
     let parsed = input::parse("input.yaml", text, &input::Limits::default());
-    let mut differences = Vec::new();
-    let mut compared = 0;
     for object in model::objects(&parsed.documents) {
         if !served(&object.api_version, &object.kind)
             || !matches!(model::pod_template(&object), Some(Ok(_)))
         {
             continue;
         }
-        compared += 1;
+        out.compared += 1;
         let want: BTreeSet<String> = checker
             .check_value(object.value.clone())
             .into_iter()
@@ -171,31 +176,29 @@ fn compare(text: &str, settings: &Settings) -> (Vec<String>, usize) {
             .collect();
         let namespace = object.namespace.clone().unwrap_or_else(|| "default".into());
         let mut got = BTreeSet::new();
-        for policy in &policies {
+        for policy in policies {
             match fires(policy, &object.value, &namespace) {
                 Ok(true) => {
                     got.insert(policy.rule.as_str().to_string());
+                    out.fired.insert(policy.rule);
                 }
                 Ok(false) => {}
-                Err(e) => differences.push(format!(
-                    "{}: {} does not evaluate: {e}",
-                    format!("{}/{}", object.kind, object.name),
-                    policy.rule
+                Err(e) => out.differences.push(format!(
+                    "{source}: {}/{}: {} does not evaluate: {e}",
+                    object.kind, object.name, policy.rule
                 )),
             }
         }
         if want != got {
-            differences.push(format!(
-                "{}: check reports {want:?}, the policies {got:?}",
-                format!("{}/{}", object.kind, object.name)
+            out.differences.push(format!(
+                "{source}: {}/{}: check reports {want:?}, the policies {got:?}",
+                object.kind, object.name
             ));
         }
     }
-    (differences, compared)
 }
 
-/// Runs `f` on a thread with a large stack: the cel crate's parser recurses once per nesting level,
-/// and the image classification nests one conditional per table row.
+/// Runs `f` on a thread with a large stack: the cel crate's parser recurses once per nesting level.
 fn with_stack(f: impl FnOnce() + Send + 'static) {
     std::thread::Builder::new()
         .stack_size(1 << 30)
@@ -205,57 +208,143 @@ fn with_stack(f: impl FnOnce() + Send + 'static) {
         .unwrap_or_else(|e| std::panic::resume_unwind(e));
 }
 
-#[test]
-fn the_policies_report_what_check_reports_on_every_corpus_case() {
-    with_stack(parity_over_the_corpus);
+/// The playground's examples (`dashboard/examples/`), checked with the default settings.
+fn playground_examples() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../dashboard/examples"
+    ));
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .expect("dashboard/examples")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "yaml") && !p.to_string_lossy().contains("cluster")
+        })
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("example");
+            (p.display().to_string(), text)
+        })
+        .collect();
+    out.sort();
+    out
 }
 
-fn parity_over_the_corpus() {
-    let mut failures = Vec::new();
-    let mut compared = 0;
+/// Pods over the images the classification tables know (one per row, with tags that name a build, a
+/// Windows variant, a Linux distribution, nothing, a digest), alone, with a Linux image, pinned to a
+/// build and to an OS: the image rules of the CEL against `classify_image`.
+fn image_pods() -> String {
+    let images = [
+        "mcr.microsoft.com/windows/servercore:ltsc2019",
+        "mcr.microsoft.com/windows/servercore:ltsc2022-amd64",
+        "mcr.microsoft.com/windows/nanoserver:10.0.17763.437",
+        "mcr.microsoft.com/windows/nanoserver:1809-KB4493509",
+        "mcr.microsoft.com/windows:20H2",
+        "MCR.Microsoft.com/windows/servercore:ltsc2022",
+        "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2019",
+        "mcr.microsoft.com/windows/servercore:latest",
+        "mcr.microsoft.com/windows/servercore@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        "microsoft/iis:windowsservercore-ltsc2016",
+        "docker.io/microsoft/nanoserver:1803",
+        "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+        "mcr.microsoft.com/dotnet/framework/aspnet:4.8.1",
+        "mcr.microsoft.com/dotnet/framework/runtime:4.8",
+        "mcr.microsoft.com/dotnet/framework/sdk:4.8-windowsservercore-ltsc2022",
+        "mcr.microsoft.com/dotnet/framework/samples:aspnetapp",
+        "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022",
+        "mcr.microsoft.com/dotnet/sdk:5.0-nanoserver-2009",
+        "mcr.microsoft.com/dotnet/aspnet:8.0",
+        "mcr.microsoft.com/dotnet/aspnet:8.0-alpine3.20",
+        "mcr.microsoft.com/dotnet/runtime:9.0-noble-chiseled",
+        "mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022",
+        "python:3.12-windowsservercore-ltsc2022",
+        "golang:1.23",
+        "mongo:7.0-windowsservercore-1809",
+        "fluent/fluentd:v1.16-windows-ltsc2019-1",
+        "fluent/fluentd:v1.16-1",
+        "nginx",
+        "docker.io/library/nginx:1.27",
+        "index.docker.io/library/busybox:1.36",
+        "registry.k8s.io/pause:3.10",
+        "registry.k8s.io/sig-storage/livenessprobe:v2.14.0",
+        "mcr.microsoft.com/cbl-mariner/base/core:2.0",
+        "ghcr.io/example/shop-api:2.3.1",
+        "localhost:5000/team/app:1.2",
+        "Not_A/Valid:ref",
+    ];
+    let mut out = String::new();
+    let pod = |name: &str, spec: &str, images: &[&str]| {
+        let containers: String = images
+            .iter()
+            .enumerate()
+            .map(|(i, image)| format!("  - {{name: c{i}, image: \"{image}\"}}\n"))
+            .collect();
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n{spec}  containers:\n{containers}"
+        )
+    };
+    let pinned = "  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n";
+    let range = "  nodeSelector: {kubernetes.io/os: windows}\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.17763\", \"10.0.26100\"]}]}]}}}\n";
+    let linux = "  nodeSelector: {kubernetes.io/os: linux}\n";
+    for (i, image) in images.iter().enumerate() {
+        out.push_str(&pod(&format!("alone-{i}"), "", &[image]));
+        out.push_str(&pod(&format!("with-nginx-{i}"), "", &[image, "nginx:1.27"]));
+        out.push_str(&pod(&format!("pinned-{i}"), pinned, &[image]));
+        out.push_str(&pod(&format!("range-{i}"), range, &[image]));
+        out.push_str(&pod(&format!("linux-{i}"), linux, &[image, image]));
+    }
+    out
+}
+
+#[test]
+fn the_policies_report_what_check_reports() {
+    with_stack(parity);
+}
+
+/// Every corpus case with its settings, the playground's examples and [`image_pods`] with the default
+/// settings: no difference, and every exported rule fires somewhere (the parity is not that of policies
+/// that never fire).
+fn parity() {
+    let mut out = Outcome::default();
+    let defaults = Settings::default();
+    let default_policies = policies(&defaults);
     for case in corpus::cases() {
         let case = case.expect("corpus case");
         let settings = case.settings().expect("settings");
-        let (differences, n) = compare(&case.input, &settings);
-        compared += n;
-        failures.extend(
-            differences
-                .into_iter()
-                .map(|d| format!("{}: {d}", case.name)),
-        );
-    }
-    assert!(compared > 50, "only {compared} objects compared");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// Every exported rule fires somewhere in the corpus through its policy: the parity above is not
-/// parity of policies that never fire.
-#[test]
-fn every_exported_rule_fires_on_some_corpus_object() {
-    with_stack(every_rule_fires);
-}
-
-fn every_rule_fires() {
-    let mut fired: BTreeSet<RuleId> = BTreeSet::new();
-    for case in corpus::cases() {
-        let case = case.expect("corpus case");
-        let settings = case.settings().expect("settings");
-        let policies = policies(&settings);
-        let parsed = input::parse("input.yaml", &case.input, &input::Limits::default());
-        for object in model::objects(&parsed.documents) {
-            if !served(&object.api_version, &object.kind) {
-                continue;
+        let own;
+        let policies = match &case.settings_text {
+            None => &default_policies,
+            Some(_) => {
+                own = policies(&settings);
+                &own
             }
-            for p in &policies {
-                if fires(p, &object.value, "default") == Ok(true) {
-                    fired.insert(p.rule);
-                }
-            }
-        }
+        };
+        compare(&case.name, &case.input, &settings, policies, &mut out);
     }
+    let corpus_objects = out.compared;
+    for (name, text) in playground_examples() {
+        compare(&name, &text, &defaults, &default_policies, &mut out);
+    }
+    compare(
+        "image pods",
+        &image_pods(),
+        &defaults,
+        &default_policies,
+        &mut out,
+    );
+    assert!(
+        corpus_objects > 50,
+        "only {corpus_objects} corpus objects compared"
+    );
+    assert!(
+        out.compared > corpus_objects + 150,
+        "only {} objects compared",
+        out.compared
+    );
+    assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
     let missing: Vec<&RuleId> = winplace_rules::rules::cel::EXPORTED
         .iter()
-        .filter(|r| !fired.contains(r))
+        .filter(|r| !out.fired.contains(r))
         .collect();
     assert!(missing.is_empty(), "never fired: {missing:?}");
 }
