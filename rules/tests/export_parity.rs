@@ -151,6 +151,8 @@ fn served(api_version: &str, kind: &str) -> bool {
 #[derive(Default)]
 struct Outcome {
     compared: usize,
+    /// Objects the mutating policies changed.
+    mutated: usize,
     differences: Vec<String>,
     fired: BTreeSet<RuleId>,
 }
@@ -294,6 +296,259 @@ fn image_pods() -> String {
         out.push_str(&pod(&format!("linux-{i}"), linux, &[image, image]));
     }
     out
+}
+
+/// A CEL value as JSON (what the API server makes of a JSONPatch's value).
+fn from_cel(value: &CelValue) -> Value {
+    match value {
+        CelValue::Null => Value::Null,
+        CelValue::Bool(b) => Value::Bool(*b),
+        CelValue::Int(i) => Value::from(*i),
+        CelValue::UInt(u) => Value::from(*u),
+        CelValue::Float(f) => Value::from(*f),
+        CelValue::String(s) => Value::String(s.to_string()),
+        CelValue::List(items) => Value::Array(items.iter().map(from_cel).collect()),
+        CelValue::Map(m) => Value::Object(
+            m.map
+                .iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Key::String(s) => s.to_string(),
+                        other => format!("{other:?}"),
+                    };
+                    (key, from_cel(v))
+                })
+                .collect(),
+        ),
+        other => panic!("unexpected CEL value {other:?}"),
+    }
+}
+
+/// One compiled MutatingAdmissionPolicy: its rule, matchConditions, variables and JSONPatch mutation.
+struct Mutation {
+    rule: RuleId,
+    conditions: Vec<(String, Program)>,
+    variables: Vec<(String, Program)>,
+    patches: Program,
+}
+
+/// The exported MutatingAdmissionPolicies for `settings`, compiled. The cel crate has no message
+/// literals, so each `JSONPatch{op: …, path: …, value: …}` is read as the map `{'op': …, 'path': …,
+/// 'value': …}` (the generator writes them in exactly that form); the rest of the expression is as
+/// exported.
+fn mutations(settings: &Settings) -> Vec<Mutation> {
+    let docs = export::mutating(settings, Naming::Cluster).expect("fixes exported");
+    docs.into_iter()
+        .filter(|d| d.value["kind"] == "MutatingAdmissionPolicy")
+        .map(|d| {
+            let spec = &d.value["spec"];
+            assert_eq!(spec["reinvocationPolicy"], "IfNeeded");
+            let named = |list: &Value| -> Vec<(String, Program)> {
+                list.as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| {
+                        let name = c["name"].as_str().unwrap_or_default().to_string();
+                        let text = c["expression"].as_str().unwrap_or_default();
+                        (name.clone(), compile(text, &format!("{} {name}", d.name)))
+                    })
+                    .collect()
+            };
+            let mutation = &spec["mutations"][0];
+            assert_eq!(mutation["patchType"], "JSONPatch");
+            let text = mutation["jsonPatch"]["expression"]
+                .as_str()
+                .unwrap_or_default()
+                .replace("JSONPatch{op: ", "{'op': ")
+                .replace(", path: variables.prefix", ", 'path': variables.prefix")
+                .replace(", value: ", ", 'value': ");
+            assert!(!text.contains("JSONPatch"), "{text}");
+            Mutation {
+                rule: d.rule,
+                conditions: named(&spec["matchConditions"]),
+                variables: named(&spec["variables"]),
+                patches: compile(&text, &d.name),
+            }
+        })
+        .collect()
+}
+
+/// The JSON patch `m` makes on `object` (none when a matchCondition says no).
+fn patches(m: &Mutation, object: &Value, namespace: &str) -> Result<Vec<Value>, String> {
+    let mut ctx = Context::default();
+    ctx.register_all();
+    ctx.add_variable_from_value("object", to_cel(object));
+    ctx.add_variable_from_value(
+        "request",
+        to_cel(&serde_json::json!({"namespace": namespace, "operation": "CREATE"})),
+    );
+    for (name, condition) in &m.conditions {
+        match condition.execute(&ctx) {
+            Ok(CelValue::Bool(true)) => {}
+            Ok(CelValue::Bool(false)) => return Ok(Vec::new()),
+            other => return Err(format!("matchCondition {name}: {other:?}")),
+        }
+    }
+    let mut values: HashMap<Key, CelValue> = HashMap::new();
+    for (name, variable) in &m.variables {
+        ctx.add_variable_from_value(
+            "variables",
+            CelValue::Map(Map {
+                map: Arc::new(values.clone()),
+            }),
+        );
+        let value = variable
+            .execute(&ctx)
+            .map_err(|e| format!("variable {name}: {e}"))?;
+        values.insert(Key::String(Arc::new(name.clone())), value);
+    }
+    ctx.add_variable_from_value(
+        "variables",
+        CelValue::Map(Map {
+            map: Arc::new(values),
+        }),
+    );
+    match m.patches.execute(&ctx) {
+        Ok(list @ CelValue::List(_)) => match from_cel(&list) {
+            Value::Array(items) => Ok(items),
+            _ => unreachable!(),
+        },
+        other => Err(format!("mutation: {other:?}")),
+    }
+}
+
+/// Applies a JSON patch, as the API server does (all or nothing).
+fn apply(object: &Value, ops: Vec<Value>) -> Result<Value, String> {
+    let fix = winplace_rules::Fix {
+        description: String::new(),
+        patch: ops.into(),
+    };
+    let (value, skipped) = winplace_rules::fix::apply_fixes(object, &[&fix]);
+    match skipped.first() {
+        None => Ok(value),
+        Some((_, why)) => Err(why.clone()),
+    }
+}
+
+/// What `check --fix` makes of `object` with only `rules`' fixes: rounds of check → apply, as the
+/// repair loop runs them.
+fn repaired_by_check(checker: &Checker<'_>, object: &Value, rules: &BTreeSet<&str>) -> Value {
+    let mut current = object.clone();
+    for _ in 0..winplace_rules::fix::MAX_ROUNDS {
+        let findings = checker.check_value(current.clone());
+        let fixes: Vec<&winplace_rules::Fix> = findings
+            .iter()
+            .filter(|f| rules.contains(f.rule.as_str()))
+            .filter_map(|f| f.fix.as_ref())
+            .collect();
+        let (next, _) = winplace_rules::fix::apply_fixes(&current, &fixes);
+        if fixes.is_empty() || next == current {
+            break;
+        }
+        current = next;
+    }
+    current
+}
+
+/// The MutatingAdmissionPolicies applied in order, each to the object the previous one left, and once
+/// more when one changed it (`reinvocationPolicy: IfNeeded`: the API server reinvokes a policy once
+/// when a later mutation changed the object).
+fn repaired_by_policies(ms: &[Mutation], object: &Value, namespace: &str) -> Result<Value, String> {
+    let mut current = object.clone();
+    for _pass in 0..2 {
+        let before = current.clone();
+        for m in ms {
+            let ops = patches(m, &current, namespace).map_err(|e| format!("{}: {e}", m.rule))?;
+            if !ops.is_empty() {
+                current = apply(&current, ops).map_err(|e| format!("{}: {e}", m.rule))?;
+            }
+        }
+        if current == before {
+            break;
+        }
+    }
+    Ok(current)
+}
+
+/// Every workload of `text`: the mutating policies give what `check --fix` gives with their rules' fixes.
+fn compare_fixes(
+    source: &str,
+    text: &str,
+    settings: &Settings,
+    ms: &[Mutation],
+    out: &mut Outcome,
+) {
+    let rules: BTreeSet<&str> = ms.iter().map(|m| m.rule.as_str()).collect();
+    let checker = Checker::builder().settings(settings).build();
+    let parsed = input::parse("input.yaml", text, &input::Limits::default());
+    for object in model::objects(&parsed.documents) {
+        if !served(&object.api_version, &object.kind)
+            || !matches!(model::pod_template(&object), Some(Ok(_)))
+        {
+            continue;
+        }
+        out.compared += 1;
+        let want = repaired_by_check(&checker, &object.value, &rules);
+        let namespace = object.namespace.clone().unwrap_or_else(|| "default".into());
+        match repaired_by_policies(ms, &object.value, &namespace) {
+            Ok(got) if got == want => {
+                out.mutated += usize::from(got != object.value);
+            }
+            Ok(got) => out.differences.push(format!(
+                "{source}: {}/{}: check --fix gives\n{want}\nthe policies\n{got}",
+                object.kind, object.name
+            )),
+            Err(e) => out
+                .differences
+                .push(format!("{source}: {}/{}: {e}", object.kind, object.name)),
+        }
+    }
+}
+
+#[test]
+fn the_mutating_policies_repair_what_check_fix_repairs() {
+    with_stack(fix_parity);
+}
+
+/// Every corpus case whose settings the mutating policies support, the playground's examples and
+/// [`image_pods`].
+fn fix_parity() {
+    let mut out = Outcome::default();
+    let defaults = Settings::default();
+    let default_mutations = mutations(&defaults);
+    for case in corpus::cases() {
+        let case = case.expect("corpus case");
+        let settings = case.settings().expect("settings");
+        if export::mutating(&settings, Naming::Cluster).is_err() {
+            continue;
+        }
+        let own;
+        let ms = match &case.settings_text {
+            None => &default_mutations,
+            Some(_) => {
+                own = mutations(&settings);
+                &own
+            }
+        };
+        compare_fixes(&case.name, &case.input, &settings, ms, &mut out);
+    }
+    for (name, text) in playground_examples() {
+        compare_fixes(&name, &text, &defaults, &default_mutations, &mut out);
+    }
+    compare_fixes(
+        "image pods",
+        &image_pods(),
+        &defaults,
+        &default_mutations,
+        &mut out,
+    );
+    assert!(out.compared > 200, "only {} objects compared", out.compared);
+    assert!(
+        out.mutated > 100,
+        "the policies changed only {} objects",
+        out.mutated
+    );
+    assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
 }
 
 #[test]

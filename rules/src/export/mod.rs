@@ -248,6 +248,70 @@ pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
     out
 }
 
+/// The MutatingAdmissionPolicy and its binding for every exported fix ([`cel::fixes`]) whose rule
+/// `settings` do not disable: JSONPatch mutations, reinvoked when another plugin changed the object
+/// (`reinvocationPolicy: IfNeeded`), so that a fix another mutation makes necessary is still applied.
+pub fn mutating(
+    settings: &Settings,
+    naming: Naming,
+) -> Result<Vec<Document>, cel::FixesUnsupported> {
+    let all = cel::variables(settings);
+    let conditions: Vec<Value> = match_conditions(settings)
+        .into_iter()
+        .map(|(name, expression)| json!({"name": name, "expression": expression}))
+        .collect();
+    let mut out = Vec::new();
+    for fix in cel::fixes(settings)? {
+        if disabled(settings, fix.rule) {
+            continue;
+        }
+        let name = naming.name(fix.rule);
+        let variables: Vec<Value> = variables_for(&all, &fix.patches)
+            .into_iter()
+            .map(|v| json!({"name": v.name, "expression": v.expression}))
+            .collect();
+        let labels = json!({
+            "app.kubernetes.io/managed-by": "winplace",
+            "winplace.io/rule": fix.rule.as_str(),
+        });
+        out.push(Document {
+            name: name.clone(),
+            rule: fix.rule,
+            value: json!({
+                "apiVersion": API_VERSION,
+                "kind": "MutatingAdmissionPolicy",
+                "metadata": {
+                    "name": name,
+                    "labels": labels,
+                    "annotations": {"winplace.io/documentation": catalog::doc_url(fix.rule.as_str())},
+                },
+                "spec": {
+                    "failurePolicy": "Ignore",
+                    "reinvocationPolicy": "IfNeeded",
+                    "matchConstraints": {"resourceRules": resource_rules()},
+                    "matchConditions": conditions,
+                    "variables": variables,
+                    "mutations": [{
+                        "patchType": "JSONPatch",
+                        "jsonPatch": {"expression": fix.patches},
+                    }],
+                },
+            }),
+        });
+        out.push(Document {
+            name: name.clone(),
+            rule: fix.rule,
+            value: json!({
+                "apiVersion": API_VERSION,
+                "kind": "MutatingAdmissionPolicyBinding",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {"policyName": name},
+            }),
+        });
+    }
+    Ok(out)
+}
+
 /// The documents as one multi-document YAML stream, each after `---`.
 pub fn to_yaml_stream(documents: &[Document]) -> String {
     let mut out =

@@ -16,7 +16,8 @@ use crate::inputs::SettingsArgs;
 /// Arguments of `winplace export`.
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
-    /// What to write: `vap` (ValidatingAdmissionPolicies and their bindings).
+    /// What to write: `vap` (ValidatingAdmissionPolicies and their bindings) or `map`
+    /// (MutatingAdmissionPolicies that apply the fixes needing no network, and their bindings).
     #[arg(long, value_enum, default_value_t = ExportFormat::Vap)]
     pub format: ExportFormat,
     /// Write one file per object into DIR, named for kube-apiserver's static manifests directory
@@ -36,6 +37,8 @@ pub struct ExportArgs {
 pub enum ExportFormat {
     /// ValidatingAdmissionPolicies and ValidatingAdmissionPolicyBindings.
     Vap,
+    /// MutatingAdmissionPolicies and MutatingAdmissionPolicyBindings.
+    Map,
 }
 
 /// The `--list` table: rule, whether exported (and the binding's action), or why not.
@@ -113,6 +116,13 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     };
     let documents = match args.format {
         ExportFormat::Vap => export::validating(&settings, naming),
+        ExportFormat::Map => match export::mutating(&settings, naming) {
+            Ok(docs) => docs,
+            Err(e) => {
+                eprintln!("winplace export --format map: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        },
     };
     match &args.static_dir {
         Some(dir) => {

@@ -41,6 +41,69 @@ pub struct RuleCel {
     pub fires: String,
 }
 
+/// The CEL of one exported fix: the JSON patch a MutatingAdmissionPolicy applies where the rule's fix
+/// would (`winplace check --fix`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixCel {
+    /// The rule whose fix it is.
+    pub rule: RuleId,
+    /// A CEL list of `JSONPatch{op, path, value}` over `object` and [`variables`] (empty: nothing to do).
+    pub patches: String,
+}
+
+/// Why `export --format map` cannot write the fixes for some settings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FixesUnsupported {
+    /// `buildPinning: exact` chooses one build from the cluster's and the images' (policy.wasm does it).
+    #[error(
+        "buildPinning: exact is not exported as a MutatingAdmissionPolicy (the build it pins is chosen with cluster context); use policy.wasm's mutate, or buildPinning: range"
+    )]
+    ExactPinning,
+    /// `runtimeClasses` maps builds to RuntimeClasses (the fix sets runtimeClassName).
+    #[error(
+        "runtimeClasses is not exported as a MutatingAdmissionPolicy; use policy.wasm's mutate"
+    )]
+    RuntimeClasses,
+}
+
+/// The fixes a MutatingAdmissionPolicy applies (no network, no cluster context), in the order policy.wasm's
+/// `mutate` would find them: the OS selector (Windows, Linux), the Windows tolerations, the range of
+/// builds that run the images.
+pub fn fixes(settings: &Settings) -> Result<Vec<FixCel>, FixesUnsupported> {
+    if settings.build_pinning == crate::settings::BuildPinning::Exact {
+        return Err(FixesUnsupported::ExactPinning);
+    }
+    if !settings.runtime_classes.is_empty() {
+        return Err(FixesUnsupported::RuntimeClasses);
+    }
+    let cx = CelSettings {
+        taints: crate::placement::plan::windows_taints(None, settings),
+    };
+    let mut out = windows_pods::fixes(&cx, settings);
+    out.extend(linux_pods::fixes(&cx));
+    out.sort_by_key(|f| f.rule);
+    Ok(out)
+}
+
+/// A `JSONPatch{op, path, value}` literal of a MutatingAdmissionPolicy's JSONPatch mutation.
+pub(crate) fn json_patch(op: &str, path: &str, value: &str) -> String {
+    format!("JSONPatch{{op: {}, path: {path}, value: {value}}}", lit(op))
+}
+
+/// A JSON pointer's key part (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub(crate) fn pointer_key(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// A CEL map literal of string keys and values.
+pub(crate) fn str_map(entries: &[(&str, &str)]) -> String {
+    let items: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| format!("{}: {}", lit(k), lit(v)))
+        .collect();
+    format!("{{{}}}", items.join(", "))
+}
+
 /// The settings the CEL is generated from, read once.
 pub(crate) struct CelSettings {
     /// The settings' Windows taints that keep pods off (NoSchedule, NoExecute).
@@ -64,6 +127,7 @@ pub fn rules(settings: &Settings) -> Vec<RuleCel> {
 
 /// The rules [`rules`] exports, whatever the settings.
 pub const EXPORTED: &[RuleId] = &[
+    RuleId::LinuxPodWithoutOsSelector,
     RuleId::OsConflict,
     RuleId::MixedOsContainers,
     RuleId::WindowsPodWithoutOsSelector,
@@ -275,6 +339,10 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
         )
     };
     let vars: Vec<(&'static str, String)> = vec![
+        (
+            "prefix",
+            "object.kind == 'Pod' ? '/spec' : (object.kind == 'CronJob' ? '/spec/jobTemplate/spec/template/spec' : '/spec/template/spec')".into(),
+        ),
         (
             "spec",
             "object.kind == 'Pod' ? object.spec : (object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec)".into(),
