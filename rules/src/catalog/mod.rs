@@ -204,6 +204,7 @@ pub const fn export(rule: RuleId) -> Export {
         | R::WindowsPodWithoutBuildSelector
         | R::WindowsBuildMismatch
         | R::DeprecatedOsLabel
+        | R::LinuxPodWithoutOsSelector
         | R::LinuxPodToleratesWindowsTaint
         | R::WindowsForbiddenField
         | R::LinuxForbiddenWindowsOptions

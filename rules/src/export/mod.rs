@@ -322,3 +322,130 @@ pub fn to_yaml_stream(documents: &[Document]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The catalogue's answer, the CEL tables and the generator agree on which rules are exported.
+    #[test]
+    fn the_catalogue_says_what_is_exported() {
+        let settings = Settings::default();
+        let from_cel: Vec<RuleId> = cel::rules(&settings).iter().map(|r| r.rule).collect();
+        let mut listed: Vec<RuleId> = cel::EXPORTED.to_vec();
+        listed.sort();
+        assert_eq!(from_cel, listed);
+        for rule in RuleId::ALL {
+            assert_eq!(
+                catalog::export(rule) == Export::Yes,
+                listed.contains(&rule),
+                "{rule}"
+            );
+        }
+        let docs = validating(&settings, Naming::Cluster);
+        assert_eq!(docs.len(), 2 * listed.len());
+        for (rule, status) in listing(&settings) {
+            match status {
+                Status::Exported(action) => {
+                    assert!(listed.contains(&rule));
+                    assert_eq!(action, super::action(catalog::meta(rule).severity));
+                }
+                Status::NotExported(why) => assert!(!why.is_empty() && !listed.contains(&rule)),
+                Status::Disabled => panic!("{rule} disabled by default"),
+            }
+        }
+    }
+
+    #[test]
+    fn settings_choose_the_actions_and_the_policies() {
+        let settings = Settings {
+            disabled_rules: vec!["os-conflict".into()],
+            require_build_selector: true,
+            severity: [("deprecated-os-label".to_string(), Severity::Error)].into(),
+            exempt_namespaces: vec!["kube-system".into()],
+            ..Settings::default()
+        };
+        let docs = validating(&settings, Naming::Static);
+        assert!(!docs.iter().any(|d| d.rule == RuleId::OsConflict));
+        let action_of = |rule: RuleId| {
+            docs.iter()
+                .find(|d| d.rule == rule && d.value["kind"] == "ValidatingAdmissionPolicyBinding")
+                .map(|d| d.value["spec"]["validationActions"][0].clone())
+        };
+        assert_eq!(
+            action_of(RuleId::WindowsPodWithoutBuildSelector),
+            Some("Deny".into())
+        );
+        assert_eq!(action_of(RuleId::DeprecatedOsLabel), Some("Deny".into()));
+        assert_eq!(
+            action_of(RuleId::LinuxPodWithoutOsSelector),
+            Some("Warn".into())
+        );
+        let policy = &docs[0].value;
+        assert_eq!(
+            policy["metadata"]["name"],
+            format!("{}.winplace.static.k8s.io", docs[0].rule)
+        );
+        assert_eq!(
+            policy["spec"]["matchConditions"][1]["expression"],
+            "!(request.namespace in ['kube-system'])"
+        );
+        assert_eq!(
+            listing(&settings)
+                .into_iter()
+                .find(|(r, _)| *r == RuleId::OsConflict)
+                .map(|(_, s)| s),
+            Some(Status::Disabled)
+        );
+    }
+
+    #[test]
+    fn a_policy_carries_only_the_variables_it_reads_in_order() {
+        let all = vec![
+            Variable {
+                name: "a",
+                expression: "1".into(),
+            },
+            Variable {
+                name: "ab",
+                expression: "variables.a + 1".into(),
+            },
+            Variable {
+                name: "c",
+                expression: "2".into(),
+            },
+            Variable {
+                name: "d",
+                expression: "variables.ab".into(),
+            },
+        ];
+        let names: Vec<&str> = variables_for(&all, "variables.d > 0")
+            .iter()
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(names, ["a", "ab", "d"]);
+        let names: Vec<&str> = variables_for(&all, "variables.abc")
+            .iter()
+            .map(|v| v.name)
+            .collect();
+        assert!(names.is_empty());
+    }
+
+    #[test]
+    fn exact_pinning_and_runtime_classes_are_not_exported_as_mutations() {
+        let exact = Settings {
+            build_pinning: crate::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        assert_eq!(
+            mutating(&exact, Naming::Cluster),
+            Err(cel::FixesUnsupported::ExactPinning)
+        );
+        let docs = mutating(&Settings::default(), Naming::Cluster).expect("fixes");
+        assert!(
+            docs.iter()
+                .all(|d| d.value["spec"].get("paramKind").is_none())
+        );
+        assert_eq!(docs.len(), 8);
+    }
+}

@@ -109,7 +109,9 @@ mod tests {
         });
         let text = to_yaml(&value);
         assert!(
-            text.starts_with("apiVersion: \"v1\"\nmetadata:\n  name: \"a\"\n"),
+            text.starts_with(
+                "apiVersion: \"v1\"\nmetadata:\n  labels:\n    app.kubernetes.io/name: \"x\"\n"
+            ),
             "{text}"
         );
         let parsed = crate::input::parse("t.yaml", &text, &crate::input::Limits::default());

@@ -202,8 +202,8 @@ fn requirement_matches(r: &str, label: Option<&str>) -> String {
     }
 }
 
-/// The required node affinity admits a node (`admits` of pins.rs): some non-empty term whose every
-/// requirement parses and, on one of `keys`, holds for the node's `label(key)`.
+/// The required node affinity admits a node (`admits` of pins.rs): some term of `validTerms` (non-empty,
+/// every requirement parses) whose every requirement on one of `keys` holds for the node's `label(key)`.
 fn affinity_admits(keys: &[&str], label: impl Fn(&str) -> Option<String>) -> String {
     let on_key: Vec<String> = keys
         .iter()
@@ -216,11 +216,8 @@ fn affinity_admits(keys: &[&str], label: impl Fn(&str) -> Option<String>) -> Str
         })
         .collect();
     format!(
-        "(!variables.hasRequired || variables.terms.exists(t, ({ne}) && {exprs}.all(r, {valid} && {on_key})))",
-        ne = "(has(t.matchExpressions) && t.matchExpressions.size() > 0) || (has(t.matchFields) && t.matchFields.size() > 0)",
-        exprs = "(has(t.matchExpressions) ? t.matchExpressions : [])",
-        valid = requirement_valid("r"),
-        on_key = on_key.join(" && ")
+        "(!variables.hasRequired || variables.validTerms.exists(t, (has(t.matchExpressions) ? t.matchExpressions : []).all(r, {})))",
+        on_key.join(" && ")
     )
 }
 
@@ -399,6 +396,13 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
             "terms",
             format!(
                 "variables.hasRequired && has({spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms) ? {spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"
+            ),
+        ),
+        (
+            "validTerms",
+            format!(
+                "variables.terms.filter(t, ((has(t.matchExpressions) && t.matchExpressions.size() > 0) || (has(t.matchFields) && t.matchFields.size() > 0)) && (has(t.matchExpressions) ? t.matchExpressions : []).all(r, {}))",
+                requirement_valid("r")
             ),
         ),
         ("affinityAdmitsWindows", win_affinity),
