@@ -51,7 +51,7 @@ pub fn list_text(statuses: &[(winplace_rules::rules::RuleId, Status)]) -> String
     let mut out = format!("{:width$}  EXPORTED  WHY NOT\n", "RULE");
     for (rule, status) in statuses {
         let _ = match status {
-            Status::Exported(action) => writeln!(out, "{:width$}  {:8}", rule.as_str(), action),
+            Status::Exported(action) => writeln!(out, "{:width$}  {action}", rule.as_str()),
             Status::Disabled => writeln!(
                 out,
                 "{:width$}  {:8}  disabled by the settings (disabledRules)",

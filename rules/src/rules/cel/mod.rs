@@ -335,6 +335,16 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
             affinity_admits(&[build], |_| v.map(str::to_string))
         )
     };
+    // The pod's own OS selectors that name an OS, GA first (`pins::selector_signals`).
+    let selector_signals = format!(
+        "{keys}.filter(k, has({spec}.nodeSelector) && k in {spec}.nodeSelector && {spec}.nodeSelector[k] in ['linux', 'windows']).map(k, {spec}.nodeSelector[k])",
+        keys = str_list(OS_KEYS)
+    );
+    // Some requirement of the required affinity is on an OS label (`first_expression_on`).
+    let on_os_keys = format!(
+        "variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key in {}))",
+        str_list(OS_KEYS)
+    );
     let vars: Vec<(&'static str, String)> = vec![
         (
             "prefix",
@@ -410,15 +420,7 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
         (
             "podSignals",
             format!(
-                "(variables.declaredOs != '' ? [variables.declaredOs] : []) + {sel} + ({aff} && variables.affinityAdmitsWindows != variables.affinityAdmitsLinux ? [variables.affinityAdmitsWindows ? 'windows' : 'linux'] : [])",
-                sel = format!(
-                    "{keys}.filter(k, has({spec}.nodeSelector) && k in {spec}.nodeSelector && {spec}.nodeSelector[k] in ['linux', 'windows']).map(k, {spec}.nodeSelector[k])",
-                    keys = str_list(OS_KEYS)
-                ),
-                aff = format!(
-                    "variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key in {}))",
-                    str_list(OS_KEYS)
-                ),
+                "(variables.declaredOs != '' ? [variables.declaredOs] : []) + {selector_signals} + ({on_os_keys} && variables.affinityAdmitsWindows != variables.affinityAdmitsLinux ? [variables.affinityAdmitsWindows ? 'windows' : 'linux'] : [])"
             ),
         ),
         (
