@@ -176,7 +176,8 @@ mod tests {
             winplace_rules::rules::RuleId::ALL.len() + 1
         );
         assert!(
-            text.contains("windows-pod-without-os-selector  Deny"),
+            text.lines()
+                .any(|l| l.starts_with("windows-pod-without-os-selector ") && l.ends_with(" Deny")),
             "{text}"
         );
         assert!(text.contains("needs a registry"), "{text}");
@@ -187,12 +188,26 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("winplace-export-{}", std::process::id()));
         let docs = export::validating(&Settings::default(), Naming::Static);
         let written = write_static(&dir, &docs).expect("written");
-        assert_eq!(written.len(), docs.len());
+        assert_eq!(written.len() * 2, docs.len());
+        let file = dir.join("os-conflict.winplace.static.k8s.io.yaml");
+        let text = std::fs::read_to_string(&file).expect("os-conflict's file");
         assert!(
-            written
-                .iter()
-                .any(|p| p.ends_with("os-conflict.winplace.static.k8s.io.policy.yaml"))
+            text.contains("kind: \"ValidatingAdmissionPolicy\"\n"),
+            "{text}"
         );
+        assert!(
+            text.contains("policyName: \"os-conflict.winplace.static.k8s.io\""),
+            "{text}"
+        );
+        // A rule the settings now disable loses its file; other files in the directory stay.
+        std::fs::write(dir.join("other.yaml"), "kept").expect("write");
+        let settings = Settings {
+            disabled_rules: vec!["os-conflict".into()],
+            ..Settings::default()
+        };
+        write_static(&dir, &export::validating(&settings, Naming::Static)).expect("written");
+        assert!(!file.exists());
+        assert!(dir.join("other.yaml").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
