@@ -27,6 +27,7 @@ pub mod audit;
 pub mod catalog;
 pub mod check;
 pub mod explain;
+pub mod export;
 pub mod finding;
 pub mod fix;
 pub mod infra;

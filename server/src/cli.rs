@@ -38,6 +38,9 @@ enum Command {
     /// and the fix (concrete with --cluster, --snapshot or the live cluster). Exit 1 when nothing is
     /// explained.
     Explain(crate::commands::explain::ExplainArgs),
+    /// Write the rules that need neither the cluster nor a registry as admission policies the API
+    /// server runs itself (ValidatingAdmissionPolicies; docs/reference/admission-policies.md).
+    Export(crate::commands::export::ExportArgs),
     /// List the rules.
     Rules(crate::commands::rules::RulesArgs),
     /// Plan a change to the cluster (remove Windows builds or pools, add pools) and report which
@@ -55,6 +58,7 @@ impl Cli {
             Command::Audit(args) => crate::commands::audit::run(args).await,
             Command::Check(args) => crate::commands::check::run(args),
             Command::Rules(args) => crate::commands::rules::run(args),
+            Command::Export(args) => crate::commands::export::run(args),
             Command::Explain(args) => crate::commands::explain::run(args).await,
             Command::WhatIf(args) => crate::commands::what_if::run(args).await,
             Command::DemoSnapshot(args) => crate::commands::demo_snapshot::run(args),

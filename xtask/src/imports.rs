@@ -46,6 +46,7 @@ pub const LAYERS: &[(&str, &[&str])] = &[
             "explain",
             "audit",
             "plan",
+            "export",
         ],
     ),
     (

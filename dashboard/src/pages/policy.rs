@@ -241,8 +241,59 @@ pub fn PolicyPage() -> impl IntoView {
                     }}
                 </section>
             </div>
+            <section class="admission-policies" aria-labelledby="vap-title">
+                <h2 id="vap-title">"In the API server: admission policies"</h2>
+                <p>
+                    "Without Kubewarden: the rules that need neither the cluster nor a registry as ValidatingAdmissionPolicies, and their fixes as MutatingAdmissionPolicies, for these settings ("
+                    <code>"winplace export"</code>"; they can run beside policy.wasm)."
+                </p>
+                {move || match checked.get() {
+                    Ok(settings) => admission_policies(&settings).into_any(),
+                    Err(_) => view! { <p class="muted">"Fix the settings to get the policies."</p> }.into_any(),
+                }}
+            </section>
         </section>
     }
+}
+
+/// The exported policies for `settings`: a download and a copy button for each format, and the
+/// validating YAML to read.
+fn admission_policies(settings: &Settings) -> impl IntoView + use<> {
+    use winplace_rules::export::{self, Naming};
+    let vap = export::to_yaml_stream(&export::validating(settings, Naming::Cluster));
+    let map = export::mutating(settings, Naming::Cluster).map(|d| export::to_yaml_stream(&d));
+    view! {
+        <p class="vap">
+            <a class="download" href=yaml_data_url(&vap) download="winplace-vap.yaml">"Download the ValidatingAdmissionPolicies"</a>
+            " "<CopyButton text=vap.clone() label="Copy the ValidatingAdmissionPolicies".to_string()/>
+        </p>
+        {match map {
+            Ok(map) => view! {
+                <p class="map">
+                    <a class="download" href=yaml_data_url(&map) download="winplace-map.yaml">"Download the MutatingAdmissionPolicies"</a>
+                    " "<CopyButton text=map.clone() label="Copy the MutatingAdmissionPolicies".to_string()/>
+                </p>
+            }.into_any(),
+            Err(e) => view! { <p class="muted map">{e.to_string()}</p> }.into_any(),
+        }}
+        <details>
+            <summary>"The ValidatingAdmissionPolicies (YAML)"</summary>
+            <pre class="yaml" tabindex="0" aria-label="ValidatingAdmissionPolicies">{vap}</pre>
+        </details>
+    }
+}
+
+/// A `data:` URL of YAML text, percent-encoded (RFC 3986 unreserved characters kept).
+fn yaml_data_url(text: &str) -> String {
+    let mut out = String::from("data:application/yaml;charset=utf-8,");
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -363,6 +414,15 @@ mod tests {
             );
             assert!(text.contains("  - \"10.0.20348\"\n"), "{text}");
         }
+    }
+
+    #[test]
+    fn the_admission_policies_download_as_percent_encoded_yaml() {
+        let url = yaml_data_url("a: \"b c\"\n# é");
+        assert_eq!(
+            url,
+            "data:application/yaml;charset=utf-8,a%3A%20%22b%20c%22%0A%23%20%C3%A9"
+        );
     }
 
     #[test]

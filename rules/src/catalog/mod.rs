@@ -137,13 +137,108 @@ impl Needs {
 
 pub use id::RULES;
 
+/// Whether `winplace export` turns a rule into an admission policy (DESIGN "The API server as a fourth
+/// place"): the rule's CEL sits beside its Rust check (`rules/src/rules/cel/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Export {
+    /// Exported as a ValidatingAdmissionPolicy.
+    Yes,
+    /// Not exported, and why.
+    No(NotExported),
+}
+
+/// Why a rule is not exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotExported {
+    /// It judges the cluster's Nodes or RuntimeClasses, which an admission policy does not see.
+    ClusterContext,
+    /// It reads image manifests from a registry.
+    Registry,
+    /// It judges running pods (the server's audit).
+    LiveState,
+    /// It judges a pod against another object (its RuntimeClass) or a whole file.
+    MultiObject,
+    /// It judges Nodes, RuntimeClasses or node pools, not workloads.
+    NotAWorkload,
+    /// It reads the retirement calendar at a date, or the node pools of infrastructure files.
+    Calendar,
+    /// One object is enough, but its CEL is not written yet: policy.wasm and `winplace check` have it.
+    NotYetInCel,
+}
+
+impl NotExported {
+    /// The reason, as `winplace export --list` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotExported::ClusterContext => "needs cluster context (Nodes, RuntimeClasses)",
+            NotExported::Registry => "needs a registry (image manifests)",
+            NotExported::LiveState => "needs live state (running pods)",
+            NotExported::MultiObject => {
+                "multi-object: judges a pod with its RuntimeClass or a whole file"
+            }
+            NotExported::NotAWorkload => "judges Nodes or RuntimeClasses, not workloads",
+            NotExported::Calendar => "reads the retirement calendar at a date",
+            NotExported::NotYetInCel => {
+                "not yet written in CEL (policy.wasm and `winplace check` run it)"
+            }
+        }
+    }
+}
+
+/// Whether rule `rule` is exported and, if not, why.
+///
+/// ```
+/// use winplace_rules::catalog::{export, Export, NotExported};
+/// use winplace_rules::rules::RuleId;
+/// assert_eq!(export(RuleId::OsConflict), Export::Yes);
+/// assert_eq!(export(RuleId::ImageManifestUnresolved), Export::No(NotExported::Registry));
+/// ```
+pub const fn export(rule: RuleId) -> Export {
+    use RuleId as R;
+    let why = match rule {
+        R::OsConflict
+        | R::MixedOsContainers
+        | R::WindowsPodWithoutOsSelector
+        | R::WindowsPodWithoutToleration
+        | R::TolerationCaseMismatch
+        | R::WindowsPodWithoutBuildSelector
+        | R::WindowsBuildMismatch
+        | R::DeprecatedOsLabel
+        | R::LinuxPodWithoutOsSelector
+        | R::LinuxPodToleratesWindowsTaint
+        | R::WindowsForbiddenField
+        | R::LinuxForbiddenWindowsOptions
+        | R::HostProcessInconsistent => return Export::Yes,
+        R::RuntimeClassSelectorConflict
+        | R::RuntimeClassOverheadMismatch
+        | R::RuntimeClassUnchecked
+        | R::NotChecked => NotExported::MultiObject,
+        R::RuntimeClassDeprecatedApi
+        | R::RuntimeClassDockerHandler
+        | R::RuntimeClassHyperVHandler
+        | R::WindowsNodeUntainted
+        | R::WindowsNodeMissingBuildLabel
+        | R::WindowsNodeBuildLabelMismatch
+        | R::WindowsNodeUnsupportedVersion
+        | R::NodePoolBuildUnknown => NotExported::NotAWorkload,
+        R::WindowsNodeBuildRetired => NotExported::Calendar,
+        _ => match meta(rule).needs {
+            Needs::Cluster => NotExported::ClusterContext,
+            Needs::Registry => NotExported::Registry,
+            Needs::LiveState => NotExported::LiveState,
+            Needs::Manifest => NotExported::NotYetInCel,
+        },
+    };
+    Export::No(why)
+}
+
 /// The metadata of `rule`.
 ///
 /// ```
 /// use winplace_rules::rules::{catalog, RuleId};
 /// assert_eq!(catalog::meta(RuleId::OsConflict).id, "os-conflict");
 /// ```
-pub fn meta(rule: RuleId) -> &'static RuleMeta {
+pub const fn meta(rule: RuleId) -> &'static RuleMeta {
     &RULES[rule as usize]
 }
 

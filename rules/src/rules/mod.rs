@@ -34,6 +34,8 @@ mod runtimeclass_objects;
 pub(crate) mod node_pools;
 // Live state (the server's audit of running pods).
 pub(crate) mod live_state;
+// The exportable rules in CEL (`winplace export`).
+pub mod cel;
 // The tests' kit.
 #[cfg(test)]
 pub(crate) mod test_kit;

@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 use super::builds::WindowsVersion;
 
 /// The first build with the stable container ABI (Windows Server 2022).
-const LTSC2022: u32 = 20348;
+pub(crate) const LTSC2022: u32 = 20348;
 
 /// The LTSC builds that start a range of compatible images, ascending (hcsshim `compatLTSCReleases`).
-const COMPAT_LTSC_RELEASES: &[u32] = &[20348, 26100];
+pub(crate) const COMPAT_LTSC_RELEASES: &[u32] = &[20348, 26100];
 
 /// The newest LTSC of [`COMPAT_LTSC_RELEASES`] (Windows Server 2025).
 const NEWEST_LTSC: u32 = 26100;

@@ -12,7 +12,7 @@ use super::reference::{DOCKER_HUB, ImageRef};
 
 /// How the built-in tables treat a repository's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Family {
+pub(crate) enum Family {
     /// Windows-only Microsoft base images: the tag names the build (`ltsc2022`, `1809-KB4493509`,
     /// `10.0.17763.437`, `ltsc2022-amd64`, `windowsservercore-ltsc2022`); other tags are Windows of unknown build.
     WindowsBase,
@@ -34,11 +34,13 @@ pub(super) enum Family {
 }
 
 /// One repository of the built-in tables.
-struct Known {
-    registry: &'static str,
+pub(crate) struct Known {
+    /// The registry host.
+    pub(crate) registry: &'static str,
     /// The repository; ending in `/` means every repository below it.
-    repository: &'static str,
-    family: Family,
+    pub(crate) repository: &'static str,
+    /// How its tags are read.
+    pub(crate) family: Family,
 }
 
 const fn known(registry: &'static str, repository: &'static str, family: Family) -> Known {
@@ -52,7 +54,7 @@ const fn known(registry: &'static str, repository: &'static str, family: Family)
 const MCR: &str = "mcr.microsoft.com";
 
 /// The built-in tables; [`super::classify_image`]'s doc comment lists them for readers.
-const KNOWN: &[Known] = &[
+pub(crate) const KNOWN: &[Known] = &[
     // Microsoft base images (§6), including servercore/iis and the insider repositories.
     known(MCR, "windows", Family::WindowsBase),
     known(MCR, "windows/", Family::WindowsBase),
@@ -175,18 +177,15 @@ pub(super) fn base_token_build(token: &str) -> Option<u32> {
 /// `-` tokens. `Some(build)` when found, where `build` comes from the token right after the marker: a base tag,
 /// a full version, or an LTSC year (`windows-2019`).
 pub(super) fn windows_variant(tokens: &[&str]) -> Option<Option<u32>> {
-    let at = tokens.iter().position(|t| {
-        ["windowsservercore", "nanoserver", "servercore", "windows"]
-            .iter()
-            .any(|m| t.eq_ignore_ascii_case(m))
-    })?;
+    let at = tokens
+        .iter()
+        .position(|t| VARIANT_MARKERS.iter().any(|m| t.eq_ignore_ascii_case(m)))?;
     let build = tokens.get(at + 1).and_then(|next| {
-        base_token_build(next).or(match *next {
-            "2016" => Some(14393),
-            "2019" => Some(17763),
-            "2022" => Some(20348),
-            "2025" => Some(26100),
-            _ => None,
+        base_token_build(next).or_else(|| {
+            VARIANT_YEARS
+                .iter()
+                .find(|(year, _)| year == next)
+                .map(|(_, build)| *build)
         })
     });
     Some(build)
@@ -195,46 +194,70 @@ pub(super) fn windows_variant(tokens: &[&str]) -> Option<Option<u32>> {
 /// A tag token that names a Linux distribution or a Linux-only architecture.
 pub(super) fn is_linux_token(token: &str) -> bool {
     let token = token.to_ascii_lowercase();
-    const EXACT: &[&str] = &[
-        "bookworm",
-        "bullseye",
-        "buster",
-        "stretch",
-        "jessie",
-        "trixie",
-        "slim",
-        "jammy",
-        "focal",
-        "bionic",
-        "noble",
-        "xenial",
-        "cbl",
-        "chiseled",
-        "distroless",
-        "arm32v7",
-        "arm64v8",
-    ];
-    const PREFIX: &[&str] = &[
-        "alpine",
-        "ubuntu",
-        "debian",
-        "azurelinux",
-        "mariner",
-        "centos",
-        "fedora",
-        "opensuse",
-    ];
+    const EXACT: &[&str] = LINUX_EXACT;
+    const PREFIX: &[&str] = LINUX_PREFIX;
     EXACT.contains(&token.as_str()) || PREFIX.iter().any(|p| token.starts_with(p))
 }
 
 /// The builds of a .NET Framework shared tag, from its first `-` token (§6).
 pub(super) fn framework_shared_builds(first_token: &str) -> Vec<u32> {
-    match first_token {
-        "4.8.1" => vec![20348, 26100],
-        "4.8" | "latest" => vec![14393, 17763],
-        _ => Vec::new(),
-    }
+    FRAMEWORK_SHARED
+        .iter()
+        .find(|(tag, _)| *tag == first_token)
+        .map(|(_, builds)| builds.to_vec())
+        .unwrap_or_default()
 }
+
+/// The .NET Framework shared tags (first `-` token) and the builds they hold (§6).
+pub(crate) const FRAMEWORK_SHARED: &[(&str, &[u32])] = &[
+    ("4.8.1", &[20348, 26100]),
+    ("4.8", &[14393, 17763]),
+    ("latest", &[14393, 17763]),
+];
+
+/// The Windows variant markers among a tag's `-` tokens ([`windows_variant`]), compared ignoring case.
+pub(crate) const VARIANT_MARKERS: [&str; 4] =
+    ["windowsservercore", "nanoserver", "servercore", "windows"];
+
+/// The LTSC years a token after a variant marker may name (`windows-2019`).
+pub(crate) const VARIANT_YEARS: [(&str, u32); 4] = [
+    ("2016", 14393),
+    ("2019", 17763),
+    ("2022", 20348),
+    ("2025", 26100),
+];
+
+/// The Linux distribution tokens of [`is_linux_token`]: exact tokens, then prefixes (lowercase).
+pub(crate) const LINUX_TOKENS: (&[&str], &[&str]) = (LINUX_EXACT, LINUX_PREFIX);
+const LINUX_EXACT: &[&str] = &[
+    "bookworm",
+    "bullseye",
+    "buster",
+    "stretch",
+    "jessie",
+    "trixie",
+    "slim",
+    "jammy",
+    "focal",
+    "bionic",
+    "noble",
+    "xenial",
+    "cbl",
+    "chiseled",
+    "distroless",
+    "arm32v7",
+    "arm64v8",
+];
+const LINUX_PREFIX: &[&str] = &[
+    "alpine",
+    "ubuntu",
+    "debian",
+    "azurelinux",
+    "mariner",
+    "centos",
+    "fedora",
+    "opensuse",
+];
 
 #[cfg(test)]
 mod tests {

@@ -30,7 +30,7 @@ pub mod builds;
 pub mod classify;
 pub mod compat;
 pub mod image_rules;
-mod known_images;
+pub(crate) mod known_images;
 pub mod manifest;
 pub mod os;
 pub mod os_features;

@@ -5,6 +5,7 @@ pub mod check;
 pub mod context;
 pub mod demo_snapshot;
 pub mod explain;
+pub mod export;
 pub mod policy_report;
 pub mod rules;
 pub mod serve;

@@ -1,0 +1,451 @@
+//! `winplace export`: the rules as admission policies the API server runs itself (DESIGN "The API server
+//! as a fourth place", docs/reference/admission-policies.md).
+//!
+//! [`validating`] turns every exported rule ([`crate::rules::cel`], the CEL beside each family's Rust
+//! check) into a `ValidatingAdmissionPolicy` and its `ValidatingAdmissionPolicyBinding`
+//! (`admissionregistration.k8s.io/v1`); [`listing`] says, for every rule of the catalogue, whether it
+//! is exported and, if not, why ([`crate::catalog::export`]). Pure: documents in, text out; the command
+//! (`server/src/commands/export.rs`) writes them.
+//!
+//! ```
+//! use winplace_rules::{Settings, export};
+//! let docs = export::validating(&Settings::default(), export::Naming::Cluster);
+//! assert!(docs.iter().any(|d| d.name == "winplace-windows-pod-without-os-selector"));
+//! let yaml = export::to_yaml_stream(&docs);
+//! assert!(yaml.contains("kind: \"ValidatingAdmissionPolicyBinding\""));
+//! ```
+
+pub mod yaml;
+
+use serde_json::{Value, json};
+
+use crate::catalog::{self, Export, RuleId};
+use crate::finding::Severity;
+use crate::rules::cel::{self, Variable};
+use crate::settings::Settings;
+
+/// The API group and version of the exported policies.
+pub const API_VERSION: &str = "admissionregistration.k8s.io/v1";
+
+/// How the exported objects are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// Objects applied through the API: `winplace-<rule-id>`.
+    Cluster,
+    /// Files kube-apiserver loads at start from its static manifests directory (KEP-5793): names end
+    /// in `.static.k8s.io`, `<rule-id>.winplace.static.k8s.io`.
+    Static,
+}
+
+impl Naming {
+    /// The name of rule `rule`'s policy (and of its binding).
+    pub fn name(self, rule: RuleId) -> String {
+        match self {
+            Naming::Cluster => format!("winplace-{rule}"),
+            Naming::Static => format!("{rule}.winplace.static.k8s.io"),
+        }
+    }
+}
+
+/// One exported object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Its `metadata.name`.
+    pub name: String,
+    /// The rule it carries.
+    pub rule: RuleId,
+    /// The object.
+    pub value: Value,
+}
+
+/// What [`listing`] says of a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Exported, with the binding's `validationActions`.
+    Exported(&'static str),
+    /// Exportable, but the settings' `disabledRules` turn it off.
+    Disabled,
+    /// Not exported, and why.
+    NotExported(&'static str),
+}
+
+/// Every rule of the catalogue with what `export` does with it under `settings`.
+pub fn listing(settings: &Settings) -> Vec<(RuleId, Status)> {
+    RuleId::ALL
+        .into_iter()
+        .map(|rule| {
+            let status = match catalog::export(rule) {
+                Export::No(why) => Status::NotExported(why.as_str()),
+                Export::Yes if disabled(settings, rule) => Status::Disabled,
+                Export::Yes => Status::Exported(action(severity(settings, rule))),
+            };
+            (rule, status)
+        })
+        .collect()
+}
+
+fn disabled(settings: &Settings, rule: RuleId) -> bool {
+    settings.disabled_rules.iter().any(|r| r == rule.as_str())
+}
+
+/// The severity `winplace check` reports `rule` with under `settings` (without cluster context).
+pub fn severity(settings: &Settings, rule: RuleId) -> Severity {
+    let default = match rule {
+        RuleId::WindowsPodWithoutBuildSelector if settings.require_build_selector => {
+            Severity::Error
+        }
+        _ => catalog::meta(rule).severity,
+    };
+    settings
+        .severity
+        .get(rule.as_str())
+        .copied()
+        .unwrap_or(default)
+}
+
+/// The binding's `validationActions` for a severity: errors are denied, warnings returned to the client
+/// as warnings, notes written to the audit log.
+pub fn action(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "Deny",
+        Severity::Warning => "Warn",
+        Severity::Info => "Audit",
+    }
+}
+
+/// The resources whose pod templates the rules check (`model::WorkloadKind`), as served today.
+fn resource_rules() -> Value {
+    let ops = json!(["CREATE", "UPDATE"]);
+    json!([
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ops, "resources": ["pods", "replicationcontrollers"]},
+        {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ops, "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"]},
+        {"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ops, "resources": ["jobs", "cronjobs"]},
+    ])
+}
+
+/// The matchConditions every policy has: the object holds a pod spec where its kind keeps it, and its
+/// namespace is not exempt (settings `exemptNamespaces`).
+pub fn match_conditions(settings: &Settings) -> Vec<(String, String)> {
+    let mut out = vec![("has-pod-spec".to_string(), cel::has_pod_spec())];
+    if !settings.exempt_namespaces.is_empty() {
+        out.push((
+            "not-exempt-namespace".to_string(),
+            format!(
+                "!(request.namespace in {})",
+                cel::image::str_list(settings.exempt_namespaces.iter().map(String::as_str))
+            ),
+        ));
+    }
+    out
+}
+
+/// The variables an expression needs: the ones it names and, transitively, the ones they name, in the
+/// order of [`cel::variables`].
+pub fn variables_for(all: &[Variable], expression: &str) -> Vec<Variable> {
+    let mut needed: Vec<bool> = all.iter().map(|v| names(expression, v.name)).collect();
+    for i in (0..all.len()).rev() {
+        if !needed[i] {
+            continue;
+        }
+        for j in 0..i {
+            if names(&all[i].expression, all[j].name) {
+                needed[j] = true;
+            }
+        }
+    }
+    all.iter()
+        .zip(needed)
+        .filter(|(_, n)| *n)
+        .map(|(v, _)| v.clone())
+        .collect()
+}
+
+/// Whether `expression` reads `variables.<name>` (and not a longer name).
+fn names(expression: &str, name: &str) -> bool {
+    let needle = format!("variables.{name}");
+    expression.match_indices(&needle).any(|(at, _)| {
+        expression[at + needle.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
+
+/// The message of a rule's validation: its title and summary, and where its page is.
+pub fn message(rule: RuleId) -> String {
+    let meta = catalog::meta(rule);
+    format!(
+        "winplace {}: {}. {} See {}",
+        meta.id,
+        meta.title,
+        meta.summary,
+        catalog::doc_url(meta.id)
+    )
+}
+
+/// The ValidatingAdmissionPolicy and its binding for every exported rule that `settings` do not
+/// disable, in catalogue order (policy, then binding).
+pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
+    let all = cel::variables(settings);
+    let conditions: Vec<Value> = match_conditions(settings)
+        .into_iter()
+        .map(|(name, expression)| json!({"name": name, "expression": expression}))
+        .collect();
+    let mut out = Vec::new();
+    for rule in cel::rules(settings) {
+        if disabled(settings, rule.rule) {
+            continue;
+        }
+        let name = naming.name(rule.rule);
+        let variables: Vec<Value> = variables_for(&all, &rule.fires)
+            .into_iter()
+            .map(|v| json!({"name": v.name, "expression": v.expression}))
+            .collect();
+        let labels = json!({
+            "app.kubernetes.io/managed-by": "winplace",
+            "winplace.io/rule": rule.rule.as_str(),
+        });
+        let policy = json!({
+            "apiVersion": API_VERSION,
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {
+                "name": name,
+                "labels": labels,
+                "annotations": {"winplace.io/documentation": catalog::doc_url(rule.rule.as_str())},
+            },
+            "spec": {
+                "failurePolicy": "Ignore",
+                "matchConstraints": {"resourceRules": resource_rules()},
+                "matchConditions": conditions,
+                "variables": variables,
+                "validations": [{
+                    "expression": format!("!({})", rule.fires),
+                    "message": message(rule.rule),
+                    "reason": "Invalid",
+                }],
+            },
+        });
+        let binding = json!({
+            "apiVersion": API_VERSION,
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "policyName": name,
+                "validationActions": [action(severity(settings, rule.rule))],
+            },
+        });
+        out.push(Document {
+            name: name.clone(),
+            rule: rule.rule,
+            value: policy,
+        });
+        out.push(Document {
+            name,
+            rule: rule.rule,
+            value: binding,
+        });
+    }
+    out
+}
+
+/// The MutatingAdmissionPolicy and its binding for every exported fix ([`cel::fixes`]) whose rule
+/// `settings` do not disable: JSONPatch mutations, reinvoked when another plugin changed the object
+/// (`reinvocationPolicy: IfNeeded`), so that a fix another mutation makes necessary is still applied.
+pub fn mutating(
+    settings: &Settings,
+    naming: Naming,
+) -> Result<Vec<Document>, cel::FixesUnsupported> {
+    let all = cel::variables(settings);
+    let conditions: Vec<Value> = match_conditions(settings)
+        .into_iter()
+        .map(|(name, expression)| json!({"name": name, "expression": expression}))
+        .collect();
+    let mut out = Vec::new();
+    for fix in cel::fixes(settings)? {
+        if disabled(settings, fix.rule) {
+            continue;
+        }
+        let name = naming.name(fix.rule);
+        let variables: Vec<Value> = variables_for(&all, &fix.patches)
+            .into_iter()
+            .map(|v| json!({"name": v.name, "expression": v.expression}))
+            .collect();
+        let labels = json!({
+            "app.kubernetes.io/managed-by": "winplace",
+            "winplace.io/rule": fix.rule.as_str(),
+        });
+        out.push(Document {
+            name: name.clone(),
+            rule: fix.rule,
+            value: json!({
+                "apiVersion": API_VERSION,
+                "kind": "MutatingAdmissionPolicy",
+                "metadata": {
+                    "name": name,
+                    "labels": labels,
+                    "annotations": {"winplace.io/documentation": catalog::doc_url(fix.rule.as_str())},
+                },
+                "spec": {
+                    "failurePolicy": "Ignore",
+                    "reinvocationPolicy": "IfNeeded",
+                    "matchConstraints": {"resourceRules": resource_rules()},
+                    "matchConditions": conditions,
+                    "variables": variables,
+                    "mutations": [{
+                        "patchType": "JSONPatch",
+                        "jsonPatch": {"expression": fix.patches},
+                    }],
+                },
+            }),
+        });
+        out.push(Document {
+            name: name.clone(),
+            rule: fix.rule,
+            value: json!({
+                "apiVersion": API_VERSION,
+                "kind": "MutatingAdmissionPolicyBinding",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {"policyName": name},
+            }),
+        });
+    }
+    Ok(out)
+}
+
+/// The documents as one multi-document YAML stream, each after `---`.
+pub fn to_yaml_stream(documents: &[Document]) -> String {
+    let mut out =
+        String::from("# Generated by `winplace export`: do not edit; regenerate instead.\n");
+    for d in documents {
+        out.push_str("---\n");
+        out.push_str(&yaml::to_yaml(&d.value));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The catalogue's answer, the CEL tables and the generator agree on which rules are exported.
+    #[test]
+    fn the_catalogue_says_what_is_exported() {
+        let settings = Settings::default();
+        let from_cel: Vec<RuleId> = cel::rules(&settings).iter().map(|r| r.rule).collect();
+        let mut listed: Vec<RuleId> = cel::EXPORTED.to_vec();
+        listed.sort();
+        assert_eq!(from_cel, listed);
+        for rule in RuleId::ALL {
+            assert_eq!(
+                catalog::export(rule) == Export::Yes,
+                listed.contains(&rule),
+                "{rule}"
+            );
+        }
+        let docs = validating(&settings, Naming::Cluster);
+        assert_eq!(docs.len(), 2 * listed.len());
+        for (rule, status) in listing(&settings) {
+            match status {
+                Status::Exported(action) => {
+                    assert!(listed.contains(&rule));
+                    assert_eq!(action, super::action(catalog::meta(rule).severity));
+                }
+                Status::NotExported(why) => assert!(!why.is_empty() && !listed.contains(&rule)),
+                Status::Disabled => panic!("{rule} disabled by default"),
+            }
+        }
+    }
+
+    #[test]
+    fn settings_choose_the_actions_and_the_policies() {
+        let settings = Settings {
+            disabled_rules: vec!["os-conflict".into()],
+            require_build_selector: true,
+            severity: [("deprecated-os-label".to_string(), Severity::Error)].into(),
+            exempt_namespaces: vec!["kube-system".into()],
+            ..Settings::default()
+        };
+        let docs = validating(&settings, Naming::Static);
+        assert!(!docs.iter().any(|d| d.rule == RuleId::OsConflict));
+        let action_of = |rule: RuleId| {
+            docs.iter()
+                .find(|d| d.rule == rule && d.value["kind"] == "ValidatingAdmissionPolicyBinding")
+                .map(|d| d.value["spec"]["validationActions"][0].clone())
+        };
+        assert_eq!(
+            action_of(RuleId::WindowsPodWithoutBuildSelector),
+            Some("Deny".into())
+        );
+        assert_eq!(action_of(RuleId::DeprecatedOsLabel), Some("Deny".into()));
+        assert_eq!(
+            action_of(RuleId::LinuxPodWithoutOsSelector),
+            Some("Warn".into())
+        );
+        let policy = &docs[0].value;
+        assert_eq!(
+            policy["metadata"]["name"],
+            format!("{}.winplace.static.k8s.io", docs[0].rule)
+        );
+        assert_eq!(
+            policy["spec"]["matchConditions"][1]["expression"],
+            "!(request.namespace in ['kube-system'])"
+        );
+        assert_eq!(
+            listing(&settings)
+                .into_iter()
+                .find(|(r, _)| *r == RuleId::OsConflict)
+                .map(|(_, s)| s),
+            Some(Status::Disabled)
+        );
+    }
+
+    #[test]
+    fn a_policy_carries_only_the_variables_it_reads_in_order() {
+        let all = vec![
+            Variable {
+                name: "a",
+                expression: "1".into(),
+            },
+            Variable {
+                name: "ab",
+                expression: "variables.a + 1".into(),
+            },
+            Variable {
+                name: "c",
+                expression: "2".into(),
+            },
+            Variable {
+                name: "d",
+                expression: "variables.ab".into(),
+            },
+        ];
+        let names: Vec<&str> = variables_for(&all, "variables.d > 0")
+            .iter()
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(names, ["a", "ab", "d"]);
+        let names: Vec<&str> = variables_for(&all, "variables.abc")
+            .iter()
+            .map(|v| v.name)
+            .collect();
+        assert!(names.is_empty());
+    }
+
+    #[test]
+    fn exact_pinning_and_runtime_classes_are_not_exported_as_mutations() {
+        let exact = Settings {
+            build_pinning: crate::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        assert_eq!(
+            mutating(&exact, Naming::Cluster),
+            Err(cel::FixesUnsupported::ExactPinning)
+        );
+        let docs = mutating(&Settings::default(), Naming::Cluster).expect("fixes");
+        assert!(
+            docs.iter()
+                .all(|d| d.value["spec"].get("paramKind").is_none())
+        );
+        assert_eq!(docs.len(), 8);
+    }
+}

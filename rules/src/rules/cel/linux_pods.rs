@@ -1,0 +1,62 @@
+//! The CEL of the Linux-pod family (`rules/src/rules/linux_pods.rs`).
+
+use super::{CelSettings, FixCel, RuleCel, json_patch, pointer_key, str_map, tolerates};
+use crate::catalog::RuleId;
+
+/// The family's exported rules.
+pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
+    // `linux_pod_tolerates_windows_taint`: a Linux pod not pinned to an OS, one of whose tolerations
+    // tolerates a Windows taint of the settings (`windows_taints` without cluster context).
+    let any: Vec<String> = cx
+        .taints
+        .iter()
+        .map(|taint| tolerates("t", taint))
+        .collect();
+    let tolerated = if any.is_empty() {
+        "false".to_string()
+    } else {
+        format!("variables.tolerations.exists(t, {})", any.join(" || "))
+    };
+    vec![
+        // `linux_pod_without_os_selector` (`plan::linux_needs_os_selector`).
+        RuleCel {
+            rule: RuleId::LinuxPodWithoutOsSelector,
+            fires: LINUX_NEEDS_OS_SELECTOR.into(),
+        },
+        RuleCel {
+            rule: RuleId::LinuxPodToleratesWindowsTaint,
+            fires: format!("variables.os == 'linux' && variables.osPin == 'none' && {tolerated}"),
+        },
+    ]
+}
+
+/// `plan::linux_needs_os_selector`.
+const LINUX_NEEDS_OS_SELECTOR: &str =
+    "variables.os == 'linux' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
+
+/// The family's fixes: `linux_selector_fix` (`plan::selector_ops` with kubernetes.io/os: linux).
+pub(super) fn fixes(_cx: &CelSettings) -> Vec<FixCel> {
+    vec![FixCel {
+        rule: RuleId::LinuxPodWithoutOsSelector,
+        patches: selector_patch(LINUX_NEEDS_OS_SELECTOR, "linux"),
+    }]
+}
+
+/// `plan::selector_ops` for kubernetes.io/os: `os` when `needed`: the key added to the nodeSelector,
+/// or the nodeSelector added with it.
+pub(super) fn selector_patch(needed: &str, os: &str) -> String {
+    let label = crate::placement::OS_LABEL;
+    format!(
+        "{needed} ? [has(variables.spec.nodeSelector) ? {} : {}] : []",
+        json_patch(
+            "add",
+            &format!("variables.prefix + '/nodeSelector/{}'", pointer_key(label)),
+            &super::image::lit(os)
+        ),
+        json_patch(
+            "add",
+            "variables.prefix + '/nodeSelector'",
+            &str_map(&[(label, os)])
+        )
+    )
+}

@@ -1,0 +1,509 @@
+//! The rules in CEL: what `winplace export` turns into ValidatingAdmissionPolicies (DESIGN "The API
+//! server as a fourth place").
+//!
+//! Each rule family that can be exported declares its rules' CEL in a sibling file here
+//! (`os_identity.rs`, `windows_pods.rs`, `linux_pods.rs`, `api_validation.rs`), next to the family's
+//! Rust check in `rules/src/rules/<family>.rs`; the placement that every family reads
+//! ([`crate::placement::resolve`] without cluster context) is [`variables`], shared by every policy.
+//! Settings are baked into the expressions (docs/reference/admission-policies.md says why).
+//!
+//! A rule's CEL is a *firing condition* over `variables.*` (true when `winplace check` reports the rule
+//! on the object); the policy's validation is its negation. The parity test
+//! (`rules/tests/export_parity.rs`) evaluates them with kube-cel over every corpus case.
+
+mod api_validation;
+pub mod image;
+mod linux_pods;
+mod os_identity;
+mod windows_pods;
+
+use k8s_openapi::api::core::v1::Taint;
+
+use crate::catalog::RuleId;
+use crate::settings::Settings;
+use image::{lit, str_list};
+
+/// One CEL variable of a policy (`spec.variables[]`): a name and its expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variable {
+    /// The name (`variables.<name>` in later expressions).
+    pub name: &'static str,
+    /// The CEL expression.
+    pub expression: String,
+}
+
+/// The CEL of one exported rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleCel {
+    /// The rule.
+    pub rule: RuleId,
+    /// True exactly when the rule reports the object (over `object` and [`variables`]).
+    pub fires: String,
+}
+
+/// The CEL of one exported fix: the JSON patch a MutatingAdmissionPolicy applies where the rule's fix
+/// would (`winplace check --fix`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixCel {
+    /// The rule whose fix it is.
+    pub rule: RuleId,
+    /// A CEL list of `JSONPatch{op, path, value}` over `object` and [`variables`] (empty: nothing to do).
+    pub patches: String,
+}
+
+/// Why `export --format map` cannot write the fixes for some settings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FixesUnsupported {
+    /// `buildPinning: exact` chooses one build from the cluster's and the images' (policy.wasm does it).
+    #[error(
+        "buildPinning: exact is not exported as a MutatingAdmissionPolicy (the build it pins is chosen with cluster context); use policy.wasm's mutate, or buildPinning: range"
+    )]
+    ExactPinning,
+    /// `runtimeClasses` maps builds to RuntimeClasses (the fix sets runtimeClassName).
+    #[error(
+        "runtimeClasses is not exported as a MutatingAdmissionPolicy; use policy.wasm's mutate"
+    )]
+    RuntimeClasses,
+}
+
+/// The fixes a MutatingAdmissionPolicy applies (no network, no cluster context), in the order policy.wasm's
+/// `mutate` would find them: the OS selector (Windows, Linux), the Windows tolerations, the range of
+/// builds that run the images.
+pub fn fixes(settings: &Settings) -> Result<Vec<FixCel>, FixesUnsupported> {
+    if settings.build_pinning == crate::settings::BuildPinning::Exact {
+        return Err(FixesUnsupported::ExactPinning);
+    }
+    if !settings.runtime_classes.is_empty() {
+        return Err(FixesUnsupported::RuntimeClasses);
+    }
+    let cx = CelSettings {
+        taints: crate::placement::plan::windows_taints(None, settings),
+    };
+    let mut out = windows_pods::fixes(&cx, settings);
+    out.extend(linux_pods::fixes(&cx));
+    out.sort_by_key(|f| f.rule);
+    Ok(out)
+}
+
+/// A `JSONPatch{op, path, value}` literal of a MutatingAdmissionPolicy's JSONPatch mutation.
+pub(crate) fn json_patch(op: &str, path: &str, value: &str) -> String {
+    format!("JSONPatch{{op: {}, path: {path}, value: {value}}}", lit(op))
+}
+
+/// A JSON pointer's key part (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub(crate) fn pointer_key(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// A CEL map literal of string keys and values.
+pub(crate) fn str_map(entries: &[(&str, &str)]) -> String {
+    let items: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| format!("{}: {}", lit(k), lit(v)))
+        .collect();
+    format!("{{{}}}", items.join(", "))
+}
+
+/// The settings the CEL is generated from, read once.
+pub(crate) struct CelSettings {
+    /// The settings' Windows taints that keep pods off (NoSchedule, NoExecute).
+    pub(crate) taints: Vec<Taint>,
+}
+
+/// The CEL of every exported rule for `settings`, in catalogue order (disabled rules included: the
+/// generator leaves them out).
+pub fn rules(settings: &Settings) -> Vec<RuleCel> {
+    let cx = CelSettings {
+        taints: crate::placement::plan::windows_taints(None, settings),
+    };
+    let mut out = Vec::new();
+    out.extend(os_identity::cel(&cx));
+    out.extend(windows_pods::cel(&cx));
+    out.extend(linux_pods::cel(&cx));
+    out.extend(api_validation::cel(&cx));
+    out.sort_by_key(|r| r.rule);
+    out
+}
+
+/// The rules [`rules`] exports, whatever the settings.
+pub const EXPORTED: &[RuleId] = &[
+    RuleId::LinuxPodWithoutOsSelector,
+    RuleId::OsConflict,
+    RuleId::MixedOsContainers,
+    RuleId::WindowsPodWithoutOsSelector,
+    RuleId::WindowsPodWithoutToleration,
+    RuleId::TolerationCaseMismatch,
+    RuleId::WindowsPodWithoutBuildSelector,
+    RuleId::WindowsBuildMismatch,
+    RuleId::DeprecatedOsLabel,
+    RuleId::LinuxPodToleratesWindowsTaint,
+    RuleId::WindowsForbiddenField,
+    RuleId::LinuxForbiddenWindowsOptions,
+    RuleId::HostProcessInconsistent,
+];
+
+/// `has(a.b.c)` for every step of a path below `root`: `has(root.a) && has(root.a.b) && …`.
+pub(crate) fn has_path(root: &str, steps: &[&str]) -> String {
+    let mut out = Vec::new();
+    let mut at = root.to_string();
+    for s in steps {
+        out.push(format!("has({at}.{s})"));
+        at = format!("{at}.{s}");
+    }
+    out.join(" && ")
+}
+
+/// The pod spec's field `steps` or `default` when absent.
+fn or_default(root: &str, steps: &[&str], default: &str) -> String {
+    format!(
+        "({} ? {root}.{} : {default})",
+        has_path(root, steps),
+        steps.join(".")
+    )
+}
+
+/// Whether the admitted object holds a pod spec where its kind keeps it (a matchCondition: it may not
+/// read variables).
+pub fn has_pod_spec() -> String {
+    format!(
+        "object.kind == 'Pod' ? {} : (object.kind == 'CronJob' ? {} : {})",
+        has_path("object", &["spec"]),
+        has_path(
+            "object",
+            &["spec", "jobTemplate", "spec", "template", "spec"]
+        ),
+        has_path("object", &["spec", "template", "spec"])
+    )
+}
+
+/// The OS label keys a selector may pin the OS with (GA first).
+const OS_KEYS: [&str; 2] = [crate::placement::OS_LABEL, crate::placement::BETA_OS_LABEL];
+
+/// A node selector requirement `r` that parses (`parse_label_requirement`): known operator, qualified
+/// key, value counts, integer comparands, valid label values.
+fn requirement_valid(r: &str) -> String {
+    let values = format!("(has({r}.values) ? {r}.values : [])");
+    let key_re = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
+    let value_re = "^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$";
+    format!(
+        "({r}.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] && {r}.key.matches('{key_re}') && {values}.all(v, v.matches('{value_re}')) && ({r}.operator in ['In', 'NotIn'] ? {values}.size() > 0 : ({r}.operator in ['Exists', 'DoesNotExist'] ? {values}.size() == 0 : ({values}.size() == 1 && {values}.all(v, v.matches('^[-+]?[0-9]+$'))))))"
+    )
+}
+
+/// Whether requirement `r` holds for a node whose label (the requirement's key) is `label` (a CEL string
+/// expression), or absent when `label` is `None`.
+fn requirement_matches(r: &str, label: Option<&str>) -> String {
+    let values = format!("(has({r}.values) ? {r}.values : [])");
+    match label {
+        None => format!("({r}.operator in ['NotIn', 'DoesNotExist'])"),
+        Some(l) => format!(
+            "({r}.operator == 'In' ? {l} in {values} : ({r}.operator == 'NotIn' ? !({l} in {values}) : ({r}.operator == 'Exists' ? true : ({r}.operator == 'DoesNotExist' ? false : ({l}.matches('^[-+]?[0-9]{{1,18}}$') && {values}[0].matches('^[-+]?[0-9]{{1,18}}$') && ({r}.operator == 'Gt' ? int({l}) > int({values}[0]) : int({l}) < int({values}[0])))))))"
+        ),
+    }
+}
+
+/// The required node affinity admits a node (`admits` of pins.rs): some term of `validTerms` (non-empty,
+/// every requirement parses) whose every requirement on one of `keys` holds for the node's `label(key)`.
+fn affinity_admits(keys: &[&str], label: impl Fn(&str) -> Option<String>) -> String {
+    let on_key: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            format!(
+                "(r.key == {} ? {} : true)",
+                lit(k),
+                requirement_matches("r", label(k).as_deref())
+            )
+        })
+        .collect();
+    format!(
+        "(!variables.hasRequired || variables.validTerms.exists(t, (has(t.matchExpressions) ? t.matchExpressions : []).all(r, {})))",
+        on_key.join(" && ")
+    )
+}
+
+/// `body` (over a build label `v`) for some (`exists`) or every build value `build_pin` tries: the
+/// candidate hosts' labels, the nodeSelector's build, the values of affinity requirements on the build
+/// label.
+fn over_build_values(candidates: &[String], exists: bool, body: &str) -> String {
+    let spec = "variables.spec";
+    let b = lit(crate::placement::BUILD_LABEL);
+    let cands = str_list(candidates.iter().map(String::as_str));
+    if exists {
+        format!(
+            "({cands}.exists(v, {body}) || (has({spec}.nodeSelector) && {b} in {spec}.nodeSelector && [{spec}.nodeSelector[{b}]].exists(v, {body})) || variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key == {b} && has(r.values) && r.values.exists(v, {body}))))"
+        )
+    } else {
+        format!(
+            "({cands}.all(v, {body}) && (!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector) || [{spec}.nodeSelector[{b}]].all(v, {body})) && variables.terms.all(t, !has(t.matchExpressions) || t.matchExpressions.all(r, r.key != {b} || !has(r.values) || r.values.all(v, {body}))))"
+        )
+    }
+}
+
+/// Whether toleration `t` tolerates `taint` (`tolerates` of taints.rs, comparison operators off).
+pub(crate) fn tolerates(t: &str, taint: &Taint) -> String {
+    tolerates_parts(
+        &field(t, "key"),
+        &field(t, "operator"),
+        &field(t, "value"),
+        &field(t, "effect"),
+        taint,
+    )
+}
+
+/// A string field of an object, `''` when absent.
+fn field(o: &str, f: &str) -> String {
+    format!("(has({o}.{f}) ? {o}.{f} : '')")
+}
+
+/// [`tolerates`] over the toleration's four parts as CEL string expressions.
+fn tolerates_parts(key: &str, op: &str, value: &str, effect: &str, taint: &Taint) -> String {
+    let tv = taint.value.as_deref().unwrap_or("");
+    format!(
+        "(({effect} == '' || {effect} == {e}) && ({key} == '' || {key} == {k}) && ({op} in ['', 'Equal'] ? {value} == {v} : {op} == 'Exists'))",
+        e = lit(&taint.effect),
+        k = lit(&taint.key),
+        v = lit(tv),
+    )
+}
+
+/// Whether toleration `t` tolerates `taint` once the parts that differ only in letter case are respelt
+/// (`case_differences` of taints.rs), and not as written.
+pub(crate) fn tolerates_after_respelling(t: &str, taint: &Taint) -> String {
+    let respell = |written: String, wanted: &str| {
+        format!(
+            "({written}.lowerAscii() == {w} ? {wanted} : {written})",
+            w = lit(&wanted.to_ascii_lowercase()),
+            wanted = lit(wanted)
+        )
+    };
+    let op = format!(
+        "({o}.lowerAscii() == 'equal' ? 'Equal' : ({o}.lowerAscii() == 'exists' ? 'Exists' : {o}))",
+        o = field(t, "operator")
+    );
+    let value = format!(
+        "({op} == 'Exists' ? {v} : {r})",
+        v = field(t, "value"),
+        r = respell(field(t, "value"), taint.value.as_deref().unwrap_or(""))
+    );
+    let fixed = tolerates_parts(
+        &respell(field(t, "key"), &taint.key),
+        &op,
+        &value,
+        &respell(field(t, "effect"), &taint.effect),
+        taint,
+    );
+    format!("(!{} && {fixed})", tolerates(t, taint))
+}
+
+/// The variables every policy carries, in order (a variable reads only the ones before it): the pod
+/// spec, its containers and images, their classes, the OS signals and the OS of
+/// [`crate::placement::resolve`] without cluster context, the OS and build pins.
+pub fn variables(settings: &Settings) -> Vec<Variable> {
+    let supported = settings.supported_build_numbers();
+    let candidates = image::host_candidates(&supported);
+    let candidate_labels: Vec<String> = candidates
+        .iter()
+        .map(|b| crate::windows::builds::WindowsVersion::new(*b).label())
+        .collect();
+    let spec = "variables.spec";
+    let os_allowed = |os: &str| {
+        let selector = format!(
+            "(!has({spec}.nodeSelector) || {keys}.all(k, !(k in {spec}.nodeSelector) || {spec}.nodeSelector[k] == {os}))",
+            keys = str_list(OS_KEYS),
+            os = lit(os)
+        );
+        let affinity = affinity_admits(&OS_KEYS, |_| Some(lit(os)));
+        (selector, affinity)
+    };
+    let (win_selector, win_affinity) = os_allowed("windows");
+    let (linux_selector, linux_affinity) = os_allowed("linux");
+    let build = crate::placement::BUILD_LABEL;
+    // The pod passes a build label `v` (None: a Windows node without it): `passes` of pins.rs `build_pin`.
+    let passes = |v: Option<&str>| {
+        let selector = match v {
+            None => format!(
+                "!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector)",
+                b = lit(build)
+            ),
+            Some(v) => format!(
+                "!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector) || {spec}.nodeSelector[{b}] == {v}",
+                b = lit(build)
+            ),
+        };
+        format!(
+            "(({selector}) && {})",
+            affinity_admits(&[build], |_| v.map(str::to_string))
+        )
+    };
+    // The pod's own OS selectors that name an OS, GA first (`pins::selector_signals`).
+    let selector_signals = format!(
+        "{keys}.filter(k, has({spec}.nodeSelector) && k in {spec}.nodeSelector && {spec}.nodeSelector[k] in ['linux', 'windows']).map(k, {spec}.nodeSelector[k])",
+        keys = str_list(OS_KEYS)
+    );
+    // Some requirement of the required affinity is on an OS label (`first_expression_on`).
+    let on_os_keys = format!(
+        "variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key in {}))",
+        str_list(OS_KEYS)
+    );
+    let vars: Vec<(&'static str, String)> = vec![
+        (
+            "prefix",
+            "object.kind == 'Pod' ? '/spec' : (object.kind == 'CronJob' ? '/spec/jobTemplate/spec/template/spec' : '/spec/template/spec')".into(),
+        ),
+        (
+            "spec",
+            "object.kind == 'Pod' ? object.spec : (object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec)".into(),
+        ),
+        (
+            "containers",
+            format!(
+                "{} + {} + {}",
+                or_default(spec, &["initContainers"], "[]"),
+                or_default(spec, &["containers"], "[]"),
+                or_default(spec, &["ephemeralContainers"], "[]")
+            ),
+        ),
+        (
+            "images",
+            "variables.containers.filter(c, has(c.image) && c.image != '').map(c, c.image)".into(),
+        ),
+        ("buildTags", image::build_tags(false)),
+        ("variantTags", image::build_tags(true)),
+        ("knownImages", image::known_images()),
+        (
+            "refs",
+            image::with_family(&image::reference_parts("variables.images"), &settings.image_rules),
+        ),
+        (
+            "classes",
+            format!(
+                "variables.refs.map(r, {})",
+                image::classify("r", &settings.image_rules)
+            ),
+        ),
+        (
+            "windowsImages",
+            "variables.classes.filter(c, c.size() == 0 || c[0] > 0).size()".into(),
+        ),
+        (
+            "linuxImages",
+            format!("variables.classes.filter(c, c == [{}]).size()", image::LINUX),
+        ),
+        (
+            "declaredOs",
+            format!(
+                "has({spec}.os) && has({spec}.os.name) && {spec}.os.name in ['linux', 'windows'] ? {spec}.os.name : ''"
+            ),
+        ),
+        (
+            "hasRequired",
+            has_path(
+                spec,
+                &["affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"],
+            ),
+        ),
+        (
+            "terms",
+            format!(
+                "variables.hasRequired && has({spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms) ? {spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"
+            ),
+        ),
+        (
+            "validTerms",
+            format!(
+                "variables.terms.filter(t, ((has(t.matchExpressions) && t.matchExpressions.size() > 0) || (has(t.matchFields) && t.matchFields.size() > 0)) && (has(t.matchExpressions) ? t.matchExpressions : []).all(r, {}))",
+                requirement_valid("r")
+            ),
+        ),
+        ("affinityAdmitsWindows", win_affinity),
+        ("affinityAdmitsLinux", linux_affinity),
+        (
+            "podSignals",
+            format!(
+                "(variables.declaredOs != '' ? [variables.declaredOs] : []) + {selector_signals} + ({on_os_keys} && variables.affinityAdmitsWindows != variables.affinityAdmitsLinux ? [variables.affinityAdmitsWindows ? 'windows' : 'linux'] : [])"
+            ),
+        ),
+        (
+            "minority",
+            "variables.windowsImages > 0 && variables.linuxImages > 0 ? (variables.windowsImages < variables.linuxImages || (variables.windowsImages == variables.linuxImages && 'linux' in variables.podSignals && !('windows' in variables.podSignals)) ? 'windows' : 'linux') : ''".into(),
+        ),
+        (
+            "strongSignals",
+            format!(
+                "variables.podSignals + variables.classes.filter(c, c.size() == 0 || c[0] > 0 || c == [{l}]).map(c, c == [{l}] ? 'linux' : 'windows').filter(o, o != variables.minority)",
+                l = image::LINUX
+            ),
+        ),
+        (
+            "hostProcess",
+            format!(
+                "variables.containers.exists(c, {own} ? c.securityContext.windowsOptions.hostProcess : ({pod} && {spec}.securityContext.windowsOptions.hostProcess))",
+                own = has_path("c", &["securityContext", "windowsOptions", "hostProcess"]),
+                pod = has_path(spec, &["securityContext", "windowsOptions", "hostProcess"]),
+            ),
+        ),
+        (
+            "os",
+            format!(
+                "variables.strongSignals.exists(o, o != variables.strongSignals[0]) ? 'conflict' : (variables.strongSignals.size() > 0 ? variables.strongSignals[0] : ({pod_wo} || variables.containers.exists(c, {c_wo}) ? 'windows' : (variables.classes.exists(c, c == [{u}]) ? 'linux' : 'any')))",
+                pod_wo = has_path(spec, &["securityContext", "windowsOptions"]),
+                c_wo = has_path("c", &["securityContext", "windowsOptions"]),
+                u = image::UNRECOGNIZED
+            ),
+        ),
+        (
+            "osPin",
+            format!(
+                "({ws} && variables.affinityAdmitsWindows) ? (({ls} && variables.affinityAdmitsLinux) ? 'none' : 'windows') : (({ls} && variables.affinityAdmitsLinux) ? 'linux' : 'nothing')",
+                ws = win_selector,
+                ls = linux_selector
+            ),
+        ),
+        (
+            "runtimeClassUnchecked",
+            format!("has({spec}.runtimeClassName) && {spec}.runtimeClassName != ''"),
+        ),
+        (
+            "buildPinned",
+            format!(
+                "!{} && !{}",
+                passes(None),
+                over_build_values(&candidate_labels, false, &passes(Some("v")))
+            ),
+        ),
+        (
+            "imageBuilds",
+            "variables.classes.filter(c, c.size() > 0 && c[0] > 0)".into(),
+        ),
+        (
+            "imageHosts",
+            format!(
+                "[{}].filter(h, variables.imageBuilds.all(b, b.exists(x, {})))",
+                candidates.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                image::host_runs("h", "x")
+            ),
+        ),
+        (
+            "pinnedBuildMismatch",
+            format!(
+                "variables.buildPinned && {}",
+                over_build_values(
+                    &candidate_labels,
+                    true,
+                    &format!(
+                        "{} && v.matches('^(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]{{0,8}})$') && variables.imageBuilds.exists(b, !b.exists(x, {}))",
+                        passes(Some("v")),
+                        image::host_runs("int(v.split('.')[2])", "x")
+                    )
+                )
+            ),
+        ),
+        (
+            "tolerations",
+            or_default(spec, &["tolerations"], "[]"),
+        ),
+    ];
+    vars.into_iter()
+        .map(|(name, expression)| Variable { name, expression })
+        .collect()
+}

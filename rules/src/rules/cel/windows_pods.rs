@@ -1,0 +1,213 @@
+//! The CEL of the Windows-pod family (`rules/src/rules/windows_pods.rs`), without cluster context: the
+//! taints are the settings' `windowsTaints`, the builds the settings' and the table's.
+
+use super::{
+    CelSettings, FixCel, RuleCel, has_path, json_patch, str_map, tolerates,
+    tolerates_after_respelling,
+};
+use crate::catalog::RuleId;
+use crate::placement::{BETA_ARCH_LABEL, BETA_OS_LABEL};
+
+/// The family's exported rules.
+pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
+    let windows = "variables.os == 'windows'";
+    // A taint no toleration of the pod tolerates (`missing_windows_tolerations`).
+    let untolerated: Vec<String> = cx
+        .taints
+        .iter()
+        .map(|taint| {
+            format!(
+                "!variables.tolerations.exists(u, {})",
+                tolerates("u", taint)
+            )
+        })
+        .collect();
+    // A toleration that tolerates a taint nothing tolerates once respelt (`toleration_case_mismatch`).
+    let almost: Vec<String> = cx
+        .taints
+        .iter()
+        .map(|taint| {
+            format!(
+                "({} && !variables.tolerations.exists(u, {}))",
+                tolerates_after_respelling("t", taint),
+                tolerates("u", taint)
+            )
+        })
+        .collect();
+    let or_false = |parts: Vec<String>| {
+        if parts.is_empty() {
+            "false".to_string()
+        } else {
+            format!("({})", parts.join(" || "))
+        }
+    };
+    let beta = format!("['{BETA_OS_LABEL}', '{BETA_ARCH_LABEL}']");
+    let spec = "variables.spec";
+    let preferred = has_path(
+        spec,
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ],
+    );
+    vec![
+        // `windows_pod_without_os_selector` (`plan::windows_needs_os_selector`).
+        RuleCel {
+            rule: RuleId::WindowsPodWithoutOsSelector,
+            fires: WINDOWS_NEEDS_OS_SELECTOR.into(),
+        },
+        // `windows_pod_without_toleration`.
+        RuleCel {
+            rule: RuleId::WindowsPodWithoutToleration,
+            fires: format!(
+                "{windows} && !variables.runtimeClassUnchecked && {}",
+                or_false(untolerated)
+            ),
+        },
+        // `toleration_case_mismatch` (the RuntimeClass's tolerations need cluster context).
+        RuleCel {
+            rule: RuleId::TolerationCaseMismatch,
+            fires: format!(
+                "{windows} && variables.tolerations.exists(t, {})",
+                or_false(almost)
+            ),
+        },
+        // `windows_pod_without_build_selector` (`plan::needs_build_selector`).
+        RuleCel {
+            rule: RuleId::WindowsPodWithoutBuildSelector,
+            fires: NEEDS_BUILD_SELECTOR.into(),
+        },
+        // `windows_build_mismatch`, unless `windows_images_build_conflict` fires.
+        RuleCel {
+            rule: RuleId::WindowsBuildMismatch,
+            fires: format!(
+                "{windows} && !variables.hostProcess && !(variables.imageBuilds.size() > 0 && variables.imageHosts.size() == 0) && variables.pinnedBuildMismatch"
+            ),
+        },
+        // `deprecated_os_label`: any pod, in the nodeSelector or node affinity.
+        RuleCel {
+            rule: RuleId::DeprecatedOsLabel,
+            fires: format!(
+                "(has({spec}.nodeSelector) && {beta}.exists(k, k in {spec}.nodeSelector)) || variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key in {beta})) || ({preferred} && {spec}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, has(p.preference) && has(p.preference.matchExpressions) && p.preference.matchExpressions.exists(r, r.key in {beta})))"
+            ),
+        },
+    ]
+}
+
+/// `plan::windows_needs_os_selector`.
+const WINDOWS_NEEDS_OS_SELECTOR: &str =
+    "variables.os == 'windows' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
+
+/// `plan::needs_build_selector`.
+const NEEDS_BUILD_SELECTOR: &str = "variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
+
+/// The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
+/// term by index, and CEL has no index loop): a pod with more terms gets no range from the policy.
+pub const MAX_TERMS: usize = 8;
+
+/// The family's fixes, for `buildPinning: range` without `runtimeClasses` ([`super::fixes`] checks).
+pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
+    let mut out = vec![FixCel {
+        rule: RuleId::WindowsPodWithoutOsSelector,
+        patches: super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows"),
+    }];
+    // `windows_pod_without_toleration`: the tolerations of the missing taints, except those a
+    // case-mismatched toleration almost covers (the case fix repairs those).
+    let to_add: Vec<String> = cx
+        .taints
+        .iter()
+        .map(|taint| {
+            let toleration = match taint.value.as_deref().filter(|v| !v.is_empty()) {
+                Some(v) => str_map(&[
+                    ("key", &taint.key),
+                    ("operator", "Equal"),
+                    ("value", v),
+                    ("effect", &taint.effect),
+                ]),
+                None => str_map(&[
+                    ("key", &taint.key),
+                    ("operator", "Exists"),
+                    ("effect", &taint.effect),
+                ]),
+            };
+            format!(
+                "(!variables.tolerations.exists(u, {}) && !variables.tolerations.exists(t, {}) ? [{toleration}] : [])",
+                tolerates("u", taint),
+                tolerates_after_respelling("t", taint)
+            )
+        })
+        .collect();
+    if !to_add.is_empty() {
+        let list = to_add.join(" + ");
+        out.push(FixCel {
+            rule: RuleId::WindowsPodWithoutToleration,
+            patches: format!(
+                "variables.os == 'windows' && !variables.runtimeClassUnchecked ? (has(variables.spec.tolerations) ? ({list}).map(t, {}) : (({list}).size() > 0 ? [{}] : [])) : []",
+                json_patch("add", "variables.prefix + '/tolerations/-'", "t"),
+                json_patch("add", "variables.prefix + '/tolerations'", &list)
+            ),
+        });
+    }
+    // `windows_pod_without_build_selector` with `build_range::range_builds` (no context: the supported
+    // builds that run every image) and `build_range::pin_ops` (ANDed into every non-empty term).
+    let mut supported = settings.supported_build_numbers();
+    supported.sort_unstable();
+    supported.dedup();
+    let supported: Vec<String> = supported.iter().map(u32::to_string).collect();
+    let range = format!(
+        "[{}].filter(b, b in variables.imageHosts)",
+        supported.join(", ")
+    );
+    let expr = format!(
+        "{{'key': '{}', 'operator': 'In', 'values': {range}.map(b, '10.0.' + string(b))}}",
+        crate::placement::BUILD_LABEL
+    );
+    let required =
+        "variables.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+    let selector = format!("{{'nodeSelectorTerms': [{{'matchExpressions': [{expr}]}}]}}");
+    let non_empty = |t: &str| {
+        format!(
+            "((has({t}.matchExpressions) && {t}.matchExpressions.size() > 0) || (has({t}.matchFields) && {t}.matchFields.size() > 0))"
+        )
+    };
+    let per_term: Vec<String> = (0..MAX_TERMS)
+        .map(|i| {
+            let t = format!("{required}.nodeSelectorTerms[{i}]");
+            let path = format!("variables.prefix + '/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/{i}/matchExpressions'");
+            format!(
+                "({required}.nodeSelectorTerms.size() > {i} && {} ? [has({t}.matchExpressions) ? {} : {}] : [])",
+                non_empty(&t),
+                json_patch("add", &format!("{path} + '/-'"), &expr),
+                json_patch("add", &path, &format!("[{expr}]"))
+            )
+        })
+        .collect();
+    let terms = format!(
+        "({required}.nodeSelectorTerms.size() <= {MAX_TERMS} ? {} : [])",
+        per_term.join(" + ")
+    );
+    out.push(FixCel {
+        rule: RuleId::WindowsPodWithoutBuildSelector,
+        patches: format!(
+            "{NEEDS_BUILD_SELECTOR} && variables.imageBuilds.size() > 0 && {range}.size() > 0 ? (!has(variables.spec.affinity) ? [{}] : (!has(variables.spec.affinity.nodeAffinity) ? [{}] : (!{} || !has({required}.nodeSelectorTerms) ? [{}] : {terms}))) : []",
+            json_patch(
+                "add",
+                "variables.prefix + '/affinity'",
+                &format!("{{'nodeAffinity': {{'requiredDuringSchedulingIgnoredDuringExecution': {selector}}}}}")
+            ),
+            json_patch(
+                "add",
+                "variables.prefix + '/affinity/nodeAffinity'",
+                &format!("{{'requiredDuringSchedulingIgnoredDuringExecution': {selector}}}")
+            ),
+            has_path("variables.spec", &["affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"]),
+            json_patch(
+                "add",
+                "variables.prefix + '/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution'",
+                &selector
+            )
+        ),
+    });
+    out
+}
