@@ -31,13 +31,17 @@ pub fn HostContext(lists: usize) -> impl IntoView {
 }
 
 /// What the page's host holds for the guest's calls (for the record and the parity test): the whole
-/// Lists (each call's answer is pruned to its `field_masks`), the manifests and configurations.
+/// Lists (each call's answer is pruned to its `field_masks`), the manifests and configurations, and the
+/// single objects it answers `get_resource` with.
 #[component]
 pub fn HostLists(host: HostAnswers) -> impl IntoView {
+    // The page's host has no clock of its own to show (`now`: the guest reads its own).
     let HostAnswers {
         lists,
         manifests,
         configs,
+        objects,
+        now: _,
     } = host;
     view! {
         <details class="host-lists">
@@ -50,6 +54,9 @@ pub fn HostLists(host: HostAnswers) -> impl IntoView {
             }).collect_view()}
             {configs.into_iter().map(|(image, config)| view! {
                 <pre class="host-config" data-image=image.clone()>{config.to_string()}</pre>
+            }).collect_view()}
+            {objects.into_iter().map(|(key, object)| view! {
+                <pre class="host-object" data-object=key.clone()>{object.to_string()}</pre>
             }).collect_view()}
         </details>
     }
