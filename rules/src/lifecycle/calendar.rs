@@ -754,7 +754,7 @@ pub const SOURCES: &[Source] = &[
     },
     Source {
         key: "M-product",
-        cite: "https://learn.microsoft.com/lifecycle/products/windows-server-2016 (and -2019, -2022); MicrosoftDocs/lifecycle-data-pr.de-de lifecycle-data/products/windows-server-2016.yml @6989913e",
+        cite: "https://learn.microsoft.com/lifecycle/products/windows-server-2016 (and -2019, -2022), as their data files hold them: MicrosoftDocs/lifecycle-data-pr.de-de lifecycle-data/products/windows-server-2016.yml @6989913e",
     },
     Source {
         key: "M-lifecycle-d87e",
