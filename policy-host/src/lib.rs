@@ -221,6 +221,9 @@ impl PolicyHost {
             .memory_guard_size(0)
             .memory_reservation_for_growth(0)
             .guard_before_linear_memory(false)
+            // Copy-on-write initialization maps the module's data into an mmap'd memory: off, so that
+            // the data segments are copied into ours.
+            .memory_init_cow(false)
             .with_host_memory(Arc::new(MeteredMemories(meter.0.clone())));
         let engine = wasmtime::Engine::new(&config).map_err(|e| format!("wasmtime: {e}"))?;
         Ok((Self::with_engine(module, capability, engine)?, meter))

@@ -791,7 +791,7 @@ fn the_guest_memory_meter_reads_a_high_water_mark() {
         start >= 64 * 1024,
         "a wasm memory is at least one page: {start}"
     );
-    let req = request("deployment-windows-unpinned.json");
+    let req = request("deployment-windows-unpinned");
     let settings = json!({"contextAware": true});
     let answer = metered
         .validate(&req, &settings)
