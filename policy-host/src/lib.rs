@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wapc::WapcHost;
 use wasmtime_provider::WasmtimeEngineProviderBuilder;
@@ -129,11 +130,112 @@ fn cached_engine() -> Result<wasmtime::Engine, String> {
     wasmtime::Engine::new(&config).map_err(|e| format!("wasmtime: {e}"))
 }
 
+/// The high-water mark of the guest's linear memory: its greatest size, in bytes, since the host was
+/// made (a wasm memory only grows, `memory.grow`, so this is also its size now). What Kubewarden 1.38's
+/// policy-server caps per evaluation (256 MiB, `docs/reference/kubewarden-hosting.md` §6).
+#[derive(Debug, Clone, Default)]
+pub struct GuestMemory(Arc<AtomicUsize>);
+
+impl GuestMemory {
+    /// The greatest size the guest's memory reached, in bytes.
+    pub fn peak_bytes(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A linear memory on the host's heap that records its greatest size: wasmtime's memory, through
+/// [`wasmtime::MemoryCreator`], with no reservation and no guard pages (the engine of
+/// [`PolicyHost::new_metered`] says so), so that compiled code checks bounds and the base may move.
+struct MeteredMemory {
+    bytes: Vec<u8>,
+    peak: Arc<AtomicUsize>,
+}
+
+// SAFETY: `as_ptr` points at `byte_size()` zeroed, owned bytes; wasmtime re-reads it after `grow_to`
+// (the memory may move: the engine has no reservation); nothing else touches the bytes.
+unsafe impl wasmtime::LinearMemory for MeteredMemory {
+    fn byte_size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn byte_capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    fn grow_to(&mut self, new_size: usize) -> wasmtime::Result<()> {
+        self.bytes.resize(new_size, 0);
+        self.peak.fetch_max(new_size, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn as_ptr(&self) -> *mut u8 {
+        self.bytes.as_ptr().cast_mut()
+    }
+}
+
+/// Makes [`MeteredMemory`]s that report to one [`GuestMemory`].
+struct MeteredMemories(Arc<AtomicUsize>);
+
+// SAFETY: every memory is zero-filled and owned by the instance it is made for; no reservation or
+// guard is asked of it (the engine is configured with none, and a request for one is refused).
+unsafe impl wasmtime::MemoryCreator for MeteredMemories {
+    fn new_memory(
+        &self,
+        _ty: wasmtime::MemoryType,
+        minimum: usize,
+        _maximum: Option<usize>,
+        reserved_size_in_bytes: Option<usize>,
+        guard_size_in_bytes: usize,
+    ) -> Result<Box<dyn wasmtime::LinearMemory>, String> {
+        if reserved_size_in_bytes.is_some_and(|r| r > 0) || guard_size_in_bytes > 0 {
+            return Err(format!(
+                "a metered memory has no reservation or guard (asked {reserved_size_in_bytes:?}, {guard_size_in_bytes})"
+            ));
+        }
+        self.0.fetch_max(minimum, Ordering::Relaxed);
+        Ok(Box::new(MeteredMemory {
+            bytes: vec![0; minimum],
+            peak: self.0.clone(),
+        }))
+    }
+}
+
 impl PolicyHost {
     /// Loads `module` with a host that answers logging and the given capabilities.
     pub fn new(module: &[u8], capability: Option<Box<Capability>>) -> Result<Self, String> {
+        Self::with_engine(module, capability, cached_engine()?)
+    }
+
+    /// [`PolicyHost::new`], with the guest's linear memory on the host's heap and its high-water mark
+    /// kept ([`GuestMemory`]): the measurement of `examples/guest_memory.rs`. The engine differs from
+    /// [`PolicyHost::new`]'s only in where memories live (no virtual reservation, no guard pages, so
+    /// compiled code checks bounds): the guest runs the same code and grows its memory the same way.
+    pub fn new_metered(
+        module: &[u8],
+        capability: Option<Box<Capability>>,
+    ) -> Result<(Self, GuestMemory), String> {
+        let meter = GuestMemory::default();
+        let mut config = wasmtime::Config::default();
+        config
+            .memory_reservation(0)
+            .memory_guard_size(0)
+            .memory_reservation_for_growth(0)
+            .guard_before_linear_memory(false)
+            // Copy-on-write initialization maps the module's data into an mmap'd memory: off, so that
+            // the data segments are copied into ours.
+            .memory_init_cow(false)
+            .with_host_memory(Arc::new(MeteredMemories(meter.0.clone())));
+        let engine = wasmtime::Engine::new(&config).map_err(|e| format!("wasmtime: {e}"))?;
+        Ok((Self::with_engine(module, capability, engine)?, meter))
+    }
+
+    fn with_engine(
+        module: &[u8],
+        capability: Option<Box<Capability>>,
+        engine: wasmtime::Engine,
+    ) -> Result<Self, String> {
         let engine = WasmtimeEngineProviderBuilder::new()
-            .engine(cached_engine()?)
+            .engine(engine)
             .module_bytes(module)
             .build()
             .map_err(|e| format!("wasmtime: {e}"))?;

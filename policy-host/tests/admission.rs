@@ -887,3 +887,34 @@ fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
         assert_eq!(both, context);
     }
 }
+
+/// The metered host (examples/guest_memory.rs) runs the guest as the plain one does and records a high
+/// water mark that only grows: the same answer on the context-aware fixture, a peak at least the size the
+/// module starts with, and no smaller after more calls.
+#[test]
+fn the_guest_memory_meter_reads_a_high_water_mark() {
+    let module = built_policy().unwrap_or_else(|e| panic!("{e}"));
+    let (metered, meter) = PolicyHost::new_metered(&module, Some(capability(cluster())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let start = meter.peak_bytes();
+    assert!(
+        start >= 64 * 1024,
+        "a wasm memory is at least one page: {start}"
+    );
+    let req = request("deployment-windows-unpinned");
+    let settings = json!({"contextAware": true});
+    let answer = metered
+        .validate(&req, &settings)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plain = host(Some(cluster()))
+        .validate(&req, &settings)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(answer, plain);
+    let one = meter.peak_bytes();
+    assert!(one >= start);
+    metered
+        .validate(&req, &settings)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(meter.peak_bytes() >= one);
+    assert!(meter.peak_bytes() < 256 << 20, "{}", meter.peak_bytes());
+}

@@ -555,6 +555,18 @@ impl Applier {
                     Step::Changed(touched)
                 }
             }
+            SourceEvent::Today(date) => {
+                // A list under way reads the calendar at the new date too.
+                if let Some(next) = self.listing.as_mut() {
+                    next.set_date(date);
+                }
+                let touched = self.audit.set_date(date);
+                if touched == Touched::default() {
+                    Step::Nothing
+                } else {
+                    Step::Changed(touched)
+                }
+            }
             SourceEvent::Synced => Step::Synced,
             SourceEvent::WatchError(failure) => Step::WatchError(failure),
             SourceEvent::WatchResumed(watch) => Step::WatchResumed(watch),
@@ -817,6 +829,49 @@ mod tests {
         let p = s.published();
         assert_eq!((p.revision, p.objects["node"]), (2, 9));
         assert_eq!(s.metrics().watch_errors(), 1);
+    }
+
+    /// A new day from the clock re-reads the calendar: a Windows Server 2016 node (supported through
+    /// 2027-01-12, lifecycle.md M2) is reported retired on 2027-01-13 without a new list or a restart;
+    /// the same day again publishes nothing.
+    #[test]
+    fn a_new_day_publishes_the_nodes_it_retires() {
+        let s = state(60_000, 45_000);
+        let day = |t: &str| t.parse::<winplace_rules::lifecycle::Date>().unwrap();
+        let mut settings = winplace_rules::Settings::default();
+        settings.lifecycle.date = Some(day("2027-01-12"));
+        let mut applier = Applier::new(Audit::new(settings));
+        let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "win16-0", "labels": {"kubernetes.io/os": "windows",
+                "node.kubernetes.io/windows-build": "10.0.14393"}},
+            "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+            "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.14393.7000",
+                "architecture": "amd64", "bootID": "", "containerRuntimeVersion": "containerd://1.7.20",
+                "kubeProxyVersion": "", "kubeletVersion": "v1.31.0", "machineID": "",
+                "osImage": "Windows Server 2016 Datacenter", "systemUUID": ""}}
+        }))
+        .expect("node");
+        assert!(applier.apply_batch(
+            &s,
+            vec![
+                SourceEvent::Change(Change::Node(Box::new(node))),
+                SourceEvent::Synced
+            ]
+        ));
+        let retired = |s: &AppState| {
+            s.published().report.nodes.iter().any(|n| {
+                n.name == "win16-0"
+                    && n.findings
+                        .iter()
+                        .any(|f| f.rule == "windows-node-build-retired")
+            })
+        };
+        assert!(!retired(&s));
+        let revision = s.published().revision;
+        assert!(!applier.apply_batch(&s, vec![SourceEvent::Today(day("2027-01-12"))]));
+        assert!(applier.apply_batch(&s, vec![SourceEvent::Today(day("2027-01-13"))]));
+        assert_eq!(s.published().revision, revision + 1);
+        assert!(retired(&s));
     }
 
     /// The demo's objects as a streamed list, cut after `take` objects, ended by `last`.

@@ -378,6 +378,23 @@ impl Audit {
         &self.settings
     }
 
+    /// Reads the retirement calendar at `date` from now on (setting `lifecycle.date`; the server moves it
+    /// when the day changes, `server/src/clock.rs`): the node rules, the only ones that read the date, run
+    /// again on every node, and the nodes whose findings changed are returned. Nothing runs when the date
+    /// is the one already applied.
+    pub fn set_date(&mut self, date: crate::lifecycle::Date) -> Touched {
+        if self.settings.lifecycle.date == Some(date) {
+            return Touched::default();
+        }
+        self.settings.lifecycle.date = Some(date);
+        let names: BTreeSet<String> = self.nodes.keys().cloned().collect();
+        self.flush(Dirty {
+            nodes: names.clone(),
+            node_rules: names,
+            ..Dirty::default()
+        })
+    }
+
     /// Applies one change; returns what it touched (for the live update stream).
     pub fn apply(&mut self, change: Change) -> Touched {
         self.apply_all([change])

@@ -866,3 +866,42 @@ fn events_become_bounded_incidents_that_leave_with_their_pod() {
     }
     assert!(audit.waiting_events.len() <= MAX_WAITING_PODS);
 }
+
+/// A node whose build leaves Microsoft's extended support at midnight is reported from the next day,
+/// without a new audit (the server moves the date, `server/src/clock.rs`): Windows Server 2016's last
+/// supported day is 2027-01-12 (lifecycle.md M2).
+#[test]
+fn a_new_day_re_runs_the_calendar_on_the_nodes() {
+    let day = |t: &str| t.parse::<crate::lifecycle::Date>().unwrap();
+    let mut settings = Settings::default();
+    settings.lifecycle.date = Some(day("2027-01-12"));
+    let mut a = Audit::new(settings);
+    a.apply(Change::Node(Box::new(node(
+        "win16-0",
+        "windows",
+        Some("10.0.14393"),
+        true,
+    ))));
+    a.apply(Change::Node(Box::new(node(
+        "win22-0",
+        "windows",
+        Some("10.0.20348"),
+        true,
+    ))));
+    let retired = |a: &Audit, name: &str| {
+        a.node(name).is_some_and(|n| {
+            n.findings
+                .iter()
+                .any(|f| f.rule == "windows-node-build-retired")
+        })
+    };
+    assert!(!retired(&a, "win16-0"), "supported through its last day");
+    // The same day again: nothing runs.
+    assert_eq!(a.set_date(day("2027-01-12")), Touched::default());
+    let t = a.set_date(day("2027-01-13"));
+    assert_eq!(t.nodes, ["win16-0"], "only the node whose findings changed");
+    assert!(t.workloads.is_empty());
+    assert!(retired(&a, "win16-0"));
+    assert!(!retired(&a, "win22-0"));
+    assert_eq!(a.settings().lifecycle.date, Some(day("2027-01-13")));
+}

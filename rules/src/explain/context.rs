@@ -4,14 +4,23 @@
 
 use super::{Cause, Match};
 use crate::model::ClusterContext;
+use crate::platform::BuildPinning;
 use crate::rules::RuleId;
 use crate::windows::builds::{build_display, retag_for_build};
 use crate::windows::{Os, WindowsVersion, classify_image, hosts_for_images};
 
 /// Makes `m` concrete with `context`: names the node's build and the image's, and writes the fix for
 /// them (the retagged image and the build to pin, the toleration with the taint's effect, the OS
-/// selector).
+/// selector). Builds are pinned as the default setting `buildPinning: range` does; [`refine_with`] takes
+/// the setting.
 pub fn refine(m: &mut Match, context: &ClusterContext) {
+    refine_with(m, context, BuildPinning::default());
+}
+
+/// [`refine`], pinning builds as setting `buildPinning` says: `range`, every supported build that runs
+/// the image as required node affinity `In`; `exact`, the node's one build as the nodeSelector
+/// `node.kubernetes.io/windows-build` (what the rules' own fixes do, docs/settings.md).
+pub fn refine_with(m: &mut Match, context: &ClusterContext, pinning: BuildPinning) {
     let node = m.objects.node.as_deref().and_then(|name| {
         context
             .nodes
@@ -20,6 +29,18 @@ pub fn refine(m: &mut Match, context: &ClusterContext) {
     });
     let (node_os, node_build) = node.map_or((None, None), crate::model::node_os_build);
     match m.cause {
+        // The host cannot read the image's layers: a retag to the host's build is no answer (the
+        // image's own build is the newer one); name the host and keep the signature's fix.
+        Cause::BuildMismatch if !m.sandbox && m.signature == "hcs-invalid-layer" => {
+            if let Some(host) = node_build {
+                m.objects.build = Some(WindowsVersion::new(host).label());
+                let on = match &m.objects.node {
+                    Some(n) => format!("Node {n} runs {}", build_display(host)),
+                    None => format!("The host runs {}", build_display(host)),
+                };
+                m.meaning = format!("{} {on}.", m.meaning);
+            }
+        }
         Cause::BuildMismatch | Cause::NoPlatformInManifest if !m.sandbox => {
             let host = node_build.or_else(|| {
                 m.objects
@@ -73,10 +94,17 @@ pub fn refine(m: &mut Match, context: &ClusterContext) {
                 .collect();
             builds.sort_unstable();
             builds.dedup();
-            let pin = format!(
-                "pin the workload to the builds that run it, {}",
-                crate::placement::build_range::phrase(&hosts_for_images(&[host], &builds))
-            );
+            let pin = match pinning {
+                BuildPinning::Range => format!(
+                    "pin the workload to the builds that run it, {}",
+                    crate::placement::build_range::phrase(&hosts_for_images(&[host], &builds))
+                ),
+                BuildPinning::Exact => format!(
+                    "pin the workload to that build with the nodeSelector {}: {} (setting buildPinning: exact)",
+                    crate::placement::BUILD_LABEL,
+                    WindowsVersion::new(host).label()
+                ),
+            };
             m.fix = match m
                 .objects
                 .image

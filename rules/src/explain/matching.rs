@@ -65,7 +65,7 @@ fn matched(s: &'static Signature, text: &str) -> Match {
         image: objects::image(text),
         ..Objects::default()
     };
-    let sandbox = text.contains("sandbox") || text.contains("Sandbox") || text.contains("SandBox");
+    let sandbox = sandbox_named(text) == Some(true);
     let mut meaning = s.meaning.to_string();
     let mut rule = s.rule;
     let mut fix = s.fix.to_string();
@@ -97,9 +97,8 @@ fn matched(s: &'static Signature, text: &str) -> Match {
             }
         }
         Cause::BuildMismatch if sandbox => {
-            meaning = "Windows refused to start the pod sandbox: the node's pause (sandbox) image was built for another Windows build than the host's, so every pod on this node fails, whatever its own images.".to_string();
+            (meaning, fix) = sandbox_words();
             rule = None;
-            fix = "Configure the node's sandbox image (containerd's sandbox_image, or the kubelet's --pod-infra-container-image) as a pause image with an entry for this host's build, such as a multi-OS registry.k8s.io/pause tag, then restart the runtime; the pods' own images are not at fault.".to_string();
         }
         Cause::OsMismatch if s.id == "moby-image-os" => {
             if text.contains("operating system \"linux\"") {
@@ -142,6 +141,64 @@ fn matched(s: &'static Signature, text: &str) -> Match {
         line: None,
         count: 1,
     }
+}
+
+/// The kubelet's and the runtime's operations on the pod sandbox (the pause image started before any
+/// container): `RunPodSandbox` (the CRI call, containerd's log), `CreatePodSandbox` (the kubelet's older
+/// `failed to "CreatePodSandbox"`), the event reason `FailedCreatePodSandBox` and its message `Failed to
+/// create pod sandbox` (kubelet `kuberuntime_manager.go`), Docker's `failed to start sandbox container`
+/// (docs/reference/error-signatures.md, "kubelet, sandbox").
+const SANDBOX_OPERATIONS: &[&str] = &[
+    "RunPodSandbox",
+    "CreatePodSandbox",
+    "CreatePodSandBox",
+    "Failed to create pod sandbox",
+    "failed to start sandbox container",
+];
+
+/// The operations on one of the pod's containers, which name the sandbox only as where the container
+/// goes: the kubelet's `CreateContainer in sandbox from runtime service failed` (cri-client
+/// `remote_runtime.go`), containerd's `CreateContainer within sandbox "…" for … failed`, its `failed to
+/// create containerd container`, `StartContainer`.
+const CONTAINER_OPERATIONS: &[&str] = &[
+    "CreateContainer",
+    "StartContainer",
+    "failed to create containerd container",
+];
+
+/// Whether a line names the operation it failed in: `Some(true)` the pod sandbox's, `Some(false)` a
+/// container's (`CreateContainer in sandbox …` is the container's error, not the pause image's),
+/// `None` when it names neither.
+pub(crate) fn sandbox_named(text: &str) -> Option<bool> {
+    if SANDBOX_OPERATIONS.iter().any(|n| text.contains(n)) {
+        Some(true)
+    } else if CONTAINER_OPERATIONS.iter().any(|n| text.contains(n)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// What a build mismatch of the pod sandbox means, and its fix.
+fn sandbox_words() -> (String, String) {
+    (
+        "Windows refused to start the pod sandbox: the node's pause (sandbox) image was built for another Windows build than the host's, so every pod on this node fails, whatever its own images.".to_string(),
+        "Configure the node's sandbox image (containerd's sandbox_image, or the kubelet's --pod-infra-container-image) as a pause image with an entry for this host's build, such as a multi-OS registry.k8s.io/pause tag, then restart the runtime; the pods' own images are not at fault.".to_string(),
+    )
+}
+
+/// Makes `m`, a build mismatch whose line names no operation, the pod sandbox's: what the pod's
+/// `PodReadyToStartContainers` condition said (`False`, reason `PodSandboxNotReady`: no sandbox runs,
+/// so no container was created).
+pub(crate) fn blame_sandbox(m: &mut Match, condition: &str) {
+    if m.cause != Cause::BuildMismatch || m.sandbox {
+        return;
+    }
+    let (meaning, fix) = sandbox_words();
+    m.sandbox = true;
+    m.meaning = format!("{meaning} The pod's {condition}.");
+    m.fix = fix;
+    m.rule = None;
 }
 
 /// Taints that the node lifecycle controller, the kubelet or the cloud provider set for a node's

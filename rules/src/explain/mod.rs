@@ -27,7 +27,7 @@ pub mod signatures;
 pub use cause::Cause;
 pub use matching::{Match, explain_line};
 
-pub use context::refine;
+pub use context::{refine, refine_with};
 pub use objects::Objects;
 pub use signatures::{SIGNATURES, Signature};
 
@@ -60,6 +60,7 @@ pub const MAX_MATCHES: usize = 1_000;
 #[derive(Debug)]
 pub struct Explainer<'c> {
     context: Option<&'c ClusterContext>,
+    pinning: crate::platform::BuildPinning,
     prefilter: Prefilter,
     buf: String,
     number: u64,
@@ -77,6 +78,8 @@ struct Describe {
     node: Option<String>,
     /// Its containers' images (`    Image:` lines), the first few.
     images: Vec<String>,
+    /// What its `PodReadyToStartContainers` condition said when it was False (no pod sandbox runs).
+    sandbox_not_ready: Option<String>,
 }
 
 /// The object of the event being read in `-o json` / `-o yaml` (`involvedObject`, `regarding`).
@@ -95,6 +98,7 @@ impl<'c> Explainer<'c> {
     pub fn new(context: Option<&'c ClusterContext>) -> Self {
         Explainer {
             context,
+            pinning: crate::platform::BuildPinning::default(),
             prefilter: Prefilter::new(),
             buf: String::new(),
             number: 0,
@@ -103,6 +107,12 @@ impl<'c> Explainer<'c> {
             describe: Describe::default(),
             event: EventObject::default(),
         }
+    }
+
+    /// Pins builds in the fixes as setting `buildPinning` says ([`refine_with`]; default `range`).
+    pub fn with_build_pinning(mut self, pinning: crate::platform::BuildPinning) -> Self {
+        self.pinning = pinning;
+        self
     }
 
     /// Reads one line (any bytes; a trailing `\n` or `\r\n` is ignored; at most
@@ -115,9 +125,16 @@ impl<'c> Explainer<'c> {
         if self.prefilter.may_match(text) {
             let found = explain_line(text);
             for mut m in found {
+                // A build mismatch whose line names no operation, in a pod without a sandbox: the
+                // sandbox's (the condition says no container could have been created).
+                if let Some(condition) = &self.describe.sandbox_not_ready
+                    && matching::sandbox_named(text).is_none()
+                {
+                    matching::blame_sandbox(&mut m, condition);
+                }
                 self.fill_from_state(&mut m);
                 if let Some(context) = self.context {
-                    refine(&mut m, context);
+                    refine_with(&mut m, context, self.pinning);
                 }
                 m.line = Some(self.number);
                 self.keep(m);
@@ -184,6 +201,25 @@ impl<'c> Explainer<'c> {
             {
                 self.describe.images.push(image);
             }
+        }
+        // The pod's PodReadyToStartContainers condition (the kubelet's, status/generate.go): False
+        // with reason PodSandboxNotReady when no pod sandbox runs, as `-o yaml`/`-o json` show it, or
+        // `PodReadyToStartContainers   False` in `kubectl describe`'s Conditions table.
+        let line = text.trim();
+        if let Some(rest) = line.strip_prefix("PodReadyToStartContainers") {
+            match rest.split_whitespace().next() {
+                Some("False") => {
+                    self.describe.sandbox_not_ready =
+                        Some("PodReadyToStartContainers condition is False".to_string());
+                }
+                Some("True") => self.describe.sandbox_not_ready = None,
+                _ => {}
+            }
+        } else if line.contains("PodSandboxNotReady") {
+            self.describe.sandbox_not_ready = Some(
+                "PodReadyToStartContainers condition is False (reason PodSandboxNotReady)"
+                    .to_string(),
+            );
         }
         // Events as JSON or YAML: the object block comes before the message.
         let trimmed = text.trim_start();

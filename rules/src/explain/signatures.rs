@@ -118,6 +118,20 @@ pub const SIGNATURES: &[Signature] = &[
         fix: "Use a tag of the image built for the node's Windows build (a …-ltsc2022 tag on Windows Server 2022 nodes), and pin the workload to the builds that can run it with required node affinity node.kubernetes.io/windows-build In [...].",
     },
     Signature {
+        id: "hcs-invalid-layer",
+        cause: BuildMismatch,
+        source: "Windows HCS through hcsshim: ERROR_VMCOMPUTE_INVALID_LAYER / HCS_E_INVALID_LAYER (0xc0370112), in PrepareLayer errors",
+        any: &[
+            "0xc0370112",
+            "0xC0370112",
+            "contains a layer with an unrecognized format",
+        ],
+        all: &[],
+        meaning: "Windows could not read the image's layers: the host's build does not understand the format the image's build wrote them in, as Windows Server 2025 (ltsc2025, 10.0.26100) images on Windows 11 25H2 (10.0.26200) hosts, under process and Hyper-V isolation alike (microsoft/hcsshim#2566).",
+        rule: Some(RuleId::WindowsBuildMismatch),
+        fix: "Run the image on nodes of its own Windows build (an ltsc2025 image on Windows Server 2025 nodes) with required node affinity node.kubernetes.io/windows-build, or use a tag of an older build that the host reads (ltsc2022 works on 10.0.26200 hosts, microsoft/hcsshim#2566).",
+    },
+    Signature {
         id: "containerd-no-platform",
         cause: NoPlatformInManifest,
         source: "containerd's platform matcher, in the kubelet's image pull (ErrImagePull)",

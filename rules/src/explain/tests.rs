@@ -246,6 +246,38 @@ const ROWS: &[Row] = &[
         None,
         &[],
     ),
+    (
+        "microsoft/hcsshim#2566: an ltsc2025 image on a Windows 11 25H2 (26200) host",
+        "hcsshim::PrepareLayer failed in Win32: The container image contains a layer with an unrecognized format. (0xc0370112)",
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[],
+    ),
+    (
+        "the kubelet's CRI client (remote_runtime.go) around containerd's hcs error: a container's, not the sandbox's",
+        r#"E1127 10:04:11.201337    4012 log.go:32] "CreateContainer in sandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to create containerd container: hcs::CreateComputeSystem web: The container operating system does not match the host operating system." podSandboxID="0b5fd1c2a7e4""#,
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[],
+    ),
+    (
+        "containerd's CRI log (CreateContainer within sandbox … failed): a container's, not the sandbox's",
+        r#"time="2026-11-27T10:04:11Z" level=error msg="CreateContainer within sandbox \"0b5fd1c2a7e4\" for &ContainerMetadata{Name:web,Attempt:0,} failed" error="failed to create containerd task: hcs::CreateComputeSystem web: The container operating system does not match the host operating system.""#,
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[],
+    ),
+    (
+        "containerd's CRI log: RunPodSandbox of a pause image of another build",
+        r#"time="2026-11-27T10:04:11Z" level=error msg="RunPodSandbox for &PodSandboxMetadata{Name:web-0,Uid:1,Namespace:shop,Attempt:0,} failed, error" error="failed to start sandbox \"0b5fd1c2a7e4\": hcs::CreateComputeSystem 0b5fd1c2a7e4: The container operating system does not match the host operating system.""#,
+        Some(Cause::BuildMismatch),
+        true,
+        None,
+        &[],
+    ),
 ];
 
 fn object(objects: &Objects, key: &str) -> Option<String> {
@@ -472,4 +504,93 @@ fn the_prefilter_lets_through_every_line_a_signature_matches() {
         }
     }
     assert!(!prefilter.may_match("I0101 12:00:00 kubelet.go:1 \"SyncLoop ADD\" source=\"api\""));
+}
+
+/// `0xc0370112` is a build problem (the host cannot read the image's layers), named as such, with the
+/// node's build when the context knows the node, and never "retag to the host's build".
+#[test]
+fn an_unreadable_layer_is_a_build_problem() {
+    let m = &explain_text(
+        "hcsshim::PrepareLayer failed in Win32: The container image contains a layer with an unrecognized format. (0xc0370112)",
+        None,
+    )[0];
+    assert_eq!(m.signature, "hcs-invalid-layer");
+    assert!(m.meaning.contains("10.0.26200"), "{}", m.meaning);
+    assert!(m.fix.contains("ltsc2022"), "{}", m.fix);
+    let context = context();
+    let describe = "Name:         web-0\nNamespace:    shop\nNode:         win19-1/10.240.0.4\nEvents:\n  Warning  Failed  3s  kubelet  Error: failed to create containerd container: hcsshim::PrepareLayer failed in Win32: The container image contains a layer with an unrecognized format. (0xc0370112)\n";
+    let m = &explain_text(describe, Some(&context))[0];
+    assert_eq!(m.cause, Cause::BuildMismatch);
+    assert!(!m.sandbox);
+    assert!(
+        m.meaning
+            .ends_with("Node win19-1 runs Windows Server 2019 (10.0.17763)."),
+        "{}",
+        m.meaning
+    );
+    assert!(!m.fix.starts_with("Use "), "{}", m.fix);
+}
+
+/// The pod condition the kubelet sets when no sandbox runs (`PodReadyToStartContainers` False, reason
+/// `PodSandboxNotReady`, kubernetes/kubernetes#135300) makes a build mismatch whose line names no
+/// operation the sandbox's; a line that names `CreateContainer` stays the container's.
+#[test]
+fn the_sandbox_condition_is_read() {
+    let bare =
+        "The container operating system does not match the host operating system. (0xc0370101)";
+    let describe = format!(
+        "Name:         web-0\nNamespace:    shop\nConditions:\n  Type                        Status\n  PodReadyToStartContainers   False \n  Initialized                 True \nEvents:\n  Warning  Failed  3s  kubelet  {bare}\n"
+    );
+    let m = &explain_text(&describe, None)[0];
+    assert!(m.sandbox, "{m:?}");
+    assert_eq!(m.rule, None);
+    assert!(
+        m.meaning
+            .contains("PodReadyToStartContainers condition is False"),
+        "{}",
+        m.meaning
+    );
+    // As `kubectl get pod -o yaml` writes the condition.
+    let yaml = format!(
+        "status:\n  conditions:\n  - lastTransitionTime: \"2026-11-27T10:04:11Z\"\n    message: no pod sandbox exists\n    reason: PodSandboxNotReady\n    status: \"False\"\n    type: PodReadyToStartContainers\n  message: '{bare}'\n"
+    );
+    let m = &explain_text(&yaml, None)[0];
+    assert!(m.sandbox, "{m:?}");
+    assert!(
+        m.meaning.contains("reason PodSandboxNotReady"),
+        "{}",
+        m.meaning
+    );
+    // With the sandbox ready, or a line that names the container's operation, it is the container's.
+    let ready = describe.replace(
+        "PodReadyToStartContainers   False",
+        "PodReadyToStartContainers   True",
+    );
+    assert!(!explain_text(&ready, None)[0].sandbox);
+    let named = describe.replace(
+        bare,
+        &format!("CreateContainer in sandbox from runtime service failed: {bare}"),
+    );
+    assert!(!explain_text(&named, None)[0].sandbox);
+    // Without the condition, a bare line is the container's (as before).
+    assert!(!explain_text(bare, None)[0].sandbox);
+}
+
+/// `buildPinning: exact` pins the node's one build with the nodeSelector, as the rules' fixes do.
+#[test]
+fn exact_pinning_is_honoured_in_the_fix() {
+    let context = context();
+    let describe = "Name:         invoice-7d9-x2\nNamespace:    billing\nNode:         win19-1/10.240.0.4\nEvents:\n  Warning  Failed   3s   kubelet  Failed to pull image \"mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022\": rpc error: code = NotFound desc = failed to pull and unpack image \"mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022\": no match for platform in manifest: not found\n";
+    let mut explainer =
+        Explainer::new(Some(&context)).with_build_pinning(crate::platform::BuildPinning::Exact);
+    for line in describe.lines() {
+        explainer.line(line.as_bytes());
+    }
+    let m = &explainer.finish()[0];
+    assert!(
+        m.fix.ends_with("pin the workload to that build with the nodeSelector node.kubernetes.io/windows-build: 10.0.17763 (setting buildPinning: exact)."),
+        "{}",
+        m.fix
+    );
+    assert!(!m.fix.contains("node affinity"), "{}", m.fix);
 }

@@ -514,20 +514,20 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2022, 1, 11)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
         id: "M2",
         platform: Microsoft,
-        what: "Windows Server 2016 extended end",
+        what: "Windows Server 2016 extended end (the product page's date; the base-image page says 2027-01-11, a Monday)",
         build: "10.0.14393",
         kind: ExtendedEnd,
         preview: false,
-        date: Some(day(2027, 1, 11)),
+        date: Some(day(2027, 1, 12)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
@@ -540,7 +540,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2024, 1, 9)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
@@ -553,7 +553,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2029, 1, 9)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
@@ -566,7 +566,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2021, 8, 18)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
@@ -579,7 +579,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2026, 10, 13)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
@@ -592,7 +592,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2031, 10, 14)),
         kubernetes: None,
         status: Current,
-        sources: &["M-lifecycle"],
+        sources: &["M-product", "M-lifecycle"],
         read: READ,
     },
     Fact {
@@ -751,6 +751,10 @@ pub const SOURCES: &[Source] = &[
     Source {
         key: "M-lifecycle",
         cite: "https://learn.microsoft.com/virtualization/windowscontainers/deploy-containers/base-image-lifecycle",
+    },
+    Source {
+        key: "M-product",
+        cite: "https://learn.microsoft.com/lifecycle/products/windows-server-2016 (and -2019, -2022), as their data files hold them: MicrosoftDocs/lifecycle-data-pr.de-de lifecycle-data/products/windows-server-2016.yml @6989913e",
     },
     Source {
         key: "M-lifecycle-d87e",

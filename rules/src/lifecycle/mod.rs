@@ -144,6 +144,33 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Whether a row of this kind is dated by the last day of support (Microsoft's mainstream and
+    /// extended ends: supported through that day, `lifecycle.md` "Which day a date is") rather than by
+    /// its first day in effect (every other kind).
+    pub fn last_supported_day(self) -> bool {
+        matches!(self, Kind::MainstreamEnd | Kind::ExtendedEnd)
+    }
+
+    /// Whether a fact of this kind dated `date` holds on `on`: from the day after a last supported
+    /// day, from the first day in effect otherwise.
+    ///
+    /// ```
+    /// use winplace_rules::lifecycle::Kind;
+    /// let d = |t: &str| t.parse().unwrap();
+    /// // Windows Server 2016's extended support ends on 2027-01-12 (lifecycle.md M2): still supported that day.
+    /// assert!(!Kind::ExtendedEnd.holds(d("2027-01-12"), d("2027-01-12")));
+    /// assert!(Kind::ExtendedEnd.holds(d("2027-01-12"), d("2027-01-13")));
+    /// // AKS retires Windows Server 2019 "starting" 2026-03-01 (A1): in effect that day.
+    /// assert!(Kind::Retired.holds(d("2026-03-01"), d("2026-03-01")));
+    /// ```
+    pub fn holds(self, date: Date, on: Date) -> bool {
+        if self.last_supported_day() {
+            date < on
+        } else {
+            date <= on
+        }
+    }
+
     /// The name in the table (`last-kubernetes`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -326,7 +353,7 @@ pub fn retirement(
                 _ => matches!(a.kind, Kind::Retired | Kind::Removed),
             })
             .filter_map(|a| Some((a.date?.effective(), a)))
-            .filter(|(effective, _)| *effective <= on)
+            .filter(|(effective, a)| a.kind.holds(*effective, on))
             .min_by_key(|(effective, _)| *effective)
             .map(|(_, a)| a)
     });
@@ -452,10 +479,11 @@ mod tests {
             // EKS: 2025 from 1.35 (E2); no EKS end date for 2019, Microsoft's extended end holds (M4).
             (Some(Eks), "10.0.26100", None, Some("1.34"), Some("E2")),
             (Some(Eks), "10.0.17763", Some("2028-12-31"), None, None),
+            (Some(Eks), "10.0.17763", Some("2029-01-09"), None, None),
             (
                 Some(Eks),
                 "10.0.17763",
-                Some("2029-01-09"),
+                Some("2029-01-10"),
                 None,
                 Some("M4"),
             ),
@@ -477,7 +505,11 @@ mod tests {
             ),
             // Microsoft's mainstream end is no retirement; generic nodes have only Microsoft's calendar.
             (None, "10.0.20348", Some("2027-01-01"), None, None),
-            (None, "10.0.14393", Some("2027-01-11"), None, Some("M2")),
+            // Microsoft's end dates are the last supported day (lifecycle.md "Which day a date is"):
+            // Windows Server 2016 is supported through 2027-01-12 (M2, the product page's date).
+            (None, "10.0.14393", Some("2027-01-11"), None, None),
+            (None, "10.0.14393", Some("2027-01-12"), None, None),
+            (None, "10.0.14393", Some("2027-01-13"), None, Some("M2")),
             (None, "10.0.17763", None, Some("1.40"), None),
             // OpenShift's unconfirmed last version for 2019 (O2) is not applied.
             (Some(Openshift), "10.0.17763", None, Some("1.35"), None),

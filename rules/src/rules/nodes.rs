@@ -349,7 +349,7 @@ fn build_retired(
         .then(|| lifecycle::removal(lifecycle_settings, r.platform, &build))
         .flatten()
         .map(|d| {
-            if d.effective() <= on {
+            if lifecycle::Kind::Removed.holds(d.effective(), on) {
                 format!("; its node images were removed on {d}, so the pool can no longer scale or reimage")
             } else {
                 format!("; its node images are removed on {d}, after which the pool cannot scale or reimage")
@@ -358,7 +358,9 @@ fn build_retired(
         .unwrap_or_default();
     let how = match r.kind {
         lifecycle::Kind::ExtendedEnd => {
-            format!("Microsoft's extended support of it ended on {when}: no more security updates")
+            format!(
+                "Microsoft's extended support of it ended after {when}, its last supported day: no more security updates"
+            )
         }
         lifecycle::Kind::Removed => format!("{owner} removed its node images on {when}"),
         _ => format!(
@@ -654,8 +656,14 @@ mod tests {
                 "",
                 "10.0.17763.6414",
                 r#"{"lifecycle": {"date": "2029-01-09"}}"#,
+                None,
+            ),
+            (
+                "",
+                "10.0.17763.6414",
+                r#"{"lifecycle": {"date": "2029-01-10"}}"#,
                 Some(&[
-                    "Microsoft's extended support of it ended on 2029-01-09",
+                    "Microsoft's extended support of it ended after 2029-01-09, its last supported day",
                     "M4:",
                 ]),
             ),

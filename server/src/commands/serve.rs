@@ -2,6 +2,7 @@
 
 use clap::Args;
 use clap::builder::TypedValueParser as _;
+use futures::StreamExt as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -96,7 +97,10 @@ impl ServeRegistryArgs {
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut settings = args.settings.load()?;
-    // The calendar is read at the date the server starts (or the settings' `lifecycle.date`).
+    // The calendar is read today (or at the settings' `lifecycle.date`, which then stays): the audit
+    // thread is told each new day (clock::day_changes), so a node retired at midnight is reported
+    // without a restart.
+    let fixed_date = settings.lifecycle.date.is_some();
     crate::clock::date_settings(&mut settings, None);
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
@@ -149,6 +153,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let answers = crate::image_resolution::spawn(state.clone(), resolver);
         events = Box::pin(futures::stream::select(events, answers));
         tracing::info!("resolving the workloads' images from their registries");
+    }
+    if !fixed_date && let Some(start) = settings.lifecycle.date {
+        let days = crate::clock::day_changes(
+            std::sync::Arc::new(crate::clock::SystemClock),
+            start,
+            crate::clock::DAY_CHECK,
+        )
+        .map(crate::source::SourceEvent::Today);
+        events = Box::pin(futures::stream::select(events, days));
     }
     // The audit thread runs until the source ends (static sources: after the first sync; with image
     // resolution, never).

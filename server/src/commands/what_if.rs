@@ -233,6 +233,8 @@ async fn plan_live(
             SourceEvent::Synced => break,
             SourceEvent::WatchError(failure) => anyhow::bail!("{}", failure.message),
             SourceEvent::WatchResumed(_) => {}
+            // A plan is read at its own date (`--on`), not the clock's.
+            SourceEvent::Today(_) => {}
         }
     }
     let before_ctx = audit.context().clone();

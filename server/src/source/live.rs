@@ -645,6 +645,7 @@ mod tests {
                 SourceEvent::WatchError(e) => format!("error {}: {}", e.watch, e.message),
                 SourceEvent::WatchResumed(w) => format!("resumed {w}"),
                 SourceEvent::ImageFacts(_) => "images".into(),
+                SourceEvent::Today(d) => format!("today {d}"),
             })
             .collect()
     }

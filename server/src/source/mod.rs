@@ -45,6 +45,9 @@ pub enum SourceEvent {
     /// What registries said about the workloads' images (the server's background resolution, not the
     /// cluster source): the templates running a changed image are re-audited.
     ImageFacts(winplace_rules::rules::ImageFacts),
+    /// The day changed (the server's clock, not the cluster source, `crate::clock::day_changes`): the
+    /// retirement calendar is read at this date from now on.
+    Today(winplace_rules::lifecycle::Date),
 }
 
 /// One failure of one watch, in words.

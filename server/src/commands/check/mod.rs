@@ -328,6 +328,58 @@ mod tests {
         }
     }
 
+    /// SARIF fingerprints follow the finding, not its line (docs/reference/sarif.md): the same
+    /// manifest with its documents swapped and comments added above them gives the same set of
+    /// `partialFingerprints`, although the lines differ.
+    #[test]
+    fn sarif_fingerprints_survive_moved_lines() {
+        let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: web, image: mcr.microsoft.com/windows/servercore:ltsc2022}\n";
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: tool}\nspec:\n  os: {name: windows}\n  containers:\n  - {name: t, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}\n";
+        let before = format!("{deployment}---\n{pod}");
+        let after = format!("# moved\n# and commented\n\n{pod}---\n# the web tier\n{deployment}");
+        let results = |text: &str| -> Vec<(String, String, u64)> {
+            let outcome = check(&args(&["-"]), &mut text.as_bytes(), &mut Vec::new());
+            assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+            let log = output::sarif(&outcome, None);
+            let mut out: Vec<(String, String, u64)> = log["runs"][0]["results"]
+                .as_array()
+                .expect("results")
+                .iter()
+                .map(|r| {
+                    assert!(r["properties"]["precision"].is_string(), "{r}");
+                    (
+                        r["ruleId"].as_str().unwrap_or_default().to_string(),
+                        r["partialFingerprints"][output::FINGERPRINT]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                            .as_u64()
+                            .unwrap_or(0),
+                    )
+                })
+                .collect();
+            out.sort();
+            out
+        };
+        let (a, b) = (results(&before), results(&after));
+        assert!(a.len() >= 2, "both objects have findings: {a:?}");
+        let prints = |rows: &[(String, String, u64)]| -> Vec<(String, String)> {
+            rows.iter()
+                .map(|(r, f, _)| (r.clone(), f.clone()))
+                .collect()
+        };
+        assert_eq!(prints(&a), prints(&b));
+        assert!(a.iter().all(|(_, f, _)| f.len() == 64));
+        let lines = |rows: &[(String, String, u64)]| rows.iter().map(|r| r.2).collect::<Vec<_>>();
+        assert_ne!(lines(&a), lines(&b), "the lines moved");
+        // Distinct findings have distinct fingerprints.
+        let mut unique: Vec<&String> = a.iter().map(|(_, f, _)| f).collect();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), a.len(), "{a:?}");
+    }
+
     #[test]
     fn stdin_is_read_once_and_named() {
         let mut stdin = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: nginx}]\n".as_bytes();

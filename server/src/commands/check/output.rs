@@ -456,8 +456,57 @@ fn sarif_rule(r: &catalog::RuleMeta) -> Value {
         "fullDescription": {"text": r.summary},
         "helpUri": catalog::doc_url(r.id),
         "defaultConfiguration": {"level": sarif_level(r.severity)},
-        "properties": {"family": r.family.as_str(), "fixable": r.fixable},
+        "properties": {
+            "family": r.family.as_str(),
+            "fixable": r.fixable,
+            "precision": precision(r.severity),
+        },
     })
+}
+
+/// How often a rule's results are true, as GitHub code scanning reads `properties.precision`
+/// (`very-high`, `high`, `medium`, `low`; docs/reference/sarif.md). Errors restate what the API server,
+/// the scheduler or the kubelet do to the object (its own validation and filters): very-high. Warnings
+/// depend on what the rules presume without the cluster (an image's build from its tag, the nodes'
+/// taints from the settings): high. Infos are notes: medium.
+fn precision(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "very-high",
+        Severity::Warning => "high",
+        Severity::Info => "medium",
+    }
+}
+
+/// The name of winplace's fingerprint in a result's `partialFingerprints` (SARIF 2.1.0, result object: a
+/// name with a version, so that a changed recipe is a new name; not `primaryLocationLineHash`, which
+/// GitHub computes itself from the file's text and overwrites).
+pub const FINGERPRINT: &str = "winplaceFinding/v1";
+
+/// A finding's identity across runs, whatever line it is on: SHA-256 of its rule, its file, its object
+/// (apiVersion, kind, namespace, name) and its field path, NUL-separated, in hex. Moving the object
+/// within its file, or editing other lines, keeps it; renaming the object or moving it to another file
+/// makes a new one, as GitHub would treat a new alert.
+pub fn fingerprint(f: &Finding) -> String {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    for part in [
+        f.rule.as_str(),
+        f.file.as_deref().unwrap_or("-"),
+        f.object.api_version.as_str(),
+        f.object.kind.as_str(),
+        f.object.namespace.as_deref().unwrap_or(""),
+        f.object.name.as_str(),
+        f.path.as_str(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 /// A finding as a SARIF result.
@@ -475,6 +524,8 @@ fn sarif_result(f: &Finding) -> Value {
         "ruleId": f.rule,
         "level": sarif_level(f.severity),
         "message": {"text": text},
+        "partialFingerprints": {FINGERPRINT: fingerprint(f)},
+        "properties": {"precision": precision(f.severity)},
         "locations": [{
             "physicalLocation": physical,
             "logicalLocations": [{
