@@ -47,7 +47,7 @@ pub(super) fn remove_fix(path: &FieldPath, what: &str) -> Fix {
 
 /// When a field counts as set for `validateWindows`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Presence {
+pub(super) enum Presence {
     /// A pointer, map or list field: present and not null, whatever the value.
     Set,
     /// A plain boolean: only `true`.
@@ -57,7 +57,7 @@ enum Presence {
 }
 
 /// Pod-level fields `validateWindows` forbids, in its order (kubernetes-windows-rules.md §1.2), relative to the pod spec.
-const POD_FORBIDDEN: &[(&[&str], Presence)] = &[
+pub(super) const POD_FORBIDDEN: &[(&[&str], Presence)] = &[
     (&["securityContext", "appArmorProfile"], Presence::Set),
     (&["securityContext", "seLinuxOptions"], Presence::Set),
     (&["hostUsers"], Presence::Set),
@@ -81,7 +81,7 @@ const POD_FORBIDDEN: &[(&[&str], Presence)] = &[
 ];
 
 /// Container-level `securityContext` fields `validateWindows` forbids, in its order (kubernetes-windows-rules.md §1.2).
-const CONTAINER_FORBIDDEN: &[&str] = &[
+pub(super) const CONTAINER_FORBIDDEN: &[&str] = &[
     "appArmorProfile",
     "seLinuxOptions",
     "seccompProfile",

@@ -1,44 +1,11 @@
 //! The CEL of the API-validation family (`rules/src/rules/api_validation.rs`, and
 //! `hostprocess-inconsistent` of `security_context.rs`): what the API server's own validation of pods
-//! refuses, so that a policy says it at the workload, before its pods are refused.
+//! refuses, so that a policy says it at the workload, before its pods are refused. The forbidden fields are
+//! the Rust check's own tables (`POD_FORBIDDEN`, `CONTAINER_FORBIDDEN`), written as CEL here.
 
+use super::super::api_validation::{CONTAINER_FORBIDDEN, POD_FORBIDDEN, Presence};
 use super::{CelSettings, RuleCel, has_path};
 use crate::catalog::RuleId;
-
-/// The pod-level fields forbidden on Windows pods (`POD_FORBIDDEN`): path, and whether it must be `true`
-/// or a non-empty list to count.
-const POD_FORBIDDEN: &[(&[&str], &str)] = &[
-    (&["securityContext", "appArmorProfile"], "set"),
-    (&["securityContext", "seLinuxOptions"], "set"),
-    (&["hostUsers"], "set"),
-    (&["hostPID"], "true"),
-    (&["hostIPC"], "true"),
-    (&["securityContext", "seccompProfile"], "set"),
-    (&["securityContext", "fsGroup"], "set"),
-    (&["securityContext", "fsGroupChangePolicy"], "set"),
-    (&["securityContext", "sysctls"], "nonEmpty"),
-    (&["shareProcessNamespace"], "set"),
-    (&["securityContext", "runAsUser"], "set"),
-    (&["securityContext", "runAsGroup"], "set"),
-    (&["securityContext", "supplementalGroups"], "set"),
-    (&["securityContext", "supplementalGroupsPolicy"], "set"),
-    (&["securityContext", "seLinuxChangePolicy"], "set"),
-    (&["resources"], "set"),
-];
-
-/// The container securityContext fields forbidden on Windows pods (`CONTAINER_FORBIDDEN`).
-const CONTAINER_FORBIDDEN: &[&str] = &[
-    "appArmorProfile",
-    "seLinuxOptions",
-    "seccompProfile",
-    "capabilities",
-    "readOnlyRootFilesystem",
-    "privileged",
-    "allowPrivilegeEscalation",
-    "procMount",
-    "runAsUser",
-    "runAsGroup",
-];
 
 /// The family's exported rules.
 pub(super) fn cel(_cx: &CelSettings) -> Vec<RuleCel> {
@@ -48,10 +15,10 @@ pub(super) fn cel(_cx: &CelSettings) -> Vec<RuleCel> {
         .map(|(steps, presence)| {
             let has = has_path(spec, steps);
             let at = format!("{spec}.{}", steps.join("."));
-            match *presence {
-                "true" => format!("({has} && {at} == true)"),
-                "nonEmpty" => format!("({has} && {at}.size() > 0)"),
-                _ => format!("({has})"),
+            match presence {
+                Presence::True => format!("({has} && {at} == true)"),
+                Presence::NonEmpty => format!("({has} && {at}.size() > 0)"),
+                Presence::Set => format!("({has})"),
             }
         })
         .collect();
