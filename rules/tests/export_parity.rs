@@ -96,8 +96,15 @@ fn policies(settings: &Settings) -> Vec<Policy> {
         .collect()
 }
 
-/// Whether `policy` denies (or warns about) `object` in `namespace`; `Err` on an evaluation error.
-fn fires(policy: &Policy, object: &Value, namespace: &str) -> Result<bool, String> {
+/// The context the API server evaluates a policy's expressions in for `object` in `namespace`: `object`,
+/// `request` and, when every matchCondition holds, the `variables` bound in their order (a variable sees
+/// the ones before it); `None` when a matchCondition says no.
+fn admission_context<'a>(
+    conditions: &[(String, Program)],
+    variables: &[(String, Program)],
+    object: &Value,
+    namespace: &str,
+) -> Result<Option<Context<'a>>, String> {
     let mut ctx = Context::default();
     ctx.register_all();
     ctx.add_variable_from_value("object", to_cel(object));
@@ -105,15 +112,15 @@ fn fires(policy: &Policy, object: &Value, namespace: &str) -> Result<bool, Strin
         "request",
         to_cel(&serde_json::json!({"namespace": namespace, "operation": "CREATE"})),
     );
-    for (name, condition) in &policy.conditions {
+    for (name, condition) in conditions {
         match condition.execute(&ctx) {
             Ok(CelValue::Bool(true)) => {}
-            Ok(CelValue::Bool(false)) => return Ok(false),
+            Ok(CelValue::Bool(false)) => return Ok(None),
             other => return Err(format!("matchCondition {name}: {other:?}")),
         }
     }
     let mut values: HashMap<Key, CelValue> = HashMap::new();
-    for (name, variable) in &policy.variables {
+    for (name, variable) in variables {
         ctx.add_variable_from_value(
             "variables",
             CelValue::Map(Map {
@@ -131,6 +138,15 @@ fn fires(policy: &Policy, object: &Value, namespace: &str) -> Result<bool, Strin
             map: Arc::new(values),
         }),
     );
+    Ok(Some(ctx))
+}
+
+/// Whether `policy` denies (or warns about) `object` in `namespace`; `Err` on an evaluation error.
+fn fires(policy: &Policy, object: &Value, namespace: &str) -> Result<bool, String> {
+    let Some(ctx) = admission_context(&policy.conditions, &policy.variables, object, namespace)?
+    else {
+        return Ok(false);
+    };
     match policy.validation.execute(&ctx) {
         Ok(CelValue::Bool(passed)) => Ok(!passed),
         other => Err(format!("validation: {other:?}")),
@@ -375,39 +391,9 @@ fn mutations(settings: &Settings) -> Vec<Mutation> {
 
 /// The JSON patch `m` makes on `object` (none when a matchCondition says no).
 fn patches(m: &Mutation, object: &Value, namespace: &str) -> Result<Vec<Value>, String> {
-    let mut ctx = Context::default();
-    ctx.register_all();
-    ctx.add_variable_from_value("object", to_cel(object));
-    ctx.add_variable_from_value(
-        "request",
-        to_cel(&serde_json::json!({"namespace": namespace, "operation": "CREATE"})),
-    );
-    for (name, condition) in &m.conditions {
-        match condition.execute(&ctx) {
-            Ok(CelValue::Bool(true)) => {}
-            Ok(CelValue::Bool(false)) => return Ok(Vec::new()),
-            other => return Err(format!("matchCondition {name}: {other:?}")),
-        }
-    }
-    let mut values: HashMap<Key, CelValue> = HashMap::new();
-    for (name, variable) in &m.variables {
-        ctx.add_variable_from_value(
-            "variables",
-            CelValue::Map(Map {
-                map: Arc::new(values.clone()),
-            }),
-        );
-        let value = variable
-            .execute(&ctx)
-            .map_err(|e| format!("variable {name}: {e}"))?;
-        values.insert(Key::String(Arc::new(name.clone())), value);
-    }
-    ctx.add_variable_from_value(
-        "variables",
-        CelValue::Map(Map {
-            map: Arc::new(values),
-        }),
-    );
+    let Some(ctx) = admission_context(&m.conditions, &m.variables, object, namespace)? else {
+        return Ok(Vec::new());
+    };
     match m.patches.execute(&ctx) {
         Ok(list @ CelValue::List(_)) => match from_cel(&list) {
             Value::Array(items) => Ok(items),
