@@ -416,13 +416,10 @@ fn containerd_unsupported(settings: &Settings, node: &Node, out: &mut Emitter<'_
             RuntimeKind::Broken => format!(
                 "this Windows node runs containerd {version}, a release known to be broken: {what} ({fact}; source: {source}); upgrade containerd to 2.3.4 or later (a newer node image), or configure the sandbox image by its full name with the digest alone"
             ),
+            // No date checked in the words: the server re-runs the node rules each day, and a message
+            // that named the day would change every node's finding every day.
             RuntimeKind::EndOfLife => format!(
-                "this Windows node runs containerd {version}, and as of {} its line {lines} is past its end of life ({}): no more fixes, security fixes included ({fact}: {what}; source: {source}); move the node to a node image with a supported containerd line",
-                settings
-                    .lifecycle
-                    .date
-                    .map(|d| d.to_string())
-                    .unwrap_or_default(),
+                "this Windows node runs containerd {version}: its line {lines} is past its end of life ({}): no more fixes, security fixes included ({fact}: {what}; source: {source}); move the node to a node image with a supported containerd line",
                 issue.date.as_deref().unwrap_or("")
             ),
             RuntimeKind::LastKubernetes | RuntimeKind::LastKubelet => format!(
