@@ -96,17 +96,27 @@ fn policies(settings: &Settings) -> Vec<Policy> {
         .collect()
 }
 
+thread_local! {
+    /// CEL's and Kubernetes' functions, registered once per test thread: each evaluation is a scope of
+    /// its own inside it, instead of a new context that registers them all again.
+    static FUNCTIONS: Context<'static> = {
+        let mut root = Context::default();
+        root.register_all();
+        root
+    };
+}
+
 /// The context the API server evaluates a policy's expressions in for `object` in `namespace`: `object`,
 /// `request` and, when every matchCondition holds, the `variables` bound in their order (a variable sees
 /// the ones before it); `None` when a matchCondition says no.
-fn admission_context<'a>(
+fn admission_context<'r>(
+    root: &'r Context<'r>,
     conditions: &[(String, Program)],
     variables: &[(String, Program)],
     object: &Value,
     namespace: &str,
-) -> Result<Option<Context<'a>>, String> {
-    let mut ctx = Context::default();
-    ctx.register_all();
+) -> Result<Option<Context<'r>>, String> {
+    let mut ctx = root.new_inner_scope();
     ctx.add_variable_from_value("object", to_cel(object));
     ctx.add_variable_from_value(
         "request",
@@ -143,14 +153,22 @@ fn admission_context<'a>(
 
 /// Whether `policy` denies (or warns about) `object` in `namespace`; `Err` on an evaluation error.
 fn fires(policy: &Policy, object: &Value, namespace: &str) -> Result<bool, String> {
-    let Some(ctx) = admission_context(&policy.conditions, &policy.variables, object, namespace)?
-    else {
-        return Ok(false);
-    };
-    match policy.validation.execute(&ctx) {
-        Ok(CelValue::Bool(passed)) => Ok(!passed),
-        other => Err(format!("validation: {other:?}")),
-    }
+    FUNCTIONS.with(|root| {
+        let Some(ctx) = admission_context(
+            root,
+            &policy.conditions,
+            &policy.variables,
+            object,
+            namespace,
+        )?
+        else {
+            return Ok(false);
+        };
+        match policy.validation.execute(&ctx) {
+            Ok(CelValue::Bool(passed)) => Ok(!passed),
+            other => Err(format!("validation: {other:?}")),
+        }
+    })
 }
 
 /// The API versions the policies match (what the API server serves today).
@@ -391,16 +409,19 @@ fn mutations(settings: &Settings) -> Vec<Mutation> {
 
 /// The JSON patch `m` makes on `object` (none when a matchCondition says no).
 fn patches(m: &Mutation, object: &Value, namespace: &str) -> Result<Vec<Value>, String> {
-    let Some(ctx) = admission_context(&m.conditions, &m.variables, object, namespace)? else {
-        return Ok(Vec::new());
-    };
-    match m.patches.execute(&ctx) {
-        Ok(list @ CelValue::List(_)) => match from_cel(&list) {
-            Value::Array(items) => Ok(items),
-            _ => unreachable!(),
-        },
-        other => Err(format!("mutation: {other:?}")),
-    }
+    FUNCTIONS.with(|root| {
+        let Some(ctx) = admission_context(root, &m.conditions, &m.variables, object, namespace)?
+        else {
+            return Ok(Vec::new());
+        };
+        match m.patches.execute(&ctx) {
+            Ok(list @ CelValue::List(_)) => match from_cel(&list) {
+                Value::Array(items) => Ok(items),
+                _ => unreachable!(),
+            },
+            other => Err(format!("mutation: {other:?}")),
+        }
+    })
 }
 
 /// Applies a JSON patch, as the API server does (all or nothing).
