@@ -168,8 +168,10 @@ export function node(name: string, osName: 'windows' | 'linux', year?: string, t
     apiVersion: 'v1', kind: 'Node', metadata: { name, labels },
     spec: { taints: osName === 'windows' && tainted ? [{ key: 'os', value: 'windows', effect: 'NoSchedule' }] : [] },
     status: {
+      // A containerd line still supported (2.3 LTS, after the 2.3.0-2.3.3 pause-image bug), so that a healthy
+      // node draws no windows-node-containerd-unsupported warning (docs/reference/lifecycle.md, containerd).
       nodeInfo: {
-        architecture: 'amd64', bootID: '', containerRuntimeVersion: 'containerd://1.7.20', kubeProxyVersion: '', kubeletVersion: 'v1.31.2',
+        architecture: 'amd64', bootID: '', containerRuntimeVersion: 'containerd://2.3.4', kubeProxyVersion: '', kubeletVersion: 'v1.31.2',
         kernelVersion: build ? `${build}.2340` : '6.1.0-26-amd64', machineID: '', systemUUID: '',
         operatingSystem: osName, osImage: build ? `Windows Server ${year} Datacenter` : 'Debian GNU/Linux 12 (bookworm)',
       },
