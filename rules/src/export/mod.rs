@@ -123,6 +123,22 @@ fn resource_rules() -> Value {
     ])
 }
 
+/// `{name, expression}` objects, as `matchConditions` and `variables` both hold them.
+fn named_expressions(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<Value> {
+    pairs
+        .into_iter()
+        .map(|(name, expression)| json!({"name": name, "expression": expression}))
+        .collect()
+}
+
+/// The labels every exported policy and binding of `rule` carries.
+fn rule_labels(rule: RuleId) -> Value {
+    json!({
+        "app.kubernetes.io/managed-by": "winplace",
+        "winplace.io/rule": rule.as_str(),
+    })
+}
+
 /// The matchConditions every policy has: the object holds a pod spec where its kind keeps it, and its
 /// namespace is not exempt (settings `exemptNamespaces`).
 pub fn match_conditions(settings: &Settings) -> Vec<(String, String)> {
@@ -187,24 +203,19 @@ pub fn message(rule: RuleId) -> String {
 /// disable, in catalogue order (policy, then binding).
 pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
     let all = cel::variables(settings);
-    let conditions: Vec<Value> = match_conditions(settings)
-        .into_iter()
-        .map(|(name, expression)| json!({"name": name, "expression": expression}))
-        .collect();
+    let conditions = named_expressions(match_conditions(settings));
     let mut out = Vec::new();
     for rule in cel::rules(settings) {
         if disabled(settings, rule.rule) {
             continue;
         }
         let name = naming.name(rule.rule);
-        let variables: Vec<Value> = variables_for(&all, &rule.fires)
-            .into_iter()
-            .map(|v| json!({"name": v.name, "expression": v.expression}))
-            .collect();
-        let labels = json!({
-            "app.kubernetes.io/managed-by": "winplace",
-            "winplace.io/rule": rule.rule.as_str(),
-        });
+        let variables = named_expressions(
+            variables_for(&all, &rule.fires)
+                .into_iter()
+                .map(|v| (v.name.to_string(), v.expression)),
+        );
+        let labels = rule_labels(rule.rule);
         let policy = json!({
             "apiVersion": API_VERSION,
             "kind": "ValidatingAdmissionPolicy",
@@ -256,24 +267,19 @@ pub fn mutating(
     naming: Naming,
 ) -> Result<Vec<Document>, cel::FixesUnsupported> {
     let all = cel::variables(settings);
-    let conditions: Vec<Value> = match_conditions(settings)
-        .into_iter()
-        .map(|(name, expression)| json!({"name": name, "expression": expression}))
-        .collect();
+    let conditions = named_expressions(match_conditions(settings));
     let mut out = Vec::new();
     for fix in cel::fixes(settings)? {
         if disabled(settings, fix.rule) {
             continue;
         }
         let name = naming.name(fix.rule);
-        let variables: Vec<Value> = variables_for(&all, &fix.patches)
-            .into_iter()
-            .map(|v| json!({"name": v.name, "expression": v.expression}))
-            .collect();
-        let labels = json!({
-            "app.kubernetes.io/managed-by": "winplace",
-            "winplace.io/rule": fix.rule.as_str(),
-        });
+        let variables = named_expressions(
+            variables_for(&all, &fix.patches)
+                .into_iter()
+                .map(|v| (v.name.to_string(), v.expression)),
+        );
+        let labels = rule_labels(fix.rule);
         out.push(Document {
             name: name.clone(),
             rule: fix.rule,
