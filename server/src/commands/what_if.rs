@@ -326,11 +326,7 @@ fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summ
     let _ = writeln!(out, "what-if: {}", steps.join("; "));
     for r in report.retirements.iter().flatten() {
         let f = &r.retirement;
-        let when = match (&f.date, &f.kubernetes) {
-            (Some(date), _) => format!("{} {date}", f.kind.as_str()),
-            (None, Some(k)) => format!("{} {k}", f.kind.as_str()),
-            (None, None) => f.kind.as_str().to_string(),
-        };
+        let when = when(f.kind.as_str(), f.date.as_deref(), f.kubernetes.as_deref());
         let _ = writeln!(
             out,
             "  retired: {} {} ({when}): {}; {} node(s) of {} go\n    source: {}",
@@ -344,11 +340,7 @@ fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summ
     }
     for r in &report.runtimes {
         let f = &r.issue;
-        let when = match (&f.date, &f.kubernetes) {
-            (Some(date), _) => format!("{} {date}", f.kind.as_str()),
-            (None, Some(k)) => format!("{} {k}", f.kind.as_str()),
-            (None, None) => f.kind.as_str().to_string(),
-        };
+        let when = when(f.kind.as_str(), f.date.as_deref(), f.kubernetes.as_deref());
         let _ = writeln!(
             out,
             "  containerd {} ({when}): {}; {} Windows node(s) of {} (they stay)\n    source: {}",
@@ -403,4 +395,14 @@ fn render_text(args: &WhatIfArgs, the_plan: &Plan, report: &PlanReport, s: &Summ
         s.broken, s.fixed, s.changed
     );
     out
+}
+
+/// When a calendar fact takes effect, as the report words it: its kind and its date, or the Kubernetes
+/// minor it is tied to.
+fn when(kind: &str, date: Option<&str>, kubernetes: Option<&str>) -> String {
+    match (date, kubernetes) {
+        (Some(date), _) => format!("{kind} {date}"),
+        (None, Some(k)) => format!("{kind} {k}"),
+        (None, None) => kind.to_string(),
+    }
 }
