@@ -303,8 +303,8 @@ impl FakeApi {
                         .get(axum::http::header::CONTENT_TYPE)
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("");
-                    let response = api.patch_pod(&ns, &name, content_type, &body);
-                    api.wrote(&headers, format!("PATCH Pod {ns}/{name}"), response)
+                    // The write is recorded by patch_pod before the patched pod is visible.
+                    api.patch_pod(&ns, &name, content_type, &body, token_of(&headers))
                 },
             )
             .get(
@@ -428,7 +428,14 @@ impl FakeApi {
     }
 
     /// `PATCH` of a pod: a JSON patch applied to the stored pod, then validated as an update.
-    fn patch_pod(&self, ns: &str, name: &str, content_type: &str, body: &[u8]) -> Response {
+    fn patch_pod(
+        &self,
+        ns: &str,
+        name: &str,
+        content_type: &str,
+        body: &[u8],
+        token: String,
+    ) -> Response {
         let key_ = format!("{ns}/{name}");
         let answer = |status: u16, body: Value| {
             (
@@ -440,10 +447,16 @@ impl FakeApi {
                 .into_response()
         };
         let ops: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        // Recorded before a patched pod is stored, so that whoever sees the pod also sees its write.
         let record = |status: u16| {
-            self.lock()
-                .patches
-                .push((key_.clone(), ops.clone(), status));
+            let mut fake = self.lock();
+            fake.patches.push((key_.clone(), ops.clone(), status));
+            fake.writes.push(Write {
+                at: std::time::Instant::now(),
+                token: token.clone(),
+                what: format!("PATCH Pod {key_}"),
+                status,
+            });
         };
         // A refusal as kube-apiserver answers it: the status and its Status body, recorded.
         let refuse = |status: u16, reason: &str, message: &str, details: Option<Value>| {
