@@ -112,6 +112,18 @@ fn matched(s: &'static Signature, text: &str) -> Match {
                         .to_string();
             }
         }
+        Cause::UndeclaredFeature if s.id == "apiserver-node-declared-features" => {
+            // `pod update requires features %s which are not available on node %q`, `%s` the names
+            // joined by ", ".
+            let names = text
+                .split_once("pod update requires features ")
+                .and_then(|(_, rest)| rest.split_once(" which are not available on node"))
+                .map(|(names, _)| names)
+                .filter(|n| !n.is_empty() && n.len() <= 512);
+            if let Some(names) = names {
+                meaning = format!("{meaning} The change needs: {names}.");
+            }
+        }
         Cause::ForbiddenWindowsField => {
             objects.field = objects::forbidden_fields(text);
             if !objects.field.is_empty() {

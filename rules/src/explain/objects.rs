@@ -106,9 +106,11 @@ pub(crate) fn pod(line: &str) -> Option<String> {
         })
 }
 
-/// The node a kubelet message names: `node="…"` in its logs, `kubelet, NODE` in old events' source.
+/// The node a kubelet message names: `node="…"` in its logs, `kubelet, NODE` in old events' source;
+/// the NodeDeclaredFeatureValidator's `not available on node "…"`.
 pub(crate) fn node(line: &str) -> Option<String> {
     between(line, "node=\"", '"')
+        .or_else(|| between(line, "available on node \"", '"'))
         .map(str::to_string)
         .or_else(|| {
             let rest = &line[line.find("kubelet, ")? + "kubelet, ".len()..];

@@ -214,6 +214,16 @@ pub const SIGNATURES: &[Signature] = &[
         rule: Some(RuleId::WindowsPodUndeclaredFeature),
         fix: "Remove from the pod template the field that needs the named feature (hostUsers: false for UserNamespacesHostNetworkSupport, a RestartAllContainers restart rule, bindMountOptions), or run the pod on nodes that declare it (kubectl get nodes -o custom-columns=NAME:.metadata.name,FEATURES:.status.declaredFeatures).",
     },
+    Signature {
+        id: "apiserver-node-declared-features",
+        cause: UndeclaredFeature,
+        source: "kube-apiserver, NodeDeclaredFeatureValidator admission plugin (an update or resize of a pod bound to a node)",
+        any: &["which are not available on node"],
+        all: &["pod update requires features"],
+        meaning: "The API server refused a change to a running pod (an in-place resize, say): the change needs a feature that the node the pod is bound to does not list in its status.declaredFeatures, so the node's kubelet could not carry it out.",
+        rule: None,
+        fix: "Do not make this change to the running pod: put it in the workload's pod template so that new pods get it, on nodes whose kubelet declares the feature (kubectl get node NODE -o jsonpath='{.status.declaredFeatures}'; a newer kubelet, or its feature gate), or leave the pod as it is.",
+    },
 ];
 
 /// The signature of id `id`.
@@ -263,6 +273,34 @@ mod tests {
             crate::explain::explain_line("0/3 nodes are available: 3 Insufficient cpu.")
                 .iter()
                 .all(|m| m.cause != Cause::UndeclaredFeature)
+        );
+    }
+
+    #[test]
+    fn the_node_declared_feature_validators_rejection_is_read() {
+        // plugin/pkg/admission/nodedeclaredfeatures/admission.go, validatePodUpdate:
+        // admission.NewForbidden(a, fmt.Errorf("pod update requires features %s which are not available on node %q", strings.Join(result.UnsatisfiedRequirements, ", "), node.Name)),
+        // which apierrors.NewForbidden words `pods "<name>" is forbidden: <err>`.
+        let refused = r#"Error from server (Forbidden): pods "web-0" is forbidden: pod update requires features InPlacePodLevelResourcesVerticalScaling, InPlacePodVerticalScalingInitContainers which are not available on node "akswin22000001""#;
+        let found = crate::explain::explain_line(refused);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let m = &found[0];
+        assert_eq!(m.signature, "apiserver-node-declared-features");
+        assert_eq!(m.cause, Cause::UndeclaredFeature);
+        assert_eq!(m.rule, None);
+        assert_eq!(m.objects.pod.as_deref(), Some("web-0"));
+        assert_eq!(m.objects.node.as_deref(), Some("akswin22000001"));
+        assert!(
+            m.meaning.ends_with(
+                "The change needs: InPlacePodLevelResourcesVerticalScaling, InPlacePodVerticalScalingInitContainers."
+            ),
+            "{}",
+            m.meaning
+        );
+        // The plugin's other refusals (a node it cannot find) are not this cause.
+        assert!(
+            crate::explain::explain_line(r#"pods "web-0" is forbidden: node "win-1" not found"#)
+                .is_empty()
         );
     }
 
