@@ -47,3 +47,42 @@ test('"Failing now" lists the incident as it arrives, and the playground explain
     await server.stop();
   }
 });
+
+// The playground's explain follows its settings field, as `winplace explain --settings` does: with
+// buildPinning exact the fix pins the node's one build with a nodeSelector, never a range of node affinity.
+test("the playground's explain pins builds as its settings say", async ({ page }) => {
+  const problems = watchConsole(page);
+  await page.goto('/playground');
+  // The pasted cluster: the Windows Server 2019 node of server/tests/data/incidents/cluster.json.
+  const node = failing.items.find((o: any) => o.kind === 'Node' && o.metadata.labels?.['kubernetes.io/os'] === 'windows');
+  await page.locator('input[name=context][value=pasted]').check();
+  await page.locator('#context').fill(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [node] }));
+  const describe = [
+    'Name:         invoice-0',
+    'Namespace:    billing',
+    `Node:         ${node.metadata.name}/10.240.0.4`,
+    'Events:',
+    '  Warning  Failed  3s  kubelet  Failed to pull image "mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022": rpc error: code = NotFound desc = failed to pull and unpack image "mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022": no match for platform in manifest: not found',
+  ].join('\n');
+  await page.locator('#explain-input').fill(describe);
+  const fix = page.locator('.explained-item .explained-fix');
+  // The default settings: a range pin.
+  await expect(page.locator('.explain-settings')).toHaveAttribute('data-pinning', 'range');
+  await expect(fix).toContainText('required node affinity node.kubernetes.io/windows-build In [10.0.17763]');
+  // buildPinning exact in the settings field: the node's one build as a nodeSelector.
+  await page.locator('#settings').fill('buildPinning: exact\n');
+  await expect(page.locator('.explain-settings')).toHaveAttribute('data-pinning', 'exact');
+  await expect(fix).toContainText('pin the workload to that build with the nodeSelector node.kubernetes.io/windows-build: 10.0.17763 (setting buildPinning: exact)');
+  await expect(fix).not.toContainText('node affinity');
+  // Without context the signature's own range words are pinned exactly too.
+  await page.locator('input[name=context][value=none]').check();
+  await page.locator('#explain-input').fill('hcs::CreateComputeSystem web: The container operating system does not match the host operating system.');
+  await expect(fix).toContainText("with the nodeSelector node.kubernetes.io/windows-build: <the node's build> (setting buildPinning: exact)");
+  await expect(fix).not.toContainText('required node affinity');
+  // A settings field that does not parse: the defaults (range) again, as the findings do.
+  await page.locator('#settings').fill('buildPinning: loose\n');
+  await expect(page.locator('.settings-error')).toContainText('buildPinning');
+  await expect(page.locator('.explain-settings')).toHaveAttribute('data-pinning', 'range');
+  await expect(fix).toContainText('required node affinity node.kubernetes.io/windows-build In [...]');
+  expect(problems).toEqual([]);
+});

@@ -151,3 +151,85 @@ fn with_a_snapshot_explain_names_the_builds_and_the_tag_that_runs_and_audit_list
         "{t}"
     );
 }
+
+#[test]
+fn explain_follows_the_settings_build_pinning_and_names_a_bad_setting() {
+    // The same describe and snapshot as above: the default range pin, then the settings' exact pin.
+    let args = |settings: Option<&'static str>| {
+        let mut a = vec![
+            "explain",
+            "--snapshot",
+            "cluster.json",
+            "--format",
+            "json",
+            "describe.txt",
+        ];
+        if let Some(s) = settings {
+            a.extend(["--settings", s]);
+        }
+        a
+    };
+    let fix = |out: &Output| {
+        json(out)["matches"][0]["fix"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let ranged = winplace(&args(None), None);
+    assert_eq!(ranged.status.code(), Some(0));
+    assert!(
+        fix(&ranged).contains("required node affinity node.kubernetes.io/windows-build In ["),
+        "{}",
+        fix(&ranged)
+    );
+    let exact = winplace(&args(Some("exact.yaml")), None);
+    assert_eq!(
+        exact.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&exact.stderr)
+    );
+    let f = fix(&exact);
+    assert!(
+        f.ends_with("pin the workload to that build with the nodeSelector node.kubernetes.io/windows-build: 10.0.17763 (setting buildPinning: exact)."),
+        "{f}"
+    );
+    assert!(!f.contains("node affinity"), "{f}");
+
+    // Without context, the settings still pin exactly (the signature's words, the node's build unnamed).
+    let line = "hcs::CreateComputeSystem web: The container operating system does not match the host operating system.";
+    let out = winplace(
+        &["explain", "--settings", "exact.yaml", "--format", "json"],
+        Some(line),
+    );
+    let f = fix(&out);
+    assert!(
+        f.contains("with the nodeSelector node.kubernetes.io/windows-build: <the node's build> (setting buildPinning: exact)")
+            && !f.contains("required node affinity"),
+        "{f}"
+    );
+    // --platform openshift pins exactly too (its preset), as check does.
+    let out = winplace(
+        &["explain", "--platform", "openshift", "--format", "json"],
+        Some(line),
+    );
+    assert!(
+        fix(&out).contains("(setting buildPinning: exact)"),
+        "{}",
+        fix(&out)
+    );
+
+    // A bad settings file: exit 2, the error names the file, the line and the setting.
+    let out = winplace(&["explain", "--settings", "bad-pinning.yaml"], Some(line));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad-pinning.yaml:2:") && err.contains("buildPinning"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    // A missing one: the same, naming it.
+    let out = winplace(&["explain", "--settings", "none.yaml"], Some(line));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("none.yaml"));
+}

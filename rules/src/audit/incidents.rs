@@ -191,7 +191,7 @@ impl Audit {
                     if m.objects.image.is_none() && !m.sandbox {
                         m.objects.image = only_image.clone();
                     }
-                    explain::refine_with(&mut m, &self.context, self.settings.build_pinning);
+                    explain::refine_settings(&mut m, &self.context, &self.settings);
                     let (namespace, name) = super::split_key(key);
                     out.push(Incident {
                         object: format!("Pod/{namespace}/{name}"),

@@ -6,6 +6,7 @@ use super::{Cause, Match};
 use crate::model::ClusterContext;
 use crate::platform::BuildPinning;
 use crate::rules::RuleId;
+use crate::settings::Settings;
 use crate::windows::builds::{build_display, retag_for_build};
 use crate::windows::{Os, WindowsVersion, classify_image, hosts_for_images};
 
@@ -21,6 +22,73 @@ pub fn refine(m: &mut Match, context: &ClusterContext) {
 /// the image as required node affinity `In`; `exact`, the node's one build as the nodeSelector
 /// `node.kubernetes.io/windows-build` (what the rules' own fixes do, docs/settings.md).
 pub fn refine_with(m: &mut Match, context: &ClusterContext, pinning: BuildPinning) {
+    refine_builds(
+        m,
+        context,
+        pinning,
+        &Settings::default().supported_build_numbers(),
+    );
+}
+
+/// [`refine`] with the settings that shape a fix: `buildPinning` (as [`refine_with`]) and
+/// `supportedBuilds` (the builds a `range` pin lists, with the node's own).
+///
+/// ```
+/// use winplace_rules::explain::{explain_text, refine_settings};
+/// use winplace_rules::{ClusterContext, Settings};
+/// let settings = Settings::from_text("s.yaml", "buildPinning: exact\n").unwrap();
+/// let mut m = explain_text("no matching manifest for windows/amd64 10.0.17763 in the manifest list entries", None).remove(0);
+/// refine_settings(&mut m, &ClusterContext::default(), &settings);
+/// assert!(m.fix.contains("nodeSelector node.kubernetes.io/windows-build: 10.0.17763"), "{}", m.fix);
+/// ```
+pub fn refine_settings(m: &mut Match, context: &ClusterContext, settings: &Settings) {
+    refine_builds(
+        m,
+        context,
+        settings.build_pinning,
+        &settings.supported_build_numbers(),
+    );
+}
+
+/// The signature fixes' words for a `range` pin, and the `exact` pin that replaces them when no
+/// context names the node's build ([`pin_generic`]).
+pub(crate) const RANGE_WORDS: [(&str, &str); 2] = [
+    (
+        "pin the workload to the builds that can run it with required node affinity node.kubernetes.io/windows-build In [...]",
+        "pin the workload to the node's build with the nodeSelector node.kubernetes.io/windows-build: <the node's build> (setting buildPinning: exact)",
+    ),
+    (
+        "with required node affinity node.kubernetes.io/windows-build,",
+        "with the nodeSelector node.kubernetes.io/windows-build: <the image's build> (setting buildPinning: exact),",
+    ),
+];
+
+/// Rewrites a signature's generic fix for setting `buildPinning`: with `exact`, the `range` pin it
+/// words (required node affinity `In [...]`) becomes the nodeSelector of one build, as the rules' own
+/// fixes pin it. With `range`, nothing changes.
+pub fn pin_generic(m: &mut Match, pinning: BuildPinning) {
+    if pinning != BuildPinning::Exact || m.sandbox {
+        return;
+    }
+    for (range, exact) in RANGE_WORDS {
+        if m.fix.contains(range) {
+            let exact = match m.objects.build.as_deref() {
+                Some(build) if m.signature != "hcs-invalid-layer" => {
+                    exact.replace("<the node's build>", build)
+                }
+                _ => exact.to_string(),
+            };
+            m.fix = m.fix.replace(range, &exact);
+        }
+    }
+}
+
+pub(crate) fn refine_builds(
+    m: &mut Match,
+    context: &ClusterContext,
+    pinning: BuildPinning,
+    supported: &[u32],
+) {
     let node = m.objects.node.as_deref().and_then(|name| {
         context
             .nodes
@@ -28,6 +96,7 @@ pub fn refine_with(m: &mut Match, context: &ClusterContext, pinning: BuildPinnin
             .find(|n| n.metadata.name.as_deref() == Some(name))
     });
     let (node_os, node_build) = node.map_or((None, None), crate::model::node_os_build);
+    pin_generic(m, pinning);
     match m.cause {
         // The host cannot read the image's layers: a retag to the host's build is no answer (the
         // image's own build is the newer one); name the host and keep the signature's fix.
@@ -83,15 +152,11 @@ pub fn refine_with(m: &mut Match, context: &ClusterContext, pinning: BuildPinnin
                 (None, _) => String::new(),
             };
             m.meaning = format!("{} {on}{image_words}.", m.meaning);
-            // The range of the supported builds (the default `supportedBuilds`) that run an image of the
+            // The range of the supported builds (setting `supportedBuilds`) that run an image of the
             // node's build, the node's own included, as fixes pin it (placement::build_range): it
             // survives an in-place upgrade. Not the cluster's builds: an incident's fix must not change
             // when a node elsewhere comes or goes (the audit updates only the pods a change touches).
-            let mut builds: Vec<u32> = crate::settings::Settings::default()
-                .supported_build_numbers()
-                .into_iter()
-                .chain([host])
-                .collect();
+            let mut builds: Vec<u32> = supported.iter().copied().chain([host]).collect();
             builds.sort_unstable();
             builds.dedup();
             let pin = match pinning {

@@ -27,7 +27,7 @@ pub mod signatures;
 pub use cause::Cause;
 pub use matching::{Match, explain_line};
 
-pub use context::{refine, refine_with};
+pub use context::{pin_generic, refine, refine_settings, refine_with};
 pub use objects::Objects;
 pub use signatures::{SIGNATURES, Signature};
 
@@ -61,6 +61,8 @@ pub const MAX_MATCHES: usize = 1_000;
 pub struct Explainer<'c> {
     context: Option<&'c ClusterContext>,
     pinning: crate::platform::BuildPinning,
+    /// The builds a `range` pin lists (setting `supportedBuilds`).
+    supported: Vec<u32>,
     prefilter: Prefilter,
     buf: String,
     number: u64,
@@ -99,6 +101,7 @@ impl<'c> Explainer<'c> {
         Explainer {
             context,
             pinning: crate::platform::BuildPinning::default(),
+            supported: crate::settings::Settings::default().supported_build_numbers(),
             prefilter: Prefilter::new(),
             buf: String::new(),
             number: 0,
@@ -112,6 +115,25 @@ impl<'c> Explainer<'c> {
     /// Pins builds in the fixes as setting `buildPinning` says ([`refine_with`]; default `range`).
     pub fn with_build_pinning(mut self, pinning: crate::platform::BuildPinning) -> Self {
         self.pinning = pinning;
+        self
+    }
+
+    /// Shapes the fixes as `settings` say: `buildPinning` (an `exact` pin is the nodeSelector of one
+    /// build, with or without context) and `supportedBuilds` (the builds a `range` pin lists).
+    ///
+    /// ```
+    /// use winplace_rules::Settings;
+    /// use winplace_rules::explain::Explainer;
+    /// let settings = Settings::from_text("s.yaml", "buildPinning: exact\n").unwrap();
+    /// let mut explainer = Explainer::new(None).with_settings(&settings);
+    /// explainer.line(b"hcs::CreateComputeSystem web: The container operating system does not match the host operating system.");
+    /// let fix = &explainer.finish()[0].fix;
+    /// assert!(fix.contains("with the nodeSelector node.kubernetes.io/windows-build"), "{fix}");
+    /// assert!(!fix.contains("required node affinity"), "{fix}");
+    /// ```
+    pub fn with_settings(mut self, settings: &crate::settings::Settings) -> Self {
+        self.pinning = settings.build_pinning;
+        self.supported = settings.supported_build_numbers();
         self
     }
 
@@ -133,8 +155,11 @@ impl<'c> Explainer<'c> {
                     matching::blame_sandbox(&mut m, condition);
                 }
                 self.fill_from_state(&mut m);
-                if let Some(context) = self.context {
-                    refine_with(&mut m, context, self.pinning);
+                match self.context {
+                    Some(context) => {
+                        context::refine_builds(&mut m, context, self.pinning, &self.supported)
+                    }
+                    None => pin_generic(&mut m, self.pinning),
                 }
                 m.line = Some(self.number);
                 self.keep(m);
@@ -291,7 +316,17 @@ fn value_of(line: &str) -> Option<String> {
 /// Explains a whole text (the playground's field, tests): [`Explainer`] over its lines, with the
 /// context's concrete fixes when given.
 pub fn explain_text(text: &str, context: Option<&ClusterContext>) -> Vec<Match> {
-    let mut explainer = Explainer::new(context);
+    explain_text_with(text, context, &crate::settings::Settings::default())
+}
+
+/// [`explain_text`] with the settings that shape a fix ([`Explainer::with_settings`]): what the
+/// playground does with its settings field.
+pub fn explain_text_with(
+    text: &str,
+    context: Option<&ClusterContext>,
+    settings: &crate::settings::Settings,
+) -> Vec<Match> {
+    let mut explainer = Explainer::new(context).with_settings(settings);
     for line in text.split('\n') {
         explainer.line(line.as_bytes());
     }

@@ -214,6 +214,22 @@ const ROWS: &[Row] = &[
         &[],
     ),
     (
+        "kube-apiserver NodeDeclaredFeatureValidator, the error its unit test expects (plugin/pkg/admission/nodedeclaredfeatures/admission_test.go)",
+        r#"pod update requires features TestFeature which are not available on node "test-node-no-feature""#,
+        Some(Cause::UndeclaredFeature),
+        false,
+        None,
+        &[("node", "test-node-no-feature")],
+    ),
+    (
+        "kube-apiserver NodeDeclaredFeatureValidator through admission.NewForbidden, as kubectl prints a resize refused",
+        r#"Error from server (Forbidden): pods "web-0" is forbidden: pod update requires features InPlacePodLevelResourcesVerticalScaling, InPlacePodVerticalScalingInitContainers which are not available on node "akswin22000001""#,
+        Some(Cause::UndeclaredFeature),
+        false,
+        None,
+        &[("node", "akswin22000001"), ("pod", "web-0")],
+    ),
+    (
         "RuntimeClass admission setOverhead",
         "pods \"iis\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
         Some(Cause::Runtimeclass),
@@ -593,4 +609,59 @@ fn exact_pinning_is_honoured_in_the_fix() {
         m.fix
     );
     assert!(!m.fix.contains("node affinity"), "{}", m.fix);
+}
+
+/// Without context, `buildPinning: exact` (read from settings) still rewrites the signatures' own
+/// range pins: no fix proposes required node affinity `In [...]` where the settings pin exactly.
+#[test]
+fn exact_pinning_from_settings_is_honoured_without_context() {
+    // The phrases pin_generic rewrites are the signatures' own words (edit both together).
+    for (range, _) in super::context::RANGE_WORDS {
+        assert!(
+            SIGNATURES.iter().any(|s| s.fix.contains(range)),
+            "no signature's fix says {range:?}"
+        );
+    }
+    let exact = crate::Settings::from_text("s.yaml", "buildPinning: exact\n").expect("settings");
+    let lines = [
+        "hcs::CreateComputeSystem web: The container operating system does not match the host operating system.",
+        "failed to prepare layer: hcs::PrepareLayer: 0xc0370112: The container image contains a layer with an unrecognized format.",
+        "no matching manifest for windows/amd64 10.0.17763 in the manifest list entries",
+    ];
+    for line in lines {
+        let ranged = explain_text(line, None);
+        let pinned = explain_text_with(line, None, &exact);
+        assert_eq!(ranged.len(), 1, "{line}");
+        assert_eq!(pinned.len(), 1, "{line}");
+        assert!(
+            !pinned[0].fix.contains("required node affinity"),
+            "{line}: {}",
+            pinned[0].fix
+        );
+        if ranged[0].fix.contains("required node affinity") {
+            assert!(
+                pinned[0]
+                    .fix
+                    .contains("with the nodeSelector node.kubernetes.io/windows-build: <the ")
+                    && pinned[0].fix.contains("(setting buildPinning: exact)"),
+                "{line}: {}",
+                pinned[0].fix
+            );
+        }
+    }
+    // The default settings keep the range (explain_text is explain_text_with the defaults).
+    assert!(
+        explain_text(lines[0], None)[0]
+            .fix
+            .contains("required node affinity node.kubernetes.io/windows-build In [...]")
+    );
+    // With context, the settings' exact pin names the node's build.
+    let context = context();
+    let describe = "Name: web-0\nNode: win19-1/10.0.0.4\n  Warning  Failed  1s  kubelet  Error: failed to pull image \"mcr.microsoft.com/windows/servercore:ltsc2022\": no match for platform in manifest: not found";
+    let m = &explain_text_with(describe, Some(&context), &exact)[0];
+    assert!(
+        m.fix.ends_with("pin the workload to that build with the nodeSelector node.kubernetes.io/windows-build: 10.0.17763 (setting buildPinning: exact)."),
+        "{}",
+        m.fix
+    );
 }

@@ -5,7 +5,9 @@
 //! Files are streamed line by line (standard input when none is given, or `-`): memory is one line
 //! (at most 64 KiB of it is read) and the matches kept, whatever the size of the log. With context
 //! (`--cluster` files, `--snapshot`, or the live cluster with `--kubeconfig`/`--context`) the node's
-//! build, the image's, and the concrete fix are named.
+//! build, the image's, and the concrete fix are named. `--settings FILE` (and `--platform`) shape the fix
+//! as `check` would: `buildPinning: exact` pins the node's one build with a nodeSelector, and
+//! `supportedBuilds` are the builds a `range` pin lists.
 //!
 //! Exit codes: 0 when something was explained, 1 when nothing was (said plainly), 2 when an input or
 //! the context cannot be read.
@@ -19,6 +21,7 @@ use serde::Serialize;
 use winplace_rules::explain::{Explainer, Match, clean::MAX_LINE};
 use winplace_rules::{ClusterContext, Settings};
 
+use crate::inputs::SettingsArgs;
 use crate::source::SourceArgs;
 
 /// Arguments of `winplace explain`.
@@ -32,6 +35,10 @@ pub struct ExplainArgs {
     /// `--snapshot`, or the live cluster (`--kubeconfig`, `--context`). Without any, no context.
     #[command(flatten)]
     pub source: SourceArgs,
+    /// The settings the fixes follow (`buildPinning`, `supportedBuilds`), read and validated as `check`
+    /// and `audit` read them; with a cluster source, its node pools and taints too.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     pub format: ExplainFormat,
@@ -111,8 +118,9 @@ fn wants_context(s: &SourceArgs) -> bool {
 
 /// Runs `winplace explain`.
 pub async fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let settings: Settings = args.settings.load()?;
     let context: Option<ClusterContext> = if wants_context(&args.source) {
-        Some(crate::commands::context::cluster_context(&args.source, &Settings::default()).await?)
+        Some(crate::commands::context::cluster_context(&args.source, &settings).await?)
     } else {
         None
     };
@@ -130,7 +138,7 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         dropped: 0,
     };
     for input in inputs {
-        let mut explainer = Explainer::new(context.as_ref());
+        let mut explainer = Explainer::new(context.as_ref()).with_settings(&settings);
         let name = match &input {
             Some(path) => {
                 let name = path.display().to_string();

@@ -1,18 +1,21 @@
 //! The playground's explain field: paste an error message (an event, `kubectl describe pod`, a kubelet
 //! or containerd log line, a `kubectl apply` error) and see it explained in the browser by the rules
-//! crate's error signatures, with the playground's chosen cluster as context.
+//! crate's error signatures, with the playground's chosen cluster as context and its settings field's
+//! settings shaping the fixes (`buildPinning`, `supportedBuilds`), as `winplace explain --settings` does.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use winplace_rules::ClusterContext;
-use winplace_rules::explain::{Match, explain_text};
+use winplace_rules::explain::{Match, explain_text_with};
+use winplace_rules::{ClusterContext, Settings};
 
 /// The field and its explanations.
 #[component]
 pub fn ExplainPanel(
     /// The cluster the playground evaluates against (none, the server's, pasted).
     context: Signal<Option<Arc<ClusterContext>>>,
+    /// The playground's settings (the defaults while the settings field does not parse).
+    settings: Signal<Settings>,
 ) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let found = Memo::new(move |_| {
@@ -20,7 +23,7 @@ pub fn ExplainPanel(
             if t.trim().is_empty() {
                 return None;
             }
-            Some(context.with(|c| explain_text(t, c.as_deref())))
+            Some(settings.with(|s| context.with(|c| explain_text_with(t, c.as_deref(), s))))
         })
     });
     view! {
@@ -30,6 +33,11 @@ pub fn ExplainPanel(
             <textarea id="explain-input" rows="4" spellcheck="false"
                 on:input=move |ev| text.set(event_target_value(&ev))
                 prop:value=move || text.get()></textarea>
+            <p class="muted explain-settings"
+                data-pinning=move || settings.with(|s| s.build_pinning.as_str())>
+                "Fixes pin Windows builds as the settings below say: buildPinning "
+                {move || settings.with(|s| s.build_pinning.as_str())}
+            </p>
             <div class="explained" aria-live="polite">
                 {move || match found.get() {
                     None => ().into_any(),

@@ -367,7 +367,8 @@ pub fn PlaygroundPage() -> impl IntoView {
                 </div>
             </div>
             <RepairPanel repair on_use=move |text| input.load(text)/>
-            <explain::ExplainPanel context=Signal::derive(move || chosen_context.get())/>
+            <explain::ExplainPanel context=Signal::derive(move || chosen_context.get())
+                settings=Signal::derive(move || effective.get())/>
             <div class="pg-options">
                 <ContextPanel choice server loaded=cluster.loaded on_input=cluster.on_input()
                     marks=context_marks jump=jump_context
