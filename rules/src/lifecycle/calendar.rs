@@ -111,7 +111,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2026, 5, 15)),
         kubernetes: None,
         status: Current,
-        sources: &["A-docs-ac", "A-CL-2026-06-19"],
+        sources: &["A-docs-ac", "A-CL-2026-05-29"],
         read: READ,
     },
     Fact {
@@ -124,7 +124,7 @@ pub const FACTS: &[Fact] = &[
         date: Some(day(2027, 5, 15)),
         kubernetes: None,
         status: Current,
-        sources: &["A-docs-ac", "A-CL-2026-06-19"],
+        sources: &["A-docs-ac", "A-CL-2026-05-29"],
         read: READ,
     },
     Fact {
@@ -472,7 +472,7 @@ pub const FACTS: &[Fact] = &[
         build: "10.0.19042",
         kind: Retired,
         preview: false,
-        date: Some(day(2022, 8, 9)),
+        date: Some(day(2022, 8, 10)),
         kubernetes: None,
         status: Current,
         sources: &["G-sac"],

@@ -503,6 +503,17 @@ mod tests {
                 None,
                 Some("R6"),
             ),
+            // GKE's SAC images: "After August 9, 2022, you can no longer" create SAC pools (G1, dated
+            // 2022-08-10, its first day in effect); on 2022-08-09 they are still offered. From 2022-08-10
+            // Microsoft's end of servicing of 20H2 (M11, last day 2022-08-09) holds too and is the earlier.
+            (Some(Gke), "10.0.19042", Some("2022-08-09"), None, None),
+            (
+                Some(Gke),
+                "10.0.19042",
+                Some("2022-08-10"),
+                None,
+                Some("M11"),
+            ),
             // Microsoft's mainstream end is no retirement; generic nodes have only Microsoft's calendar.
             (None, "10.0.20348", Some("2027-01-01"), None, None),
             // Microsoft's end dates are the last supported day (lifecycle.md "Which day a date is"):
