@@ -80,3 +80,44 @@ test.describe('on a snapshot', () => {
     expect(problems).toEqual([]);
   });
 });
+
+// Kubernetes 1.37's status.declaredFeatures (docs/reference/kubernetes-windows-rules.md §11): the node page
+// lists what each node declares, and says so when a node declares nothing.
+test.describe('declared features (snapshot)', () => {
+  let server: Server;
+  test.beforeAll(async () => {
+    const cluster = smallCluster(false);
+    const declare = (name: string, features: string[]) => {
+      const n = cluster.items.find((o: any) => o.kind === 'Node' && o.metadata.name === name) as any;
+      n.status.declaredFeatures = features;
+      n.status.nodeInfo.kubeletVersion = 'v1.37.0';
+    };
+    // A Linux kubelet with the gates and containerd's user-namespace support declares both; a Windows one
+    // never declares UserNamespacesHostNetworkSupport (containerd reports it on Linux only).
+    declare('snap-linux-0', ['RestartAllContainersOnContainerExits', 'UserNamespacesHostNetworkSupport']);
+    declare('snap-win22-0', ['RestartAllContainersOnContainerExits']);
+    server = await snapshotServer(cluster);
+  });
+  test.afterAll(async () => { await server?.stop(); });
+
+  test("a node's detail lists its declaredFeatures, or says it declares none", async ({ page }, testInfo) => {
+    const problems = watchConsole(page);
+    await page.goto(`${server.url}/nodes`);
+    await page.locator('button.node[data-node="snap-win22-0"]').click();
+    let detail = page.getByRole('complementary', { name: 'snap-win22-0' });
+    await expect(detail.getByRole('heading', { name: 'Declared features' })).toBeVisible();
+    await expect(detail.locator('ul.declared-features li')).toHaveText(['RestartAllContainersOnContainerExits']);
+    await shot(page, testInfo, 'node-declared-features');
+    await page.keyboard.press('Escape');
+    await page.locator('button.node[data-node="snap-linux-0"]').click();
+    detail = page.getByRole('complementary', { name: 'snap-linux-0' });
+    await expect(detail.locator('ul.declared-features li')).toHaveText(['RestartAllContainersOnContainerExits', 'UserNamespacesHostNetworkSupport']);
+    await page.keyboard.press('Escape');
+    // A node without the list (a kubelet before 1.35): none declared, said in words.
+    await page.locator('button.node[data-node="snap-win22-1"]').click();
+    detail = page.getByRole('complementary', { name: 'snap-win22-1' });
+    await expect(detail.locator('p.declared-features')).toContainText('None declared');
+    await expect(detail.locator('ul.declared-features')).toHaveCount(0);
+    expect(problems).toEqual([]);
+  });
+});
