@@ -69,7 +69,8 @@ fn explain_reads_stdin_and_files_in_text_and_json_and_says_plainly_when_nothing_
     let out = winplace(&["explain", "oomkilled.txt"], None);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out).starts_with("No Windows placement cause in 3 line(s)"),
+        text(&out).starts_with("No Windows placement cause in 3 line(s)")
+            && text(&out).contains("a feature the node does not declare"),
         "{}",
         text(&out)
     );

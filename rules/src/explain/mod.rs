@@ -33,6 +33,13 @@ pub use signatures::{SIGNATURES, Signature};
 
 use crate::model::ClusterContext;
 
+/// What explain looks for, said when nothing matched (the CLI and the playground say the same).
+///
+/// ```
+/// assert!(winplace_rules::explain::CAUSES_LOOKED_FOR.contains("does not declare"));
+/// ```
+pub const CAUSES_LOOKED_FOR: &str = "nothing here is about an OS or Windows-build mismatch, an image without the node's platform, an untolerated taint, a selector no node matches, a field the API server forbids on Windows pods, a feature the node does not declare, or RuntimeClass admission";
+
 /// The most distinct matches an [`Explainer`] keeps; later ones are counted in
 /// [`Explainer::dropped`].
 pub const MAX_MATCHES: usize = 1_000;

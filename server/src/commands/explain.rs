@@ -196,8 +196,9 @@ fn render_text(answer: &Answer, with_context: bool) -> String {
     if answer.matches.is_empty() {
         let _ = writeln!(
             out,
-            "No Windows placement cause in {} line(s): nothing here is about an OS or Windows-build mismatch, an image without the node's platform, an untolerated taint, a selector no node matches, a field the API server forbids on Windows pods, or RuntimeClass admission (an OOMKilled container, say, is not).",
-            answer.lines
+            "No Windows placement cause in {} line(s): {} (an OOMKilled container, say, is not).",
+            answer.lines,
+            winplace_rules::explain::CAUSES_LOOKED_FOR
         );
         return out;
     }

@@ -42,7 +42,9 @@ pub fn ExplainPanel(
                 {move || match found.get() {
                     None => ().into_any(),
                     Some(matches) if matches.is_empty() => view! {
-                        <p class="no-match" data-matches="0">"No Windows placement cause: nothing here is about an OS or Windows-build mismatch, an image without the node's platform, an untolerated taint, a selector no node matches, a field the API server forbids on Windows pods, or RuntimeClass admission."</p>
+                        <p class="no-match" data-matches="0">
+                            "No Windows placement cause: " {winplace_rules::explain::CAUSES_LOOKED_FOR} "."
+                        </p>
                     }.into_any(),
                     Some(matches) => {
                         // Counted first: the list's items take the matches, and the view macro
