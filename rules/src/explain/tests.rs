@@ -665,3 +665,33 @@ fn exact_pinning_from_settings_is_honoured_without_context() {
         m.fix
     );
 }
+
+/// `supportedBuilds` bounds the range a build fix pins: on a 2022 node the default settings'
+/// range takes in 2025 (26100 hosts run ltsc2022 images), and settings that support only 2019
+/// and 2022 leave it out.
+#[test]
+fn the_range_pin_lists_only_the_supported_builds_that_run_the_image() {
+    let text = r#"
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: win22-1
+    labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.20348}
+"#;
+    let parsed = crate::input::parse("c.yaml", text, &crate::input::Limits::default());
+    let context = ClusterContext::from_objects(&crate::model::objects(&parsed.documents)).0;
+    let describe = "Name: web-0\nNode: win22-1/10.0.0.4\n  Warning  Failed  1s  kubelet  Error: failed to pull image \"mcr.microsoft.com/windows/servercore:ltsc2019\": no match for platform in manifest: not found";
+    let fix = |settings: &str| {
+        let settings = crate::Settings::from_text("s.yaml", settings).expect("settings");
+        explain_text_with(describe, Some(&context), &settings)[0]
+            .fix
+            .clone()
+    };
+    let default = fix("{}\n");
+    assert!(default.contains("In [10.0.20348, 10.0.26100]"), "{default}");
+    let no_2025 = fix("supportedBuilds: [\"10.0.17763\", \"10.0.20348\"]\n");
+    assert!(no_2025.contains("In [10.0.20348]"), "{no_2025}");
+}
