@@ -78,11 +78,12 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
             rule: RuleId::WindowsPodWithoutBuildSelector,
             fires: NEEDS_BUILD_SELECTOR.into(),
         },
-        // `windows_build_mismatch`, unless `windows_images_build_conflict` fires.
+        // `windows_build_mismatch`, unless `windows_images_build_conflict` fires; for an affinity inside
+        // the size guard (read first: the rest is evaluated only then).
         RuleCel {
             rule: RuleId::WindowsBuildMismatch,
             fires: format!(
-                "{windows} && !variables.hostProcess && !(variables.imageBuilds.size() > 0 && variables.imageHosts.size() == 0) && variables.pinnedBuildMismatch"
+                "variables.affinityBounded && {windows} && !variables.hostProcess && !(variables.imageBuilds.size() > 0 && variables.imageHosts.size() == 0) && variables.pinnedBuildMismatch"
             ),
         },
         // `deprecated_os_label`: any pod, in the nodeSelector or node affinity.
@@ -99,12 +100,14 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
 const WINDOWS_NEEDS_OS_SELECTOR: &str =
     "variables.os == 'windows' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
 
-/// `plan::needs_build_selector`.
-const NEEDS_BUILD_SELECTOR: &str = "variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
+/// `plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
+/// only then).
+const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
 
-/// The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
-/// term by index, and CEL has no index loop): a pod with more terms gets no range from the policy.
-pub const MAX_TERMS: usize = 8;
+// The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
+// term by index, and CEL has no index loop) is the build rules' guard: a pod with more terms is not
+// judged by them and gets no range from the policy.
+use super::MAX_TERMS;
 
 /// The family's fixes, for `buildPinning: range` without `runtimeClasses` ([`super::fixes`] checks).
 pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
