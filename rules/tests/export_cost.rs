@@ -334,9 +334,15 @@ fn policy_costs(documents: &[export::Document], b: Bounds) -> Vec<PolicyCost> {
                 with_reads.push(running);
             }
             let all_variables: f64 = variables.iter().map(|(_, c)| c).sum();
+            // A validation's messageExpression is evaluated after it, when it fails: their costs add.
             let mut finals: Vec<f64> = list(&spec["validations"], "expression")
                 .into_iter()
-                .map(|(_, c)| c)
+                .zip(spec["validations"].as_array().into_iter().flatten())
+                .map(|((_, c), v)| {
+                    c + v["messageExpression"]
+                        .as_str()
+                        .map_or(0.0, |m| cost(parsed(m).expression(), b))
+                })
                 .collect();
             for m in spec["mutations"].as_array().into_iter().flatten() {
                 let text = m["jsonPatch"]["expression"].as_str().unwrap_or_default();

@@ -234,6 +234,7 @@ fn parity() {
         out.compared
     );
     assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+    assert!(out.messages > 20, "only {} messages compared", out.messages);
     let missing: Vec<&RuleId> = winplace_rules::rules::cel::EXPORTED
         .iter()
         .filter(|r| !out.fired.contains(r))

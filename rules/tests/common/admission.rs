@@ -118,6 +118,8 @@ pub struct Policy {
     conditions: Vec<usize>,
     variables: Vec<usize>,
     expression: Program,
+    /// The validation's `messageExpression`, if any.
+    message: Option<Program>,
 }
 
 /// The exported policies of one settings, compiled: every distinct matchCondition and variable once.
@@ -233,11 +235,15 @@ impl Compiled {
                     .unwrap_or_default()
                     .to_string()
             };
+            let message = spec["validations"][0]["messageExpression"]
+                .as_str()
+                .map(|m| compile(m, &format!("{} messageExpression", d.name)));
             out.policies.push(Policy {
                 rule: d.rule,
                 conditions,
                 variables,
                 expression: compile(&expression, &d.name),
+                message,
             });
         }
         Some(out)
@@ -337,16 +343,43 @@ pub fn fired(
     object: &Value,
     namespace: &str,
 ) -> Result<BTreeSet<RuleId>, String> {
+    Ok(fired_with_messages(compiled, object, namespace)?
+        .into_keys()
+        .collect())
+}
+
+/// [`fired`], with each policy's `messageExpression` evaluated as the API server does on a failed
+/// validation (`None` without one).
+pub fn fired_with_messages(
+    compiled: &Compiled,
+    object: &Value,
+    namespace: &str,
+) -> Result<std::collections::BTreeMap<RuleId, Option<String>>, String> {
     FUNCTIONS.with(|root| {
         let mut admission = Admission::new(root, compiled, object, namespace);
-        let mut out = BTreeSet::new();
+        let mut out = std::collections::BTreeMap::new();
         for policy in &compiled.policies {
             match admission.evaluate(compiled, policy) {
-                Ok(None) => {}
-                Ok(Some(CelValue::Bool(passed))) => {
-                    if !passed {
-                        out.insert(policy.rule);
-                    }
+                Ok(None) | Ok(Some(CelValue::Bool(true))) => {}
+                Ok(Some(CelValue::Bool(false))) => {
+                    let message = match &policy.message {
+                        None => None,
+                        Some(program) => {
+                            let map = admission.variables_map(compiled, &policy.variables)?;
+                            let mut inner = admission.ctx.new_inner_scope();
+                            inner.add_variable_from_value("variables", map);
+                            match program.execute(&inner) {
+                                Ok(CelValue::String(s)) => Some(s.to_string()),
+                                other => {
+                                    return Err(format!(
+                                        "{}: messageExpression gives {other:?}",
+                                        policy.rule
+                                    ));
+                                }
+                            }
+                        }
+                    };
+                    out.insert(policy.rule, message);
                 }
                 Ok(Some(other)) => {
                     return Err(format!("{}: validation gives {other:?}", policy.rule));
@@ -356,6 +389,44 @@ pub fn fired(
         }
         Ok(out)
     })
+}
+
+/// A message without its parenthesized details (` (…)`, nested ones too): what the policies' messages
+/// must say of the object is the rest (`check` adds details the CEL does not rebuild, such as which
+/// signal made the pod Linux).
+fn without_details(message: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in message.chars() {
+        match c {
+            '(' => {
+                if depth == 0 && out.ends_with(' ') {
+                    out.pop();
+                }
+                depth += 1;
+            }
+            ')' if depth > 0 => depth -= 1,
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether the API server's message for `rule` (`winplace <id>: <body> See <page>`) says what one of
+/// `check`'s messages of that rule says, details aside.
+fn says_what_check_says(rule: RuleId, api: &str, check: &[String]) -> bool {
+    let prefix = format!("winplace {rule}: ");
+    let suffix = format!(" See {}", winplace_rules::catalog::doc_url(rule.as_str()));
+    let Some(body) = api
+        .strip_prefix(&prefix)
+        .and_then(|b| b.strip_suffix(&suffix))
+    else {
+        return false;
+    };
+    check
+        .iter()
+        .any(|m| without_details(m) == without_details(body))
 }
 
 /// The API versions the policies match (what the API server serves today).
@@ -376,6 +447,8 @@ pub struct Outcome {
     pub mutated: usize,
     pub differences: Vec<String>,
     pub fired: BTreeSet<RuleId>,
+    /// Messages of the policies (`messageExpression`) compared with `check`'s.
+    pub messages: usize,
 }
 
 /// The objects of `text` the policies match: served versions, with a readable pod template.
@@ -390,7 +463,8 @@ pub fn admitted_objects(text: &str) -> Vec<model::Object> {
 }
 
 /// The exported rules the checker and the policies report on each of `objects`: a difference for each
-/// object where they differ (or a policy fails to evaluate).
+/// object where they differ (or a policy fails to evaluate), or where a policy's `messageExpression`
+/// does not say what `check`'s message says.
 pub fn compare(
     source: &str,
     objects: &[model::Object],
@@ -402,22 +476,39 @@ pub fn compare(
     let checker = Checker::builder().settings(settings).build();
     for object in objects {
         out.compared += 1;
-        let want: BTreeSet<String> = checker
+        let findings: Vec<winplace_rules::Finding> = checker
             .check_value(object.value.clone())
             .into_iter()
             .filter(|f| exported.contains(f.rule.as_str()))
-            .map(|f| f.rule)
             .collect();
+        let want: BTreeSet<String> = findings.iter().map(|f| f.rule.clone()).collect();
         let namespace = object.namespace.clone().unwrap_or_else(|| "default".into());
-        match fired(compiled, &object.value, &namespace) {
+        match fired_with_messages(compiled, &object.value, &namespace) {
             Ok(rules) => {
-                out.fired.extend(rules.iter().copied());
-                let got: BTreeSet<String> = rules.iter().map(|r| r.as_str().to_string()).collect();
+                out.fired.extend(rules.keys().copied());
+                let got: BTreeSet<String> = rules.keys().map(|r| r.as_str().to_string()).collect();
                 if want != got {
                     out.differences.push(format!(
                         "{source}: {}/{}: check reports {want:?}, the policies {got:?}",
                         object.kind, object.name
                     ));
+                }
+                for (rule, message) in rules.iter().filter_map(|(r, m)| Some((r, m.as_ref()?))) {
+                    let check: Vec<String> = findings
+                        .iter()
+                        .filter(|f| f.rule == rule.as_str())
+                        .map(|f| f.message.clone())
+                        .collect();
+                    if check.is_empty() {
+                        continue;
+                    }
+                    out.messages += 1;
+                    if !says_what_check_says(*rule, message, &check) {
+                        out.differences.push(format!(
+                            "{source}: {}/{}: {rule}: the policy says {message:?}, check {check:?}",
+                            object.kind, object.name
+                        ));
+                    }
                 }
             }
             Err(e) => out
@@ -427,7 +518,6 @@ pub fn compare(
     }
 }
 
-/// Runs `f` on a thread with a large stack: the cel crate's parser recurses once per nesting level.
 pub fn with_stack(f: impl FnOnce() + Send + 'static) {
     std::thread::Builder::new()
         .stack_size(1 << 30)

@@ -39,6 +39,10 @@ pub struct RuleCel {
     pub rule: RuleId,
     /// True exactly when the rule reports the object (over `object` and [`variables`]).
     pub fires: String,
+    /// The finding's message as `winplace check` writes it, for a rule whose message names something
+    /// of the object (a taint it does not tolerate, a label it uses): a CEL string over `object` and
+    /// [`variables`], evaluated only where [`RuleCel::fires`] holds (the policy's `messageExpression`).
+    pub message: Option<String>,
 }
 
 /// The CEL of one exported fix: the JSON patch a MutatingAdmissionPolicy applies where the rule's fix
