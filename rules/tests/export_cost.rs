@@ -452,6 +452,11 @@ fn every_expression_and_policy_stays_inside_the_cost_limits() {
                 c.total,
                 c.conditions
             );
+            let at_min = &policy_costs(&documents[2 * i..2 * i + 1], Bounds::lists(MIN_LISTS))[0];
+            println!(
+                "{:50} at lists of {MIN_LISTS}: dearest expression {:>12.0}  policy {:>12.0}",
+                "", at_min.dearest, at_min.total
+            );
             if largest < MIN_LISTS {
                 too_small.push((c.name.clone(), largest));
             }
