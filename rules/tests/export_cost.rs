@@ -481,3 +481,129 @@ fn the_bound_grows_with_the_lists_and_catches_an_unbounded_pod() {
         assert!(dearest(&huge) > PER_CALL_LIMIT, "{}", dearest(&huge));
     });
 }
+
+/// The kind of a literal element, when the AST says it: Kubernetes' CEL environment sets
+/// `cel.HomogeneousAggregateLiterals()` (`k8s.io/apiserver/pkg/cel/environment/base.go`), so a list or map
+/// literal whose elements have different types does not compile there (the cel crate takes it). `dyn(…)`
+/// and expressions of unknown type say nothing.
+fn literal_kind(e: &IdedExpr) -> Option<&'static str> {
+    use kube_cel::cel::common::ast::LiteralValue;
+    match &e.expr {
+        Expr::Literal(LiteralValue::String(_)) => Some("string"),
+        Expr::Literal(LiteralValue::Int(_)) => Some("int"),
+        Expr::Literal(LiteralValue::Boolean(_)) => Some("bool"),
+        Expr::List(_) => Some("list"),
+        Expr::Map(_) => Some("map"),
+        _ => None,
+    }
+}
+
+/// The literals of `e` (and below) whose elements are of several kinds.
+fn mixed_literals(e: &IdedExpr, out: &mut Vec<String>) {
+    let mut check = |kinds: Vec<Option<&'static str>>, what: &str| {
+        let mut known: Vec<&str> = kinds.into_iter().flatten().collect();
+        known.dedup();
+        known.sort_unstable();
+        known.dedup();
+        if known.len() > 1 {
+            out.push(format!("{what} of {known:?}"));
+        }
+    };
+    match &e.expr {
+        Expr::List(l) => {
+            check(l.elements.iter().map(literal_kind).collect(), "list");
+            l.elements.iter().for_each(|x| mixed_literals(x, out));
+        }
+        Expr::Map(m) => {
+            let values: Vec<&IdedExpr> = m
+                .entries
+                .iter()
+                .filter_map(|x| match &x.expr {
+                    EntryExpr::MapEntry(me) => Some(&me.value),
+                    EntryExpr::StructField(_) => None,
+                })
+                .collect();
+            let keys: Vec<String> = m
+                .entries
+                .iter()
+                .filter_map(|x| match &x.expr {
+                    EntryExpr::MapEntry(me) => match &me.key.expr {
+                        Expr::Literal(kube_cel::cel::common::ast::LiteralValue::String(k)) => {
+                            Some(k.inner().to_string())
+                        }
+                        _ => None,
+                    },
+                    EntryExpr::StructField(_) => None,
+                })
+                .collect();
+            if keys != ["op", "path", "value"] {
+                check(values.iter().map(|v| literal_kind(v)).collect(), "map");
+            }
+            values.iter().for_each(|x| mixed_literals(x, out));
+        }
+        Expr::Select(s) => mixed_literals(&s.operand, out),
+        Expr::Call(c) => {
+            c.target.iter().for_each(|t| mixed_literals(t, out));
+            c.args.iter().for_each(|a| mixed_literals(a, out));
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                mixed_literals(x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// No exported expression holds a list or map literal of mixed element types (they would not compile in
+/// the API server); the check itself catches one.
+#[test]
+fn no_literal_mixes_element_types() {
+    run(|| {
+        let mut bad = Vec::new();
+        let mut probe = Vec::new();
+        mixed_literals(
+            parsed("[['a', []]].size() + {'k': 'v', 'l': [1]}.size()").expression(),
+            &mut probe,
+        );
+        assert_eq!(probe.len(), 2, "{probe:?}");
+        let settings = Settings::default();
+        let mut documents = export::validating(&settings, Naming::Cluster);
+        documents.extend(export::mutating(&settings, Naming::Cluster).expect("fixes"));
+        for d in &documents {
+            let spec = &d.value["spec"];
+            let mut texts: Vec<String> = Vec::new();
+            for key in ["variables", "matchConditions", "validations"] {
+                for x in spec[key].as_array().into_iter().flatten() {
+                    for field in ["expression", "messageExpression"] {
+                        texts.extend(x[field].as_str().map(str::to_string));
+                    }
+                }
+            }
+            for m in spec["mutations"].as_array().into_iter().flatten() {
+                // JSONPatch{op, path, value} is a message, not a map: its fields may differ in type (read
+                // as the map {'op', 'path', 'value'}, which the check leaves alone).
+                let text = m["jsonPatch"]["expression"].as_str().unwrap_or_default();
+                texts.push(
+                    text.replace("JSONPatch{op: ", "{'op': ")
+                        .replace(", path: variables.prefix", ", 'path': variables.prefix")
+                        .replace(", value: ", ", 'value': "),
+                );
+            }
+            for text in texts {
+                let mut found = Vec::new();
+                mixed_literals(parsed(&text).expression(), &mut found);
+                if !found.is_empty() {
+                    bad.push(format!("{}: {found:?}", d.name));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{bad:#?}");
+    });
+}

@@ -19,7 +19,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use kube_cel::KubeCelExt;
-use kube_cel::cel::extractors::This;
+use kube_cel::cel::extractors::{Arguments, This};
 use kube_cel::cel::objects::{Key, Map};
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, Value as CelValue};
 use serde_json::Value;
@@ -69,6 +69,10 @@ thread_local! {
         root.register_all();
         root.add_function("matches", cached_matches);
         root.add_function("find", cached_find);
+        // CEL's `dyn(x)`: a type conversion, `x` at run time (the cel crate has no such function).
+        root.add_function("dyn", |Arguments(args): Arguments| -> Result<CelValue, ExecutionError> {
+            args.first().cloned().ok_or_else(|| ExecutionError::function_error("dyn", "no argument"))
+        });
         root
     };
 }

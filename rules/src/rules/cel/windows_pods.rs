@@ -230,8 +230,10 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
         "[{}].filter(b, b in variables.imageHosts)",
         supported.join(", ")
     );
+    // `dyn(…)`: Kubernetes' CEL takes map literals of one value type only
+    // (`cel.HomogeneousAggregateLiterals`), and a requirement mixes strings with a list.
     let expr = format!(
-        "{{'key': '{}', 'operator': 'In', 'values': {range}.map(b, '10.0.' + string(b))}}",
+        "{{'key': dyn('{}'), 'operator': dyn('In'), 'values': dyn({range}.map(b, '10.0.' + string(b)))}}",
         crate::placement::BUILD_LABEL
     );
     let required =
