@@ -1,4 +1,6 @@
-import { test, expect } from '@playwright/test';
+import { test, expect, Page } from '@playwright/test';
+import * as fs from 'fs';
+import { parseAllDocuments } from 'yaml';
 import { watchConsole, shot } from './helpers';
 
 test('the policy page links policy.wasm and turns settings into a ClusterAdmissionPolicy', async ({ page, context, baseURL }, testInfo) => {
@@ -50,4 +52,62 @@ test('policy.wasm behind the link is a WebAssembly module', async ({ request }) 
   const response = await request.get('/policy.wasm');
   expect(response.status()).toBe(200);
   expect([...(await response.body()).subarray(0, 4)]).toEqual([0x00, 0x61, 0x73, 0x6d]);
+});
+
+/** Downloads the link named `name` and returns the file's name and text. */
+async function download(page: Page, name: string): Promise<[string, string]> {
+  const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name }).click()]);
+  return [file.suggestedFilename(), fs.readFileSync(await file.path(), 'utf8')];
+}
+
+/** The kinds of a YAML stream's documents, each checked to be an admissionregistration.k8s.io/v1 object. */
+function kinds(text: string): string[] {
+  return parseAllDocuments(text).map((d) => {
+    expect(d.errors).toEqual([]);
+    const object = d.toJS();
+    expect(object.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    expect(object.metadata.name).toMatch(/^winplace-[a-z0-9-]+$/);
+    return object.kind;
+  });
+}
+
+test('the policy page offers the rules as ValidatingAdmissionPolicies and MutatingAdmissionPolicies (download, copy)', async ({ page, context, baseURL }) => {
+  const problems = watchConsole(page);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  await page.goto('/policy');
+
+  // Validating: a policy and its binding per exported rule (13 by default), the binding right after.
+  const [vapName, vap] = await download(page, 'Download the ValidatingAdmissionPolicies');
+  expect(vapName).toBe('winplace-vap.yaml');
+  const vapKinds = kinds(vap);
+  expect(vapKinds.length).toBe(26);
+  vapKinds.forEach((kind, i) =>
+    expect(kind).toBe(i % 2 === 0 ? 'ValidatingAdmissionPolicy' : 'ValidatingAdmissionPolicyBinding'));
+  expect(vap).toContain('winplace-windows-pod-without-os-selector');
+  expect(vap).toContain('messageExpression');
+  expect(await page.getByLabel('ValidatingAdmissionPolicies', { exact: true }).textContent()).toBe(vap);
+  await page.getByRole('button', { name: 'Copy the ValidatingAdmissionPolicies' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(vap);
+
+  // Mutating: the network-free fixes (4 by default).
+  const [mapName, map] = await download(page, 'Download the MutatingAdmissionPolicies');
+  expect(mapName).toBe('winplace-map.yaml');
+  const mapKinds = kinds(map);
+  expect(mapKinds.length).toBe(8);
+  mapKinds.forEach((kind, i) =>
+    expect(kind).toBe(i % 2 === 0 ? 'MutatingAdmissionPolicy' : 'MutatingAdmissionPolicyBinding'));
+  await page.getByRole('button', { name: 'Copy the MutatingAdmissionPolicies' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(map);
+
+  // The settings reach the policies: a disabled rule has none; exact pinning has no MutatingAdmissionPolicy,
+  // and the page says why.
+  await page.getByLabel('Disabled rules').fill('deprecated-os-label');
+  await expect(page.locator('.validation')).toHaveText('Settings are valid.');
+  const [, fewer] = await download(page, 'Download the ValidatingAdmissionPolicies');
+  expect(kinds(fewer).length).toBe(24);
+  expect(fewer).not.toContain('winplace-deprecated-os-label');
+  await page.getByLabel('Build pinning').selectOption('exact');
+  await expect(page.getByRole('link', { name: 'Download the MutatingAdmissionPolicies' })).toHaveCount(0);
+  await expect(page.locator('.admission-policies .map')).toContainText('buildPinning: exact is not exported');
+  expect(problems).toEqual([]);
 });

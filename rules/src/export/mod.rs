@@ -199,6 +199,32 @@ pub fn message(rule: RuleId) -> String {
     )
 }
 
+/// A rule's validation: not firing; its message, and the finding's own words from the object where the
+/// rule's CEL has them (`messageExpression`: "If messageExpression results in a runtime error, the
+/// runtime error is logged, and the validation failure message is produced as if the messageExpression
+/// field were unset", the Validation field docs of `admissionregistration.k8s.io/v1`).
+fn validation(rule: &cel::RuleCel) -> Value {
+    let mut out = json!({
+        "expression": format!("!({})", rule.fires),
+        "message": message(rule.rule),
+        "reason": "Invalid",
+    });
+    if let Some(body) = &rule.message {
+        out["messageExpression"] = json!(message_expression(rule.rule, body));
+    }
+    out
+}
+
+/// The `messageExpression` of a rule whose message CEL is `body`: `winplace <id>: <body> See <page>`,
+/// the same frame as [`message`].
+pub fn message_expression(rule: RuleId, body: &str) -> String {
+    format!(
+        "{} + ({body}) + {}",
+        cel::image::lit(&format!("winplace {rule}: ")),
+        cel::image::lit(&format!(" See {}", catalog::doc_url(rule.as_str())))
+    )
+}
+
 /// The ValidatingAdmissionPolicy and its binding for every exported rule that `settings` do not
 /// disable, in catalogue order (policy, then binding).
 pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
@@ -210,8 +236,13 @@ pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
             continue;
         }
         let name = naming.name(rule.rule);
+        let reads = format!(
+            "{} {}",
+            rule.fires,
+            rule.message.as_deref().unwrap_or_default()
+        );
         let variables = named_expressions(
-            variables_for(&all, &rule.fires)
+            variables_for(&all, &reads)
                 .into_iter()
                 .map(|v| (v.name.to_string(), v.expression)),
         );
@@ -229,11 +260,7 @@ pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
                 "matchConstraints": {"resourceRules": resource_rules()},
                 "matchConditions": conditions,
                 "variables": variables,
-                "validations": [{
-                    "expression": format!("!({})", rule.fires),
-                    "message": message(rule.rule),
-                    "reason": "Invalid",
-                }],
+                "validations": [validation(&rule)],
             },
         });
         let binding = json!({

@@ -66,6 +66,23 @@ pub fn list_text(statuses: &[(winplace_rules::rules::RuleId, Status)]) -> String
     out
 }
 
+/// The `--list` line about `--format map`: the rules whose fixes are exported as MutatingAdmissionPolicies
+/// under these settings, or why none are (`buildPinning: exact`, `runtimeClasses`: exit 2 with
+/// `--format map`).
+pub fn fixes_text(settings: &winplace_rules::Settings) -> String {
+    match export::mutating(settings, Naming::Cluster) {
+        Ok(docs) => {
+            let mut rules: Vec<&str> = docs.iter().map(|d| d.rule.as_str()).collect();
+            rules.dedup();
+            format!(
+                "\nFixes (--format map, MutatingAdmissionPolicies): {}\n",
+                rules.join(", ")
+            )
+        }
+        Err(e) => format!("\nFixes (--format map): none with these settings: {e}\n"),
+    }
+}
+
 /// The file of one rule in a static manifests directory: `<rule-id>.winplace.static.k8s.io.yaml`, its
 /// policy and its binding (loaded together; kube-apiserver reads every `.yaml`, `.yml` and `.json` file
 /// directly in the directory, several documents per file).
@@ -133,6 +150,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     if args.list {
         stdout.write_all(list_text(&export::listing(&settings)).as_bytes())?;
+        stdout.write_all(fixes_text(&settings).as_bytes())?;
         stdout.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -181,6 +199,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("needs a registry"), "{text}");
+    }
+
+    #[test]
+    fn the_list_says_which_fixes_are_exported_or_why_none() {
+        let text = fixes_text(&Settings::default());
+        assert!(
+            text.contains("windows-pod-without-build-selector"),
+            "{text}"
+        );
+        let exact = Settings {
+            build_pinning: winplace_rules::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let text = fixes_text(&exact);
+        assert!(
+            text.contains("none with these settings: buildPinning: exact"),
+            "{text}"
+        );
     }
 
     #[test]

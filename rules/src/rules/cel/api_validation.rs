@@ -40,6 +40,7 @@ pub(super) fn cel(_cx: &CelSettings) -> Vec<RuleCel> {
                 pod.join(" || "),
                 container.join(" || ")
             ),
+            message: None,
         },
         // `linux_forbidden_windows_options`: spec.os.name linux and windowsOptions anywhere.
         RuleCel {
@@ -49,6 +50,7 @@ pub(super) fn cel(_cx: &CelSettings) -> Vec<RuleCel> {
                 has_path(spec, &["securityContext", "windowsOptions"]),
                 has_path("c", &["securityContext", "windowsOptions"])
             ),
+            message: None,
         },
         // `host_process` of security_context.rs (`validateWindowsHostProcessPod`).
         RuleCel {
@@ -56,6 +58,7 @@ pub(super) fn cel(_cx: &CelSettings) -> Vec<RuleCel> {
             fires: format!(
                 "({pod_hp} && variables.containers.exists(c, {own_hp} && c.securityContext.windowsOptions.hostProcess != {spec}.securityContext.windowsOptions.hostProcess)) || (variables.containers.exists(c, {effective}) && (!variables.containers.all(c, {effective}) || !(has({spec}.hostNetwork) && {spec}.hostNetwork == true)))"
             ),
+            message: None,
         },
     ]
 }

@@ -282,12 +282,15 @@ pub fn classify(r: &str, image_rules: &[ImageRule]) -> String {
 }
 
 /// Each image as `[image, name, effective tag]`: the name without tag and digest; the tag the kubelet
-/// pulls (`latest` when none is written), `''` for a digest-only reference.
+/// pulls (`latest` when none is written), `''` for a digest-only reference. The image is read as
+/// `string(i)`: the API server declares `object` as `dyn`, and a list literal of a `dyn` and strings does
+/// not compile there (`ValidateHomogeneousAggregateLiterals` compares the elements' checked types with
+/// `IsEquivalentType`, cel-go `cel/validator.go`).
 pub fn reference_parts(images: &str) -> String {
     let before_digest = "i.split('@')[0]";
     let tag_part = format!("{before_digest}.find(':[^:/]*$')");
     format!(
-        "{images}.map(i, [i, {tag_part} != '' ? {before_digest}.substring(0, {before_digest}.size() - {tag_part}.size()) : {before_digest}, {tag_part} != '' ? {tag_part}.substring(1) : (i.contains('@') ? '' : 'latest')])"
+        "{images}.map(i, [string(i), {tag_part} != '' ? {before_digest}.substring(0, {before_digest}.size() - {tag_part}.size()) : {before_digest}, {tag_part} != '' ? {tag_part}.substring(1) : (i.contains('@') ? '' : 'latest')])"
     )
 }
 

@@ -22,10 +22,30 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         RuleCel {
             rule: RuleId::LinuxPodWithoutOsSelector,
             fires: LINUX_NEEDS_OS_SELECTOR.into(),
+            message: None,
         },
         RuleCel {
             rule: RuleId::LinuxPodToleratesWindowsTaint,
             fires: format!("variables.os == 'linux' && variables.osPin == 'none' && {tolerated}"),
+            message: (!cx.taints.is_empty()).then(|| {
+                // The first toleration that tolerates a Windows taint, and the first it tolerates.
+                let each: Vec<String> = cx
+                    .taints
+                    .iter()
+                    .map(|taint| {
+                        format!(
+                            "({} ? [{}] : [])",
+                            tolerates("t", taint),
+                            super::image::lit(&crate::schedule::taints::taint_display(taint))
+                        )
+                    })
+                    .collect();
+                format!(
+                    "'This toleration tolerates the Windows taint ' + variables.tolerations.filter(t, {}).map(t, ({})[0])[0] + ', and nothing else keeps this Linux pod off Windows nodes, so it can be placed on one where it cannot run. Keep the toleration if other taints need it, and add the nodeSelector kubernetes.io/os: linux.'",
+                    any.join(" || "),
+                    each.join(" + ")
+                )
+            }),
         },
     ]
 }

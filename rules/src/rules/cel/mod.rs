@@ -39,6 +39,10 @@ pub struct RuleCel {
     pub rule: RuleId,
     /// True exactly when the rule reports the object (over `object` and [`variables`]).
     pub fires: String,
+    /// The finding's message as `winplace check` writes it, for a rule whose message names something
+    /// of the object (a taint it does not tolerate, a label it uses): a CEL string over `object` and
+    /// [`variables`], evaluated only where [`RuleCel::fires`] holds (the policy's `messageExpression`).
+    pub message: Option<String>,
 }
 
 /// The CEL of one exported fix: the JSON patch a MutatingAdmissionPolicy applies where the rule's fix
@@ -186,7 +190,7 @@ fn requirement_valid(r: &str) -> String {
     let key_re = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
     let value_re = "^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$";
     format!(
-        "({r}.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] && {r}.key.matches('{key_re}') && {values}.all(v, v.matches('{value_re}')) && ({r}.operator in ['In', 'NotIn'] ? {values}.size() > 0 : ({r}.operator in ['Exists', 'DoesNotExist'] ? {values}.size() == 0 : ({values}.size() == 1 && {values}.all(v, v.matches('^[-+]?[0-9]+$'))))))"
+        "({r}.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] && {r}.key.matches('{key_re}') && {values}.all(v, v.matches('{value_re}')) && ({r}.operator in ['In', 'NotIn'] ? {values}.size() > 0 : ({r}.operator in ['Exists', 'DoesNotExist'] ? {values}.size() == 0 : ({values}.size() == 1 && {values}[0].matches('^[-+]?[0-9]+$')))))"
     )
 }
 
@@ -221,23 +225,33 @@ fn affinity_admits(keys: &[&str], label: impl Fn(&str) -> Option<String>) -> Str
     )
 }
 
-/// `body` (over a build label `v`) for some (`exists`) or every build value `build_pin` tries: the
-/// candidate hosts' labels, the nodeSelector's build, the values of affinity requirements on the build
-/// label.
-fn over_build_values(candidates: &[String], exists: bool, body: &str) -> String {
-    let spec = "variables.spec";
-    let b = lit(crate::placement::BUILD_LABEL);
-    let cands = str_list(candidates.iter().map(String::as_str));
-    if exists {
-        format!(
-            "({cands}.exists(v, {body}) || (has({spec}.nodeSelector) && {b} in {spec}.nodeSelector && [{spec}.nodeSelector[{b}]].exists(v, {body})) || variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key == {b} && has(r.values) && r.values.exists(v, {body}))))"
-        )
-    } else {
-        format!(
-            "({cands}.all(v, {body}) && (!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector) || [{spec}.nodeSelector[{b}]].all(v, {body})) && variables.terms.all(t, !has(t.matchExpressions) || t.matchExpressions.all(r, r.key != {b} || !has(r.values) || r.values.all(v, {body}))))"
-        )
+/// Whether the build requirement `q` (of `variables.buildReqs`: its operator, then its values) holds for
+/// a node labelled `l` (`n`: the label as an integer, in a list of at most one), or without the label
+/// when `l` is `None` (`requirement_matches` of pins.rs). `l` is among the values when it occurs in `q`
+/// more often than as its operator.
+fn build_requirement_matches(q: &str, label: Option<(&str, &str)>) -> String {
+    match label {
+        None => format!("({q}[0] in ['NotIn', 'DoesNotExist'])"),
+        Some((l, n)) => {
+            let among = format!("({q}.filter(x, x == {l}).size() > ({q}[0] == {l} ? 1 : 0))");
+            format!(
+                "({q}[0] == 'In' ? {among} : ({q}[0] == 'NotIn' ? !{among} : ({q}[0] == 'Exists' ? true : ({q}[0] in ['Gt', 'Lt'] ? {n}.size() == 1 && ({q}[0] == 'Gt' ? {n}[0] > int({q}[1]) : {n}[0] < int({q}[1])) : false))))"
+            )
+        }
     }
 }
+
+/// The most node selector terms the build rules (windows-pod-without-build-selector,
+/// windows-build-mismatch and the build-range fix) judge: with [`MAX_TERM_EXPRESSIONS`],
+/// [`MAX_BUILD_REQUIREMENTS`] and [`MAX_REQUIREMENT_VALUES`], the size guard (`variables.affinityBounded`)
+/// that bounds their CEL cost; a larger affinity is admitted without them (docs/reference/admission-policies.md §5).
+pub const MAX_TERMS: usize = 4;
+/// The most requirements (`matchExpressions`) per node selector term the build rules judge.
+pub const MAX_TERM_EXPRESSIONS: usize = 8;
+/// The most requirements on the build label per node selector term the build rules judge.
+pub const MAX_BUILD_REQUIREMENTS: usize = 2;
+/// The most values per requirement the build rules judge.
+pub const MAX_REQUIREMENT_VALUES: usize = 8;
 
 /// Whether toleration `t` tolerates `taint` (`tolerates` of taints.rs, comparison operators off).
 pub(crate) fn tolerates(t: &str, taint: &Taint) -> String {
@@ -318,23 +332,29 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
     let (win_selector, win_affinity) = os_allowed("windows");
     let (linux_selector, linux_affinity) = os_allowed("linux");
     let build = crate::placement::BUILD_LABEL;
-    // The pod passes a build label `v` (None: a Windows node without it): `passes` of pins.rs `build_pin`.
-    let passes = |v: Option<&str>| {
+    // The pod passes a build label `v` whose integer is `n` (None: a Windows node without it): `passes`
+    // of pins.rs `build_pin`, over the valid terms' build requirements (`variables.buildReqs`).
+    let passes = |v: Option<(&str, &str)>| {
         let selector = match v {
             None => format!(
                 "!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector)",
                 b = lit(build)
             ),
-            Some(v) => format!(
+            Some((v, _)) => format!(
                 "!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector) || {spec}.nodeSelector[{b}] == {v}",
                 b = lit(build)
             ),
         };
+        let requirement = build_requirement_matches("q", v);
         format!(
-            "(({selector}) && {})",
-            affinity_admits(&[build], |_| v.map(str::to_string))
+            "(({selector}) && (!variables.hasRequired || variables.buildReqs.exists(rs, rs.all(q, {requirement}))))"
         )
     };
+    // A build label `l` as an integer, in a list of at most one (`[]`: not one), bound once per value by
+    // a comprehension over a list of one, not read once per requirement. (Kubernetes' CEL takes list and
+    // map literals of one element type only, `cel.HomogeneousAggregateLiterals`, so the label and its
+    // integer are bound apart.)
+    let int = "[l.matches('^[-+]?[0-9]{1,18}$') ? [int(l)] : []]";
     // The pod's own OS selectors that name an OS, GA first (`pins::selector_signals`).
     let selector_signals = format!(
         "{keys}.filter(k, has({spec}.nodeSelector) && k in {spec}.nodeSelector && {spec}.nodeSelector[k] in ['linux', 'windows']).map(k, {spec}.nodeSelector[k])",
@@ -415,6 +435,31 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
                 requirement_valid("r")
             ),
         ),
+        (
+            "affinityBounded",
+            format!(
+                "variables.terms.size() <= {MAX_TERMS} && variables.terms.all(t, !has(t.matchExpressions) || (t.matchExpressions.size() <= {MAX_TERM_EXPRESSIONS} && t.matchExpressions.filter(r, r.key == {b}).size() <= {MAX_BUILD_REQUIREMENTS} && t.matchExpressions.all(r, !has(r.values) || r.values.size() <= {MAX_REQUIREMENT_VALUES})))",
+                b = lit(build)
+            ),
+        ),
+        (
+            "buildReqs",
+            // Per valid term, its requirements on the build label as `[operator] + values` (one element
+            // type: Kubernetes' CEL takes no mixed literals); a Gt or Lt whose comparand has more than 18
+            // digits (no label matches it: `^[-+]?[0-9]{1,18}$`) as `Never`. The term is valid, so Gt and
+            // Lt have one value of `^[-+]?[0-9]+$`.
+            format!(
+                "variables.validTerms.map(t, (has(t.matchExpressions) ? t.matchExpressions : []).filter(r, r.key == {b}).map(r, [r.operator in ['Gt', 'Lt'] && !(r.values[0].size() <= 18 || (r.values[0].size() == 19 && (r.values[0].startsWith('+') || r.values[0].startsWith('-')))) ? 'Never' : r.operator] + (has(r.values) ? r.values : [])))",
+                b = lit(build)
+            ),
+        ),
+        (
+            "buildValues",
+            format!(
+                "variables.terms.map(t, has(t.matchExpressions) ? t.matchExpressions.filter(r, r.key == {b} && has(r.values)).map(r, r.values) : [])",
+                b = lit(build)
+            ),
+        ),
         ("affinityAdmitsWindows", win_affinity),
         ("affinityAdmitsLinux", linux_affinity),
         (
@@ -464,11 +509,34 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
             format!("has({spec}.runtimeClassName) && {spec}.runtimeClassName != ''"),
         ),
         (
+            "selectorBuild",
+            format!(
+                "has({spec}.nodeSelector) && {b} in {spec}.nodeSelector ? [{spec}.nodeSelector[{b}]] : []",
+                b = lit(build)
+            ),
+        ),
+        // The build values `build_pin` tries that pass (the candidate hosts' labels, the nodeSelector's
+        // build, per term the values of the affinity's requirements on the build label), each tried
+        // once: the pod is pinned when one does not pass, and mismatched when one that passes cannot
+        // run an image.
+        (
+            "passingCandidates",
+            format!("{}.filter(l, {})", str_list(candidate_labels.iter().map(String::as_str)), passes(Some(("l", "[]")))),
+        ),
+        (
+            "passingSelector",
+            format!("variables.selectorBuild.filter(l, {int}.all(n, {}))", passes(Some(("l", "n")))),
+        ),
+        (
+            "passingValues",
+            format!("variables.buildValues.map(tv, tv.map(vs, vs.filter(l, {int}.all(n, {}))))", passes(Some(("l", "n")))),
+        ),
+        (
             "buildPinned",
             format!(
-                "!{} && !{}",
+                "!{} && (variables.passingCandidates.size() < {} || variables.passingSelector.size() < variables.selectorBuild.size() || variables.buildValues.exists(tv, tv.exists(vs, vs.exists(l, !variables.passingValues.exists(pt, pt.exists(pv, l in pv))))))",
                 passes(None),
-                over_build_values(&candidate_labels, false, &passes(Some("v")))
+                candidate_labels.len()
             ),
         ),
         (
@@ -485,18 +553,15 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
         ),
         (
             "pinnedBuildMismatch",
-            format!(
-                "variables.buildPinned && {}",
-                over_build_values(
-                    &candidate_labels,
-                    true,
-                    &format!(
-                        "{} && v.matches('^(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]{{0,8}})$') && variables.imageBuilds.exists(b, !b.exists(x, {}))",
-                        passes(Some("v")),
-                        image::host_runs("int(v.split('.')[2])", "x")
-                    )
+            {
+                let mismatch = format!(
+                    "l.matches('^(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]{{0,8}})$') && [int(l.split('.')[2])].exists(h, variables.imageBuilds.exists(b, !b.exists(x, {})))",
+                    image::host_runs("h", "x")
+                );
+                format!(
+                    "variables.buildPinned && ((variables.passingCandidates + variables.passingSelector).exists(l, {mismatch}) || variables.passingValues.exists(pt, pt.exists(pv, pv.exists(l, {mismatch}))))"
                 )
-            ),
+            },
         ),
         (
             "tolerations",

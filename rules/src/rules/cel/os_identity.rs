@@ -11,11 +11,13 @@ pub(super) fn cel(_cx: &CelSettings) -> Vec<RuleCel> {
         RuleCel {
             rule: RuleId::OsConflict,
             fires: "variables.os == 'conflict'".into(),
+            message: None,
         },
         // `mixed_os_containers`: Windows and Linux images in one pod (`Placement::mixed`).
         RuleCel {
             rule: RuleId::MixedOsContainers,
             fires: "variables.minority != ''".into(),
+            message: None,
         },
     ]
 }

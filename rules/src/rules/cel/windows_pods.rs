@@ -1,6 +1,7 @@
 //! The CEL of the Windows-pod family (`rules/src/rules/windows_pods.rs`), without cluster context: the
 //! taints are the settings' `windowsTaints`, the builds the settings' and the table's.
 
+use super::image::lit;
 use super::{
     CelSettings, FixCel, RuleCel, has_path, json_patch, str_map, tolerates,
     tolerates_after_respelling,
@@ -56,6 +57,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         RuleCel {
             rule: RuleId::WindowsPodWithoutOsSelector,
             fires: WINDOWS_NEEDS_OS_SELECTOR.into(),
+            message: None,
         },
         // `windows_pod_without_toleration`.
         RuleCel {
@@ -64,6 +66,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
                 "{windows} && !variables.runtimeClassUnchecked && {}",
                 or_false(untolerated)
             ),
+            message: untolerated_message(cx),
         },
         // `toleration_case_mismatch` (the RuntimeClass's tolerations need cluster context).
         RuleCel {
@@ -72,39 +75,107 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
                 "{windows} && variables.tolerations.exists(t, {})",
                 or_false(almost)
             ),
+            message: None,
         },
         // `windows_pod_without_build_selector` (`plan::needs_build_selector`).
         RuleCel {
             rule: RuleId::WindowsPodWithoutBuildSelector,
             fires: NEEDS_BUILD_SELECTOR.into(),
+            message: None,
         },
-        // `windows_build_mismatch`, unless `windows_images_build_conflict` fires.
+        // `windows_build_mismatch`, unless `windows_images_build_conflict` fires; for an affinity inside
+        // the size guard (read first: the rest is evaluated only then).
         RuleCel {
             rule: RuleId::WindowsBuildMismatch,
             fires: format!(
-                "{windows} && !variables.hostProcess && !(variables.imageBuilds.size() > 0 && variables.imageHosts.size() == 0) && variables.pinnedBuildMismatch"
+                "variables.affinityBounded && {windows} && !variables.hostProcess && !(variables.imageBuilds.size() > 0 && variables.imageHosts.size() == 0) && variables.pinnedBuildMismatch"
             ),
+            message: None,
         },
-        // `deprecated_os_label`: any pod, in the nodeSelector or node affinity.
+        // `deprecated_os_label`: any pod, in the nodeSelector or node affinity; the message is the first
+        // finding's (the nodeSelector's keys in order, then the required affinity's, the preferred's).
         RuleCel {
             rule: RuleId::DeprecatedOsLabel,
             fires: format!(
                 "(has({spec}.nodeSelector) && {beta}.exists(k, k in {spec}.nodeSelector)) || variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key in {beta})) || ({preferred} && {spec}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, has(p.preference) && has(p.preference.matchExpressions) && p.preference.matchExpressions.exists(r, r.key in {beta})))"
             ),
+            message: Some(deprecated_message()),
         },
     ]
+}
+
+/// `windows_pod_without_toleration`'s message: the settings' taints the pod does not tolerate
+/// (`taint_display`), as `check` words it without cluster context.
+fn untolerated_message(cx: &CelSettings) -> Option<String> {
+    if cx.taints.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = cx
+        .taints
+        .iter()
+        .map(|taint| {
+            format!(
+                "(!variables.tolerations.exists(u, {}) ? [{}] : [])",
+                tolerates("u", taint),
+                lit(&crate::schedule::taints::taint_display(taint))
+            )
+        })
+        .collect();
+    let list = format!("({})", parts.join(" + "));
+    Some(format!(
+        "'This Windows pod does not tolerate the taint ' + {list}.join(', ') + ' of the Windows nodes (settings windowsTaints), so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for ' + ({list}.size() == 1 ? 'it' : 'each') + '.'"
+    ))
+}
+
+/// `deprecated_os_label`'s message for its first finding: the deprecated key and where it is
+/// (`deprecated_label_message`).
+fn deprecated_message() -> String {
+    let spec = "variables.spec";
+    let beta = format!("['{BETA_ARCH_LABEL}', '{BETA_OS_LABEL}']");
+    let first_key = |list: &str| {
+        format!(
+            "{list}.filter(t, has(t.matchExpressions) && t.matchExpressions.exists(r, r.key in {beta})).map(t, t.matchExpressions.filter(r, r.key in {beta})[0].key)"
+        )
+    };
+    let selector =
+        format!("(has({spec}.nodeSelector) ? {beta}.filter(k, k in {spec}.nodeSelector) : [])");
+    let required = first_key("variables.terms");
+    let preferred = first_key(&format!(
+        "({} ? {spec}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.filter(p, has(p.preference)).map(p, p.preference) : [])",
+        has_path(
+            spec,
+            &[
+                "affinity",
+                "nodeAffinity",
+                "preferredDuringSchedulingIgnoredDuringExecution"
+            ]
+        )
+    ));
+    let message = |key: &str, place: &str| {
+        format!(
+            "'The {place} uses the deprecated label ' + {key} + '; it still works because the kubelet still sets it, but it is on its way out. Use ' + ({key} == '{BETA_OS_LABEL}' ? 'kubernetes.io/os' : 'kubernetes.io/arch') + ' (the GA label since Kubernetes 1.14) with the same value.'"
+        )
+    };
+    format!(
+        "{selector}.size() > 0 ? {} : ({required}.size() > 0 ? {} : {})",
+        message(&format!("{selector}[0]"), "nodeSelector"),
+        message(&format!("{required}[0]"), "required node affinity"),
+        message(&format!("{preferred}[0]"), "preferred node affinity"),
+    )
 }
 
 /// `plan::windows_needs_os_selector`.
 const WINDOWS_NEEDS_OS_SELECTOR: &str =
     "variables.os == 'windows' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
 
-/// `plan::needs_build_selector`.
-const NEEDS_BUILD_SELECTOR: &str = "variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
+/// `plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
+/// only then).
+const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
 
-/// The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
-/// term by index, and CEL has no index loop): a pod with more terms gets no range from the policy.
-pub const MAX_TERMS: usize = 8;
+// The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
+// term by index, and CEL has no index loop) is the build rules' guard: a pod with more terms is not
+// judged by them and gets no range from the policy.
+use super::MAX_TERMS;
 
 /// The family's fixes, for `buildPinning: range` without `runtimeClasses` ([`super::fixes`] checks).
 pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
@@ -159,8 +230,10 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
         "[{}].filter(b, b in variables.imageHosts)",
         supported.join(", ")
     );
+    // `dyn(…)`: Kubernetes' CEL takes map literals of one value type only
+    // (`cel.HomogeneousAggregateLiterals`), and a requirement mixes strings with a list.
     let expr = format!(
-        "{{'key': '{}', 'operator': 'In', 'values': {range}.map(b, '10.0.' + string(b))}}",
+        "{{'key': dyn('{}'), 'operator': dyn('In'), 'values': dyn({range}.map(b, '10.0.' + string(b)))}}",
         crate::placement::BUILD_LABEL
     );
     let required =
