@@ -845,7 +845,7 @@ fn nodes_pruned_to_the_asked_fields_read_as_whole_ones() {
 fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
     // The dashboard's host grants the playground's context (HostAnswers::for_context), the wasmtime host
     // the fixture's Lists: both must answer the request policy.wasm really sends (its field_masks) with
-    // the asked fields only. They once disagreed: the page answered whole items, apiVersion and kind too.
+    // the asked fields only. They once disagreed: the page answered whole items.
     let h = host(Some(cluster()));
     h.validate(
         &request("deployment-windows-pinned"),
@@ -877,11 +877,18 @@ fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
     for host in [&page, &wasmtime] {
         let nodes = answer(host, asked[0]);
         assert_eq!(prune_items(&nodes, NODE_FIELDS), nodes, "{nodes}");
+        // As policy-server's reflector keeps them: the data pruned to the masks (the metadata whole).
         for item in nodes["items"].as_array().unwrap() {
+            let status: BTreeSet<&str> = item["status"]
+                .as_object()
+                .into_iter()
+                .flat_map(|s| s.keys().map(String::as_str))
+                .collect();
             assert!(
-                item.get("apiVersion").is_none() && item.get("kind").is_none(),
+                status.is_subset(&BTreeSet::from(["nodeInfo", "declaredFeatures"])),
                 "{item}"
             );
+            assert_eq!(item["metadata"]["managedFields"], json!([]), "{item}");
         }
         let both = context_from_lists(&nodes, &answer(host, asked[1])).unwrap();
         assert_eq!(both, context);
