@@ -17,11 +17,37 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use winplace_rules::model::cluster_objects::{POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 
-/// A List of Nodes; everything else in the answer is skipped unread.
+/// A List of Nodes, each item made a trimmed Node as it is read (no vector of light nodes is built
+/// first); everything else in the answer is skipped unread.
 #[derive(Deserialize)]
-struct NodeList<'a> {
-    #[serde(borrow)]
-    items: Vec<LightNode<'a>>,
+struct NodeList {
+    #[serde(deserialize_with = "trimmed_nodes")]
+    items: Vec<Node>,
+}
+
+/// The items, each [`LightNode::into_node`] as it is read; an item of another `apiVersion` or `kind`
+/// fails the list.
+fn trimmed_nodes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Node>, D::Error> {
+    struct Items;
+    impl<'de> Visitor<'de> for Items {
+        type Value = Vec<Node>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of Nodes")
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Node>, A::Error> {
+            let mut nodes = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(item) = seq.next_element::<LightNode<'de>>()? {
+                let node = item
+                    .into_node()
+                    .ok_or_else(|| de::Error::custom("an item of another apiVersion or kind"))?;
+                nodes.push(node);
+            }
+            Ok(nodes)
+        }
+    }
+    d.deserialize_seq(Items)
 }
 
 /// What the rules read of a Node, and its `apiVersion` and `kind` to check.
@@ -166,8 +192,8 @@ impl LightNode<'_> {
 /// `kind`. For every answer it decodes, the nodes equal those k8s-openapi would decode and `trim_node`
 /// keep.
 pub(super) fn decode_nodes(answer: &[u8]) -> Option<Vec<Node>> {
-    let list: NodeList<'_> = serde_json::from_slice(answer).ok()?;
-    list.items.into_iter().map(LightNode::into_node).collect()
+    let list: NodeList = serde_json::from_slice(answer).ok()?;
+    Some(list.items)
 }
 
 #[cfg(test)]
