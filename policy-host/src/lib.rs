@@ -6,12 +6,13 @@
 
 #![warn(missing_docs)]
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wapc::WapcHost;
 use wasmtime_provider::WasmtimeEngineProviderBuilder;
-use winplace_policy_wasm::host_answers::HostAnswers;
+use winplace_policy_wasm::host_answers::{HostAnswers, reflector_id};
 
 /// Answers a host-capability call (`binding`, `namespace`, `operation`, payload) for the guest; `None`
 /// makes the call fail, as policy-server does for a capability it does not grant.
@@ -47,9 +48,29 @@ pub fn test_cluster() -> Result<HostAnswers, String> {
 }
 
 /// `answers` as the [`Capability`] of [`PolicyHost::new`]: what they hold is answered, the rest refused.
+///
+/// `list_resources_all` is answered as policy-server answers it: from a reflector per
+/// [`reflector_id`] (the objects its label selector selects, pruned to its field masks), made on the first
+/// request of that id and kept; each request then serializes the List anew
+/// ([`HostAnswers::stored_list`]; docs/reference/kubewarden-hosting.md §4).
 pub fn capability(answers: HostAnswers) -> Box<Capability> {
+    let reflectors: Mutex<HashMap<String, Arc<serde_json::Value>>> = Mutex::default();
     Box::new(move |binding, namespace, operation, payload| {
-        answers.answer(binding, namespace, operation, payload).ok()
+        if (binding, namespace, operation) != ("kubewarden", "kubernetes", "list_resources_all") {
+            return answers.answer(binding, namespace, operation, payload).ok();
+        }
+        let request: serde_json::Value = serde_json::from_slice(payload).ok()?;
+        let id = reflector_id(&request);
+        let kept = reflectors.lock().ok()?.get(&id).cloned();
+        let list = match kept {
+            Some(list) => list,
+            None => {
+                let list = Arc::new(answers.stored_list(&request).ok()?);
+                reflectors.lock().ok()?.insert(id, list.clone());
+                list
+            }
+        };
+        serde_json::to_vec(&*list).ok()
     })
 }
 

@@ -221,35 +221,40 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         .iter()
         .map(|c| serde_json::from_slice(&c.payload).unwrap())
         .collect();
-    assert_eq!(asked[0]["api_version"], "v1");
-    assert_eq!(asked[0]["kind"], "Node");
+    // The RuntimeClasses first (whether the pod's selectors, merged with its RuntimeClass, let it go to
+    // a Linux node), whole.
+    assert_eq!(asked[0]["api_version"], "node.k8s.io/v1");
+    assert_eq!(asked[0]["kind"], "RuntimeClass");
+    assert_eq!(asked[0]["field_masks"], Value::Null);
+    assert_eq!(asked[1]["api_version"], "v1");
+    assert_eq!(asked[1]["kind"], "Node");
     // A pinned Windows workload: only the nodes not labelled Linux (the scheduler cannot put it on one).
-    assert_eq!(asked[0]["label_selector"], NOT_LINUX_NODES);
+    assert_eq!(asked[1]["label_selector"], NOT_LINUX_NODES);
     // Only the node fields the rules read (a host that prunes sends 5,000 nodes without their images).
-    let masks: BTreeSet<&str> = asked[0]["field_masks"]
+    let masks: BTreeSet<&str> = asked[1]["field_masks"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .collect();
     assert_eq!(masks, NODE_FIELDS.iter().copied().collect());
-    assert_eq!(asked[1]["api_version"], "node.k8s.io/v1");
-    assert_eq!(asked[1]["kind"], "RuntimeClass");
-    assert_eq!(asked[1]["field_masks"], Value::Null);
 
-    // An unpinned one may land on a Linux node: the whole Node list is asked too, after the first two.
+    // An unpinned one may land on a Linux node by its own selectors: the whole Node list, at once.
     h.clear_host_calls();
     h.validate(&request("deployment-windows-unpinned"), &aware)
         .unwrap();
-    let selectors: Vec<Value> = h
+    let asked: Vec<(Value, Value)> = h
         .capability_calls()
         .iter()
         .map(|c| serde_json::from_slice::<Value>(&c.payload).unwrap())
-        .map(|asked| asked["label_selector"].clone())
+        .map(|asked| (asked["kind"].clone(), asked["label_selector"].clone()))
         .collect();
     assert_eq!(
-        selectors,
-        [json!(NOT_LINUX_NODES), Value::Null, Value::Null]
+        asked,
+        [
+            (json!("RuntimeClass"), Value::Null),
+            (json!("Node"), Value::Null)
+        ]
     );
 
     // Node and RuntimeClass objects, DELETE and subresources: no host call.
@@ -290,12 +295,26 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
             .map(|c| c.call)
             .collect::<Vec<_>>(),
         [LIST],
-        "the Node list failed: RuntimeClasses are not asked"
+        "the RuntimeClass list failed: Nodes are not asked"
     );
 
     // Nodes granted but RuntimeClasses not: no context at all (half a cluster would mislead).
     let mut half = HostAnswers::default();
     half.insert_list("v1", "Node", fixture("context/nodes.json"));
+    let h = host(Some(half));
+    let r = h
+        .validate(&request("deployment-windows-build-26100"), &aware)
+        .unwrap();
+    assert_eq!(r["accepted"], json!(true), "{r}");
+    assert_eq!(h.capability_calls().len(), 1);
+
+    // RuntimeClasses granted but Nodes not: no context either.
+    let mut half = HostAnswers::default();
+    half.insert_list(
+        "node.k8s.io/v1",
+        "RuntimeClass",
+        fixture("context/runtimeclasses.json"),
+    );
     let h = host(Some(half));
     let r = h
         .validate(&request("deployment-windows-build-26100"), &aware)
@@ -845,7 +864,7 @@ fn nodes_pruned_to_the_asked_fields_read_as_whole_ones() {
 fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
     // The dashboard's host grants the playground's context (HostAnswers::for_context), the wasmtime host
     // the fixture's Lists: both must answer the request policy.wasm really sends (its field_masks) with
-    // the asked fields only. They once disagreed: the page answered whole items, apiVersion and kind too.
+    // the asked fields only. They once disagreed: the page answered whole items.
     let h = host(Some(cluster()));
     h.validate(
         &request("deployment-windows-pinned"),
@@ -875,15 +894,22 @@ fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
         serde_json::from_slice(&bytes).unwrap()
     };
     for host in [&page, &wasmtime] {
-        let nodes = answer(host, asked[0]);
+        let nodes = answer(host, asked[1]);
         assert_eq!(prune_items(&nodes, NODE_FIELDS), nodes, "{nodes}");
+        // As policy-server's reflector keeps them: the data pruned to the masks (the metadata whole).
         for item in nodes["items"].as_array().unwrap() {
+            let status: BTreeSet<&str> = item["status"]
+                .as_object()
+                .into_iter()
+                .flat_map(|s| s.keys().map(String::as_str))
+                .collect();
             assert!(
-                item.get("apiVersion").is_none() && item.get("kind").is_none(),
+                status.is_subset(&BTreeSet::from(["nodeInfo", "declaredFeatures"])),
                 "{item}"
             );
+            assert_eq!(item["metadata"]["managedFields"], json!([]), "{item}");
         }
-        let both = context_from_lists(&nodes, &answer(host, asked[1])).unwrap();
+        let both = context_from_lists(&nodes, &answer(host, asked[0])).unwrap();
         assert_eq!(both, context);
     }
 }

@@ -28,7 +28,8 @@
 //!   name-based classification (`windows-image-build-unknown`, a warning), so a failed lookup never rejects.
 //!
 //! One file per job under `admission/`: `payload.rs` decodes what the host sends, `scope.rs` says which
-//! requests are reviewed and with what, `context.rs` decodes the host's lists of the cluster,
+//! requests are reviewed and with what, `context.rs` decodes the host's lists of the cluster (its Nodes
+//! through `node_list.rs`, which builds only the fields the rules read),
 //! `manifests.rs` names the images worth a manifest look-up and reads the manifests, `review.rs` runs
 //! the rules on the object (through [`winplace_rules::Checker`]) and answers in the words of
 //! `decision.rs`, `mutation.rs` repairs (the rules' one repair loop), `host.rs` asks the host for the
@@ -57,6 +58,7 @@ mod fixtures;
 mod host;
 mod manifests;
 mod mutation;
+mod node_list;
 mod payload;
 mod review;
 mod scope;

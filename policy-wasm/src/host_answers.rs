@@ -7,7 +7,9 @@
 //!
 //! * `kubewarden/kubernetes/list_resources_all`: the List of the asked `api_version` and `kind`, the items
 //!   its `label_selector` selects ([`LabelSelector`], as the API server selects them for policy-server's
-//!   watch), each pruned to the request's `field_masks` ([`prune_items`]; docs/reference/kubewarden-hosting.md §4);
+//!   watch), each as policy-server's reflector keeps it under the request's `field_masks` (its data pruned,
+//!   its metadata whole but for the managed fields: [`stored_object`], [`HostAnswers::stored_list`];
+//!   docs/reference/kubewarden-hosting.md §4);
 //! * `kubewarden/oci/v1/oci_manifest` and `kubewarden/oci/v1/oci_manifest_config`: the manifest (image
 //!   index or image manifest) and the `{manifest, digest, config}` answer of the asked image;
 //! * `kubewarden/tracing/log`: accepted with an empty answer (policy-server prints the line);
@@ -18,14 +20,17 @@
 //! use serde_json::json;
 //! use winplace_policy_wasm::host_answers::HostAnswers;
 //! let mut host = HostAnswers::default();
-//! host.insert_list("v1", "Node", json!({"items": [{"metadata": {"name": "n", "uid": "u"}}]}));
-//! let ask = br#"{"api_version": "v1", "kind": "Node", "field_masks": ["metadata.name"]}"#;
+//! host.insert_list("v1", "Node", json!({"items": [{"metadata": {"name": "n"},
+//!     "spec": {"unschedulable": true, "podCIDR": "10.0.0.0/24"}}]}));
+//! let ask = br#"{"api_version": "v1", "kind": "Node", "field_masks": ["spec.unschedulable"]}"#;
 //! let answer = host.answer("kubewarden", "kubernetes", "list_resources_all", ask).unwrap();
-//! assert_eq!(answer, br#"{"items":[{"metadata":{"name":"n"}}]}"#);
+//! let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+//! assert_eq!(answer["items"], json!([{"metadata": {"name": "n", "annotations": {}, "managedFields": []},
+//!     "spec": {"unschedulable": true}}]));
 //! assert!(host.answer("kubewarden", "oci", "v1/oci_manifest", br#""nginx""#).is_err());
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
@@ -188,6 +193,56 @@ impl HostAnswers {
         self
     }
 
+    /// What policy-server answers a `list_resources_all` request (`{api_version, kind, label_selector,
+    /// field_selector, field_masks}`) with: the objects its reflector for the request holds (those the
+    /// label selector selects, each as [`stored_object`] keeps it under the request's field masks), in a
+    /// List whose `apiVersion` is the asked one and whose `kind` is the asked kind + `List`, with empty list
+    /// metadata.
+    ///
+    /// Upstream, the reflector is made on the first request of its [`reflector_id`] and kept, so the
+    /// selecting and pruning are done once, not per request; each request clones its objects and
+    /// serializes the List (policy-evaluator `callback_handler/kubernetes/client.rs`,
+    /// `list_resources_from_reflector`). A host that keeps the result per [`reflector_id`] answers as
+    /// policy-server does (`policy-host`'s `capability`).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use winplace_policy_wasm::host_answers::HostAnswers;
+    /// let mut host = HostAnswers::default();
+    /// host.insert_list("v1", "Node", json!({"items": [{"metadata": {"name": "n", "uid": "u"},
+    ///     "spec": {"podCIDR": "10.0.0.0/24", "unschedulable": true}}]}));
+    /// let ask = json!({"api_version": "v1", "kind": "Node", "field_masks": ["spec.unschedulable"]});
+    /// assert_eq!(host.stored_list(&ask).unwrap(), json!({"apiVersion": "v1", "kind": "NodeList",
+    ///     "metadata": {}, "items": [{"metadata": {"name": "n", "uid": "u", "annotations": {},
+    ///     "managedFields": []}, "spec": {"unschedulable": true}}]}));
+    /// ```
+    pub fn stored_list(&self, request: &Value) -> Result<Value, Refusal> {
+        let api_version = request["api_version"].as_str().unwrap_or("");
+        let kind = request["kind"].as_str().unwrap_or("");
+        let key = list_key(api_version, kind);
+        let list = self.lists.get(&key).ok_or(Refusal::NoList { key })?;
+        let selector = match request["label_selector"].as_str() {
+            Some(selector) => Some(LabelSelector::parse(selector)?),
+            None => None,
+        };
+        let mask = FieldMask::of_request(request);
+        let items: Vec<Value> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| {
+                selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(&item["metadata"]["labels"]))
+            })
+            .map(|item| stored_object(item, mask.as_ref()))
+            .collect();
+        Ok(
+            json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": {},
+            "items": items}),
+        )
+    }
+
     /// The answer to one host call (`binding`, `namespace`, `operation`, the guest's payload), or why it
     /// is refused.
     pub fn answer(
@@ -208,28 +263,8 @@ impl HostAnswers {
             // The SDK's log lines: policy-server prints them; nothing to answer.
             ("kubewarden", "tracing", "log") => return Ok(Vec::new()),
             ("kubewarden", "kubernetes", "list_resources_all") => {
-                let request = request()?;
-                let key = list_key(
-                    request["api_version"].as_str().unwrap_or(""),
-                    request["kind"].as_str().unwrap_or(""),
-                );
-                let list = self.lists.get(&key).ok_or(Refusal::NoList { key })?;
-                let selected = match request["label_selector"].as_str() {
-                    Some(selector) => Some(LabelSelector::parse(selector)?.select(list)),
-                    None => None,
-                };
-                let list = selected.as_ref().unwrap_or(list);
-                let masks: Vec<&str> = request["field_masks"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                return Ok(if masks.is_empty() {
-                    list.to_string().into_bytes()
-                } else {
-                    prune_items(list, &masks).to_string().into_bytes()
-                });
+                let list = self.stored_list(&request()?)?;
+                return Ok(list.to_string().into_bytes());
             }
             ("kubewarden", "kubernetes", "get_resource") => {
                 let request = request()?;
@@ -417,54 +452,146 @@ fn map_items(list: &Value, f: impl FnOnce(&[Value]) -> Vec<Value>) -> Value {
     }
 }
 
-/// `list` with each item pruned to the fields `masks` name, as a host that honours the SDK's
-/// `field_masks` answers: dot paths through objects, arrays traversed, everything else dropped (the
-/// items' `apiVersion` and `kind` too, unless asked for); no masks, the whole list.
-///
-/// ```
-/// let list = serde_json::json!({"items": [{"metadata": {"name": "n", "uid": "u"},
-///     "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"}}]});
-/// let pruned = winplace_policy_wasm::host_answers::prune_items(&list, &["metadata.name", "spec.taints.key"]);
-/// assert_eq!(pruned, serde_json::json!({"items": [{"metadata": {"name": "n"},
-///     "spec": {"taints": [{"key": "k"}]}}]}));
-/// ```
-pub fn prune_items(list: &Value, masks: &[&str]) -> Value {
-    let paths: Vec<Vec<&str>> = masks.iter().map(|m| m.split('.').collect()).collect();
-    let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
-    if paths.is_empty() {
-        return list.clone();
-    }
-    map_items(list, |items| {
-        items.iter().filter_map(|item| keep(item, &paths)).collect()
-    })
+/// Kubewarden's field mask: the tree of the dot paths a request's `field_masks` name, each segment a key
+/// (policy-evaluator's `FieldMaskNode`, `callback_handler/kubernetes/field_mask.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldMask {
+    children: BTreeMap<String, FieldMask>,
 }
 
-/// The part of `value` that `paths` reach (each a path below `value`; an empty one keeps it whole).
-fn keep(value: &Value, paths: &[&[&str]]) -> Option<Value> {
-    if paths.iter().any(|p| p.is_empty()) {
-        return Some(value.clone());
+impl FieldMask {
+    /// The tree of `paths` (`metadata.name`, `spec.taints`, `status`).
+    pub fn new<'p>(paths: impl IntoIterator<Item = &'p str>) -> FieldMask {
+        let mut root = FieldMask::default();
+        for path in paths {
+            let mut node = &mut root;
+            for part in path.split('.') {
+                node = node.children.entry(part.to_string()).or_default();
+            }
+        }
+        root
     }
-    match value {
-        Value::Object(map) => Some(Value::Object(
-            map.iter()
-                .filter_map(|(k, v)| {
-                    let below: Vec<&[&str]> = paths
-                        .iter()
-                        .filter(|p| p[0] == k.as_str())
-                        .map(|p| &p[1..])
-                        .collect();
-                    if below.is_empty() {
-                        return None;
-                    }
-                    Some((k.clone(), keep(v, &below)?))
-                })
-                .collect(),
-        )),
-        Value::Array(items) => Some(Value::Array(
-            items.iter().filter_map(|i| keep(i, paths)).collect(),
-        )),
-        _ => None,
+
+    /// The mask of a request's `field_masks` (a list of strings), `None` when it has none (absent or
+    /// null): policy-evaluator reads it as `Option<BTreeSet<String>>`.
+    pub fn of_request(request: &Value) -> Option<FieldMask> {
+        let masks = request["field_masks"].as_array()?;
+        Some(FieldMask::new(masks.iter().filter_map(Value::as_str)))
     }
+
+    /// Prunes `value` in place as policy-evaluator's `prune_in_place` does: a mask without children keeps
+    /// everything below it; an object keeps the keys the mask names, each pruned by its child; an array
+    /// applies the same mask to every item; a string, number, boolean or null reached is kept whole.
+    pub fn prune(&self, value: &mut Value) {
+        if self.children.is_empty() {
+            return;
+        }
+        match value {
+            Value::Object(map) => map.retain(|key, value| match self.children.get(key) {
+                Some(child) => {
+                    child.prune(value);
+                    true
+                }
+                None => false,
+            }),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.prune(item)),
+            _ => {}
+        }
+    }
+}
+
+/// The annotation kubectl's client-side apply writes, which policy-server's reflectors drop.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// An object as policy-server's reflector stores it, and so as `list_resources_all` answers it
+/// (policy-evaluator `callback_handler/kubernetes/reflector.rs`, `modify_object`, on a kube
+/// `DynamicObject`): `metadata.managedFields` emptied (`[]`) and the last-applied annotation removed
+/// (`annotations` then `{}` when there were none), always; with a `mask`, the object's **data** pruned
+/// ([`FieldMask::prune`]): every member but `apiVersion`, `kind` and `metadata`, which a `DynamicObject`
+/// holds apart. So the mask's `metadata.*` paths prune nothing: the metadata comes whole.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_policy_wasm::host_answers::{FieldMask, stored_object};
+/// let node = json!({"apiVersion": "v1", "kind": "Node",
+///     "metadata": {"name": "n", "uid": "u", "managedFields": [{"manager": "kubelet"}]},
+///     "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"},
+///     "status": {"images": [{"names": ["pause"]}]}});
+/// let mask = FieldMask::new(["metadata.name", "spec.taints.key"]);
+/// assert_eq!(stored_object(&node, Some(&mask)), json!({"apiVersion": "v1", "kind": "Node",
+///     "metadata": {"name": "n", "uid": "u", "managedFields": [], "annotations": {}},
+///     "spec": {"taints": [{"key": "k"}]}}));
+/// ```
+pub fn stored_object(object: &Value, mask: Option<&FieldMask>) -> Value {
+    let Value::Object(members) = object else {
+        return object.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (key, value) in members {
+        let kept = match (key.as_str(), mask) {
+            ("metadata", _) => continue,
+            ("apiVersion" | "kind", _) | (_, None) => value.clone(),
+            (_, Some(mask)) if mask.children.is_empty() => value.clone(),
+            (_, Some(mask)) => match mask.children.get(key) {
+                Some(child) => {
+                    let mut value = value.clone();
+                    child.prune(&mut value);
+                    value
+                }
+                None => continue,
+            },
+        };
+        out.insert(key.clone(), kept);
+    }
+    let mut metadata = match members.get("metadata") {
+        Some(Value::Object(meta)) => meta.clone(),
+        _ => serde_json::Map::new(),
+    };
+    metadata.insert("managedFields".into(), json!([]));
+    let annotations = metadata.entry("annotations").or_insert_with(|| json!({}));
+    if let Some(annotations) = annotations.as_object_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+    out.insert("metadata".into(), Value::Object(metadata));
+    Value::Object(out)
+}
+
+/// The id of the reflector policy-server answers a list request from: the same for two requests that
+/// ask for the same objects the same way (policy-evaluator `Reflector::compute_id`: apiVersion, kind,
+/// namespace, label selector, field selector and field masks). A host may keep
+/// [`HostAnswers::stored_list`]'s answer per id, as policy-server keeps the reflector.
+pub fn reflector_id(request: &Value) -> String {
+    let masks: Option<BTreeSet<&str>> = request["field_masks"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).collect());
+    format!(
+        "{}|{}|{}|{}|{}|{masks:?}",
+        request["api_version"],
+        request["kind"],
+        request["namespace"],
+        request["label_selector"],
+        request["field_selector"]
+    )
+}
+
+/// `list` with each item as [`stored_object`] keeps it under the mask of `masks` (no masks: only the
+/// metadata's managed fields and last-applied annotation go), the rest of the list copied.
+///
+/// ```
+/// let list = serde_json::json!({"items": [{"metadata": {"name": "n"},
+///     "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"}}]});
+/// let pruned = winplace_policy_wasm::host_answers::prune_items(&list, &["metadata.name", "spec.taints.key"]);
+/// assert_eq!(pruned, serde_json::json!({"items": [{"metadata": {"name": "n", "managedFields": [],
+///     "annotations": {}}, "spec": {"taints": [{"key": "k"}]}}]}));
+/// ```
+pub fn prune_items(list: &Value, masks: &[&str]) -> Value {
+    let mask = (!masks.is_empty()).then(|| FieldMask::new(masks.iter().copied()));
+    map_items(list, |items| {
+        items
+            .iter()
+            .map(|item| stored_object(item, mask.as_ref()))
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -590,18 +717,24 @@ mod tests {
             )
             .unwrap();
             let item = &answer["items"][0];
-            let keys: Vec<&str> = item
+            let keys: BTreeSet<&str> = item
                 .as_object()
                 .unwrap()
                 .keys()
                 .map(String::as_str)
                 .collect();
-            assert_eq!(keys, ["metadata", "spec", "status"], "{item}");
+            // The metadata whole (masks prune an object's data only), the data to the masks.
+            assert_eq!(
+                keys,
+                BTreeSet::from(["apiVersion", "kind", "metadata", "spec", "status"]),
+                "{item}"
+            );
+            assert!(item["spec"].get("podCIDR").is_none(), "{item}");
             assert_eq!(prune_items(&answer, NODE_FIELDS), answer, "nothing unasked");
             assert!(item["status"].get("images").is_none(), "{item}");
             assert_eq!(decode_node(item).unwrap(), decode_node(&node).unwrap());
         }
-        // Asked without masks (a policy built before them): the whole List.
+        // Asked without masks (a policy built before them): whole items but for their managed fields.
         let whole = HostAnswers::for_context(Some(&context));
         let answer: Value = serde_json::from_slice(
             &whole
@@ -614,7 +747,11 @@ mod tests {
                 .unwrap(),
         )
         .unwrap();
-        assert_eq!(answer, whole.lists["v1/Node"]);
+        assert_eq!(answer["kind"], "NodeList");
+        assert_eq!(
+            answer["items"][0]["status"],
+            whole.lists["v1/Node"]["items"][0]["status"]
+        );
     }
 
     #[test]

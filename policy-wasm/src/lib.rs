@@ -26,10 +26,11 @@
 //!
 //! The calls:
 //! * Kubernetes (`kubewarden/kubernetes/list_resources_all`, the SDK's `list_all_resources` call and
-//!   request type): `v1` Nodes and `node.k8s.io/v1` RuntimeClasses, for workloads only: the Nodes not
-//!   labelled Linux first (a label selector), the whole Node list only when the rules may read a Linux
-//!   node for the object ([`admission::review_with_host`]). Both lists must arrive, or neither is used
-//!   (half a cluster would invent unschedulable pods).
+//!   request type): `node.k8s.io/v1` RuntimeClasses and `v1` Nodes, for workloads only: the
+//!   RuntimeClasses first, then the Nodes not labelled Linux (a label selector), and the whole Node list
+//!   only when the rules may read a Linux node for the object, at once when its own selectors let it go
+//!   to one ([`admission::review_with_host`]). Both lists must arrive, or neither is used (half a cluster
+//!   would invent unschedulable pods).
 //! * Kubernetes (`kubewarden/kubernetes/get_resource`): with `placementGate`, for a Pod CREATE it may
 //!   gate, the placement controller's `coordination.k8s.io/v1` Lease (settings
 //!   `placementLeaseNamespace`, `placementLeaseName`), judged fresh by WASI's wall clock: no live

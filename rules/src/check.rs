@@ -357,6 +357,32 @@ impl<'a> Checker<'a> {
     /// assert!(checker.needs_linux_nodes(&pod(serde_json::json!({}))));
     /// ```
     pub fn needs_linux_nodes(&self, value: &Value) -> bool {
+        self.reads_linux_nodes(value, true)
+    }
+
+    /// The part of [`Checker::needs_linux_nodes`] that the nodes do not decide: whether `value` holds
+    /// Nodes or RuntimeClasses, or a pod template of it names a `nodeName` or may go to a node labelled
+    /// `kubernetes.io/os: linux` by its nodeSelector and required affinity after the RuntimeClass merge
+    /// (the checker's cluster needs only its RuntimeClasses for this). When this says so,
+    /// `needs_linux_nodes` says so whatever nodes are held: the Kubewarden policy then asks its host for
+    /// the whole Node list at once instead of the nodes [`NOT_LINUX_NODES`] selects first.
+    ///
+    /// ```
+    /// use winplace_rules::Checker;
+    /// let checker = Checker::builder().build();
+    /// let pod = |selector: serde_json::Value| serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+    ///     "metadata": {"name": "p"}, "spec": {"nodeSelector": selector,
+    ///     "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}});
+    /// assert!(!checker.may_go_to_linux_nodes(&pod(serde_json::json!({"kubernetes.io/os": "windows"}))));
+    /// assert!(checker.may_go_to_linux_nodes(&pod(serde_json::json!({}))));
+    /// ```
+    pub fn may_go_to_linux_nodes(&self, value: &Value) -> bool {
+        self.reads_linux_nodes(value, false)
+    }
+
+    /// [`Checker::needs_linux_nodes`]; without `by_fit`, not asking whether any node held takes the pod
+    /// ([`Checker::may_go_to_linux_nodes`]).
+    fn reads_linux_nodes(&self, value: &Value, by_fit: bool) -> bool {
         let document = Document {
             file: String::new(),
             index: 0,
@@ -379,10 +405,11 @@ impl<'a> Checker<'a> {
             let p = resolver.resolve(&template);
             p.node_name.is_some()
                 || may_admit_linux_labelled(p.node_selector.as_ref(), p.required_affinity.as_ref())
-                || self
-                    .nodes
-                    .as_ref()
-                    .is_none_or(|index| fit(&p, index).candidates.is_empty())
+                || by_fit
+                    && self
+                        .nodes
+                        .as_ref()
+                        .is_none_or(|index| fit(&p, index).candidates.is_empty())
         })
     }
 

@@ -1,7 +1,6 @@
 //! The cluster from the host's answers: the Lists of `v1` Nodes and `node.k8s.io/v1` RuntimeClasses that
 //! `list_resources_all` returns, decoded into the rules' [`ClusterContext`].
 
-use serde::Deserialize;
 use serde_json::Value;
 use winplace_rules::model::cluster_objects::{self, RuntimeClassVersion};
 use winplace_rules::model::{self, ClusterContext};
@@ -65,8 +64,9 @@ fn runtime_classes_of(
 
 /// [`context_from_lists`] from the host's answers as they arrive (JSON bytes), as the guest reads them.
 ///
-/// The Nodes are decoded straight into typed, trimmed objects: no JSON tree of a 5,000-node list is built
-/// first (that tree cost more than the rest of a review). An answer that does not decode so is read through
+/// The Nodes are decoded straight into trimmed objects, only the fields the rules read built
+/// (`node_list.rs`): no JSON tree of a 5,000-node list is built first (that tree cost more than the rest of
+/// a review), nor the metadata and status fields the rules do not read. An answer that does not decode so is read through
 /// [`context_from_lists`], which names the item and the field at fault; the two agree on every answer
 /// that decodes.
 ///
@@ -84,25 +84,16 @@ pub fn context_from_answers(
     nodes: &[u8],
     runtime_classes: &[u8],
 ) -> Result<ClusterContext, InputError> {
-    /// A List of typed items; everything else in the answer is skipped unread.
-    #[derive(Deserialize)]
-    struct Items<T> {
-        items: Vec<T>,
-    }
     let json = |kind: &'static str, bytes: &[u8]| {
         serde_json::from_slice::<Value>(bytes).map_err(|error| InputError::NotJson { kind, error })
     };
-    match serde_json::from_slice::<Items<k8s_openapi::api::core::v1::Node>>(nodes) {
-        Ok(list) => Ok(ClusterContext {
-            nodes: list
-                .items
-                .into_iter()
-                .map(cluster_objects::into_trimmed_node)
-                .collect(),
+    match super::node_list::decode_nodes(nodes) {
+        Some(nodes) => Ok(ClusterContext {
+            nodes,
             runtime_classes: runtime_classes_of(&json("RuntimeClass", runtime_classes)?)?,
         }),
         // The slow path, for its error (or for what only it accepts).
-        Err(_) => context_from_lists(
+        None => context_from_lists(
             &json("Node", nodes)?,
             &json("RuntimeClass", runtime_classes)?,
         ),

@@ -2,12 +2,14 @@
 //! [`HostCalls`], so that the same asking runs in policy.wasm (waPC host calls) and natively in tests
 //! (against [`HostAnswers`](crate::host_answers::HostAnswers)).
 //!
-//! With `contextAware`, the Nodes not labelled `kubernetes.io/os: linux` ([`NOT_LINUX_NODES`], a label
-//! selector the host passes to the API server's watch) pruned to [`NODE_FIELDS`], and the RuntimeClasses;
-//! the whole Node list only when the rules may read a Linux node for this object
-//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes). A pinned
-//! Windows workload in a cluster of 5,000 nodes of which 500 run Windows thus costs 500 nodes, not
-//! 5,000, with the same findings (docs/reference/kubewarden-hosting.md §4).
+//! With `contextAware`, the RuntimeClasses, then the Nodes not labelled `kubernetes.io/os: linux`
+//! ([`NOT_LINUX_NODES`], a label selector the host passes to the API server's watch) pruned to
+//! [`NODE_FIELDS`]; the whole Node list only when the rules may read a Linux node for this object
+//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and at once,
+//! without the narrow list first, when the pod's own selectors let it go to one
+//! ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
+//! 500 run Windows thus costs 500 nodes, not 5,000, with the same findings, and an unpinned one 5,000,
+//! not 5,500 (docs/reference/kubewarden-hosting.md §4).
 
 use std::collections::BTreeMap;
 
@@ -75,20 +77,26 @@ pub fn review_with_host(
     } else {
         settings
     };
-    // The Nodes first, then the RuntimeClasses: both arrive, or neither is used (half a cluster would
-    // invent unschedulable pods).
+    // The RuntimeClasses first, then the Nodes: both arrive, or neither is used (half a cluster would
+    // invent unschedulable pods). A pod that may go to a Linux node by its own selectors (with the
+    // RuntimeClass merged) needs every node whatever the others say: the whole list at once. Any other
+    // asks for the nodes not labelled Linux, and for the rest only when no node held takes it.
     let held = asks_for_context(&request, settings)
         .then(|| {
-            let nodes = nodes(host, Some(NOT_LINUX_NODES))?;
             let rcs = list_all(host, "node.k8s.io/v1", "RuntimeClass", None, &[])?;
+            let wide = may_go_to_linux_nodes(&request, settings, &rcs)?;
+            let nodes = nodes(host, (!wide).then_some(NOT_LINUX_NODES))?;
             let held = context_from_answers(&nodes, &rcs).ok()?;
-            Some((held, rcs))
+            Some((held, rcs, wide))
         })
         .flatten();
-    let manifests = manifests(&request, held.as_ref().map(|(c, _)| c), settings, host);
-    let Some((held, rcs)) = held else {
+    let manifests = manifests(&request, held.as_ref().map(|(c, _, _)| c), settings, host);
+    let Some((held, rcs, wide)) = held else {
         return review(request, settings, None, &manifests);
     };
+    if wide {
+        return review(request, settings, Some(&held), &manifests);
+    }
     let checker = Checker::builder()
         .settings(settings)
         .cluster(&held)
@@ -101,6 +109,22 @@ pub fn review_with_host(
     drop(held);
     let whole = nodes(host, None).and_then(|nodes| context_from_answers(&nodes, &rcs).ok());
     review(request, settings, whole.as_ref(), &manifests)
+}
+
+/// Whether the object's pods may go to a Linux node by their own selectors, with the cluster's
+/// RuntimeClasses (`rcs`, the host's answer) merged ([`Checker::may_go_to_linux_nodes`]); `None` when the
+/// answer does not decode (then no context is used, as when a list is refused).
+fn may_go_to_linux_nodes(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    rcs: &[u8],
+) -> Option<bool> {
+    let classes = context_from_answers(br#"{"items": []}"#, rcs).ok()?;
+    let checker = Checker::builder()
+        .settings(settings)
+        .cluster(&classes)
+        .build();
+    Some(checker.may_go_to_linux_nodes(&request.object))
 }
 
 /// Whether the request is one `placementGate` may gate, so that the controller's Lease is worth
@@ -346,8 +370,16 @@ mod tests {
             match recording.node_selectors.as_slice() {
                 [] => {}
                 [Some(_)] => narrow.push(name.clone()),
-                [Some(_), None] => all.push(name.clone()),
+                [Some(_), None] | [None] => all.push(name.clone()),
                 other => panic!("{name}: Node lists asked {other:?}"),
+            }
+            // The whole list at once exactly when the pod's own selectors may take it to a Linux node.
+            if let [first, ..] = recording.node_selectors.as_slice() {
+                assert_eq!(
+                    first.is_none(),
+                    whole_checker.may_go_to_linux_nodes(&request.object),
+                    "{name}"
+                );
             }
             if !held_checker.needs_linux_nodes(&request.object) {
                 assert_eq!(

@@ -462,9 +462,27 @@ pub fn trim_pod(pod: Pod) -> Pod {
 }
 
 /// The RuntimeClass without its managed fields (the rules read its name, handler, overhead and
-/// scheduling).
+/// scheduling), and without an empty annotation map: Kubewarden's policy-server answers every listed object
+/// with `annotations: {}` when it had none (docs/reference/kubewarden-hosting.md §4), which is the same
+/// RuntimeClass.
+///
+/// ```
+/// use winplace_rules::model::cluster_objects::trim_runtime_class;
+/// let rc: k8s_openapi::api::node::v1::RuntimeClass = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "w", "annotations": {}, "managedFields": []}, "handler": "runhcs-wcow-process"})).unwrap();
+/// let trimmed = trim_runtime_class(rc);
+/// assert_eq!((trimmed.metadata.annotations, trimmed.metadata.managed_fields), (None, None));
+/// ```
 pub fn trim_runtime_class(mut runtime_class: RuntimeClass) -> RuntimeClass {
     runtime_class.metadata.managed_fields = None;
+    if runtime_class
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(BTreeMap::is_empty)
+    {
+        runtime_class.metadata.annotations = None;
+    }
     runtime_class
 }
 
