@@ -54,6 +54,7 @@ done
 best_ready= hwm=
 for round in $(seq 1 "$rounds"); do
   serve_snapshot "$snap"
+  ready_after=$(printf '%.2f' "$ready_after")
   round_hwm=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$server/status")
   echo "round $round: winplace serve --snapshot: /readyz after $ready_after s, peak ${round_hwm} MiB"
   kill "$server"; wait "$server" 2>/dev/null || true; server=
