@@ -163,8 +163,8 @@ pub struct IncidentsResponse {
     pub meta: Meta,
     /// How many incidents there are (all of them; the list stops at `limit`).
     pub total: usize,
-    /// The incidents, workload by workload (at most [`MAX_INCIDENTS`]).
-    pub incidents: Vec<winplace_rules::audit::Incident>,
+    /// The incidents, workload by workload (at most [`MAX_INCIDENTS`]), shared with the report.
+    pub incidents: Vec<std::sync::Arc<winplace_rules::audit::Incident>>,
 }
 
 /// The most incidents `GET /api/incidents` lists.

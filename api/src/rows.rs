@@ -140,9 +140,9 @@ pub struct WorkloadRow {
     /// (`name`, `manifest` with its digest, `settings`), with why a registry look-up failed.
     #[serde(default)]
     pub images: Vec<ImageProvenance>,
-    /// What is failing now in its pods, explained.
+    /// What is failing now in its pods, explained (shared with the report's row).
     #[serde(default)]
-    pub incidents: Vec<winplace_rules::audit::Incident>,
+    pub incidents: Vec<Arc<winplace_rules::audit::Incident>>,
 }
 
 impl WorkloadRow {

@@ -532,7 +532,13 @@ impl Applier {
                 let Some(mut next) = self.listing.take() else {
                     return Step::Nothing;
                 };
+                let started = Instant::now();
                 let touched = next.finish_reset();
+                tracing::debug!(
+                    "a complete list: its audit finished in {:.2} s ({} workloads)",
+                    started.elapsed().as_secs_f64(),
+                    next.workload_keys().count()
+                );
                 // Rows that were and are no more are touched too.
                 let old = std::mem::replace(&mut self.audit, next);
                 let gone = Touched {
@@ -640,6 +646,7 @@ impl Applier {
             }
             return false;
         }
+        let reporting = Instant::now();
         let report = self.audit.report();
         self.revision += 1;
         let context = self.audit.context().clone();
@@ -655,6 +662,12 @@ impl Applier {
             images: self.audit.images_to_resolve(),
         };
         state.inner.metrics.observe_audit(started.elapsed());
+        tracing::debug!(
+            "published revision {} after {:.3} s, of which the report {:.3} s",
+            self.revision,
+            started.elapsed().as_secs_f64(),
+            reporting.elapsed().as_secs_f64()
+        );
         state.publish(
             synced,
             published,

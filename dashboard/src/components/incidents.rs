@@ -3,11 +3,12 @@
 //! now", a workload's details).
 
 use leptos::prelude::*;
+use std::sync::Arc;
 use winplace_rules::audit::Incident;
 
 /// A list of incidents.
 #[component]
-pub fn IncidentList(incidents: Vec<Incident>) -> impl IntoView {
+pub fn IncidentList(incidents: Vec<Arc<Incident>>) -> impl IntoView {
     view! {
         <ul class="incidents">
             {incidents.into_iter().map(|i| view! { <IncidentItem incident=i/> }).collect_view()}
@@ -16,7 +17,7 @@ pub fn IncidentList(incidents: Vec<Incident>) -> impl IntoView {
 }
 
 #[component]
-fn IncidentItem(incident: Incident) -> impl IntoView {
+fn IncidentItem(incident: Arc<Incident>) -> impl IntoView {
     let i = incident;
     let since = i
         .since

@@ -266,7 +266,7 @@ impl Audit {
                 let events = self.take_waiting_events(&key);
                 self.pods.insert(
                     key.clone(),
-                    PodRecord {
+                    Box::new(PodRecord {
                         facts,
                         workload: wk.clone(),
                         revision: rev,
@@ -275,7 +275,7 @@ impl Audit {
                         cells: Vec::new(),
                         status_incidents,
                         events,
-                    },
+                    }),
                 );
             }
         }

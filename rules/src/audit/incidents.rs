@@ -8,6 +8,7 @@
 //! wait in a bounded map ([`MAX_WAITING_PODS`]).
 
 use k8s_openapi::api::core::v1::Pod;
+use std::sync::Arc;
 
 use super::{Audit, Dirty, Incident, PodRecord};
 use crate::explain::{self, Match};
@@ -220,8 +221,9 @@ impl Audit {
         out
     }
 
-    /// The incidents of a workload's pods (at most 50), pods in order.
-    pub(super) fn workload_incidents(&self, wk: &str) -> Vec<Incident> {
+    /// The incidents of a workload's pods (at most 50), pods in order, each held once and shared by the
+    /// row and the report's list of every incident.
+    pub(super) fn workload_incidents(&self, wk: &str) -> Vec<Arc<Incident>> {
         let Some(workload) = self.workloads.get(wk) else {
             return Vec::new();
         };
@@ -236,12 +238,16 @@ impl Audit {
             }
         }
         // Held in the workload's row.
-        out.shrink_to_fit();
-        out
+        out.into_iter().map(Arc::new).collect()
     }
 
     /// Every incident, workload by workload: the audit's "failing now".
     pub fn incidents(&self) -> impl Iterator<Item = &Incident> + '_ {
+        self.shared_incidents().map(|i| &**i)
+    }
+
+    /// [`Audit::incidents`] as the rows share them: a report lists them without a copy.
+    pub fn shared_incidents(&self) -> impl Iterator<Item = &Arc<Incident>> + '_ {
         self.workloads().flat_map(|w| w.incidents.iter())
     }
 }

@@ -232,9 +232,10 @@ pub struct WorkloadReport {
     /// they came from (name, manifest, settings).
     #[serde(default)]
     pub images: Vec<crate::windows::ImageProvenance>,
-    /// What is failing now in its pods, explained (one per pod and cause).
+    /// What is failing now in its pods, explained (one per pod and cause). Shared (`Arc`) with the
+    /// report's list of every incident ([`AuditReport::incidents`]), which holds the same ones.
     #[serde(default)]
-    pub incidents: Vec<Incident>,
+    pub incidents: Vec<Arc<Incident>>,
 }
 
 /// Something failing now, read from what the cluster says (a pod's status, the Events about it) and
@@ -279,9 +280,9 @@ pub struct AuditReport {
     pub nodes: Vec<Arc<NodeReport>>,
     /// Every workload (shared likewise).
     pub workloads: Vec<Arc<WorkloadReport>>,
-    /// What is failing now, every workload's incidents.
+    /// What is failing now, every workload's incidents (shared with the rows: no copy).
     #[serde(default)]
-    pub incidents: Vec<Incident>,
+    pub incidents: Vec<Arc<Incident>>,
 }
 
 /// What a change touched, for the live update stream.

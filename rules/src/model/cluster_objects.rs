@@ -174,6 +174,14 @@ fn field_error(error: &ModelError) -> String {
 /// Straight from the text into the Kubernetes types (fast: snapshots hold thousands of pods); the text is
 /// only read as a [`Value`] again to name the faulty field when that fails.
 pub fn decode_json(raw: &str) -> Result<Option<ClusterObject>, DecodeError> {
+    // What kubectl writes, `apiVersion` and `kind` first, is decoded in one pass; anything else (and an
+    // object whose typed decoding fails) goes the whole way below, which reads the head in a pass of its own.
+    if let Some((kind, api_version)) = leading_head(raw)
+        && let Some(kind) = ClusterKind::of(kind, api_version)
+        && let Some(object) = typed_json(kind, raw)
+    {
+        return Ok(Some(object));
+    }
     #[derive(Deserialize)]
     struct Head<'a> {
         #[serde(borrow, default)]
@@ -197,7 +205,17 @@ pub fn decode_json(raw: &str) -> Result<Option<ClusterObject>, DecodeError> {
     let Some(kind) = ClusterKind::of(kind, head.api_version.as_deref().unwrap_or("")) else {
         return Ok(None);
     };
-    let fast = match kind {
+    if let Some(object) = typed_json(kind, raw) {
+        return Ok(Some(object));
+    }
+    let value: Value =
+        serde_json::from_str(raw).map_err(|e| DecodeError::NotAnObject(e.to_string()))?;
+    Ok(Some(decode_value(kind, &value)?))
+}
+
+/// `raw` decoded straight into the Kubernetes type of `kind`, when it decodes.
+fn typed_json(kind: ClusterKind, raw: &str) -> Option<ClusterObject> {
+    match kind {
         ClusterKind::Node => serde_json::from_str(raw).ok().map(|n| node(&n)),
         ClusterKind::Pod => serde_json::from_str(raw).ok().map(pod),
         ClusterKind::RuntimeClass(RuntimeClassVersion::V1) => serde_json::from_str(raw)
@@ -205,13 +223,60 @@ pub fn decode_json(raw: &str) -> Result<Option<ClusterObject>, DecodeError> {
             .map(|rc| runtime_class(RuntimeClassVersion::V1, rc)),
         // k8s-openapi refuses any apiVersion but `v1`: decoded from a value without it.
         ClusterKind::RuntimeClass(RuntimeClassVersion::V1beta1) => None,
-    };
-    if let Some(object) = fast {
-        return Ok(Some(object));
     }
-    let value: Value =
-        serde_json::from_str(raw).map_err(|e| DecodeError::NotAnObject(e.to_string()))?;
-    Ok(Some(decode_value(kind, &value)?))
+}
+
+/// `(kind, apiVersion)` when they are the object's first two members (either order), plain strings
+/// without escapes, as kubectl writes them; `None` otherwise (the caller then reads the whole head).
+fn leading_head(raw: &str) -> Option<(&str, &str)> {
+    let bytes = raw.as_bytes();
+    let skip = |mut at: usize| {
+        while bytes
+            .get(at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            at += 1;
+        }
+        at
+    };
+    // A string without escapes at `at`: its text and where it ends.
+    let plain = |at: usize| -> Option<(&str, usize)> {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let len = bytes
+            .get(at + 1..)?
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')?;
+        let end = at + 1 + len;
+        (bytes[end] == b'"').then(|| (&raw[at + 1..end], end + 1))
+    };
+    let mut at = skip(0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    let (mut kind, mut api_version) = (None, None);
+    for _ in 0..2 {
+        let (key, next) = plain(skip(at + 1))?;
+        at = skip(next);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let (value, next) = plain(skip(at + 1))?;
+        let slot = match key {
+            "kind" => &mut kind,
+            "apiVersion" => &mut api_version,
+            _ => return None,
+        };
+        if slot.replace(value).is_some() {
+            return None;
+        }
+        at = skip(next);
+        if bytes.get(at) != Some(&b',') {
+            return None;
+        }
+    }
+    Some((kind?, api_version?))
 }
 
 /// Decodes one object of `kind` from `value`. Its own `apiVersion` and `kind`, if any, are not checked
@@ -771,6 +836,56 @@ mod tests {
                 .to_string()
                 .starts_with("RuntimeClass: invalid type: string"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn the_head_kubectl_writes_first_is_read_in_the_same_pass_as_the_object() {
+        assert_eq!(
+            leading_head(r#" { "apiVersion" : "v1", "kind": "Pod", "metadata": {}}"#),
+            Some(("Pod", "v1"))
+        );
+        assert_eq!(
+            leading_head(r#"{"kind":"Node","apiVersion":"v1","x":1}"#),
+            Some(("Node", "v1"))
+        );
+        // Anything else is left to the whole head's reading.
+        for other in [
+            r#"{"metadata": {}, "kind": "Pod", "apiVersion": "v1"}"#,
+            r#"{"kind": "Pod", "kind": "Pod", "apiVersion": "v1"}"#,
+            r#"{"kind": "P\u006fd", "apiVersion": "v1", "x": 1}"#,
+            r#"{"kind": "Pod", "apiVersion": "v1"}"#,
+            r#"{"kind": 1, "apiVersion": "v1", "x": 1}"#,
+            r#"["kind", "Pod"]"#,
+            r#"{"kind": "Pod"#,
+            "",
+        ] {
+            assert_eq!(leading_head(other), None, "{other}");
+        }
+        // The same pod whatever its members' order, escapes or bad fields.
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "containers": [{"name": "a", "image": "i"}]}});
+        let first = format!(
+            r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}}}"#,
+            pod["metadata"], pod["spec"]
+        );
+        let last = format!(
+            r#"{{"metadata": {}, "spec": {}, "kind": "Pod", "apiVersion": "v1"}}"#,
+            pod["metadata"], pod["spec"]
+        );
+        let want = decode_json(&pod.to_string()).expect("decodes");
+        assert!(matches!(want, Some(ClusterObject::Pod(_))));
+        assert_eq!(decode_json(&first), Ok(want.clone()));
+        assert_eq!(decode_json(&last), Ok(want));
+        // A field that does not decode is named either way.
+        let bad = first.replace("\"windows\"", "[1]");
+        assert!(
+            decode_json(&bad)
+                .expect_err("a bad field")
+                .to_string()
+                .contains("nodeSelector"),
+            "{bad}"
         );
     }
 }

@@ -206,7 +206,10 @@ fn write_text(
         "findings: {} errors, {} warnings, {} infos",
         s.findings.errors, s.findings.warnings, s.findings.infos
     )?;
-    let incidents: Vec<&Incident> = workloads.iter().flat_map(|w| &w.incidents).collect();
+    let incidents: Vec<&Incident> = workloads
+        .iter()
+        .flat_map(|w| w.incidents.iter().map(|i| &**i))
+        .collect();
     if !incidents.is_empty() {
         writeln!(out, "\nFAILING NOW: {} incident(s)", incidents.len())?;
         for i in incidents {
@@ -303,7 +306,7 @@ mod tests {
             summary: &report.summary,
             nodes: nodes.clone(),
             workloads: rows.clone(),
-            incidents: report.incidents.iter().collect(),
+            incidents: report.incidents.iter().map(|i| &**i).collect(),
         };
         assert_eq!(
             serde_json::to_value(&view).expect("view"),

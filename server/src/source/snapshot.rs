@@ -12,7 +12,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use futures::stream::{self, BoxStream};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use winplace_api::{SourceInfo, SourceKind};
 
 /// How often `--watch-snapshot` looks at the file.
@@ -86,23 +86,40 @@ fn read_file(
 ) -> BoxStream<'static, SourceEvent> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Vec<SourceEvent>>(4);
     tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
         let _ = tx.blocking_send(vec![SourceEvent::ListBegin]);
         if text.is_none() {
             // A JSON list in a regular file is read a window at a time, never held whole.
             let mut chunk = Vec::with_capacity(CHUNK);
             let mut sent = false;
+            // How long the reader waited for the audit to take its chunks: the audit's share.
+            let mut waited = Duration::ZERO;
             let streamed = super::json_stream::read(&path, &mut |object| {
                 chunk.push(SourceEvent::Listed(object));
                 if chunk.len() == CHUNK {
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                    let at = Instant::now();
                     let _ = tx.blocking_send(full);
+                    waited += at.elapsed();
                     sent = true;
                 }
             });
             if let super::json_stream::Streamed::Read(tally) = streamed {
+                tracing::debug!(
+                    "{name}: read a window at a time in {:.2} s ({} nodes, {} pods), of which {:.2} s \
+                     waiting for the audit to take them",
+                    started.elapsed().as_secs_f64(),
+                    tally.nodes,
+                    tally.pods,
+                    waited.as_secs_f64()
+                );
                 let _ = tx.blocking_send(finish(&name, Ok(tally), chunk, first));
                 return;
             }
+            tracing::debug!(
+                "{name}: not read a window at a time (after {:.2} s): reading it whole",
+                started.elapsed().as_secs_f64()
+            );
             // Read whole below, which says what is wrong: a new list replaces what was sent of it
             // (nothing was, unless the file went wrong after its first objects).
             drop(chunk);
@@ -131,6 +148,10 @@ fn read_file(
             }
         });
         drop(text);
+        tracing::debug!(
+            "{name}: read whole in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
         let _ = tx.blocking_send(finish(&name, read, chunk, first));
     });
     stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) })
