@@ -132,6 +132,91 @@ fn corpus_runs(
     }
 }
 
+/// `settings` with `buildPinning: exact` (the build pin a nodeSelector of one build).
+fn exact(settings: &Settings) -> Settings {
+    Settings {
+        build_pinning: winplace_rules::settings::BuildPinning::Exact,
+        ..settings.clone()
+    }
+}
+
+/// Every case [`fix_parity`] runs (each corpus case with its own settings, the playground's examples and
+/// [`image_pods`] with the defaults) with `buildPinning: exact` instead: the mutating policies pin the
+/// build exactly where `check --fix` does, to the same build. With `mutating` false, the validating
+/// policies of those settings report what `check` reports.
+fn exact_runs(mutating: bool, out: &mut Outcome) {
+    let defaults = exact(&Settings::default());
+    let shared = Compiled::new(&defaults, mutating).expect("exact policies exported");
+    let mut runs = Vec::new();
+    corpus_runs(false, &mut runs);
+    let run = |name: &str,
+               objects: &[winplace_rules::model::Object],
+               settings: &Settings,
+               compiled: &Compiled,
+               out: &mut Outcome| {
+        if mutating {
+            compare_fixes(name, objects, settings, compiled, out);
+        } else {
+            compare(name, objects, settings, compiled, out);
+        }
+    };
+    for (name, objects, settings, own) in &runs {
+        let settings = exact(settings);
+        let compiled = own
+            .is_some()
+            .then(|| Compiled::new(&settings, mutating))
+            .flatten();
+        if mutating
+            && winplace_rules::export::mutating(&settings, winplace_rules::export::Naming::Cluster)
+                .is_err()
+        {
+            continue;
+        }
+        run(
+            name,
+            objects,
+            &settings,
+            compiled.as_ref().unwrap_or(&shared),
+            out,
+        );
+    }
+    for (name, text) in playground_examples() {
+        run(&name, &admitted_objects(&text), &defaults, &shared, out);
+    }
+    run(
+        "image pods",
+        &admitted_objects(&image_pods()),
+        &defaults,
+        &shared,
+        out,
+    );
+}
+
+#[test]
+fn the_exact_mutating_policies_pin_what_check_fix_pins() {
+    with_stack(|| {
+        let mut out = Outcome::default();
+        exact_runs(true, &mut out);
+        assert!(out.compared > 200, "only {} objects compared", out.compared);
+        assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+        assert!(
+            out.build_selectors >= 20,
+            "the exact policies pinned the build of only {} objects",
+            out.build_selectors
+        );
+    });
+}
+
+#[test]
+fn the_exact_policies_report_what_check_reports() {
+    with_stack(|| {
+        let mut out = Outcome::default();
+        exact_runs(false, &mut out);
+        assert!(out.compared > 200, "only {} objects compared", out.compared);
+        assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+    });
+}
+
 #[test]
 fn the_mutating_policies_repair_what_check_fix_repairs() {
     with_stack(fix_parity);

@@ -465,14 +465,32 @@ mod tests {
     }
 
     #[test]
-    fn exact_pinning_and_runtime_classes_are_not_exported_as_mutations() {
+    fn exact_pinning_is_exported_and_runtime_classes_are_not() {
         let exact = Settings {
             build_pinning: crate::settings::BuildPinning::Exact,
             ..Settings::default()
         };
+        let docs = mutating(&exact, Naming::Cluster).expect("exact fixes");
+        assert_eq!(docs.len(), 8);
+        let build = docs
+            .iter()
+            .find(|d| d.rule == RuleId::WindowsPodWithoutBuildSelector)
+            .expect("the build pin");
+        let patch = build.value["spec"]["mutations"][0]["jsonPatch"]["expression"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            patch.contains("/nodeSelector/node.kubernetes.io~1windows-build"),
+            "{patch}"
+        );
+        assert!(!patch.contains("nodeAffinity"), "{patch}");
+        let classes = Settings {
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..Settings::default()
+        };
         assert_eq!(
-            mutating(&exact, Naming::Cluster),
-            Err(cel::FixesUnsupported::ExactPinning)
+            mutating(&classes, Naming::Cluster),
+            Err(cel::FixesUnsupported::RuntimeClasses)
         );
         let docs = mutating(&Settings::default(), Naming::Cluster).expect("fixes");
         assert!(

@@ -453,6 +453,21 @@ pub struct Outcome {
     pub fired: BTreeSet<RuleId>,
     /// Messages of the policies (`messageExpression`) compared with `check`'s.
     pub messages: usize,
+    /// Objects the mutating policies gave a build nodeSelector (`node.kubernetes.io/windows-build`) they
+    /// did not have (the exact build pin).
+    pub build_selectors: usize,
+}
+
+/// Whether `value`'s pod template has a nodeSelector on the Windows build.
+fn has_build_selector(value: &Value) -> bool {
+    let spec = match value["kind"].as_str() {
+        Some("Pod") => &value["spec"],
+        Some("CronJob") => &value["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+        _ => &value["spec"]["template"]["spec"],
+    };
+    spec["nodeSelector"]
+        .get(winplace_rules::placement::BUILD_LABEL)
+        .is_some()
 }
 
 /// The objects of `text` the policies match: served versions, with a readable pod template.
@@ -656,6 +671,8 @@ pub fn compare_fixes(
         match repaired_by_policies(compiled, &object.value, &namespace) {
             Ok(got) if got == want => {
                 out.mutated += usize::from(got != object.value);
+                out.build_selectors +=
+                    usize::from(has_build_selector(&got) && !has_build_selector(&object.value));
             }
             Ok(got) => out.differences.push(format!(
                 "{source}: {}/{}: check --fix gives\n{want}\nthe policies\n{got}",

@@ -67,15 +67,23 @@ pub fn list_text(statuses: &[(winplace_rules::rules::RuleId, Status)]) -> String
 }
 
 /// The `--list` line about `--format map`: the rules whose fixes are exported as MutatingAdmissionPolicies
-/// under these settings, or why none are (`buildPinning: exact`, `runtimeClasses`: exit 2 with
-/// `--format map`).
+/// under these settings and how they pin the build (`buildPinning`), or why none are (`runtimeClasses`:
+/// exit 2 with `--format map`).
 pub fn fixes_text(settings: &winplace_rules::Settings) -> String {
     match export::mutating(settings, Naming::Cluster) {
         Ok(docs) => {
             let mut rules: Vec<&str> = docs.iter().map(|d| d.rule.as_str()).collect();
             rules.dedup();
+            let pin = match settings.build_pinning {
+                winplace_rules::settings::BuildPinning::Range => {
+                    "the build pin as the range of builds that run the images (buildPinning: range)"
+                }
+                winplace_rules::settings::BuildPinning::Exact => {
+                    "the build pin as the nodeSelector of the newest supported build the images were built for (buildPinning: exact)"
+                }
+            };
             format!(
-                "\nFixes (--format map, MutatingAdmissionPolicies): {}\n",
+                "\nFixes (--format map, MutatingAdmissionPolicies): {}; {pin}\n",
                 rules.join(", ")
             )
         }
@@ -214,7 +222,17 @@ mod tests {
         };
         let text = fixes_text(&exact);
         assert!(
-            text.contains("none with these settings: buildPinning: exact"),
+            text.contains("windows-pod-without-build-selector")
+                && text.contains("(buildPinning: exact)"),
+            "{text}"
+        );
+        let classes = Settings {
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..Settings::default()
+        };
+        let text = fixes_text(&classes);
+        assert!(
+            text.contains("none with these settings: runtimeClasses"),
             "{text}"
         );
     }

@@ -177,11 +177,18 @@ const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os ==
 // judged by them and gets no range from the policy.
 use super::MAX_TERMS;
 
-/// The family's fixes, for `buildPinning: range` without `runtimeClasses` ([`super::fixes`] checks).
+/// The family's fixes, without `runtimeClasses` ([`super::fixes`] checks): with `buildPinning: range` the
+/// build range in the required node affinity, with `exact` the build nodeSelector ([`exact_pin`]).
 pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
+    let exact = settings.build_pinning == crate::settings::BuildPinning::Exact;
+    let pin = exact_pin(settings);
     let mut out = vec![FixCel {
         rule: RuleId::WindowsPodWithoutOsSelector,
-        patches: super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows"),
+        patches: if exact {
+            windows_selector_patch(&pin)
+        } else {
+            super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows")
+        },
     }];
     // `windows_pod_without_toleration`: the tolerations of the missing taints, except those a
     // case-mismatched toleration almost covers (the case fix repairs those).
@@ -260,6 +267,13 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
         "({required}.nodeSelectorTerms.size() <= {MAX_TERMS} ? {} : [])",
         per_term.join(" + ")
     );
+    if exact {
+        out.push(FixCel {
+            rule: RuleId::WindowsPodWithoutBuildSelector,
+            patches: exact_build_patch(&pin),
+        });
+        return out;
+    }
     out.push(FixCel {
         rule: RuleId::WindowsPodWithoutBuildSelector,
         patches: format!(
@@ -283,4 +297,87 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
         ),
     });
     out
+}
+
+/// The build an exact pin names without cluster context (`plan::choose_build` with none): the images' own
+/// builds (a build some Windows image of the pod was built for) that are supported (settings
+/// `supportedBuilds`) and run every image (`variables.imageHosts`), newest first; the pin is the first.
+/// Empty when no image build is known or none of the images' own builds qualifies.
+fn exact_pin(settings: &crate::settings::Settings) -> String {
+    let mut supported = settings.supported_build_numbers();
+    supported.sort_unstable_by(|a, b| b.cmp(a));
+    supported.dedup();
+    let supported: Vec<String> = supported.iter().map(u32::to_string).collect();
+    format!(
+        "[{}].filter(b, b in variables.imageHosts && variables.imageBuilds.exists(c, b in c))",
+        supported.join(", ")
+    )
+}
+
+/// Whether the exact build pin is planned (`plan::plan`: the pod needs a build pin and one is chosen),
+/// for an affinity inside the size guard.
+fn exact_planned(pin: &str) -> String {
+    format!("({NEEDS_BUILD_SELECTOR} && {pin}.size() > 0)")
+}
+
+/// The planned nodeSelector (`SelectorPlan::entries`) as a CEL map: the OS entry when `os` holds, the
+/// build entry when `build` holds (Kubernetes' CEL takes no map concatenation, so one literal per case).
+fn planned_entries(os: &str, build: &str, pin: &str) -> String {
+    let os_label = crate::placement::OS_LABEL;
+    let build_label = crate::placement::BUILD_LABEL;
+    let label = format!("'10.0.' + string({pin}[0])");
+    let both = format!(
+        "{{{}: 'windows', {}: {label}}}",
+        lit(os_label),
+        lit(build_label)
+    );
+    let only_os = str_map(&[(os_label, "windows")]);
+    let only_build = format!("{{{}: {label}}}", lit(build_label));
+    format!("({os} ? ({build} ? {both} : {only_os}) : {only_build})")
+}
+
+/// `plan::selector_ops` for kubernetes.io/os: windows with `buildPinning: exact`: the key added to the
+/// nodeSelector, or the nodeSelector added with every planned entry (the exact build's too).
+fn windows_selector_patch(pin: &str) -> String {
+    let label = crate::placement::OS_LABEL;
+    format!(
+        "{WINDOWS_NEEDS_OS_SELECTOR} ? [has(variables.spec.nodeSelector) ? {} : {}] : []",
+        json_patch(
+            "add",
+            &format!(
+                "variables.prefix + '/nodeSelector/{}'",
+                super::pointer_key(label)
+            ),
+            "'windows'"
+        ),
+        json_patch(
+            "add",
+            "variables.prefix + '/nodeSelector'",
+            &planned_entries("true", &exact_planned(pin), pin)
+        )
+    )
+}
+
+/// `plan::build_pin_ops` of an exact pin (`selector_ops` for the build label): the entry added to the
+/// nodeSelector, or the nodeSelector added with every planned entry (the OS's too, when it needs one).
+fn exact_build_patch(pin: &str) -> String {
+    let label = crate::placement::BUILD_LABEL;
+    // Read the size guard first (`NEEDS_BUILD_SELECTOR` starts with it): nothing else is evaluated for an
+    // affinity beyond it.
+    format!(
+        "{NEEDS_BUILD_SELECTOR} && {pin}.size() > 0 ? [has(variables.spec.nodeSelector) ? {} : {}] : []",
+        json_patch(
+            "add",
+            &format!(
+                "variables.prefix + '/nodeSelector/{}'",
+                super::pointer_key(label)
+            ),
+            &format!("'10.0.' + string({pin}[0])")
+        ),
+        json_patch(
+            "add",
+            "variables.prefix + '/nodeSelector'",
+            &planned_entries(WINDOWS_NEEDS_OS_SELECTOR, "true", pin)
+        )
+    )
 }
