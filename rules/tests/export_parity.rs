@@ -140,13 +140,27 @@ fn exact(settings: &Settings) -> Settings {
     }
 }
 
+/// `settings` with `runtimeClasses` mapping Windows Server 2022 (`10.0.20348`) to a RuntimeClass (2025
+/// left unmapped: both ways of the mapping are taken).
+fn classes(settings: &Settings) -> Settings {
+    Settings {
+        runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+        ..settings.clone()
+    }
+}
+
+/// [`classes`] with `buildPinning: exact`.
+fn exact_classes(settings: &Settings) -> Settings {
+    classes(&exact(settings))
+}
+
 /// Every case [`fix_parity`] runs (each corpus case with its own settings, the playground's examples and
-/// [`image_pods`] with the defaults) with `buildPinning: exact` instead: the mutating policies pin the
-/// build exactly where `check --fix` does, to the same build. With `mutating` false, the validating
-/// policies of those settings report what `check` reports.
-fn exact_runs(mutating: bool, out: &mut Outcome) {
-    let defaults = exact(&Settings::default());
-    let shared = Compiled::new(&defaults, mutating).expect("exact policies exported");
+/// [`image_pods`] with the defaults) with its settings changed by `variant` (`buildPinning: exact`,
+/// `runtimeClasses`): the mutating policies pin the build where `check --fix` does, as it does. With
+/// `mutating` false, the validating policies of those settings report what `check` reports.
+fn variant_runs(variant: fn(&Settings) -> Settings, mutating: bool, out: &mut Outcome) {
+    let defaults = variant(&Settings::default());
+    let shared = Compiled::new(&defaults, mutating).expect("policies exported");
     let mut runs = Vec::new();
     corpus_runs(false, &mut runs);
     let run = |name: &str,
@@ -161,17 +175,11 @@ fn exact_runs(mutating: bool, out: &mut Outcome) {
         }
     };
     for (name, objects, settings, own) in &runs {
-        let settings = exact(settings);
+        let settings = variant(settings);
         let compiled = own
             .is_some()
             .then(|| Compiled::new(&settings, mutating))
             .flatten();
-        if mutating
-            && winplace_rules::export::mutating(&settings, winplace_rules::export::Naming::Cluster)
-                .is_err()
-        {
-            continue;
-        }
         run(
             name,
             objects,
@@ -196,7 +204,7 @@ fn exact_runs(mutating: bool, out: &mut Outcome) {
 fn the_exact_mutating_policies_pin_what_check_fix_pins() {
     with_stack(|| {
         let mut out = Outcome::default();
-        exact_runs(true, &mut out);
+        variant_runs(exact, true, &mut out);
         assert!(out.compared > 200, "only {} objects compared", out.compared);
         assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
         assert!(
@@ -211,9 +219,37 @@ fn the_exact_mutating_policies_pin_what_check_fix_pins() {
 fn the_exact_policies_report_what_check_reports() {
     with_stack(|| {
         let mut out = Outcome::default();
-        exact_runs(false, &mut out);
+        variant_runs(exact, false, &mut out);
         assert!(out.compared > 200, "only {} objects compared", out.compared);
         assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+    });
+}
+
+#[test]
+fn the_mutating_policies_set_the_runtime_classes_check_fix_sets() {
+    with_stack(|| {
+        for variant in [classes, exact_classes] {
+            let mut out = Outcome::default();
+            variant_runs(variant, true, &mut out);
+            assert!(out.compared > 200, "only {} objects compared", out.compared);
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            assert!(
+                out.runtime_classes >= 10,
+                "the policies set the runtimeClassName of only {} objects",
+                out.runtime_classes
+            );
+        }
+    });
+}
+
+#[test]
+fn the_runtime_class_policies_report_what_check_reports() {
+    with_stack(|| {
+        for variant in [classes, exact_classes] {
+            let mut out = Outcome::default();
+            variant_runs(variant, false, &mut out);
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+        }
     });
 }
 

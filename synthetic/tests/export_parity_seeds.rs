@@ -60,3 +60,36 @@ fn the_policies_report_what_check_reports_on_the_demo_seeds() {
         assert!(fixes.mutated > 10, "only {} pods repaired", fixes.mutated);
     });
 }
+
+/// The same with `buildPinning: exact`: the validating policies report what `check` reports, and the
+/// mutating policies pin the build nodeSelector `check --fix` pins.
+#[test]
+fn the_exact_policies_report_and_pin_what_check_does_on_the_demo_seeds() {
+    with_stack(|| {
+        let settings = Settings {
+            build_pinning: winplace_rules::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let policies = Compiled::new(&settings, false).expect("policies");
+        let mutations = Compiled::new(&settings, true).expect("exact fixes");
+        let mut out = Outcome::default();
+        let mut fixes = Outcome::default();
+        for seed in SEEDS {
+            let objects = admitted_objects(&seeded_pods(seed));
+            let source = format!("demo seed {seed}, buildPinning: exact");
+            compare(&source, &objects, &settings, &policies, &mut out);
+            compare_fixes(&source, &objects, &settings, &mutations, &mut fixes);
+        }
+        assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+        assert!(
+            fixes.differences.is_empty(),
+            "{}",
+            fixes.differences.join("\n")
+        );
+        println!(
+            "compared {} pods; repaired {}; build nodeSelectors added {}",
+            out.compared, fixes.mutated, fixes.build_selectors
+        );
+        assert!(fixes.mutated > 10, "only {} pods repaired", fixes.mutated);
+    });
+}

@@ -456,16 +456,22 @@ pub struct Outcome {
     /// Objects the mutating policies gave a build nodeSelector (`node.kubernetes.io/windows-build`) they
     /// did not have (the exact build pin).
     pub build_selectors: usize,
+    /// Objects the mutating policies gave a runtimeClassName they did not have (settings `runtimeClasses`).
+    pub runtime_classes: usize,
+}
+
+/// `value`'s pod spec.
+fn pod_spec(value: &Value) -> &Value {
+    match value["kind"].as_str() {
+        Some("Pod") => &value["spec"],
+        Some("CronJob") => &value["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+        _ => &value["spec"]["template"]["spec"],
+    }
 }
 
 /// Whether `value`'s pod template has a nodeSelector on the Windows build.
 fn has_build_selector(value: &Value) -> bool {
-    let spec = match value["kind"].as_str() {
-        Some("Pod") => &value["spec"],
-        Some("CronJob") => &value["spec"]["jobTemplate"]["spec"]["template"]["spec"],
-        _ => &value["spec"]["template"]["spec"],
-    };
-    spec["nodeSelector"]
+    pod_spec(value)["nodeSelector"]
         .get(winplace_rules::placement::BUILD_LABEL)
         .is_some()
 }
@@ -673,6 +679,10 @@ pub fn compare_fixes(
                 out.mutated += usize::from(got != object.value);
                 out.build_selectors +=
                     usize::from(has_build_selector(&got) && !has_build_selector(&object.value));
+                out.runtime_classes += usize::from(
+                    pod_spec(&got).get("runtimeClassName").is_some()
+                        && pod_spec(&object.value).get("runtimeClassName").is_none(),
+                );
             }
             Ok(got) => out.differences.push(format!(
                 "{source}: {}/{}: check --fix gives\n{want}\nthe policies\n{got}",

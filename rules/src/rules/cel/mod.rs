@@ -70,9 +70,6 @@ pub enum FixesUnsupported {
 /// (`buildPinning: range`: the range of builds that run the images; `exact`: the nodeSelector of the
 /// newest supported build the images were built for, as `check --fix` pins it without cluster context).
 pub fn fixes(settings: &Settings) -> Result<Vec<FixCel>, FixesUnsupported> {
-    if !settings.runtime_classes.is_empty() {
-        return Err(FixesUnsupported::RuntimeClasses);
-    }
     let cx = CelSettings {
         taints: crate::placement::plan::windows_taints(None, settings),
     };

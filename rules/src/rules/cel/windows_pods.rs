@@ -182,14 +182,6 @@ use super::MAX_TERMS;
 pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
     let exact = settings.build_pinning == crate::settings::BuildPinning::Exact;
     let pin = exact_pin(settings);
-    let mut out = vec![FixCel {
-        rule: RuleId::WindowsPodWithoutOsSelector,
-        patches: if exact {
-            windows_selector_patch(&pin)
-        } else {
-            super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows")
-        },
-    }];
     // `windows_pod_without_toleration`: the tolerations of the missing taints, except those a
     // case-mismatched toleration almost covers (the case fix repairs those).
     let to_add: Vec<String> = cx
@@ -216,6 +208,29 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
             )
         })
         .collect();
+    let toleration_rule = !to_add.is_empty()
+        && !settings
+            .disabled_rules
+            .iter()
+            .any(|r| r == RuleId::WindowsPodWithoutToleration.as_str());
+    let classes = RuntimeClasses::new(
+        settings,
+        &pin,
+        toleration_rule.then(|| {
+            format!(
+                "(variables.os == 'windows' && !variables.runtimeClassUnchecked && ({}).size() > 0)",
+                to_add.join(" + ")
+            )
+        }),
+    );
+    let mut out = vec![FixCel {
+        rule: RuleId::WindowsPodWithoutOsSelector,
+        patches: classes.os_fix(if exact {
+            windows_selector_patch(&pin)
+        } else {
+            super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows")
+        }),
+    }];
     if !to_add.is_empty() {
         let list = to_add.join(" + ");
         out.push(FixCel {
@@ -270,13 +285,13 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
     if exact {
         out.push(FixCel {
             rule: RuleId::WindowsPodWithoutBuildSelector,
-            patches: exact_build_patch(&pin),
+            patches: classes.build_fix(exact_build_patch(&pin)),
         });
         return out;
     }
     out.push(FixCel {
         rule: RuleId::WindowsPodWithoutBuildSelector,
-        patches: format!(
+        patches: classes.build_fix(format!(
             "{NEEDS_BUILD_SELECTOR} && variables.imageBuilds.size() > 0 && {range}.size() > 0 ? (!has(variables.spec.affinity) ? [{}] : (!has(variables.spec.affinity.nodeAffinity) ? [{}] : (!{} || !has({required}.nodeSelectorTerms) ? [{}] : {terms}))) : []",
             json_patch(
                 "add",
@@ -294,9 +309,83 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
                 "variables.prefix + '/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution'",
                 &selector
             )
-        ),
+        )),
     });
     out
+}
+
+/// The settings' `runtimeClasses` in the fixes (`plan::plan`): where the build an exact pin would name
+/// ([`exact_pin`], whatever the pinning) is mapped to a RuntimeClass and the pod has no build pin, the OS
+/// and build fixes set `runtimeClassName` instead of their selectors.
+///
+/// `check --fix` sets it in the same round as it adds the Windows tolerations, and a pod with a
+/// runtimeClassName gets no toleration fix (without cluster context its RuntimeClass is unchecked). The
+/// MutatingAdmissionPolicies run one after the other on the object the previous left, so the
+/// runtimeClassName waits while the toleration fix still has a toleration to add: whichever runs first,
+/// the toleration policy adds them, and the reinvocation (`IfNeeded`) of the selector policies sets it.
+struct RuntimeClasses {
+    /// Whether the pin is mapped (its build label is a key of the settings' map), or `None` without a map.
+    mapped: Option<String>,
+    /// The patch that sets runtimeClassName to the mapped class.
+    patch: String,
+    /// Whether the toleration fix would add a toleration (`false` when it is not exported or disabled).
+    tolerations_pending: String,
+}
+
+impl RuntimeClasses {
+    fn new(
+        settings: &crate::settings::Settings,
+        pin: &str,
+        tolerations_pending: Option<String>,
+    ) -> Self {
+        let entries: Vec<(&str, &str)> = settings
+            .runtime_classes
+            .iter()
+            .map(|(b, c)| (b.as_str(), c.as_str()))
+            .collect();
+        let map = str_map(&entries);
+        let label = format!("('10.0.' + string({pin}[0]))");
+        RuntimeClasses {
+            mapped: (!entries.is_empty())
+                .then(|| format!("({pin}.size() > 0 && {label} in {map})")),
+            patch: json_patch(
+                "add",
+                "variables.prefix + '/runtimeClassName'",
+                &format!("{map}[{label}]"),
+            ),
+            tolerations_pending: tolerations_pending.unwrap_or_else(|| "false".into()),
+        }
+    }
+
+    /// The RuntimeClass, once no toleration is pending.
+    fn set(&self) -> String {
+        format!("({} ? [] : [{}])", self.tolerations_pending, self.patch)
+    }
+
+    /// The OS fix `selectors` (the kubernetes.io/os patch) with the mapping: the pod's build pin
+    /// (`variables.buildPinned`) is read inside the affinity guard only; beyond it, where the mapping
+    /// would apply, the policy leaves the pod alone rather than pin it otherwise than `check --fix`.
+    fn os_fix(&self, selectors: String) -> String {
+        match &self.mapped {
+            None => selectors,
+            Some(mapped) => format!(
+                "{WINDOWS_NEEDS_OS_SELECTOR} && {mapped} ? (variables.affinityBounded ? (!variables.buildPinned ? {} : {selectors}) : []) : {selectors}",
+                self.set()
+            ),
+        }
+    }
+
+    /// The build fix `pin_patch` (range or exact) with the mapping (`NEEDS_BUILD_SELECTOR` reads the
+    /// guard first, and holds only without a build pin).
+    fn build_fix(&self, pin_patch: String) -> String {
+        match &self.mapped {
+            None => pin_patch,
+            Some(mapped) => format!(
+                "{NEEDS_BUILD_SELECTOR} && {mapped} ? {} : {pin_patch}",
+                self.set()
+            ),
+        }
+    }
 }
 
 /// The build an exact pin names without cluster context (`plan::choose_build` with none): the images' own
