@@ -157,10 +157,24 @@ fn exact_classes(settings: &Settings) -> Settings {
 /// Every case [`fix_parity`] runs (each corpus case with its own settings, the playground's examples and
 /// [`image_pods`] with the defaults) with its settings changed by `variant` (`buildPinning: exact`,
 /// `runtimeClasses`): the mutating policies pin the build where `check --fix` does, as it does. With
-/// `mutating` false, the validating policies of those settings report what `check` reports.
-fn variant_runs(variant: fn(&Settings) -> Settings, mutating: bool, out: &mut Outcome) {
+/// `mutating` false, the validating policies of those settings report what `check` reports. With
+/// `reversed`, the policies run in the opposite order (Kubernetes promises none between policies).
+fn variant_runs(
+    variant: fn(&Settings) -> Settings,
+    mutating: bool,
+    reversed: bool,
+    out: &mut Outcome,
+) {
+    let compile = |settings: &Settings| {
+        Compiled::new(settings, mutating).map(|mut c| {
+            if reversed {
+                c.policies.reverse();
+            }
+            c
+        })
+    };
     let defaults = variant(&Settings::default());
-    let shared = Compiled::new(&defaults, mutating).expect("policies exported");
+    let shared = compile(&defaults).expect("policies exported");
     let mut runs = Vec::new();
     corpus_runs(false, &mut runs);
     let run = |name: &str,
@@ -176,10 +190,7 @@ fn variant_runs(variant: fn(&Settings) -> Settings, mutating: bool, out: &mut Ou
     };
     for (name, objects, settings, own) in &runs {
         let settings = variant(settings);
-        let compiled = own
-            .is_some()
-            .then(|| Compiled::new(&settings, mutating))
-            .flatten();
+        let compiled = own.is_some().then(|| compile(&settings)).flatten();
         run(
             name,
             objects,
@@ -204,7 +215,7 @@ fn variant_runs(variant: fn(&Settings) -> Settings, mutating: bool, out: &mut Ou
 fn the_exact_mutating_policies_pin_what_check_fix_pins() {
     with_stack(|| {
         let mut out = Outcome::default();
-        variant_runs(exact, true, &mut out);
+        variant_runs(exact, true, false, &mut out);
         assert!(out.compared > 200, "only {} objects compared", out.compared);
         assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
         assert!(
@@ -219,7 +230,7 @@ fn the_exact_mutating_policies_pin_what_check_fix_pins() {
 fn the_exact_policies_report_what_check_reports() {
     with_stack(|| {
         let mut out = Outcome::default();
-        variant_runs(exact, false, &mut out);
+        variant_runs(exact, false, false, &mut out);
         assert!(out.compared > 200, "only {} objects compared", out.compared);
         assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
     });
@@ -228,9 +239,14 @@ fn the_exact_policies_report_what_check_reports() {
 #[test]
 fn the_mutating_policies_set_the_runtime_classes_check_fix_sets() {
     with_stack(|| {
-        for variant in [classes, exact_classes] {
+        for (variant, reversed) in [
+            (classes as fn(&Settings) -> Settings, false),
+            (exact_classes, false),
+            (classes, true),
+            (exact_classes, true),
+        ] {
             let mut out = Outcome::default();
-            variant_runs(variant, true, &mut out);
+            variant_runs(variant, true, reversed, &mut out);
             assert!(out.compared > 200, "only {} objects compared", out.compared);
             assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
             assert!(
@@ -247,7 +263,7 @@ fn the_runtime_class_policies_report_what_check_reports() {
     with_stack(|| {
         for variant in [classes, exact_classes] {
             let mut out = Outcome::default();
-            variant_runs(variant, false, &mut out);
+            variant_runs(variant, false, false, &mut out);
             assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
         }
     });
@@ -258,8 +274,7 @@ fn the_mutating_policies_repair_what_check_fix_repairs() {
     with_stack(fix_parity);
 }
 
-/// Every corpus case whose settings the mutating policies support, the playground's examples and
-/// [`image_pods`].
+/// Every corpus case with its settings, the playground's examples and [`image_pods`].
 fn fix_parity() {
     let mut out = Outcome::default();
     let defaults = Settings::default();
@@ -267,11 +282,6 @@ fn fix_parity() {
     let mut runs = Vec::new();
     corpus_runs(true, &mut runs);
     for (name, objects, settings, own) in &runs {
-        if winplace_rules::export::mutating(settings, winplace_rules::export::Naming::Cluster)
-            .is_err()
-        {
-            continue;
-        }
         compare_fixes(
             name,
             objects,

@@ -151,10 +151,10 @@ fn patch_as_map(text: &str) -> String {
 
 impl Compiled {
     /// The exported ValidatingAdmissionPolicies (or, with `mutating`, MutatingAdmissionPolicies) for
-    /// `settings`, compiled; `None` when the settings' fixes are not exported.
+    /// `settings`, compiled.
     pub fn new(settings: &Settings, mutating: bool) -> Option<Compiled> {
         let documents = if mutating {
-            export::mutating(settings, Naming::Cluster).ok()?
+            export::mutating(settings, Naming::Cluster)
         } else {
             export::validating(settings, Naming::Cluster)
         };
