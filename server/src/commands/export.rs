@@ -234,6 +234,22 @@ mod tests {
             text.contains("windows-pod-without-os-selector") && text.contains("(runtimeClasses)"),
             "{text}"
         );
+        let none = Settings {
+            disabled_rules: [
+                "windows-pod-without-os-selector",
+                "windows-pod-without-toleration",
+                "windows-pod-without-build-selector",
+                "linux-pod-without-os-selector",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..Settings::default()
+        };
+        let text = fixes_text(&none);
+        assert!(
+            text.contains("none (every fix's rule is disabled)"),
+            "{text}"
+        );
     }
 
     #[test]
