@@ -214,15 +214,17 @@ fn variant_runs(
 #[test]
 fn the_exact_mutating_policies_pin_what_check_fix_pins() {
     with_stack(|| {
-        let mut out = Outcome::default();
-        variant_runs(exact, true, false, &mut out);
-        assert!(out.compared > 200, "only {} objects compared", out.compared);
-        assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
-        assert!(
-            out.build_selectors >= 20,
-            "the exact policies pinned the build of only {} objects",
-            out.build_selectors
-        );
+        for reversed in [false, true] {
+            let mut out = Outcome::default();
+            variant_runs(exact, true, reversed, &mut out);
+            assert!(out.compared > 200, "only {} objects compared", out.compared);
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            assert!(
+                out.build_selectors >= 20,
+                "the exact policies pinned the build of only {} objects",
+                out.build_selectors
+            );
+        }
     });
 }
 
@@ -405,6 +407,61 @@ fn the_build_rules_are_silent_beyond_their_affinity_guard() {
                 judged,
                 "{terms} terms: {fired:?}"
             );
+        }
+    });
+}
+
+/// With `runtimeClasses`, a Windows pod whose build the settings map but whose required affinity is beyond
+/// the size guard: `check --fix` sets the runtimeClassName; the policies cannot read its build pin inside
+/// their cost budget, so they leave it alone rather than add a selector `check --fix` would not
+/// (docs/reference/admission-policies.md §3). Inside the guard they set it.
+#[test]
+fn the_runtime_class_fix_leaves_a_pod_beyond_the_guard_alone() {
+    with_stack(|| {
+        let settings = classes(&Settings::default());
+        let mutations = Compiled::new(&settings, true).expect("fixes");
+        let pod = |terms: usize| {
+            let term = "{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [a]}]}";
+            let terms = vec![term; terms].join(", ");
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  tolerations: [{{key: os, operator: Equal, value: windows, effect: NoSchedule}}]\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{terms}]}}}}}}\n  containers: [{{name: c, image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"}}]\n"
+            )
+        };
+        let inside = winplace_rules::rules::cel::MAX_TERMS;
+        for (terms, set) in [(inside, true), (inside + 1, false)] {
+            let objects = admitted_objects(&pod(terms));
+            let object = &objects[0];
+            let got = admission::repaired_by_policies(&mutations, &object.value, "default")
+                .expect("evaluates");
+            assert_eq!(
+                got["spec"]["runtimeClassName"] == "windows-2022",
+                set,
+                "{terms} terms: {got}"
+            );
+            if set {
+                let mut out = Outcome::default();
+                compare_fixes(
+                    "inside the guard",
+                    &objects,
+                    &settings,
+                    &mutations,
+                    &mut out,
+                );
+                assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            } else {
+                assert_eq!(got, object.value, "{terms} terms: left alone");
+                let fixed = Checker::builder()
+                    .settings(&settings)
+                    .build()
+                    .check_value(object.value.clone())
+                    .into_iter()
+                    .filter_map(|f| f.fix)
+                    .any(|f| f.description == "set runtimeClassName: windows-2022");
+                assert!(
+                    fixed,
+                    "{terms} terms: check --fix sets the runtimeClassName"
+                );
+            }
         }
     });
 }

@@ -631,7 +631,7 @@ fn repaired_by_check(checker: &Checker<'_>, object: &Value, rules: &BTreeSet<&st
 /// more when one changed it (`reinvocationPolicy: IfNeeded`: the API server reinvokes a policy once
 /// when a later mutation changed the object). An object's variables are evaluated once until a patch
 /// changes it.
-fn repaired_by_policies(
+pub fn repaired_by_policies(
     compiled: &Compiled,
     object: &Value,
     namespace: &str,
