@@ -99,15 +99,36 @@ test('the policy page offers the rules as ValidatingAdmissionPolicies and Mutati
   await page.getByRole('button', { name: 'Copy the MutatingAdmissionPolicies' }).click();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(map);
 
-  // The settings reach the policies: a disabled rule has none; exact pinning has no MutatingAdmissionPolicy,
-  // and the page says why.
+  // The settings reach the policies: a disabled rule has none.
   await page.getByLabel('Disabled rules').fill('deprecated-os-label');
   await expect(page.locator('.validation')).toHaveText('Settings are valid.');
   const [, fewer] = await download(page, 'Download the ValidatingAdmissionPolicies');
   expect(kinds(fewer).length).toBe(24);
   expect(fewer).not.toContain('winplace-deprecated-os-label');
+  // Exact pinning: the same fixes, the build pinned by the nodeSelector of one build instead of the range
+  // in the required node affinity (what `check --fix` writes with buildPinning: exact).
+  expect(buildPatch(map)).toContain('nodeAffinity');
+  const mapLink = page.getByRole('link', { name: 'Download the MutatingAdmissionPolicies' });
+  const rangeHref = await mapLink.getAttribute('href');
   await page.getByLabel('Build pinning').selectOption('exact');
-  await expect(page.getByRole('link', { name: 'Download the MutatingAdmissionPolicies' })).toHaveCount(0);
-  await expect(page.locator('.admission-policies .map')).toContainText('buildPinning: exact is not exported');
+  await expect(mapLink).not.toHaveAttribute('href', rangeHref ?? '');
+  const [exactName, exact] = await download(page, 'Download the MutatingAdmissionPolicies');
+  expect(exactName).toBe('winplace-map.yaml');
+  expect(kinds(exact).length).toBe(8);
+  const exactPatch = buildPatch(exact);
+  expect(exactPatch).toContain("'/nodeSelector/node.kubernetes.io~1windows-build'");
+  expect(exactPatch).toContain("'10.0.' + string(");
+  expect(exactPatch).not.toContain('nodeAffinity');
+  await page.getByRole('button', { name: 'Copy the MutatingAdmissionPolicies' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(exact);
   expect(problems).toEqual([]);
 });
+
+/** The JSON patch expression of the build-pin fix's MutatingAdmissionPolicy in a MAP stream. */
+function buildPatch(text: string): string {
+  const policy = parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .find((o) => o.kind === 'MutatingAdmissionPolicy' && o.metadata.name === 'winplace-windows-pod-without-build-selector');
+  expect(policy).toBeDefined();
+  return policy.spec.mutations[0].jsonPatch.expression as string;
+}

@@ -407,14 +407,38 @@ fn within(c: &PolicyCost) -> bool {
 /// (docs/reference/admission-policies.md §5 lists them).
 const MIN_LISTS: f64 = 3.0;
 
+/// `settings` with `buildPinning: exact`.
+fn exact(settings: &Settings) -> Settings {
+    Settings {
+        build_pinning: winplace_rules::settings::BuildPinning::Exact,
+        ..settings.clone()
+    }
+}
+
+/// `settings` with `runtimeClasses` mapping Windows Server 2022.
+fn classes(settings: &Settings) -> Settings {
+    Settings {
+        runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+        ..settings.clone()
+    }
+}
+
 #[test]
 fn every_expression_and_policy_stays_inside_the_cost_limits() {
     run(|| {
         let settings = Settings::default();
         let mut documents = export::validating(&settings, Naming::Cluster);
-        documents.extend(export::mutating(&settings, Naming::Cluster).expect("fixes"));
+        documents.extend(export::mutating(&settings, Naming::Cluster));
+        // The fixes with `buildPinning: exact` (the build nodeSelector) after the range's, then with
+        // `runtimeClasses` (the runtimeClassName where the exact pin's build is mapped), range and exact.
+        documents.extend(export::mutating(&exact(&settings), Naming::Cluster));
+        documents.extend(export::mutating(&classes(&settings), Naming::Cluster));
+        documents.extend(export::mutating(
+            &classes(&exact(&settings)),
+            Naming::Cluster,
+        ));
         let at_held = policy_costs(&documents, HELD);
-        assert!(at_held.len() >= 17, "{}", at_held.len());
+        assert!(at_held.len() >= 29, "{}", at_held.len());
         // The build rules and the build-range fix read the affinity's size guard first: their affinity
         // of any size costs at most what the guard lets through.
         let guarded: Vec<&str> = at_held
@@ -427,6 +451,9 @@ fn every_expression_and_policy_stays_inside_the_cost_limits() {
             [
                 "winplace-windows-pod-without-build-selector",
                 "winplace-windows-build-mismatch",
+                "winplace-windows-pod-without-build-selector",
+                "winplace-windows-pod-without-build-selector",
+                "winplace-windows-pod-without-build-selector",
                 "winplace-windows-pod-without-build-selector",
             ]
         );
@@ -575,7 +602,12 @@ fn no_literal_mixes_element_types() {
         assert_eq!(probe.len(), 2, "{probe:?}");
         let settings = Settings::default();
         let mut documents = export::validating(&settings, Naming::Cluster);
-        documents.extend(export::mutating(&settings, Naming::Cluster).expect("fixes"));
+        documents.extend(export::mutating(&settings, Naming::Cluster));
+        documents.extend(export::mutating(&exact(&settings), Naming::Cluster));
+        documents.extend(export::mutating(
+            &classes(&exact(&settings)),
+            Naming::Cluster,
+        ));
         for d in &documents {
             let spec = &d.value["spec"];
             let mut texts: Vec<String> = Vec::new();

@@ -29,6 +29,6 @@ fn deploy_vap_is_what_export_writes() {
     );
     check(
         "mutating.yaml",
-        &export::to_yaml_stream(&export::mutating(&settings, Naming::Cluster).expect("fixes")),
+        &export::to_yaml_stream(&export::mutating(&settings, Naming::Cluster)),
     );
 }

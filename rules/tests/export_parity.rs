@@ -132,13 +132,151 @@ fn corpus_runs(
     }
 }
 
+/// `settings` with `buildPinning: exact` (the build pin a nodeSelector of one build).
+fn exact(settings: &Settings) -> Settings {
+    Settings {
+        build_pinning: winplace_rules::settings::BuildPinning::Exact,
+        ..settings.clone()
+    }
+}
+
+/// `settings` with `runtimeClasses` mapping Windows Server 2022 (`10.0.20348`) to a RuntimeClass (2025
+/// left unmapped: both ways of the mapping are taken).
+fn classes(settings: &Settings) -> Settings {
+    Settings {
+        runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+        ..settings.clone()
+    }
+}
+
+/// [`classes`] with `buildPinning: exact`.
+fn exact_classes(settings: &Settings) -> Settings {
+    classes(&exact(settings))
+}
+
+/// Every case [`fix_parity`] runs (each corpus case with its own settings, the playground's examples and
+/// [`image_pods`] with the defaults) with its settings changed by `variant` (`buildPinning: exact`,
+/// `runtimeClasses`): the mutating policies pin the build where `check --fix` does, as it does. With
+/// `mutating` false, the validating policies of those settings report what `check` reports. With
+/// `reversed`, the policies run in the opposite order (Kubernetes promises none between policies).
+fn variant_runs(
+    variant: fn(&Settings) -> Settings,
+    mutating: bool,
+    reversed: bool,
+    out: &mut Outcome,
+) {
+    let compile = |settings: &Settings| {
+        Compiled::new(settings, mutating).map(|mut c| {
+            if reversed {
+                c.policies.reverse();
+            }
+            c
+        })
+    };
+    let defaults = variant(&Settings::default());
+    let shared = compile(&defaults).expect("policies exported");
+    let mut runs = Vec::new();
+    corpus_runs(false, &mut runs);
+    let run = |name: &str,
+               objects: &[winplace_rules::model::Object],
+               settings: &Settings,
+               compiled: &Compiled,
+               out: &mut Outcome| {
+        if mutating {
+            compare_fixes(name, objects, settings, compiled, out);
+        } else {
+            compare(name, objects, settings, compiled, out);
+        }
+    };
+    for (name, objects, settings, own) in &runs {
+        let settings = variant(settings);
+        let compiled = own.is_some().then(|| compile(&settings)).flatten();
+        run(
+            name,
+            objects,
+            &settings,
+            compiled.as_ref().unwrap_or(&shared),
+            out,
+        );
+    }
+    for (name, text) in playground_examples() {
+        run(&name, &admitted_objects(&text), &defaults, &shared, out);
+    }
+    run(
+        "image pods",
+        &admitted_objects(&image_pods()),
+        &defaults,
+        &shared,
+        out,
+    );
+}
+
+#[test]
+fn the_exact_mutating_policies_pin_what_check_fix_pins() {
+    with_stack(|| {
+        for reversed in [false, true] {
+            let mut out = Outcome::default();
+            variant_runs(exact, true, reversed, &mut out);
+            assert!(out.compared > 200, "only {} objects compared", out.compared);
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            assert!(
+                out.build_selectors >= 20,
+                "the exact policies pinned the build of only {} objects",
+                out.build_selectors
+            );
+        }
+    });
+}
+
+#[test]
+fn the_exact_policies_report_what_check_reports() {
+    with_stack(|| {
+        let mut out = Outcome::default();
+        variant_runs(exact, false, false, &mut out);
+        assert!(out.compared > 200, "only {} objects compared", out.compared);
+        assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+    });
+}
+
+#[test]
+fn the_mutating_policies_set_the_runtime_classes_check_fix_sets() {
+    with_stack(|| {
+        for (variant, reversed) in [
+            (classes as fn(&Settings) -> Settings, false),
+            (exact_classes, false),
+            (classes, true),
+            (exact_classes, true),
+        ] {
+            let mut out = Outcome::default();
+            variant_runs(variant, true, reversed, &mut out);
+            assert!(out.compared > 200, "only {} objects compared", out.compared);
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            assert!(
+                out.runtime_classes >= 10,
+                "the policies set the runtimeClassName of only {} objects",
+                out.runtime_classes
+            );
+        }
+    });
+}
+
+#[test]
+fn the_runtime_class_policies_report_what_check_reports() {
+    with_stack(|| {
+        for variant in [classes, exact_classes] {
+            let mut out = Outcome::default();
+            variant_runs(variant, false, false, &mut out);
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+        }
+    });
+}
+
 #[test]
 fn the_mutating_policies_repair_what_check_fix_repairs() {
     with_stack(fix_parity);
 }
 
-/// Every corpus case whose settings the mutating policies support, the playground's examples and
-/// [`image_pods`].
+/// Every corpus case with its settings, the playground's examples and [`image_pods`].
 fn fix_parity() {
     let mut out = Outcome::default();
     let defaults = Settings::default();
@@ -146,11 +284,6 @@ fn fix_parity() {
     let mut runs = Vec::new();
     corpus_runs(true, &mut runs);
     for (name, objects, settings, own) in &runs {
-        if winplace_rules::export::mutating(settings, winplace_rules::export::Naming::Cluster)
-            .is_err()
-        {
-            continue;
-        }
         compare_fixes(
             name,
             objects,
@@ -274,6 +407,61 @@ fn the_build_rules_are_silent_beyond_their_affinity_guard() {
                 judged,
                 "{terms} terms: {fired:?}"
             );
+        }
+    });
+}
+
+/// With `runtimeClasses`, a Windows pod whose build the settings map but whose required affinity is beyond
+/// the size guard: `check --fix` sets the runtimeClassName; the policies cannot read its build pin inside
+/// their cost budget, so they leave it alone rather than add a selector `check --fix` would not
+/// (docs/reference/admission-policies.md §3). Inside the guard they set it.
+#[test]
+fn the_runtime_class_fix_leaves_a_pod_beyond_the_guard_alone() {
+    with_stack(|| {
+        let settings = classes(&Settings::default());
+        let mutations = Compiled::new(&settings, true).expect("fixes");
+        let pod = |terms: usize| {
+            let term = "{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [a]}]}";
+            let terms = vec![term; terms].join(", ");
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  tolerations: [{{key: os, operator: Equal, value: windows, effect: NoSchedule}}]\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{terms}]}}}}}}\n  containers: [{{name: c, image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"}}]\n"
+            )
+        };
+        let inside = winplace_rules::rules::cel::MAX_TERMS;
+        for (terms, set) in [(inside, true), (inside + 1, false)] {
+            let objects = admitted_objects(&pod(terms));
+            let object = &objects[0];
+            let got = admission::repaired_by_policies(&mutations, &object.value, "default")
+                .expect("evaluates");
+            assert_eq!(
+                got["spec"]["runtimeClassName"] == "windows-2022",
+                set,
+                "{terms} terms: {got}"
+            );
+            if set {
+                let mut out = Outcome::default();
+                compare_fixes(
+                    "inside the guard",
+                    &objects,
+                    &settings,
+                    &mutations,
+                    &mut out,
+                );
+                assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            } else {
+                assert_eq!(got, object.value, "{terms} terms: left alone");
+                let fixed = Checker::builder()
+                    .settings(&settings)
+                    .build()
+                    .check_value(object.value.clone())
+                    .into_iter()
+                    .filter_map(|f| f.fix)
+                    .any(|f| f.description == "set runtimeClassName: windows-2022");
+                assert!(
+                    fixed,
+                    "{terms} terms: check --fix sets the runtimeClassName"
+                );
+            }
         }
     });
 }

@@ -93,6 +93,11 @@ fn every_exported_document_is_a_valid_admissionregistration_v1_object() {
     let settings = [
         Settings::default(),
         Settings {
+            build_pinning: winplace_rules::settings::BuildPinning::Exact,
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..Settings::default()
+        },
+        Settings {
             exempt_namespaces: vec!["kube-system".into()],
             require_build_selector: true,
             ..Settings::default()
@@ -102,7 +107,7 @@ fn every_exported_document_is_a_valid_admissionregistration_v1_object() {
     for s in &settings {
         for naming in [Naming::Cluster, Naming::Static] {
             let mut docs = export::validating(s, naming);
-            docs.extend(export::mutating(s, naming).expect("fixes"));
+            docs.extend(export::mutating(s, naming));
             // Through the YAML the command writes, read back as kubectl would read it.
             let text = export::to_yaml_stream(&docs);
             let parsed = input::parse("export.yaml", &text, &input::Limits::default());

@@ -886,3 +886,67 @@ fn endless_inputs_are_cut_at_the_input_limit() {
         "{report}"
     );
 }
+
+/// `winplace export --format map` with `buildPinning: exact` and with `runtimeClasses`: exit 0, the
+/// build fix pins the nodeSelector (or sets the runtimeClassName), and `--list` says how; `check --fix`
+/// pins the same build of the same pod (the parity itself is `rules/tests/export_parity.rs`).
+#[test]
+fn export_map_pins_exactly_and_sets_runtime_classes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exact = "buildPinning: exact\n";
+    let classes = "buildPinning: exact\nruntimeClasses:\n  \"10.0.20348\": windows-2022\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"}]\n";
+    for (name, text) in [
+        ("exact.yaml", exact),
+        ("classes.yaml", classes),
+        ("pod.yaml", pod),
+    ] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    let out = winplace(
+        dir.path(),
+        &["export", "--format", "map", "--settings", "exact.yaml"],
+        None,
+    );
+    let yaml = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        yaml.contains("/nodeSelector/node.kubernetes.io~1windows-build"),
+        "{yaml}"
+    );
+    let out = winplace(
+        dir.path(),
+        &["export", "--list", "--settings", "exact.yaml"],
+        None,
+    );
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(list.contains("(buildPinning: exact)"), "{list}");
+    let out = winplace(
+        dir.path(),
+        &["export", "--format", "map", "--settings", "classes.yaml"],
+        None,
+    );
+    let yaml = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(yaml.contains("/runtimeClassName"), "{yaml}");
+    assert!(yaml.contains("windows-2022"), "{yaml}");
+    let out = winplace(
+        dir.path(),
+        &["check", "--settings", "exact.yaml", "--fix", "pod.yaml"],
+        None,
+    );
+    let fixed = std::fs::read_to_string(dir.path().join("pod.yaml")).expect("fixed pod");
+    assert!(
+        fixed.contains("node.kubernetes.io/windows-build") && fixed.contains("10.0.20348"),
+        "{fixed}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -60,3 +60,48 @@ fn the_policies_report_what_check_reports_on_the_demo_seeds() {
         assert!(fixes.mutated > 10, "only {} pods repaired", fixes.mutated);
     });
 }
+
+/// The same with `buildPinning: exact`, then with `runtimeClasses` (Windows Server 2022 mapped): the
+/// validating policies report what `check` reports, and the mutating policies pin the build nodeSelector
+/// or set the runtimeClassName `check --fix` does.
+#[test]
+fn the_exact_and_runtime_class_policies_report_and_pin_what_check_does_on_the_demo_seeds() {
+    with_stack(|| {
+        let exact = Settings {
+            build_pinning: winplace_rules::settings::BuildPinning::Exact,
+            ..Settings::default()
+        };
+        let classes = Settings {
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..exact.clone()
+        };
+        for (what, settings) in [("buildPinning: exact", exact), ("runtimeClasses", classes)] {
+            let policies = Compiled::new(&settings, false).expect("policies");
+            let mutations = Compiled::new(&settings, true).expect("fixes");
+            let mut out = Outcome::default();
+            let mut fixes = Outcome::default();
+            for seed in SEEDS {
+                let objects = admitted_objects(&seeded_pods(seed));
+                let source = format!("demo seed {seed}, {what}");
+                compare(&source, &objects, &settings, &policies, &mut out);
+                compare_fixes(&source, &objects, &settings, &mutations, &mut fixes);
+            }
+            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+            assert!(
+                fixes.differences.is_empty(),
+                "{}",
+                fixes.differences.join("\n")
+            );
+            println!(
+                "{what}: compared {} pods; repaired {}; build nodeSelectors added {}; runtimeClassNames set {}",
+                out.compared, fixes.mutated, fixes.build_selectors, fixes.runtime_classes
+            );
+            assert!(fixes.mutated > 10, "only {} pods repaired", fixes.mutated);
+            if settings.runtime_classes.is_empty() {
+                assert!(fixes.build_selectors > 50, "{}", fixes.build_selectors);
+            } else {
+                assert!(fixes.runtime_classes > 10, "{}", fixes.runtime_classes);
+            }
+        }
+    });
+}

@@ -261,21 +261,16 @@ pub fn PolicyPage() -> impl IntoView {
 fn admission_policies(settings: &Settings) -> impl IntoView + use<> {
     use winplace_rules::export::{self, Naming};
     let vap = export::to_yaml_stream(&export::validating(settings, Naming::Cluster));
-    let map = export::mutating(settings, Naming::Cluster).map(|d| export::to_yaml_stream(&d));
+    let map = export::to_yaml_stream(&export::mutating(settings, Naming::Cluster));
     view! {
         <p class="vap">
             <a class="download" href=yaml_data_url(&vap) download="winplace-vap.yaml">"Download the ValidatingAdmissionPolicies"</a>
             " "<CopyButton text=vap.clone() label="Copy the ValidatingAdmissionPolicies".to_string()/>
         </p>
-        {match map {
-            Ok(map) => view! {
-                <p class="map">
-                    <a class="download" href=yaml_data_url(&map) download="winplace-map.yaml">"Download the MutatingAdmissionPolicies"</a>
-                    " "<CopyButton text=map.clone() label="Copy the MutatingAdmissionPolicies".to_string()/>
-                </p>
-            }.into_any(),
-            Err(e) => view! { <p class="muted map">{e.to_string()}</p> }.into_any(),
-        }}
+        <p class="map">
+            <a class="download" href=yaml_data_url(&map) download="winplace-map.yaml">"Download the MutatingAdmissionPolicies"</a>
+            " "<CopyButton text=map.clone() label="Copy the MutatingAdmissionPolicies".to_string()/>
+        </p>
         <details>
             <summary>"The ValidatingAdmissionPolicies (YAML)"</summary>
             <pre class="yaml" tabindex="0" aria-label="ValidatingAdmissionPolicies">{vap}</pre>

@@ -289,14 +289,11 @@ pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
 /// The MutatingAdmissionPolicy and its binding for every exported fix ([`cel::fixes`]) whose rule
 /// `settings` do not disable: JSONPatch mutations, reinvoked when another plugin changed the object
 /// (`reinvocationPolicy: IfNeeded`), so that a fix another mutation makes necessary is still applied.
-pub fn mutating(
-    settings: &Settings,
-    naming: Naming,
-) -> Result<Vec<Document>, cel::FixesUnsupported> {
+pub fn mutating(settings: &Settings, naming: Naming) -> Vec<Document> {
     let all = cel::variables(settings);
     let conditions = named_expressions(match_conditions(settings));
     let mut out = Vec::new();
-    for fix in cel::fixes(settings)? {
+    for fix in cel::fixes(settings) {
         if disabled(settings, fix.rule) {
             continue;
         }
@@ -342,7 +339,7 @@ pub fn mutating(
             }),
         });
     }
-    Ok(out)
+    out
 }
 
 /// The documents as one multi-document YAML stream, each after `---`.
@@ -465,16 +462,35 @@ mod tests {
     }
 
     #[test]
-    fn exact_pinning_and_runtime_classes_are_not_exported_as_mutations() {
+    fn exact_pinning_and_runtime_classes_are_exported() {
         let exact = Settings {
             build_pinning: crate::settings::BuildPinning::Exact,
             ..Settings::default()
         };
-        assert_eq!(
-            mutating(&exact, Naming::Cluster),
-            Err(cel::FixesUnsupported::ExactPinning)
+        let patch = |docs: &[Document]| {
+            docs.iter()
+                .find(|d| d.rule == RuleId::WindowsPodWithoutBuildSelector)
+                .and_then(|d| d.value["spec"]["mutations"][0]["jsonPatch"]["expression"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let docs = mutating(&exact, Naming::Cluster);
+        assert_eq!(docs.len(), 8);
+        let build = patch(&docs);
+        assert!(
+            build.contains("/nodeSelector/node.kubernetes.io~1windows-build"),
+            "{build}"
         );
-        let docs = mutating(&Settings::default(), Naming::Cluster).expect("fixes");
+        assert!(!build.contains("nodeAffinity"), "{build}");
+        assert!(!build.contains("runtimeClassName"), "{build}");
+        let classes = Settings {
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..exact
+        };
+        let build = patch(&mutating(&classes, Naming::Cluster));
+        assert!(build.contains("'/runtimeClassName'"), "{build}");
+        assert!(build.contains("'windows-2022'"), "{build}");
+        let docs = mutating(&Settings::default(), Naming::Cluster);
         assert!(
             docs.iter()
                 .all(|d| d.value["spec"].get("paramKind").is_none())

@@ -151,10 +151,10 @@ fn patch_as_map(text: &str) -> String {
 
 impl Compiled {
     /// The exported ValidatingAdmissionPolicies (or, with `mutating`, MutatingAdmissionPolicies) for
-    /// `settings`, compiled; `None` when the settings' fixes are not exported.
+    /// `settings`, compiled.
     pub fn new(settings: &Settings, mutating: bool) -> Option<Compiled> {
         let documents = if mutating {
-            export::mutating(settings, Naming::Cluster).ok()?
+            export::mutating(settings, Naming::Cluster)
         } else {
             export::validating(settings, Naming::Cluster)
         };
@@ -453,6 +453,27 @@ pub struct Outcome {
     pub fired: BTreeSet<RuleId>,
     /// Messages of the policies (`messageExpression`) compared with `check`'s.
     pub messages: usize,
+    /// Objects the mutating policies gave a build nodeSelector (`node.kubernetes.io/windows-build`) they
+    /// did not have (the exact build pin).
+    pub build_selectors: usize,
+    /// Objects the mutating policies gave a runtimeClassName they did not have (settings `runtimeClasses`).
+    pub runtime_classes: usize,
+}
+
+/// `value`'s pod spec.
+fn pod_spec(value: &Value) -> &Value {
+    match value["kind"].as_str() {
+        Some("Pod") => &value["spec"],
+        Some("CronJob") => &value["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+        _ => &value["spec"]["template"]["spec"],
+    }
+}
+
+/// Whether `value`'s pod template has a nodeSelector on the Windows build.
+fn has_build_selector(value: &Value) -> bool {
+    pod_spec(value)["nodeSelector"]
+        .get(winplace_rules::placement::BUILD_LABEL)
+        .is_some()
 }
 
 /// The objects of `text` the policies match: served versions, with a readable pod template.
@@ -610,7 +631,7 @@ fn repaired_by_check(checker: &Checker<'_>, object: &Value, rules: &BTreeSet<&st
 /// more when one changed it (`reinvocationPolicy: IfNeeded`: the API server reinvokes a policy once
 /// when a later mutation changed the object). An object's variables are evaluated once until a patch
 /// changes it.
-fn repaired_by_policies(
+pub fn repaired_by_policies(
     compiled: &Compiled,
     object: &Value,
     namespace: &str,
@@ -656,6 +677,12 @@ pub fn compare_fixes(
         match repaired_by_policies(compiled, &object.value, &namespace) {
             Ok(got) if got == want => {
                 out.mutated += usize::from(got != object.value);
+                out.build_selectors +=
+                    usize::from(has_build_selector(&got) && !has_build_selector(&object.value));
+                out.runtime_classes += usize::from(
+                    pod_spec(&got).get("runtimeClassName").is_some()
+                        && pod_spec(&object.value).get("runtimeClassName").is_none(),
+                );
             }
             Ok(got) => out.differences.push(format!(
                 "{source}: {}/{}: check --fix gives\n{want}\nthe policies\n{got}",

@@ -67,20 +67,33 @@ pub fn list_text(statuses: &[(winplace_rules::rules::RuleId, Status)]) -> String
 }
 
 /// The `--list` line about `--format map`: the rules whose fixes are exported as MutatingAdmissionPolicies
-/// under these settings, or why none are (`buildPinning: exact`, `runtimeClasses`: exit 2 with
-/// `--format map`).
+/// under these settings, and how they pin the build (`buildPinning`, `runtimeClasses`).
 pub fn fixes_text(settings: &winplace_rules::Settings) -> String {
-    match export::mutating(settings, Naming::Cluster) {
-        Ok(docs) => {
-            let mut rules: Vec<&str> = docs.iter().map(|d| d.rule.as_str()).collect();
-            rules.dedup();
-            format!(
-                "\nFixes (--format map, MutatingAdmissionPolicies): {}\n",
-                rules.join(", ")
-            )
-        }
-        Err(e) => format!("\nFixes (--format map): none with these settings: {e}\n"),
+    let docs = export::mutating(settings, Naming::Cluster);
+    let mut rules: Vec<&str> = docs.iter().map(|d| d.rule.as_str()).collect();
+    rules.dedup();
+    if rules.is_empty() {
+        return "\nFixes (--format map): none (every fix's rule is disabled)\n".to_string();
     }
+    let mut pin = match settings.build_pinning {
+        winplace_rules::settings::BuildPinning::Range => {
+            "the build pin is the range of supported builds that run the images (buildPinning: range)"
+                .to_string()
+        }
+        winplace_rules::settings::BuildPinning::Exact => {
+            "the build pin is the nodeSelector of the newest supported build the images were built for (buildPinning: exact)"
+                .to_string()
+        }
+    };
+    if !settings.runtime_classes.is_empty() {
+        pin.push_str(
+            ", or the runtimeClassName the settings' runtimeClasses map that build to (runtimeClasses)",
+        );
+    }
+    format!(
+        "\nFixes (--format map, MutatingAdmissionPolicies): {}; {pin}\n",
+        rules.join(", ")
+    )
 }
 
 /// The file of one rule in a static manifests directory: `<rule-id>.winplace.static.k8s.io.yaml`, its
@@ -161,13 +174,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     };
     let documents = match args.format {
         ExportFormat::Vap => export::validating(&settings, naming),
-        ExportFormat::Map => match export::mutating(&settings, naming) {
-            Ok(docs) => docs,
-            Err(e) => {
-                eprintln!("winplace export --format map: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        },
+        ExportFormat::Map => export::mutating(&settings, naming),
     };
     match &args.static_dir {
         Some(dir) => {
@@ -202,7 +209,7 @@ mod tests {
     }
 
     #[test]
-    fn the_list_says_which_fixes_are_exported_or_why_none() {
+    fn the_list_says_which_fixes_are_exported_and_how_they_pin() {
         let text = fixes_text(&Settings::default());
         assert!(
             text.contains("windows-pod-without-build-selector"),
@@ -214,7 +221,33 @@ mod tests {
         };
         let text = fixes_text(&exact);
         assert!(
-            text.contains("none with these settings: buildPinning: exact"),
+            text.contains("windows-pod-without-build-selector")
+                && text.contains("(buildPinning: exact)"),
+            "{text}"
+        );
+        let classes = Settings {
+            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+            ..Settings::default()
+        };
+        let text = fixes_text(&classes);
+        assert!(
+            text.contains("windows-pod-without-os-selector") && text.contains("(runtimeClasses)"),
+            "{text}"
+        );
+        let none = Settings {
+            disabled_rules: [
+                "windows-pod-without-os-selector",
+                "windows-pod-without-toleration",
+                "windows-pod-without-build-selector",
+                "linux-pod-without-os-selector",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..Settings::default()
+        };
+        let text = fixes_text(&none);
+        assert!(
+            text.contains("none (every fix's rule is disabled)"),
             "{text}"
         );
     }

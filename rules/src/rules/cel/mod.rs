@@ -55,38 +55,19 @@ pub struct FixCel {
     pub patches: String,
 }
 
-/// Why `export --format map` cannot write the fixes for some settings.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FixesUnsupported {
-    /// `buildPinning: exact` chooses one build from the cluster's and the images' (policy.wasm does it).
-    #[error(
-        "buildPinning: exact is not exported as a MutatingAdmissionPolicy (the build it pins is chosen with cluster context); use policy.wasm's mutate, or buildPinning: range"
-    )]
-    ExactPinning,
-    /// `runtimeClasses` maps builds to RuntimeClasses (the fix sets runtimeClassName).
-    #[error(
-        "runtimeClasses is not exported as a MutatingAdmissionPolicy; use policy.wasm's mutate"
-    )]
-    RuntimeClasses,
-}
-
 /// The fixes a MutatingAdmissionPolicy applies (no network, no cluster context), in the order policy.wasm's
-/// `mutate` would find them: the OS selector (Windows, Linux), the Windows tolerations, the range of
-/// builds that run the images.
-pub fn fixes(settings: &Settings) -> Result<Vec<FixCel>, FixesUnsupported> {
-    if settings.build_pinning == crate::settings::BuildPinning::Exact {
-        return Err(FixesUnsupported::ExactPinning);
-    }
-    if !settings.runtime_classes.is_empty() {
-        return Err(FixesUnsupported::RuntimeClasses);
-    }
+/// `mutate` would find them: the OS selector (Windows, Linux), the Windows tolerations, the build pin
+/// (`buildPinning: range`: the range of builds that run the images; `exact`: the nodeSelector of the
+/// newest supported build the images were built for, as `check --fix` pins it without cluster context),
+/// or, where settings `runtimeClasses` map that build, the runtimeClassName.
+pub fn fixes(settings: &Settings) -> Vec<FixCel> {
     let cx = CelSettings {
         taints: crate::placement::plan::windows_taints(None, settings),
     };
     let mut out = windows_pods::fixes(&cx, settings);
     out.extend(linux_pods::fixes(&cx));
     out.sort_by_key(|f| f.rule);
-    Ok(out)
+    out
 }
 
 /// A `JSONPatch{op, path, value}` literal of a MutatingAdmissionPolicy's JSONPatch mutation.

@@ -177,12 +177,11 @@ const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os ==
 // judged by them and gets no range from the policy.
 use super::MAX_TERMS;
 
-/// The family's fixes, for `buildPinning: range` without `runtimeClasses` ([`super::fixes`] checks).
+/// The family's fixes, without `runtimeClasses` ([`super::fixes`] checks): with `buildPinning: range` the
+/// build range in the required node affinity, with `exact` the build nodeSelector ([`exact_pin`]).
 pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
-    let mut out = vec![FixCel {
-        rule: RuleId::WindowsPodWithoutOsSelector,
-        patches: super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows"),
-    }];
+    let exact = settings.build_pinning == crate::settings::BuildPinning::Exact;
+    let pin = exact_pin(settings);
     // `windows_pod_without_toleration`: the tolerations of the missing taints, except those a
     // case-mismatched toleration almost covers (the case fix repairs those).
     let to_add: Vec<String> = cx
@@ -209,6 +208,29 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
             )
         })
         .collect();
+    let toleration_rule = !to_add.is_empty()
+        && !settings
+            .disabled_rules
+            .iter()
+            .any(|r| r == RuleId::WindowsPodWithoutToleration.as_str());
+    let classes = RuntimeClasses::new(
+        settings,
+        &pin,
+        toleration_rule.then(|| {
+            format!(
+                "(variables.os == 'windows' && !variables.runtimeClassUnchecked && ({}).size() > 0)",
+                to_add.join(" + ")
+            )
+        }),
+    );
+    let mut out = vec![FixCel {
+        rule: RuleId::WindowsPodWithoutOsSelector,
+        patches: classes.os_fix(if exact {
+            windows_selector_patch(&pin)
+        } else {
+            super::linux_pods::selector_patch(WINDOWS_NEEDS_OS_SELECTOR, "windows")
+        }),
+    }];
     if !to_add.is_empty() {
         let list = to_add.join(" + ");
         out.push(FixCel {
@@ -260,9 +282,16 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
         "({required}.nodeSelectorTerms.size() <= {MAX_TERMS} ? {} : [])",
         per_term.join(" + ")
     );
+    if exact {
+        out.push(FixCel {
+            rule: RuleId::WindowsPodWithoutBuildSelector,
+            patches: classes.build_fix(exact_build_patch(&pin)),
+        });
+        return out;
+    }
     out.push(FixCel {
         rule: RuleId::WindowsPodWithoutBuildSelector,
-        patches: format!(
+        patches: classes.build_fix(format!(
             "{NEEDS_BUILD_SELECTOR} && variables.imageBuilds.size() > 0 && {range}.size() > 0 ? (!has(variables.spec.affinity) ? [{}] : (!has(variables.spec.affinity.nodeAffinity) ? [{}] : (!{} || !has({required}.nodeSelectorTerms) ? [{}] : {terms}))) : []",
             json_patch(
                 "add",
@@ -280,7 +309,164 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
                 "variables.prefix + '/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution'",
                 &selector
             )
-        ),
+        )),
     });
     out
+}
+
+/// The settings' `runtimeClasses` in the fixes (`plan::plan`): where the build an exact pin would name
+/// ([`exact_pin`], whatever the pinning) is mapped to a RuntimeClass and the pod has no build pin, the OS
+/// and build fixes set `runtimeClassName` instead of their selectors.
+///
+/// `check --fix` sets it in the same round as it adds the Windows tolerations, and a pod with a
+/// runtimeClassName gets no toleration fix (without cluster context its RuntimeClass is unchecked). The
+/// MutatingAdmissionPolicies run one after the other on the object the previous left, so the
+/// runtimeClassName waits while the toleration fix still has a toleration to add: whichever runs first,
+/// the toleration policy adds them, and the reinvocation (`IfNeeded`) of the selector policies sets it.
+struct RuntimeClasses {
+    /// Whether the pin is mapped (its build label is a key of the settings' map), or `None` without a map.
+    mapped: Option<String>,
+    /// The patch that sets runtimeClassName to the mapped class.
+    patch: String,
+    /// Whether the toleration fix would add a toleration (`false` when it is not exported or disabled).
+    tolerations_pending: String,
+}
+
+impl RuntimeClasses {
+    fn new(
+        settings: &crate::settings::Settings,
+        pin: &str,
+        tolerations_pending: Option<String>,
+    ) -> Self {
+        let entries: Vec<(&str, &str)> = settings
+            .runtime_classes
+            .iter()
+            .map(|(b, c)| (b.as_str(), c.as_str()))
+            .collect();
+        let map = str_map(&entries);
+        let label = format!("('10.0.' + string({pin}[0]))");
+        RuntimeClasses {
+            mapped: (!entries.is_empty())
+                .then(|| format!("({pin}.size() > 0 && {label} in {map})")),
+            patch: json_patch(
+                "add",
+                "variables.prefix + '/runtimeClassName'",
+                &format!("{map}[{label}]"),
+            ),
+            tolerations_pending: tolerations_pending.unwrap_or_else(|| "false".into()),
+        }
+    }
+
+    /// The RuntimeClass, once no toleration is pending.
+    fn set(&self) -> String {
+        format!("({} ? [] : [{}])", self.tolerations_pending, self.patch)
+    }
+
+    /// The OS fix `selectors` (the kubernetes.io/os patch) with the mapping: the pod's build pin
+    /// (`variables.buildPinned`) is read inside the affinity guard only; beyond it, where the mapping
+    /// would apply, the policy leaves the pod alone rather than pin it otherwise than `check --fix`.
+    fn os_fix(&self, selectors: String) -> String {
+        match &self.mapped {
+            None => selectors,
+            Some(mapped) => format!(
+                "{WINDOWS_NEEDS_OS_SELECTOR} && {mapped} ? (variables.affinityBounded ? (!variables.buildPinned ? {} : {selectors}) : []) : {selectors}",
+                self.set()
+            ),
+        }
+    }
+
+    /// The build fix `pin_patch` (range or exact) with the mapping (`NEEDS_BUILD_SELECTOR` reads the
+    /// guard first, and holds only without a build pin).
+    fn build_fix(&self, pin_patch: String) -> String {
+        match &self.mapped {
+            None => pin_patch,
+            Some(mapped) => format!(
+                "{NEEDS_BUILD_SELECTOR} && {mapped} ? {} : {pin_patch}",
+                self.set()
+            ),
+        }
+    }
+}
+
+/// The build an exact pin names without cluster context (`plan::choose_build` with none): the images' own
+/// builds (a build some Windows image of the pod was built for) that are supported (settings
+/// `supportedBuilds`) and run every image (`variables.imageHosts`), newest first; the pin is the first.
+/// Empty when no image build is known or none of the images' own builds qualifies.
+fn exact_pin(settings: &crate::settings::Settings) -> String {
+    let mut supported = settings.supported_build_numbers();
+    supported.sort_unstable_by(|a, b| b.cmp(a));
+    supported.dedup();
+    let supported: Vec<String> = supported.iter().map(u32::to_string).collect();
+    format!(
+        "[{}].filter(b, b in variables.imageHosts && variables.imageBuilds.exists(c, b in c))",
+        supported.join(", ")
+    )
+}
+
+/// Whether the exact build pin is planned (`plan::plan`: the pod needs a build pin and one is chosen),
+/// for an affinity inside the size guard.
+fn exact_planned(pin: &str) -> String {
+    format!("({NEEDS_BUILD_SELECTOR} && {pin}.size() > 0)")
+}
+
+/// The planned nodeSelector (`SelectorPlan::entries`) as a CEL map: the OS entry when `os` holds, the
+/// build entry when `build` holds (Kubernetes' CEL takes no map concatenation, so one literal per case).
+fn planned_entries(os: &str, build: &str, pin: &str) -> String {
+    let os_label = crate::placement::OS_LABEL;
+    let build_label = crate::placement::BUILD_LABEL;
+    let label = format!("'10.0.' + string({pin}[0])");
+    let both = format!(
+        "{{{}: 'windows', {}: {label}}}",
+        lit(os_label),
+        lit(build_label)
+    );
+    let only_os = str_map(&[(os_label, "windows")]);
+    let only_build = format!("{{{}: {label}}}", lit(build_label));
+    format!("({os} ? ({build} ? {both} : {only_os}) : {only_build})")
+}
+
+/// `plan::selector_ops` for kubernetes.io/os: windows with `buildPinning: exact`: the key added to the
+/// nodeSelector, or the nodeSelector added with every planned entry (the exact build's too).
+fn windows_selector_patch(pin: &str) -> String {
+    let label = crate::placement::OS_LABEL;
+    format!(
+        "{WINDOWS_NEEDS_OS_SELECTOR} ? [has(variables.spec.nodeSelector) ? {} : {}] : []",
+        json_patch(
+            "add",
+            &format!(
+                "variables.prefix + '/nodeSelector/{}'",
+                super::pointer_key(label)
+            ),
+            "'windows'"
+        ),
+        json_patch(
+            "add",
+            "variables.prefix + '/nodeSelector'",
+            &planned_entries("true", &exact_planned(pin), pin)
+        )
+    )
+}
+
+/// `plan::build_pin_ops` of an exact pin (`selector_ops` for the build label): the entry added to the
+/// nodeSelector, or the nodeSelector added with every planned entry (the OS's too, when it needs one).
+fn exact_build_patch(pin: &str) -> String {
+    let label = crate::placement::BUILD_LABEL;
+    // Read the size guard first (`NEEDS_BUILD_SELECTOR` starts with it): nothing else is evaluated for an
+    // affinity beyond it.
+    format!(
+        "{NEEDS_BUILD_SELECTOR} && {pin}.size() > 0 ? [has(variables.spec.nodeSelector) ? {} : {}] : []",
+        json_patch(
+            "add",
+            &format!(
+                "variables.prefix + '/nodeSelector/{}'",
+                super::pointer_key(label)
+            ),
+            &format!("'10.0.' + string({pin}[0])")
+        ),
+        json_patch(
+            "add",
+            "variables.prefix + '/nodeSelector'",
+            &planned_entries(WINDOWS_NEEDS_OS_SELECTOR, "true", pin)
+        )
+    )
 }
