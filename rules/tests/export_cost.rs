@@ -11,6 +11,11 @@
 //! list the object holds, every string. Variables are evaluated once and cached (lazily, upstream), so
 //! an expression's cost is its own plus that of every variable it reads, and a policy's the sum of all.
 
+// The parity harness's settings variants and its deep-stack thread (the rest of it is not used here).
+#[path = "common/admission.rs"]
+mod admission;
+
+use admission::{classes, exact, with_stack};
 use kube_cel::cel::Program;
 use kube_cel::cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use serde_json::Value;
@@ -373,15 +378,6 @@ fn policy_costs(documents: &[export::Document], b: Bounds) -> Vec<PolicyCost> {
         .collect()
 }
 
-fn run(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(1 << 30)
-        .spawn(f)
-        .expect("thread")
-        .join()
-        .unwrap_or_else(|e| std::panic::resume_unwind(e));
-}
-
 /// The bounds the figures start from: 8 containers (init, regular and ephemeral together), 8 tolerations,
 /// 8 node selector terms of 8 requirements of 8 values; references of 512 characters.
 const HELD: Bounds = Bounds {
@@ -407,25 +403,9 @@ fn within(c: &PolicyCost) -> bool {
 /// (docs/reference/admission-policies.md §5 lists them).
 const MIN_LISTS: f64 = 3.0;
 
-/// `settings` with `buildPinning: exact`.
-fn exact(settings: &Settings) -> Settings {
-    Settings {
-        build_pinning: winplace_rules::settings::BuildPinning::Exact,
-        ..settings.clone()
-    }
-}
-
-/// `settings` with `runtimeClasses` mapping Windows Server 2022.
-fn classes(settings: &Settings) -> Settings {
-    Settings {
-        runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
-        ..settings.clone()
-    }
-}
-
 #[test]
 fn every_expression_and_policy_stays_inside_the_cost_limits() {
-    run(|| {
+    with_stack(|| {
         let settings = Settings::default();
         let mut documents = export::validating(&settings, Naming::Cluster);
         documents.extend(export::mutating(&settings, Naming::Cluster));
@@ -498,7 +478,7 @@ fn every_expression_and_policy_stays_inside_the_cost_limits() {
 /// The bound grows with the lists: it is not a constant that always passes.
 #[test]
 fn the_bound_grows_with_the_lists_and_catches_an_unbounded_pod() {
-    run(|| {
+    with_stack(|| {
         let settings = Settings::default();
         let documents = export::validating(&settings, Naming::Cluster);
         let small = policy_costs(&documents, HELD);
@@ -592,7 +572,7 @@ fn mixed_literals(e: &IdedExpr, out: &mut Vec<String>) {
 /// the API server); the check itself catches one.
 #[test]
 fn no_literal_mixes_element_types() {
-    run(|| {
+    with_stack(|| {
         let mut bad = Vec::new();
         let mut probe = Vec::new();
         mixed_literals(

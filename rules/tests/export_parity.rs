@@ -14,7 +14,9 @@ mod admission;
 #[path = "common/corpus.rs"]
 mod corpus;
 
-use admission::{Compiled, Outcome, admitted_objects, compare, compare_fixes, with_stack};
+use admission::{
+    Compiled, Outcome, admitted_objects, classes, compare, compare_fixes, exact, with_stack,
+};
 use winplace_rules::rules::RuleId;
 use winplace_rules::{Checker, Settings};
 
@@ -129,23 +131,6 @@ fn corpus_runs(
             settings,
             own.flatten(),
         ));
-    }
-}
-
-/// `settings` with `buildPinning: exact` (the build pin a nodeSelector of one build).
-fn exact(settings: &Settings) -> Settings {
-    Settings {
-        build_pinning: winplace_rules::settings::BuildPinning::Exact,
-        ..settings.clone()
-    }
-}
-
-/// `settings` with `runtimeClasses` mapping Windows Server 2022 (`10.0.20348`) to a RuntimeClass (2025
-/// left unmapped: both ways of the mapping are taken).
-fn classes(settings: &Settings) -> Settings {
-    Settings {
-        runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
-        ..settings.clone()
     }
 }
 

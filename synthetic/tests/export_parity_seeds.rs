@@ -7,7 +7,9 @@
 #[path = "../../rules/tests/common/admission.rs"]
 mod admission;
 
-use admission::{Compiled, Outcome, admitted_objects, compare, compare_fixes, with_stack};
+use admission::{
+    Compiled, Outcome, admitted_objects, classes, compare, compare_fixes, exact, with_stack,
+};
 use winplace_rules::Settings;
 use winplace_synthetic::{misplaced_unowned_pods, synthetic_cluster};
 
@@ -67,14 +69,8 @@ fn the_policies_report_what_check_reports_on_the_demo_seeds() {
 #[test]
 fn the_exact_and_runtime_class_policies_report_and_pin_what_check_does_on_the_demo_seeds() {
     with_stack(|| {
-        let exact = Settings {
-            build_pinning: winplace_rules::settings::BuildPinning::Exact,
-            ..Settings::default()
-        };
-        let classes = Settings {
-            runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
-            ..exact.clone()
-        };
+        let exact = exact(&Settings::default());
+        let classes = classes(&exact);
         for (what, settings) in [("buildPinning: exact", exact), ("runtimeClasses", classes)] {
             let policies = Compiled::new(&settings, false).expect("policies");
             let mutations = Compiled::new(&settings, true).expect("fixes");

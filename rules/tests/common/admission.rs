@@ -543,6 +543,24 @@ pub fn compare(
     }
 }
 
+/// `settings` with `buildPinning: exact` (the build pin a nodeSelector of one build).
+pub fn exact(settings: &Settings) -> Settings {
+    Settings {
+        build_pinning: winplace_rules::settings::BuildPinning::Exact,
+        ..settings.clone()
+    }
+}
+
+/// `settings` with `runtimeClasses` mapping Windows Server 2022 (`10.0.20348`) to a RuntimeClass (2025
+/// left unmapped: both ways of the mapping are taken).
+pub fn classes(settings: &Settings) -> Settings {
+    Settings {
+        runtime_classes: [("10.0.20348".to_string(), "windows-2022".to_string())].into(),
+        ..settings.clone()
+    }
+}
+
+/// Runs `f` on a thread with a stack deep enough for the CEL interpreter's recursion.
 pub fn with_stack(f: impl FnOnce() + Send + 'static) {
     std::thread::Builder::new()
         .stack_size(1 << 30)
