@@ -31,27 +31,33 @@ fn seeded_pods(seed: u64) -> String {
         .join("\n---\n")
 }
 
+/// The validating and the mutating policies of `settings` over every seed's pods, compared with
+/// `check` and `check --fix` (`what` names the settings in the differences); the differences are none.
+fn parity_on_seeds(what: &str, settings: &Settings) -> (Outcome, Outcome) {
+    let policies = Compiled::new(settings, false).expect("policies");
+    let mutations = Compiled::new(settings, true).expect("fixes");
+    let mut out = Outcome::default();
+    let mut fixes = Outcome::default();
+    for seed in SEEDS {
+        let objects = admitted_objects(&seeded_pods(seed));
+        assert_eq!(objects.len(), 210, "seed {seed}");
+        let source = format!("demo seed {seed}, {what}");
+        compare(&source, &objects, settings, &policies, &mut out);
+        compare_fixes(&source, &objects, settings, &mutations, &mut fixes);
+    }
+    assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
+    assert!(
+        fixes.differences.is_empty(),
+        "{}",
+        fixes.differences.join("\n")
+    );
+    (out, fixes)
+}
+
 #[test]
 fn the_policies_report_what_check_reports_on_the_demo_seeds() {
     with_stack(|| {
-        let settings = Settings::default();
-        let policies = Compiled::new(&settings, false).expect("policies");
-        let mutations = Compiled::new(&settings, true).expect("fixes");
-        let mut out = Outcome::default();
-        let mut fixes = Outcome::default();
-        for seed in SEEDS {
-            let objects = admitted_objects(&seeded_pods(seed));
-            assert_eq!(objects.len(), 210, "seed {seed}");
-            let source = format!("demo seed {seed}");
-            compare(&source, &objects, &settings, &policies, &mut out);
-            compare_fixes(&source, &objects, &settings, &mutations, &mut fixes);
-        }
-        assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
-        assert!(
-            fixes.differences.is_empty(),
-            "{}",
-            fixes.differences.join("\n")
-        );
+        let (out, fixes) = parity_on_seeds("default settings", &Settings::default());
         // The seeds hold pods the policies deny and pods they repair: the parity is not that of
         // policies that never fire.
         println!(
@@ -72,22 +78,7 @@ fn the_exact_and_runtime_class_policies_report_and_pin_what_check_does_on_the_de
         let exact = exact(&Settings::default());
         let classes = classes(&exact);
         for (what, settings) in [("buildPinning: exact", exact), ("runtimeClasses", classes)] {
-            let policies = Compiled::new(&settings, false).expect("policies");
-            let mutations = Compiled::new(&settings, true).expect("fixes");
-            let mut out = Outcome::default();
-            let mut fixes = Outcome::default();
-            for seed in SEEDS {
-                let objects = admitted_objects(&seeded_pods(seed));
-                let source = format!("demo seed {seed}, {what}");
-                compare(&source, &objects, &settings, &policies, &mut out);
-                compare_fixes(&source, &objects, &settings, &mutations, &mut fixes);
-            }
-            assert!(out.differences.is_empty(), "{}", out.differences.join("\n"));
-            assert!(
-                fixes.differences.is_empty(),
-                "{}",
-                fixes.differences.join("\n")
-            );
+            let (out, fixes) = parity_on_seeds(what, &settings);
             println!(
                 "{what}: compared {} pods; repaired {}; build nodeSelectors added {}; runtimeClassNames set {}",
                 out.compared, fixes.mutated, fixes.build_selectors, fixes.runtime_classes

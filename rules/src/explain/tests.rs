@@ -392,6 +392,11 @@ items:
     name: lin-1
     labels: {kubernetes.io/os: linux}
 "#;
+    context_of(text)
+}
+
+/// The cluster context of a YAML List of objects.
+fn context_of(text: &str) -> ClusterContext {
     let parsed = crate::input::parse("c.yaml", text, &crate::input::Limits::default());
     ClusterContext::from_objects(&crate::model::objects(&parsed.documents)).0
 }
@@ -681,8 +686,7 @@ items:
     name: win22-1
     labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.20348}
 "#;
-    let parsed = crate::input::parse("c.yaml", text, &crate::input::Limits::default());
-    let context = ClusterContext::from_objects(&crate::model::objects(&parsed.documents)).0;
+    let context = context_of(text);
     let describe = "Name: web-0\nNode: win22-1/10.0.0.4\n  Warning  Failed  1s  kubelet  Error: failed to pull image \"mcr.microsoft.com/windows/servercore:ltsc2019\": no match for platform in manifest: not found";
     let fix = |settings: &str| {
         let settings = crate::Settings::from_text("s.yaml", settings).expect("settings");
