@@ -3,7 +3,8 @@
 //! as a YAML patch to copy.
 //!
 //! The server filters, orders (worst first) and pages the workloads: the page holds one page of rows
-//! ([`PAGE`]), whatever the cluster size, and the filter's choices come with the answer.
+//! ([`PAGE`]), whatever the cluster size, and the filter's choices come with the answer. A row counts its
+//! findings; opened, it asks `/api/workloads/{namespace}/{kind}/{name}` for them, its images and incidents.
 
 use crate::components::finding::FindingItem;
 use crate::components::images::ImageList;
