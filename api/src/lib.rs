@@ -18,7 +18,10 @@ mod rows;
 
 pub use filter::{DEFAULT_PAGE, FilterError, MAX_PAGE, NodeFilter, StateFilter, WorkloadFilter};
 pub use placements::{PlacementOutcome, PlacementRow, PlacementsResponse, RECENT_PLACEMENTS};
-pub use rows::{NodeRow, StateCounts, WorkloadRow, worst_first};
+pub use rows::{
+    MAX_WORKLOAD_FINDINGS, NodeRow, StateCounts, WorkloadDetails, WorkloadRow, severity_counts,
+    worst_first,
+};
 /// Each image of a workload row: its OS/build and where they came from.
 pub use winplace_rules::windows::{ImageOs, ImageProvenance, Provenance};
 
@@ -153,6 +156,17 @@ pub struct WorkloadsResponse {
     pub namespaces: Vec<String>,
     /// The rules some workload has a finding of, filtered or not (the filter's choices).
     pub rules: Vec<String>,
+}
+
+/// `GET /api/workloads/{namespace}/{kind}/{name}`: one workload opened, with its findings (a page),
+/// images and incidents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadResponse {
+    /// Source and freshness.
+    pub meta: Meta,
+    /// The workload in full.
+    pub workload: WorkloadDetails,
 }
 
 /// `GET /api/incidents`: what is failing now, explained (the overview's "Failing now").

@@ -2,18 +2,19 @@
 //!
 //! At 5,000 nodes and 150,000 pods, listing every pod under its node and its workload made `/api/nodes`
 //! 25 MB; the map needs only how many pods of each state a node holds. The pods of one node come from
-//! `GET /api/nodes/{name}` when it is opened.
+//! `GET /api/nodes/{name}` when it is opened. Likewise a workload's row counts its findings and incidents;
+//! they come from `GET /api/workloads/{namespace}/{kind}/{name}` when the row is opened.
 
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::sync::Arc;
-use winplace_rules::Finding;
-use winplace_rules::ObjectRef;
 use winplace_rules::audit::{
-    NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, WorkloadReport,
+    NodeGroupKey, NodeOs, NodeReport, PlacementState, PodRef, SeverityCounts, WorkloadReport,
 };
 use winplace_rules::placement::PodOs;
 use winplace_rules::windows::ImageProvenance;
+use winplace_rules::{Finding, ObjectRef, Severity};
 
 /// Pods counted by placement state.
 ///
@@ -120,8 +121,10 @@ impl NodeRow {
     }
 }
 
-/// One workload of `GET /api/workloads`: its pods counted by state, its findings in full (a row opens
-/// them).
+/// One workload of `GET /api/workloads`: what the list shows (its pods counted by state, its findings
+/// counted by severity, the rules they come from, how many incidents). An opened row asks
+/// `GET /api/workloads/{namespace}/{kind}/{name}` for its findings, images and incidents
+/// ([`WorkloadDetails`]): a page of rows stays small whatever a workload holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadRow {
@@ -133,27 +136,92 @@ pub struct WorkloadRow {
     pub state: PlacementState,
     /// Its pods by state.
     pub pods: StateCounts,
-    /// Catalogue findings (once per distinct pod template) and live-state findings, shared with the
-    /// report's row (a page of rows copies no finding).
-    pub findings: Vec<Arc<Finding>>,
-    /// Its distinct images: the OS and builds the rules used for each, and where they came from
-    /// (`name`, `manifest` with its digest, `settings`), with why a registry look-up failed.
-    #[serde(default)]
-    pub images: Vec<ImageProvenance>,
-    /// What is failing now in its pods, explained (shared with the report's row).
-    #[serde(default)]
-    pub incidents: Vec<Arc<winplace_rules::audit::Incident>>,
+    /// Its findings by severity (catalogue findings once per distinct pod template, and live-state
+    /// findings): the same findings [`WorkloadDetails::findings`] lists.
+    pub findings: SeverityCounts,
+    /// The distinct rule ids of its findings, sorted.
+    pub rules: Vec<String>,
+    /// How many incidents (what is failing now in its pods) [`WorkloadDetails::incidents`] lists.
+    pub incidents: usize,
 }
 
 impl WorkloadRow {
     /// The row of a workload of the report.
     pub fn of(w: &WorkloadReport) -> Self {
+        let rules: BTreeSet<&str> = w.findings.iter().map(|f| f.rule.as_str()).collect();
         WorkloadRow {
             owner: w.owner.clone(),
             os: w.os,
             state: w.state,
             pods: StateCounts::of_pods(&w.pods),
-            findings: w.findings.clone(),
+            findings: severity_counts(&w.findings),
+            rules: rules.into_iter().map(str::to_string).collect(),
+            incidents: w.incidents.len(),
+        }
+    }
+}
+
+/// Findings counted by severity.
+pub fn severity_counts(findings: &[Arc<Finding>]) -> SeverityCounts {
+    let mut counts = SeverityCounts::default();
+    for f in findings {
+        match f.severity {
+            Severity::Error => counts.errors += 1,
+            Severity::Warning => counts.warnings += 1,
+            Severity::Info => counts.infos += 1,
+        }
+    }
+    counts
+}
+
+/// The most findings one answer of `GET /api/workloads/{namespace}/{kind}/{name}` lists; `?offset=`
+/// pages through the rest.
+pub const MAX_WORKLOAD_FINDINGS: usize = 500;
+
+/// One workload opened (`GET /api/workloads/{namespace}/{kind}/{name}`): its row's fields and what the
+/// row counts, in full: findings (a page of at most [`MAX_WORKLOAD_FINDINGS`]), images, incidents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadDetails {
+    /// The owner (Deployment, DaemonSet, …, or a bare Pod).
+    pub owner: ObjectRef,
+    /// The OS the workload needs.
+    pub os: PodOs,
+    /// Worst state of its pods and findings.
+    pub state: PlacementState,
+    /// Its pods by state.
+    pub pods: StateCounts,
+    /// How many findings it has (all pages).
+    pub findings_total: usize,
+    /// Findings skipped before this page.
+    pub findings_offset: usize,
+    /// This page of its findings, in the report's order, shared with the report (no finding copied).
+    pub findings: Vec<Arc<Finding>>,
+    /// Its distinct images: the OS and builds the rules used for each, and where they came from
+    /// (`name`, `manifest` with its digest, `settings`), with why a registry look-up failed.
+    pub images: Vec<ImageProvenance>,
+    /// What is failing now in its pods, explained (shared with the report).
+    pub incidents: Vec<Arc<winplace_rules::audit::Incident>>,
+}
+
+impl WorkloadDetails {
+    /// The details of a workload of the report: its findings from `offset`, at most
+    /// [`MAX_WORKLOAD_FINDINGS`].
+    pub fn of(w: &WorkloadReport, offset: usize) -> Self {
+        WorkloadDetails {
+            owner: w.owner.clone(),
+            os: w.os,
+            state: w.state,
+            pods: StateCounts::of_pods(&w.pods),
+            findings_total: w.findings.len(),
+            findings_offset: offset,
+            findings: w
+                .findings
+                .iter()
+                .skip(offset)
+                .take(MAX_WORKLOAD_FINDINGS)
+                .cloned()
+                .collect(),
             images: w.images.clone(),
             incidents: w.incidents.clone(),
         }
@@ -169,7 +237,6 @@ pub fn worst_first(a: &WorkloadReport, b: &WorkloadReport) -> Ordering {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
-    use winplace_rules::Severity;
 
     fn pod(state: PlacementState) -> PodRef {
         PodRef {
@@ -253,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn a_workload_row_carries_each_image_with_its_provenance() {
+    fn an_opened_workload_carries_each_image_with_its_provenance_and_its_row_none() {
         use winplace_rules::placement::PodOs;
         use winplace_rules::windows::{ImageOs, Provenance};
         let report = WorkloadReport {
@@ -284,8 +351,10 @@ mod tests {
             ],
             incidents: vec![],
         };
-        let row = WorkloadRow::of(&report);
-        let json = serde_json::to_value(&row).unwrap();
+        let row = serde_json::to_value(WorkloadRow::of(&report)).unwrap();
+        assert!(row.get("images").is_none(), "{row}");
+        let details = WorkloadDetails::of(&report, 0);
+        let json = serde_json::to_value(&details).unwrap();
         assert_eq!(json["images"][0]["from"], "manifest");
         assert_eq!(json["images"][0]["digest"], "sha256:52d5");
         assert_eq!(
@@ -295,12 +364,7 @@ mod tests {
         assert_eq!(json["images"][1]["from"], "name");
         assert_eq!(json["images"][1]["unresolved"], "timeout");
         assert!(json["images"][1].get("digest").is_none());
-        let back: WorkloadRow = serde_json::from_value(json).unwrap();
-        assert_eq!(back, row);
-        // An answer of an older server, without images, still reads.
-        let mut old = serde_json::to_value(&row).unwrap();
-        old.as_object_mut().unwrap().remove("images");
-        let old: WorkloadRow = serde_json::from_value(old).unwrap();
-        assert!(old.images.is_empty());
+        let back: WorkloadDetails = serde_json::from_value(json).unwrap();
+        assert_eq!(back, details);
     }
 }

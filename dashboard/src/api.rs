@@ -3,8 +3,9 @@
 use serde::de::DeserializeOwned;
 use winplace_api::{
     IncidentsResponse, NodeResponse, NodesResponse, PlacementsResponse, SummaryResponse,
-    WorkloadFilter, WorkloadsResponse,
+    WorkloadFilter, WorkloadResponse, WorkloadsResponse,
 };
+use winplace_rules::ObjectRef;
 
 /// What a failed call says to the user.
 pub type ApiResult<T> = Result<T, String>;
@@ -55,6 +56,19 @@ pub async fn workloads(filter: WorkloadFilter) -> ApiResult<WorkloadsResponse> {
         .map(|(k, v)| format!("{k}={}", encode(&v)))
         .collect();
     get_json(&format!("/api/workloads?{}", query.join("&"))).await
+}
+
+/// `GET /api/workloads/{namespace}/{kind}/{name}`: one workload opened, with its findings (the first
+/// page), images and incidents.
+pub async fn workload(owner: ObjectRef) -> ApiResult<WorkloadResponse> {
+    let namespace = owner.namespace.unwrap_or_default();
+    get_json(&format!(
+        "/api/workloads/{}/{}/{}",
+        encode(&namespace),
+        encode(&owner.kind),
+        encode(&owner.name)
+    ))
+    .await
 }
 
 /// `GET /api/placements`: what `serve --place` placed and how.

@@ -31,6 +31,15 @@ test('"Failing now" lists the incident as it arrives, and the playground explain
     await expect(incident.locator('.incident-rule')).toContainText('windows-build-mismatch');
     await shot(page, testInfo, 'failing-now');
 
+    // The workload's row counts the incident; opened, it asks the server for it and shows it.
+    await page.goto(`${server.url}/workloads?state=all`);
+    const row = page.locator('tbody.workload[data-workload="Pod/billing/invoice-0"]');
+    await row.getByRole('button', { name: /Pod\/billing\/invoice-0/ }).click();
+    const details = row.locator('tr.details');
+    await expect(details.locator('h3.incidents-title')).toHaveText('Failing now');
+    await expect(details.locator('li.incident[data-object="Pod/billing/invoice-0"]')).toHaveAttribute('data-cause', 'build-mismatch');
+    await expect(details.locator('.finding').first()).toBeVisible();
+
     // The playground explains a pasted message in the browser: the sandbox case, then an unrelated one.
     await page.goto(`${server.url}/playground`);
     const field = page.locator('#explain-input');

@@ -61,5 +61,8 @@ done
 mem() { awk '/VmHWM/ {h = $2 / 1024} /VmRSS/ {r = $2 / 1024} END {printf "peak %.0f MiB, now %.0f MiB", h, r}' "/proc/$server/status"; }
 echo "serve --resolve-images, $total images ($benign benign, 6 hostile), after $(( $(date +%s) - start )) s: $(mem); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lookups $(metric winplace_image_lookups_total), failures $(metric winplace_image_lookup_failures_total), cache hits $(metric winplace_image_cache_hits_total)"
+# The rows count findings; each workload's own answer lists them.
 curl -sf "http://127.0.0.1:$port/api/workloads?state=all&rule=image-manifest-unresolved" \
-  | python3 -c 'import json,sys; r=json.load(sys.stdin); ms=[f["message"] for w in r["workloads"] for f in w.get("findings",[]) if f["rule"]=="image-manifest-unresolved"]; [print("  ", m[:190]) for m in sorted(set(ms))[:6]]'
+  | python3 -c 'import json,sys; [print("/".join(w["owner"][k] for k in ("namespace","kind","name"))) for w in json.load(sys.stdin)["workloads"]]' \
+  | while read -r workload; do curl -sf "http://127.0.0.1:$port/api/workloads/$workload"; echo; done \
+  | python3 -c 'import json,sys; ms=[f["message"] for l in sys.stdin if l.strip() for f in json.loads(l)["workload"]["findings"] if f["rule"]=="image-manifest-unresolved"]; [print("  ", m[:190]) for m in sorted(set(ms))[:6]]'

@@ -58,6 +58,7 @@ async fn every_answer_carries_source_and_freshness() {
         "/api/nodes",
         "/api/nodes/aks-win22-0",
         "/api/workloads",
+        "/api/workloads/shop/Deployment/cart-api",
         "/api/context",
     ] {
         let (status, body) = get_json(&s, uri).await;
@@ -141,6 +142,134 @@ async fn workload_filters() {
     }
 }
 
+/// A list row counts what its opened row (`/api/workloads/{namespace}/{kind}/{name}`) lists: findings by
+/// severity, their rules, incidents; a huge row's findings come a page at a time.
+#[tokio::test]
+async fn a_row_counts_what_its_details_list() {
+    use std::sync::Arc;
+    use winplace_rules::Severity;
+    let mut r = report();
+    // cart-api: 1,203 findings of three severities and two incidents.
+    let mut cart = (*r.workloads[1]).clone();
+    for i in 0..1_202 {
+        let (rule, severity) = match i % 3 {
+            0 => ("windows-build-mismatch", Severity::Error),
+            1 => ("linux-pod-without-os-selector", Severity::Warning),
+            _ => ("windows-node-untainted", Severity::Info),
+        };
+        cart.findings.push(Arc::new(fixture::finding(
+            rule,
+            severity,
+            "Deployment",
+            "shop",
+            "cart-api",
+        )));
+    }
+    for pod in ["cart-api-0", "cart-api-1"] {
+        cart.incidents
+            .push(Arc::new(winplace_rules::audit::Incident {
+                object: format!("Pod/shop/{pod}"),
+                workload: "Deployment/shop/cart-api".into(),
+                cause: winplace_rules::explain::Cause::BuildMismatch,
+                since: None,
+                count: 1,
+                message: "image build mismatch".into(),
+                fix: "use the ltsc2022 tag".into(),
+                rule: None,
+                sandbox: false,
+                meaning: "the image's Windows build is not the node's".into(),
+                node: None,
+            }));
+    }
+    r.workloads[1] = Arc::new(cart);
+    let s = AppState::new(winplace::source::demo::info(), Timing::default());
+    s.publish_report(r);
+
+    let (status, list) = get_json(&s, "/api/workloads?state=all").await;
+    assert_eq!(status, StatusCode::OK);
+    let rows = list["workloads"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3, "{list}");
+    for row in rows {
+        // The list's rows hold no finding, image or incident, only their counts.
+        assert!(row["findings"].is_object(), "{row}");
+        assert!(row["incidents"].is_u64(), "{row}");
+        assert!(row.get("images").is_none(), "{row}");
+        let o = &row["owner"];
+        let uri = |offset: usize| {
+            format!(
+                "/api/workloads/{}/{}/{}?offset={offset}",
+                o["namespace"].as_str().unwrap_or_default(),
+                o["kind"].as_str().unwrap_or_default(),
+                o["name"].as_str().unwrap_or_default()
+            )
+        };
+        // Every page of its findings.
+        let mut findings = Vec::new();
+        let mut details: Value;
+        loop {
+            let (status, body) = get_json(&s, &uri(findings.len())).await;
+            assert_eq!(status, StatusCode::OK, "{}: {body}", uri(findings.len()));
+            assert_eq!(body["meta"]["freshness"]["revision"], 1);
+            details = body["workload"].clone();
+            assert_eq!(details["findingsOffset"], findings.len());
+            let page = details["findings"].as_array().expect("findings").clone();
+            assert!(page.len() <= winplace_api::MAX_WORKLOAD_FINDINGS);
+            if page.is_empty() {
+                break;
+            }
+            findings.extend(page);
+        }
+        for key in ["owner", "os", "state", "pods"] {
+            assert_eq!(details[key], row[key], "{key}: {row}");
+        }
+        assert_eq!(details["findingsTotal"], findings.len(), "{row}");
+        let count = |severity: &str| {
+            findings
+                .iter()
+                .filter(|f| f["severity"] == severity)
+                .count()
+        };
+        assert_eq!(
+            row["findings"],
+            serde_json::json!({
+                "errors": count("error"),
+                "warnings": count("warning"),
+                "infos": count("info"),
+            }),
+            "{row}"
+        );
+        let mut rules: Vec<&str> = findings.iter().filter_map(|f| f["rule"].as_str()).collect();
+        rules.sort();
+        rules.dedup();
+        assert_eq!(row["rules"], serde_json::json!(rules), "{row}");
+        assert_eq!(
+            row["incidents"].as_u64(),
+            details["incidents"].as_array().map(|i| i.len() as u64),
+            "{row}"
+        );
+    }
+    // cart-api's counts, as the fixture made them (its own warning and 1,202 more): three pages.
+    let cart = rows
+        .iter()
+        .find(|r| r["owner"]["name"] == "cart-api")
+        .expect("cart-api");
+    assert_eq!(
+        cart["findings"],
+        serde_json::json!({"errors": 401, "warnings": 402, "infos": 400})
+    );
+    assert_eq!(cart["incidents"], 2);
+    let (_, first) = get_json(&s, "/api/workloads/shop/Deployment/cart-api").await;
+    assert_eq!(first["workload"]["findingsTotal"], 1_204 - 1);
+    assert_eq!(
+        first["workload"]["findings"].as_array().map(Vec::len),
+        Some(winplace_api::MAX_WORKLOAD_FINDINGS)
+    );
+    assert_eq!(
+        first["workload"]["incidents"][1]["object"],
+        "Pod/shop/cart-api-1"
+    );
+}
+
 #[tokio::test]
 async fn bad_filters_are_400_with_a_reason() {
     let s = state();
@@ -174,7 +303,7 @@ async fn bad_filters_are_400_with_a_reason() {
 #[tokio::test]
 async fn every_documented_error_is_json_with_a_message() {
     let s = state();
-    let rows: [(&str, StatusCode, &str); 16] = [
+    let rows: [(&str, StatusCode, &str); 20] = [
         (
             "/api/workloads?severity=fatal",
             StatusCode::BAD_REQUEST,
@@ -211,6 +340,26 @@ async fn every_documented_error_is_json_with_a_message() {
             "pods",
         ),
         ("/api/nodes/nope", StatusCode::NOT_FOUND, "nope"),
+        (
+            "/api/workloads/shop/Deployment/nope",
+            StatusCode::NOT_FOUND,
+            "no workload Deployment/shop/nope",
+        ),
+        (
+            "/api/workloads/shop/Deployment",
+            StatusCode::NOT_FOUND,
+            "/api/workloads/shop/Deployment",
+        ),
+        (
+            "/api/workloads/shop/Deployment/cart-api?ofset=1",
+            StatusCode::BAD_REQUEST,
+            "ofset",
+        ),
+        (
+            "/api/workloads/shop/Deployment/cart-api?offset=-1",
+            StatusCode::BAD_REQUEST,
+            "offset",
+        ),
         ("/api/nope", StatusCode::NOT_FOUND, "/api/nope"),
         ("/api/nodes/a/b", StatusCode::NOT_FOUND, "/api/nodes/a/b"),
         ("/api/", StatusCode::NOT_FOUND, "/api/"),

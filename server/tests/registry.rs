@@ -488,26 +488,29 @@ async fn the_server_resolves_live_images_in_the_background_and_reaudits() {
     state.shut_down();
 }
 
-/// The workloads of `GET /api/workloads?state=all`, by `Kind/namespace/name`.
+/// The workloads of `GET /api/workloads?state=all`, by `Kind/namespace/name`, each as its opened row
+/// (`GET /api/workloads/{namespace}/{kind}/{name}`: findings, images, incidents) answers it.
 async fn api_workloads(state: &winplace::state::AppState) -> BTreeMap<String, Value> {
     let (status, body) = get(state, "/api/workloads?state=all").await;
     assert_eq!(status, 200, "{body}");
     let answer: Value = serde_json::from_str(&body).expect("json");
-    answer["workloads"]
-        .as_array()
-        .expect("workloads")
-        .iter()
-        .map(|w| {
-            let o = &w["owner"];
-            let key = format!(
-                "{}/{}/{}",
-                o["kind"].as_str().unwrap_or_default(),
-                o["namespace"].as_str().unwrap_or_default(),
-                o["name"].as_str().unwrap_or_default()
-            );
-            (key, w.clone())
-        })
-        .collect()
+    let mut workloads = BTreeMap::new();
+    for w in answer["workloads"].as_array().expect("workloads") {
+        let o = &w["owner"];
+        let (kind, namespace, name) = (
+            o["kind"].as_str().unwrap_or_default(),
+            o["namespace"].as_str().unwrap_or_default(),
+            o["name"].as_str().unwrap_or_default(),
+        );
+        let (status, body) = get(state, &format!("/api/workloads/{namespace}/{kind}/{name}")).await;
+        assert_eq!(status, 200, "{body}");
+        let details: Value = serde_json::from_str(&body).expect("json");
+        workloads.insert(
+            format!("{kind}/{namespace}/{name}"),
+            details["workload"].clone(),
+        );
+    }
+    workloads
 }
 
 /// The findings of rule `rule` in a workload of the API answer.

@@ -3,7 +3,8 @@
 //! as a YAML patch to copy.
 //!
 //! The server filters, orders (worst first) and pages the workloads: the page holds one page of rows
-//! ([`PAGE`]), whatever the cluster size, and the filter's choices come with the answer.
+//! ([`PAGE`]), whatever the cluster size, and the filter's choices come with the answer. A row counts its
+//! findings; opened, it asks `/api/workloads/{namespace}/{kind}/{name}` for them, its images and incidents.
 
 use crate::components::finding::FindingItem;
 use crate::components::images::ImageList;
@@ -15,8 +16,8 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use winplace_api::{DEFAULT_PAGE, StateFilter, WorkloadFilter, WorkloadRow, WorkloadsResponse};
-use winplace_rules::Severity;
 use winplace_rules::placement::PodOs;
+use winplace_rules::{ObjectRef, Severity};
 
 /// Rows on one page.
 const PAGE: usize = DEFAULT_PAGE;
@@ -308,15 +309,8 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
             })
         }
     };
-    let count = |s: Severity| w.findings.iter().filter(|f| f.severity == s).count();
-    let (errors, warnings, infos) = (
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info),
-    );
-    let findings = w.findings.clone();
-    let images = w.images.clone();
-    let incidents = w.incidents.clone();
+    let (errors, warnings, infos) = (w.findings.errors, w.findings.warnings, w.findings.infos);
+    let owner = w.owner.clone();
     let controls = id.clone();
     view! {
         <tbody class="workload" data-workload=key.clone() data-state=w.state.as_str()>
@@ -340,19 +334,47 @@ fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> im
             <Show when=move || open.get()>
                 <tr class="details" id=id.clone()>
                     <td colspan="5">
-                        <ImageList images=images.clone()/>
-                        {(!incidents.is_empty()).then(|| view! {
-                            <h3 class="incidents-title">"Failing now"</h3>
-                            <crate::components::incidents::IncidentList incidents=incidents.clone()/>
-                        })}
-                        <ul class="findings">
-                            {findings.iter().map(|f| view! { <FindingItem finding=(**f).clone()/> }).collect_view()}
-                        </ul>
-                        {findings.is_empty().then(|| view! { <p class="muted">"No findings."</p> })}
+                        <WorkloadDetailsView owner=owner.clone()/>
                     </td>
                 </tr>
             </Show>
         </tbody>
+    }
+}
+
+/// An opened row: its images, incidents and findings, asked of the server when the row opens (the list's
+/// rows only count them), and again when a change touches workloads.
+#[component]
+fn WorkloadDetailsView(owner: ObjectRef) -> impl IntoView {
+    let live = Live::get();
+    let details = LocalResource::new(move || {
+        live.workloads_rev.track();
+        crate::api::workload(owner.clone())
+    });
+    view! {
+        <Transition fallback=|| view! { <Loading what="the findings"/> }>
+            {move || details.get().map(|result| match result {
+                Ok(answer) => {
+                    let w = answer.workload;
+                    let more = w.findings_total.saturating_sub(w.findings_offset + w.findings.len());
+                    view! {
+                        <ImageList images=w.images/>
+                        {(!w.incidents.is_empty()).then(|| view! {
+                            <h3 class="incidents-title">"Failing now"</h3>
+                            <crate::components::incidents::IncidentList incidents=w.incidents.clone()/>
+                        })}
+                        <ul class="findings">
+                            {w.findings.iter().map(|f| view! { <FindingItem finding=(**f).clone()/> }).collect_view()}
+                        </ul>
+                        {w.findings.is_empty().then(|| view! { <p class="muted">"No findings."</p> })}
+                        {(more > 0).then(|| view! {
+                            <p class="muted">{format!("{} more not listed (winplace audit lists them all).", more)}</p>
+                        })}
+                    }.into_any()
+                }
+                Err(e) => view! { <ErrorNote message=e/> }.into_any(),
+            })}
+        </Transition>
     }
 }
 

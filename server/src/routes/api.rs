@@ -12,7 +12,8 @@ use axum::routing::{any, get};
 use axum::{Json, Router};
 use winplace_api::{
     ContextResponse, IncidentsResponse, MAX_INCIDENTS, Meta, NodeFilter, NodeResponse, NodeRow,
-    NodesResponse, SummaryResponse, WorkloadFilter, WorkloadRow, WorkloadsResponse,
+    NodesResponse, SummaryResponse, WorkloadDetails, WorkloadFilter, WorkloadResponse, WorkloadRow,
+    WorkloadsResponse,
 };
 use winplace_rules::rules::catalog::{self, RULES};
 
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/nodes", get(nodes))
         .route("/api/workloads", get(workloads))
+        .route("/api/workloads/{namespace}/{kind}/{name}", get(workload))
         .merge(without_parameters)
         .route("/api/{*rest}", any(crate::error::unknown_endpoint))
 }
@@ -148,6 +150,44 @@ async fn workloads(
         })
     })
     .await
+}
+
+/// The query of `GET /api/workloads/{namespace}/{kind}/{name}`: where its page of findings starts.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FindingsPage {
+    /// Findings to skip (default 0).
+    offset: Option<usize>,
+}
+
+/// One workload in full (its findings a page at a time, its images and incidents): what an opened row of
+/// the workloads page shows. Built per request: one workload's worth.
+async fn workload(
+    State(state): State<AppState>,
+    Path((namespace, kind, name)): Path<(String, String, String)>,
+    query: Result<Query<FindingsPage>, QueryRejection>,
+) -> Result<Json<WorkloadResponse>, ApiError> {
+    let offset = filter(query)?.offset.unwrap_or(0);
+    let p = state.published();
+    let workload = p
+        .report
+        .workloads
+        .iter()
+        .find(|w| {
+            w.owner.kind == kind
+                && w.owner.name == name
+                && w.owner.namespace.as_deref() == Some(namespace.as_str())
+        })
+        .map(|w| WorkloadDetails::of(w, offset))
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no workload {kind}/{namespace}/{name} (kind, namespace and name as a row's owner has them)"
+            ))
+        })?;
+    Ok(Json(WorkloadResponse {
+        meta: state.meta(&p),
+        workload,
+    }))
 }
 
 /// What is failing now: the report's incidents (the first [`MAX_INCIDENTS`]), with their total.

@@ -11,7 +11,7 @@ use winplace_rules::audit::{
 use winplace_rules::placement::PodOs;
 use winplace_rules::{Finding, ObjectRef, Severity};
 
-fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> Finding {
+pub fn finding(rule: &str, severity: Severity, kind: &str, ns: &str, name: &str) -> Finding {
     Finding {
         path: "spec.template.spec".into(),
         message: format!("{rule} on {name}"),
