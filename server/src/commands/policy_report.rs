@@ -71,14 +71,19 @@ fn resource(o: &ObjectRef) -> Value {
     r
 }
 
-/// One result for a finding.
-fn finding_result(f: &Finding, timestamp: &Value) -> Value {
-    let (result, severity) = result_and_severity(f.severity);
-    let category = catalog::RULES
+/// A finding's result category: its rule's family (`winplace` for a rule outside the catalogue).
+fn category(f: &Finding) -> &'static str {
+    catalog::RULES
         .iter()
         .find(|r| r.id == f.rule)
         .map(|r| r.family.as_str())
-        .unwrap_or("winplace");
+        .unwrap_or("winplace")
+}
+
+/// One result for a finding.
+fn finding_result(f: &Finding, timestamp: &Value) -> Value {
+    let (result, severity) = result_and_severity(f.severity);
+    let category = category(f);
     let mut properties = serde_json::Map::new();
     if !f.path.is_empty() {
         properties.insert("path".into(), json!(f.path));
@@ -426,11 +431,7 @@ mod stream {
             match self.result {
                 Entry::Finding(f) => {
                     let (result, severity) = result_and_severity(f.severity);
-                    let category = catalog::RULES
-                        .iter()
-                        .find(|r| r.id == f.rule)
-                        .map(|r| r.family.as_str())
-                        .unwrap_or("winplace");
+                    let category = category(f);
                     m.serialize_entry("category", category)?;
                     m.serialize_entry("message", &f.message)?;
                     m.serialize_entry("policy", &f.rule)?;
