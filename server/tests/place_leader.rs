@@ -11,6 +11,7 @@
 use crate::common::fake_api::{self, FakeApi, Write};
 use crate::common::fake_http::{FakeServer, Reply};
 use crate::common::oci_registry;
+use crate::place::{GATE, logs, pod, ungated};
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +19,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-const GATE: &str = "winplace.io/placement";
 const LEASE: &str = "default/winplace-placer";
 /// An image whose name tells its OS and build: placed without a registry.
 const NAMED: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
@@ -102,18 +102,6 @@ async fn until(dir: &std::path::Path, what: &str, limit: Duration, mut done: imp
     }
 }
 
-fn logs(dir: &std::path::Path) -> String {
-    let mut out = String::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "log") {
-            out.push_str(&format!("== {}\n", path.display()));
-            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
-        }
-    }
-    out
-}
-
 fn cluster() -> FakeApi {
     let api = FakeApi::default();
     api.lock().version = true;
@@ -134,16 +122,6 @@ fn gated_pod(name: &str, image: &str) -> Value {
         "spec": {"schedulingGates": [{"name": GATE}],
                  "containers": [{"name": "app", "image": image}]},
         "status": {"phase": "Pending"}})
-}
-
-fn pod(api: &FakeApi, name: &str) -> Value {
-    api.get("Pod", &format!("shop/{name}")).expect(name)
-}
-
-fn ungated(api: &FakeApi, name: &str) -> bool {
-    !pod(api, name)["spec"]["schedulingGates"]
-        .as_array()
-        .is_some_and(|g| g.iter().any(|g| g["name"] == GATE))
 }
 
 fn holder(api: &FakeApi) -> Option<String> {
