@@ -160,6 +160,21 @@ pub(crate) async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMu
     }
 }
 
+/// The pull secret `shop/pull` for `host` with `creds` (`user:password`), and the default service
+/// account of `shop` naming it.
+pub(crate) fn apply_pull_secret(api: &FakeApi, host: &str, creds: &str) {
+    let auth = base64::engine::general_purpose::STANDARD.encode(creds);
+    let config = json!({"auths": {host: {"auth": auth}}}).to_string();
+    api.apply(
+        "Secret",
+        json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "pull", "namespace": "shop"}, "type": "kubernetes.io/dockerconfigjson",
+        "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(config)}}),
+    );
+    api.apply("ServiceAccount", json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "default", "namespace": "shop"}, "imagePullSecrets": [{"name": "pull"}]}));
+}
+
 pub(crate) fn logs(dir: &std::path::Path) -> String {
     let mut out = String::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -247,16 +262,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
         windows_node("win19-1", "10.0.17763.6414", "10.0.17763"),
     );
     // The pull secret, named by one pod and by the namespace's default service account.
-    let auth = base64::engine::general_purpose::STANDARD.encode(&creds);
-    let config = json!({"auths": {host.clone(): {"auth": auth}}}).to_string();
-    api.apply(
-        "Secret",
-        json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "pull", "namespace": "shop"}, "type": "kubernetes.io/dockerconfigjson",
-        "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(config)}}),
-    );
-    api.apply("ServiceAccount", json!({"apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": "default", "namespace": "shop"}, "imagePullSecrets": [{"name": "pull"}]}));
+    apply_pull_secret(&api, &host, &creds);
     let own_secret = json!({"imagePullSecrets": [{"name": "pull"}]});
     api.apply("Pod", gated_pod("win2022", &img2022, own_secret.clone()));
     api.apply("Pod", gated_pod("win2019", &img2019, json!({})));

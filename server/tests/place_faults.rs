@@ -15,13 +15,12 @@ use crate::common::fake_api;
 use crate::common::fake_http::FakeServer;
 use crate::common::oci_registry;
 use crate::place::{
-    GATE, Placer, build_values, events_for, gated_pod, index_reply, linux_and_2022_nodes,
-    now_minus, patches_of, pod, ungated, until,
+    GATE, Placer, apply_pull_secret, build_values, events_for, gated_pod, index_reply,
+    linux_and_2022_nodes, now_minus, patches_of, pod, ungated, until,
 };
 
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use fake_api::FakeApi;
 use oci_registry::{Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, counted_token_server};
 use serde_json::{Value, json};
@@ -59,16 +58,7 @@ fn private_registry(
         registry.push(&layout.dir, tag, "private/win", Some(&creds));
     }
     let host = registry.host();
-    let auth = base64::engine::general_purpose::STANDARD.encode(&creds);
-    let config = json!({"auths": {host.clone(): {"auth": auth}}}).to_string();
-    api.apply(
-        "Secret",
-        json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "pull", "namespace": "shop"}, "type": "kubernetes.io/dockerconfigjson",
-        "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(config)}}),
-    );
-    api.apply("ServiceAccount", json!({"apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": "default", "namespace": "shop"}, "imagePullSecrets": [{"name": "pull"}]}));
+    apply_pull_secret(api, &host, &creds);
     let insecure = vec![host, format!("127.0.0.1:{token_port}")];
     (registry, insecure, anonymous)
 }
