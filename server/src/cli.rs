@@ -51,6 +51,11 @@ enum Command {
 }
 
 impl Cli {
+    /// Whether the command is `serve`: it runs until stopped (the others run once and exit).
+    pub fn serves(&self) -> bool {
+        matches!(self.command, Command::Serve(_))
+    }
+
     /// Runs the chosen command.
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
