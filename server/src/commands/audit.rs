@@ -61,6 +61,9 @@ pub async fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let errors = write_report(&audit, &info, args.format, now, &mut stdout)?;
     stdout.flush()?;
+    // The process exits next, which frees everything at once: dropping 150,000 pods' records one by
+    // one first would only cost time (about 50 ms at the envelope).
+    std::mem::forget(audit);
     Ok(ExitCode::from(if errors { 1 } else { 0 }))
 }
 
