@@ -15,7 +15,7 @@ use winplace_policy_wasm::admission::{
     AdmissionRequest, context_from_answers, review_checked, review_with_host,
 };
 use winplace_policy_wasm::host_answers::HostAnswers;
-use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::model::cluster_objects::CONTEXT_NODE_FIELDS;
 use winplace_rules::{Checker, Settings};
 
 fn median(mut times: Vec<Duration>) -> f64 {
@@ -42,7 +42,7 @@ fn main() {
         context_aware: true,
         ..Settings::default()
     };
-    let ask = json!({"api_version": "v1", "kind": "Node", "field_masks": NODE_FIELDS});
+    let ask = json!({"api_version": "v1", "kind": "Node", "field_masks": CONTEXT_NODE_FIELDS});
     let rc_ask = json!({"api_version": "node.k8s.io/v1", "kind": "RuntimeClass"});
     let stored = host.stored_list(&ask).unwrap();
     let rc_bytes = serde_json::to_vec(&host.stored_list(&rc_ask).unwrap()).unwrap();

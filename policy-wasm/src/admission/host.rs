@@ -4,7 +4,7 @@
 //!
 //! With `contextAware`, the RuntimeClasses, then the Nodes not labelled `kubernetes.io/os: linux`
 //! ([`NOT_LINUX_NODES`], a label selector the host passes to the API server's watch) pruned to
-//! [`NODE_FIELDS`]; the whole Node list only when the rules may read a Linux node for this object
+//! [`CONTEXT_NODE_FIELDS`] (of `nodeInfo`, only the OS and the kernel version); the whole Node list only when the rules may read a Linux node for this object
 //! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and at once,
 //! without the narrow list first, when the pod's own selectors let it go to one
 //! ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
-use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::model::cluster_objects::CONTEXT_NODE_FIELDS;
 use winplace_rules::placement::gate::{controller_is_live, has_gate};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::{ImageClass, class_from_manifest};
@@ -156,9 +156,11 @@ fn controller_live(host: &mut dyn HostCalls, settings: &Settings) -> bool {
         .is_some_and(|now| controller_is_live(&lease, now))
 }
 
-/// The Nodes `selector` selects (all without one), pruned to [`NODE_FIELDS`].
+/// The Nodes `selector` selects (all without one), pruned to [`CONTEXT_NODE_FIELDS`]: the rules read
+/// no more of a node that is context (the test `narrow_requests_find_what_the_whole_list_finds`
+/// reviews against nodes trimmed to `NODE_FIELDS` for comparison).
 fn nodes(host: &mut dyn HostCalls, selector: Option<&str>) -> Option<Vec<u8>> {
-    list_all(host, "v1", "Node", selector, NODE_FIELDS)
+    list_all(host, "v1", "Node", selector, CONTEXT_NODE_FIELDS)
 }
 
 /// Every object of a kind (that `selector` selects); with `fields`, only those fields of each: the SDK's
@@ -212,6 +214,7 @@ mod tests {
     use crate::admission::fixtures::{fixture, settings};
     use crate::host_answers::HostAnswers;
     use winplace_rules::input::{Limits, parse};
+    use winplace_rules::model::cluster_objects::NODE_FIELDS;
 
     /// The host answers, with the label selector of every Node list asked.
     struct Recording<'h> {
@@ -233,7 +236,9 @@ mod tests {
     }
 
     /// A synthetic cluster of 160 nodes of which 20 run Windows, one of them without its
-    /// `kubernetes.io/os` label (its `nodeInfo` says Windows), with the synthetic RuntimeClasses.
+    /// `kubernetes.io/os` label (its `nodeInfo` says Windows), with the synthetic RuntimeClasses. A third
+    /// of the nodes run an old kubelet and containerd (`nodeInfo` fields the policy does not ask for):
+    /// a rule that read them of a context node would find otherwise with the whole nodes.
     fn host() -> HostAnswers {
         let mut nodes = winplace_synthetic::mixed_nodes(160, 20, 7);
         let unlabelled = nodes
@@ -251,6 +256,16 @@ mod tests {
             .as_mut()
             .unwrap()
             .remove("kubernetes.io/os");
+        for node in nodes.iter_mut().step_by(3) {
+            let info = node
+                .status
+                .as_mut()
+                .and_then(|s| s.node_info.as_mut())
+                .unwrap();
+            info.kubelet_version = "v1.24.17".into();
+            info.container_runtime_version = "containerd://1.6.0".into();
+            info.os_image = String::new();
+        }
         let (_, _, rcs) = winplace_synthetic::synthetic_cluster(8, 0, 7);
         let rcs: Vec<_> = rcs.into_iter().map(|rc| rc.object).collect();
         let mut host = HostAnswers::default();
@@ -326,9 +341,10 @@ mod tests {
         out
     }
 
-    /// Asked narrowly (the nodes not labelled Linux first, all of them only when the rules need them),
-    /// every request gets the decision it gets with the whole Node list, and a checker over the nodes
-    /// held finds what one over the whole cluster finds wherever it says it may.
+    /// Asked narrowly (the nodes not labelled Linux first, all of them only when the rules need them,
+    /// each pruned to `CONTEXT_NODE_FIELDS`), every request gets the decision it gets with the whole
+    /// Node list trimmed as the audit keeps it (`NODE_FIELDS`: the whole `nodeInfo`), and a checker over
+    /// the nodes held finds what one over the whole cluster finds wherever it says it may.
     #[test]
     fn narrow_requests_find_what_the_whole_list_finds() {
         let host = host();
@@ -349,6 +365,22 @@ mod tests {
         let held = context_from_answers(&answer(&narrow_ask), &rcs).unwrap();
         // 19 labelled Windows, and the one without the label.
         assert_eq!((whole.nodes.len(), held.nodes.len()), (160, 20));
+        // What the policy asks for lacks the kubelet and containerd versions the whole nodes have.
+        let kubelets = |ask: &Value| -> BTreeMap<String, usize> {
+            let ctx = context_from_answers(&answer(ask), &rcs).unwrap();
+            let mut seen = BTreeMap::new();
+            for node in &ctx.nodes {
+                let info = node.status.as_ref().and_then(|s| s.node_info.as_ref());
+                *seen
+                    .entry(info.map(|i| i.kubelet_version.clone()).unwrap_or_default())
+                    .or_default() += 1;
+            }
+            seen
+        };
+        let asked =
+            json!({"api_version": "v1", "kind": "Node", "field_masks": CONTEXT_NODE_FIELDS});
+        assert_eq!(kubelets(&asked), BTreeMap::from([(String::new(), 160)]));
+        assert_eq!(kubelets(&whole_ask).get("v1.24.17"), Some(&54));
         let settings = settings(json!({"contextAware": true}));
         let whole_checker = Checker::builder()
             .settings(&settings)
