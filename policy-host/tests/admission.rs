@@ -10,9 +10,11 @@ use serde_json::{Value, json};
 use winplace_policy_host::{PolicyHost, built_policy, capability, test_cluster, test_data};
 use winplace_policy_wasm::admission::{PATCH_PROPOSED, context_from_lists};
 use winplace_policy_wasm::host_answers::{HostAnswers, LabelSelector, prune_items};
-use winplace_rules::NOT_LINUX_NODES;
-use winplace_rules::model::cluster_objects::{CONTEXT_NODE_FIELDS, NODE_FIELDS, decode_node};
+use winplace_rules::model::cluster_objects::{
+    CONTEXT_NODE_FIELDS, LINUX_NODE_FIELDS, NODE_FIELDS, decode_node,
+};
 use winplace_rules::model::{node_os_build, node_windows_build};
+use winplace_rules::{LINUX_NODES, NOT_LINUX_NODES};
 
 fn fixture(name: &str) -> Value {
     test_data(name).unwrap_or_else(|e| panic!("{e}"))
@@ -242,21 +244,34 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         .collect();
     assert_eq!(masks, CONTEXT_NODE_FIELDS.iter().copied().collect());
 
-    // An unpinned one may land on a Linux node by its own selectors: the whole Node list, at once.
+    // An unpinned one may land on a Linux node by its own selectors: the Linux nodes at once (without
+    // their nodeInfo), then the others.
     h.clear_host_calls();
     h.validate(&request("deployment-windows-unpinned"), &aware)
         .unwrap();
-    let asked: Vec<(Value, Value)> = h
+    let asked: Vec<(Value, Value, Value)> = h
         .capability_calls()
         .iter()
         .map(|c| serde_json::from_slice::<Value>(&c.payload).unwrap())
-        .map(|asked| (asked["kind"].clone(), asked["label_selector"].clone()))
+        .map(|asked| {
+            let masks = asked["field_masks"].clone();
+            (
+                asked["kind"].clone(),
+                asked["label_selector"].clone(),
+                masks,
+            )
+        })
         .collect();
     assert_eq!(
         asked,
         [
-            (json!("RuntimeClass"), Value::Null),
-            (json!("Node"), Value::Null)
+            (json!("RuntimeClass"), Value::Null, Value::Null),
+            (json!("Node"), json!(LINUX_NODES), json!(LINUX_NODE_FIELDS)),
+            (
+                json!("Node"),
+                json!(NOT_LINUX_NODES),
+                json!(CONTEXT_NODE_FIELDS)
+            )
         ]
     );
 

@@ -4,23 +4,28 @@
 //!
 //! With `contextAware`, the RuntimeClasses, then the Nodes not labelled `kubernetes.io/os: linux`
 //! ([`NOT_LINUX_NODES`], a label selector the host passes to the API server's watch) pruned to
-//! [`CONTEXT_NODE_FIELDS`] (of `nodeInfo`, only the OS and the kernel version); the whole Node list only when the rules may read a Linux node for this object
-//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and at once,
-//! without the narrow list first, when the pod's own selectors let it go to one
+//! [`CONTEXT_NODE_FIELDS`] (of `nodeInfo`, only the OS and the kernel version); the Nodes labelled Linux
+//! ([`LINUX_NODES`], the rest of the cluster) pruned to [`LINUX_NODE_FIELDS`] (no `nodeInfo`: the rules
+//! read none of a node labelled Linux) only when the rules may read a Linux node for this object
+//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and first,
+//! before the others, when the pod's own selectors let it go to one
 //! ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
-//! 500 run Windows thus costs 500 nodes, not 5,000, with the same findings, and an unpinned one 5,000,
-//! not 5,500 (docs/reference/kubewarden-hosting.md §4).
+//! 500 run Windows thus costs 500 nodes, not 5,000, with the same findings, and an unpinned one 5,000
+//! with 4,500 of them smaller (docs/reference/kubewarden-hosting.md §4). The nodes are held in one order
+//! whatever the path: those not labelled Linux, then the others (the host's own order within each list;
+//! policy-server's reflector store keeps no order of its own).
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
-use winplace_rules::model::cluster_objects::CONTEXT_NODE_FIELDS;
+use winplace_rules::model::cluster_objects::{CONTEXT_NODE_FIELDS, LINUX_NODE_FIELDS};
 use winplace_rules::placement::gate::{controller_is_live, has_gate};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::{ImageClass, class_from_manifest};
-use winplace_rules::{Checker, NOT_LINUX_NODES};
+use winplace_rules::{Checker, LINUX_NODES, NOT_LINUX_NODES};
 
 use super::{
     AdmissionRequest, Decision, asks_for_context, context_from_answers, is_evaluated, is_exempt,
@@ -79,19 +84,27 @@ pub fn review_with_host(
     };
     // The RuntimeClasses first, then the Nodes: both arrive, or neither is used (half a cluster would
     // invent unschedulable pods). A pod that may go to a Linux node by its own selectors (with the
-    // RuntimeClass merged) needs every node whatever the others say: the whole list at once. Any other
-    // asks for the nodes not labelled Linux, and for the rest only when no node held takes it.
+    // RuntimeClass merged) needs every node whatever the others say: the Linux nodes at once. Any other
+    // asks for the nodes not labelled Linux, and for the Linux ones only when no node held takes it.
     let held = asks_for_context(&request, settings)
         .then(|| {
             let rcs = list_all(host, "node.k8s.io/v1", "RuntimeClass", None, &[])?;
             let wide = may_go_to_linux_nodes(&request, settings, &rcs)?;
-            let nodes = nodes(host, (!wide).then_some(NOT_LINUX_NODES))?;
-            let held = context_from_answers(&nodes, &rcs).ok()?;
-            Some((held, rcs, wide))
+            let linux = if wide { Some(linux_nodes(host)?) } else { None };
+            let nodes = list_all(
+                host,
+                "v1",
+                "Node",
+                Some(NOT_LINUX_NODES),
+                CONTEXT_NODE_FIELDS,
+            )?;
+            let mut held = context_from_answers(&nodes, &rcs).ok()?;
+            held.nodes.extend(linux.into_iter().flatten());
+            Some((held, wide))
         })
         .flatten();
-    let manifests = manifests(&request, held.as_ref().map(|(c, _, _)| c), settings, host);
-    let Some((held, rcs, wide)) = held else {
+    let manifests = manifests(&request, held.as_ref().map(|(c, _)| c), settings, host);
+    let Some((mut held, wide)) = held else {
         return review(request, settings, None, &manifests);
     };
     if wide {
@@ -106,9 +119,21 @@ pub fn review_with_host(
         return review_checked(request, &checker);
     }
     drop(checker);
-    drop(held);
-    let whole = nodes(host, None).and_then(|nodes| context_from_answers(&nodes, &rcs).ok());
+    // The nodes held are the cluster's but for the Linux ones: those are added, the others not asked
+    // for again.
+    let whole = linux_nodes(host).map(|linux| {
+        held.nodes.extend(linux);
+        held
+    });
     review(request, settings, whole.as_ref(), &manifests)
+}
+
+/// The Nodes labelled Linux ([`LINUX_NODES`]), pruned to [`LINUX_NODE_FIELDS`]; `None` when the host
+/// refuses or the answer does not decode (then no context is used, as when a list is refused).
+fn linux_nodes(host: &mut dyn HostCalls) -> Option<Vec<Node>> {
+    let answer = list_all(host, "v1", "Node", Some(LINUX_NODES), LINUX_NODE_FIELDS)?;
+    let decoded = context_from_answers(&answer, br#"{"items": []}"#).ok()?;
+    Some(decoded.nodes)
 }
 
 /// Whether the object's pods may go to a Linux node by their own selectors, with the cluster's
@@ -154,13 +179,6 @@ fn controller_live(host: &mut dyn HostCalls, settings: &Settings) -> bool {
     };
     host.now()
         .is_some_and(|now| controller_is_live(&lease, now))
-}
-
-/// The Nodes `selector` selects (all without one), pruned to [`CONTEXT_NODE_FIELDS`]: the rules read
-/// no more of a node that is context (the test `narrow_requests_find_what_the_whole_list_finds`
-/// reviews against nodes trimmed to `NODE_FIELDS` for comparison).
-fn nodes(host: &mut dyn HostCalls, selector: Option<&str>) -> Option<Vec<u8>> {
-    list_all(host, "v1", "Node", selector, CONTEXT_NODE_FIELDS)
 }
 
 /// Every object of a kind (that `selector` selects); with `fields`, only those fields of each: the SDK's
@@ -399,16 +417,20 @@ mod tests {
             let asked = review_with_host(request.clone(), &settings, &mut recording);
             let expected = review_checked(request.clone(), &whole_checker);
             assert_eq!(asked, expected, "{name}");
+            // Every node is asked for once at most: the two selectors split the cluster.
+            let (linux, not_linux) = (Some(LINUX_NODES.to_string()), Some(NOT_LINUX_NODES.into()));
             match recording.node_selectors.as_slice() {
                 [] => {}
-                [Some(_)] => narrow.push(name.clone()),
-                [Some(_), None] | [None] => all.push(name.clone()),
+                [only] if *only == not_linux => narrow.push(name.clone()),
+                [a, b] if (a, b) == (&not_linux, &linux) || (a, b) == (&linux, &not_linux) => {
+                    all.push(name.clone())
+                }
                 other => panic!("{name}: Node lists asked {other:?}"),
             }
-            // The whole list at once exactly when the pod's own selectors may take it to a Linux node.
+            // The Linux nodes first exactly when the pod's own selectors may take it to one.
             if let [first, ..] = recording.node_selectors.as_slice() {
                 assert_eq!(
-                    first.is_none(),
+                    *first == linux,
                     whole_checker.may_go_to_linux_nodes(&request.object),
                     "{name}"
                 );

@@ -428,6 +428,26 @@ pub const CONTEXT_NODE_FIELDS: &[&str] = &[
     "status.declaredFeatures",
 ];
 
+/// [`CONTEXT_NODE_FIELDS`] without `nodeInfo`: what the rules read of a context node labelled
+/// `kubernetes.io/os: linux` ([`crate::LINUX_NODES`]). Of `nodeInfo` they read `operatingSystem` only
+/// when the node has no such label ([`super::node_os`]: the label first) and `kernelVersion` only on a
+/// Windows node ([`super::node_os_build`], [`super::ClusterContext::windows_builds`]); `declaredFeatures`
+/// stays, a Linux node's features decide where a pod that needs one may go. At 5,000 nodes of which
+/// 4,500 Linux, a tenth of the bytes of the answer less.
+///
+/// ```
+/// use winplace_rules::model::cluster_objects::{CONTEXT_NODE_FIELDS, LINUX_NODE_FIELDS};
+/// assert!(LINUX_NODE_FIELDS.iter().all(|f| CONTEXT_NODE_FIELDS.contains(f) && !f.contains("nodeInfo")));
+/// assert!(LINUX_NODE_FIELDS.contains(&"status.declaredFeatures"));
+/// ```
+pub const LINUX_NODE_FIELDS: &[&str] = &[
+    "metadata.name",
+    "metadata.labels",
+    "spec.taints",
+    "spec.unschedulable",
+    "status.declaredFeatures",
+];
+
 /// The annotations winplace puts on the Nodes it makes from a pool of an infrastructure file
 /// ([`POOL_ANNOTATION`]), which the node rules read; `None` for any other node (they are
 /// not in [`NODE_FIELDS`]: a cluster's own Nodes never carry them).
