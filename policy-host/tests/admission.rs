@@ -244,8 +244,8 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         .collect();
     assert_eq!(masks, CONTEXT_NODE_FIELDS.iter().copied().collect());
 
-    // An unpinned one may land on a Linux node by its own selectors: the Linux nodes at once (without
-    // their nodeInfo), then the others.
+    // An unpinned one may land on a Linux node by its own selectors: the others, then the Linux nodes
+    // straight away (without their nodeInfo).
     h.clear_host_calls();
     h.validate(&request("deployment-windows-unpinned"), &aware)
         .unwrap();
@@ -266,12 +266,12 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
         asked,
         [
             (json!("RuntimeClass"), Value::Null, Value::Null),
-            (json!("Node"), json!(LINUX_NODES), json!(LINUX_NODE_FIELDS)),
             (
                 json!("Node"),
                 json!(NOT_LINUX_NODES),
                 json!(CONTEXT_NODE_FIELDS)
-            )
+            ),
+            (json!("Node"), json!(LINUX_NODES), json!(LINUX_NODE_FIELDS))
         ]
     );
 

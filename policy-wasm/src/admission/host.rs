@@ -7,9 +7,9 @@
 //! [`CONTEXT_NODE_FIELDS`] (of `nodeInfo`, only the OS and the kernel version); the Nodes labelled Linux
 //! ([`LINUX_NODES`], the rest of the cluster) pruned to [`LINUX_NODE_FIELDS`] (no `nodeInfo`: the rules
 //! read none of a node labelled Linux) only when the rules may read a Linux node for this object
-//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and first,
-//! before the others, when the pod's own selectors let it go to one
-//! ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
+//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and
+//! straight after the others, without reviewing against those first, when the pod's own selectors let
+//! it go to one ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
 //! 500 run Windows thus costs 500 nodes, not 5,000, with the same findings, and an unpinned one 5,000
 //! with 4,500 of them smaller (docs/reference/kubewarden-hosting.md §4). The nodes are held in one order
 //! whatever the path: those not labelled Linux, then the others (the host's own order within each list;
@@ -17,7 +17,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
@@ -28,8 +27,8 @@ use winplace_rules::windows::{ImageClass, class_from_manifest};
 use winplace_rules::{Checker, LINUX_NODES, NOT_LINUX_NODES};
 
 use super::{
-    AdmissionRequest, Decision, asks_for_context, context_from_answers, is_evaluated, is_exempt,
-    manifest_lookups, review, review_checked,
+    AdmissionRequest, Decision, add_nodes_from_answer, asks_for_context, context_from_answers,
+    is_evaluated, is_exempt, manifest_lookups, review, review_checked,
 };
 
 /// The host, as the policy calls it: `kubewarden/{namespace}/{operation}` with a JSON payload.
@@ -84,13 +83,12 @@ pub fn review_with_host(
     };
     // The RuntimeClasses first, then the Nodes: both arrive, or neither is used (half a cluster would
     // invent unschedulable pods). A pod that may go to a Linux node by its own selectors (with the
-    // RuntimeClass merged) needs every node whatever the others say: the Linux nodes at once. Any other
-    // asks for the nodes not labelled Linux, and for the Linux ones only when no node held takes it.
+    // RuntimeClass merged) needs every node whatever the others say: the Linux nodes straight after the
+    // others. Any other asks for the Linux ones only when no node held takes it.
     let held = asks_for_context(&request, settings)
         .then(|| {
             let rcs = list_all(host, "node.k8s.io/v1", "RuntimeClass", None, &[])?;
             let wide = may_go_to_linux_nodes(&request, settings, &rcs)?;
-            let linux = if wide { Some(linux_nodes(host)?) } else { None };
             let nodes = list_all(
                 host,
                 "v1",
@@ -99,7 +97,10 @@ pub fn review_with_host(
                 CONTEXT_NODE_FIELDS,
             )?;
             let mut held = context_from_answers(&nodes, &rcs).ok()?;
-            held.nodes.extend(linux.into_iter().flatten());
+            drop(nodes);
+            if wide {
+                add_linux_nodes(host, &mut held)?;
+            }
             Some((held, wide))
         })
         .flatten();
@@ -121,19 +122,16 @@ pub fn review_with_host(
     drop(checker);
     // The nodes held are the cluster's but for the Linux ones: those are added, the others not asked
     // for again.
-    let whole = linux_nodes(host).map(|linux| {
-        held.nodes.extend(linux);
-        held
-    });
+    let whole = add_linux_nodes(host, &mut held).map(|()| held);
     review(request, settings, whole.as_ref(), &manifests)
 }
 
-/// The Nodes labelled Linux ([`LINUX_NODES`]), pruned to [`LINUX_NODE_FIELDS`]; `None` when the host
-/// refuses or the answer does not decode (then no context is used, as when a list is refused).
-fn linux_nodes(host: &mut dyn HostCalls) -> Option<Vec<Node>> {
+/// Adds the Nodes labelled Linux ([`LINUX_NODES`]), pruned to [`LINUX_NODE_FIELDS`], to the nodes
+/// `held` (those not labelled Linux): pushed onto them as they are decoded. `None` when the host refuses
+/// or the answer does not decode (then no context is used, as when a list is refused).
+fn add_linux_nodes(host: &mut dyn HostCalls, held: &mut ClusterContext) -> Option<()> {
     let answer = list_all(host, "v1", "Node", Some(LINUX_NODES), LINUX_NODE_FIELDS)?;
-    let decoded = context_from_answers(&answer, br#"{"items": []}"#).ok()?;
-    Some(decoded.nodes)
+    add_nodes_from_answer(held, &answer).ok()
 }
 
 /// Whether the object's pods may go to a Linux node by their own selectors, with the cluster's
@@ -422,18 +420,14 @@ mod tests {
             match recording.node_selectors.as_slice() {
                 [] => {}
                 [only] if *only == not_linux => narrow.push(name.clone()),
-                [a, b] if (a, b) == (&not_linux, &linux) || (a, b) == (&linux, &not_linux) => {
-                    all.push(name.clone())
-                }
+                [a, b] if (a, b) == (&not_linux, &linux) => all.push(name.clone()),
                 other => panic!("{name}: Node lists asked {other:?}"),
             }
-            // The Linux nodes first exactly when the pod's own selectors may take it to one.
-            if let [first, ..] = recording.node_selectors.as_slice() {
-                assert_eq!(
-                    *first == linux,
-                    whole_checker.may_go_to_linux_nodes(&request.object),
-                    "{name}"
-                );
+            // The Linux nodes are asked for whenever the pod's own selectors may take it to one.
+            if !recording.node_selectors.is_empty()
+                && whole_checker.may_go_to_linux_nodes(&request.object)
+            {
+                assert_eq!(recording.node_selectors.len(), 2, "{name}");
             }
             if !held_checker.needs_linux_nodes(&request.object) {
                 assert_eq!(
