@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
@@ -129,9 +130,21 @@ pub fn review_with_host(
 /// Adds the Nodes labelled Linux ([`LINUX_NODES`]), pruned to [`LINUX_NODE_FIELDS`], to the nodes
 /// `held` (those not labelled Linux): pushed onto them as they are decoded. `None` when the host refuses
 /// or the answer does not decode (then no context is used, as when a list is refused).
+///
+/// A host that predates label selectors answered every node for the others already: a node labelled
+/// Linux among them says so, and nothing is added (the same nodes twice would count twice).
 fn add_linux_nodes(host: &mut dyn HostCalls, held: &mut ClusterContext) -> Option<()> {
+    if held.nodes.iter().any(|n| node_os_label(n) == Some("linux")) {
+        return Some(());
+    }
     let answer = list_all(host, "v1", "Node", Some(LINUX_NODES), LINUX_NODE_FIELDS)?;
     add_nodes_from_answer(held, &answer).ok()
+}
+
+/// A node's `kubernetes.io/os` label, which the two selectors read.
+fn node_os_label(node: &Node) -> Option<&str> {
+    let labels = node.metadata.labels.as_ref()?;
+    labels.get("kubernetes.io/os").map(String::as_str)
 }
 
 /// Whether the object's pods may go to a Linux node by their own selectors, with the cluster's
@@ -247,6 +260,20 @@ mod tests {
             }
             self.host
                 .answer("kubewarden", namespace, operation, payload)
+                .ok()
+        }
+    }
+
+    /// A host that predates label selectors: it answers every list whole.
+    struct NoSelectors<'h>(&'h HostAnswers);
+
+    impl HostCalls for NoSelectors<'_> {
+        fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
+            let mut asked: Value = serde_json::from_slice(payload).unwrap();
+            asked["label_selector"] = Value::Null;
+            let payload = asked.to_string();
+            self.0
+                .answer("kubewarden", namespace, operation, payload.as_bytes())
                 .ok()
         }
     }
@@ -415,6 +442,12 @@ mod tests {
             let asked = review_with_host(request.clone(), &settings, &mut recording);
             let expected = review_checked(request.clone(), &whole_checker);
             assert_eq!(asked, expected, "{name}");
+            // A host that ignores the selectors answers every node to each list: no node counts twice.
+            let unselected = review_with_host(request.clone(), &settings, &mut NoSelectors(&host));
+            assert_eq!(
+                unselected, expected,
+                "{name}: a host without label selectors"
+            );
             // Every node is asked for once at most: the two selectors split the cluster.
             let (linux, not_linux) = (Some(LINUX_NODES.to_string()), Some(NOT_LINUX_NODES.into()));
             match recording.node_selectors.as_slice() {
