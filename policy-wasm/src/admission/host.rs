@@ -131,14 +131,22 @@ pub fn review_with_host(
 /// `held` (those not labelled Linux): pushed onto them as they are decoded. `None` when the host refuses
 /// or the answer does not decode (then no context is used, as when a list is refused).
 ///
-/// A host that predates label selectors answered every node for the others already: a node labelled
-/// Linux among them says so, and nothing is added (the same nodes twice would count twice).
+/// A host that predates label selectors answers every node to both lists: a node labelled Linux among
+/// those held says so, and nothing is added; and of the answer only the nodes labelled Linux are added
+/// (a cluster without one then adds none). The same nodes twice would count twice.
 fn add_linux_nodes(host: &mut dyn HostCalls, held: &mut ClusterContext) -> Option<()> {
     if held.nodes.iter().any(|n| node_os_label(n) == Some("linux")) {
         return Some(());
     }
     let answer = list_all(host, "v1", "Node", Some(LINUX_NODES), LINUX_NODE_FIELDS)?;
-    add_nodes_from_answer(held, &answer).ok()
+    let others = held.nodes.len();
+    add_nodes_from_answer(held, &answer).ok()?;
+    let mut i = 0;
+    held.nodes.retain(|n| {
+        i += 1;
+        i <= others || node_os_label(n) == Some("linux")
+    });
+    Some(())
 }
 
 /// A node's `kubernetes.io/os` label, which the two selectors read.
@@ -241,7 +249,7 @@ fn manifest_class(host: &mut dyn HostCalls, image: &str) -> Option<ImageClass> {
 mod tests {
     use super::*;
     use crate::admission::fixtures::{fixture, settings};
-    use crate::host_answers::HostAnswers;
+    use crate::host_answers::{HostAnswers, LabelSelector};
     use winplace_rules::input::{Limits, parse};
     use winplace_rules::model::cluster_objects::NODE_FIELDS;
 
@@ -276,6 +284,51 @@ mod tests {
                 .answer("kubewarden", namespace, operation, payload.as_bytes())
                 .ok()
         }
+    }
+
+    /// A cluster without a node labelled Linux, with a host that ignores selectors: each node counts once.
+    #[test]
+    fn a_host_without_selectors_counts_no_node_twice() {
+        let whole_host = host();
+        let not_linux = LabelSelector::parse(NOT_LINUX_NODES).unwrap();
+        let mut windows = HostAnswers::default();
+        windows.lists = whole_host.lists.clone();
+        let nodes =
+            not_linux.select(&whole_host.lists[&crate::host_answers::list_key("v1", "Node")]);
+        assert_eq!(nodes["items"].as_array().unwrap().len(), 20);
+        windows.insert_list("v1", "Node", nodes);
+        let ask = json!({"api_version": "v1", "kind": "Node", "field_masks": NODE_FIELDS});
+        let rcs = json!({"api_version": "node.k8s.io/v1", "kind": "RuntimeClass"});
+        let answer = |ask: &Value| {
+            let payload = ask.to_string();
+            windows
+                .answer(
+                    "kubewarden",
+                    "kubernetes",
+                    "list_resources_all",
+                    payload.as_bytes(),
+                )
+                .unwrap()
+        };
+        let whole = context_from_answers(&answer(&ask), &answer(&rcs)).unwrap();
+        let settings = settings(json!({"contextAware": true}));
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(&whole)
+            .build();
+        let mut asked_twice = 0;
+        for (name, request) in requests() {
+            let mut recording = Recording {
+                host: &windows,
+                node_selectors: Vec::new(),
+            };
+            review_with_host(request.clone(), &settings, &mut recording);
+            asked_twice += usize::from(recording.node_selectors.len() == 2);
+            let unselected =
+                review_with_host(request.clone(), &settings, &mut NoSelectors(&windows));
+            assert_eq!(unselected, review_checked(request, &checker), "{name}");
+        }
+        assert!(asked_twice > 20, "{asked_twice}");
     }
 
     /// A synthetic cluster of 160 nodes of which 20 run Windows, one of them without its
