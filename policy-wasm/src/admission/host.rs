@@ -291,8 +291,10 @@ mod tests {
     fn a_host_without_selectors_counts_no_node_twice() {
         let whole_host = host();
         let not_linux = LabelSelector::parse(NOT_LINUX_NODES).unwrap();
-        let mut windows = HostAnswers::default();
-        windows.lists = whole_host.lists.clone();
+        let mut windows = HostAnswers {
+            lists: whole_host.lists.clone(),
+            ..HostAnswers::default()
+        };
         let nodes =
             not_linux.select(&whole_host.lists[&crate::host_answers::list_key("v1", "Node")]);
         assert_eq!(nodes["items"].as_array().unwrap().len(), 20);
