@@ -28,7 +28,7 @@ use winplace_policy_host::{
 };
 use winplace_policy_wasm::admission::{self, AdmissionRequest};
 use winplace_policy_wasm::host_answers::{HostAnswers, list_key, prune_items};
-use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::model::cluster_objects::CONTEXT_NODE_FIELDS;
 use winplace_rules::{Checker, Settings};
 
 fn fixture(name: &str) -> Value {
@@ -327,10 +327,10 @@ fn benches(c: &mut Criterion, policy: &[u8], template: &[u8]) {
         bench_validate(&mut group, policy, case);
     }
     // The guest's decoding of the host's answers natively: as it was (the whole list through a JSON tree)
-    // and as it is (the list pruned to NODE_FIELDS, decoded straight into typed nodes).
+    // and as it is (the list pruned to CONTEXT_NODE_FIELDS, decoded straight into typed nodes).
     let (nodes, rcs) = Context::Envelope.lists().unwrap();
     let whole = serde_json::to_vec(&nodes).unwrap();
-    let pruned = serde_json::to_vec(&prune_items(&nodes, NODE_FIELDS)).unwrap();
+    let pruned = serde_json::to_vec(&prune_items(&nodes, CONTEXT_NODE_FIELDS)).unwrap();
     let rcs = serde_json::to_vec(&rcs).unwrap();
     group.bench_function("native: whole answer through a JSON tree", |b| {
         b.iter(|| {

@@ -5,12 +5,16 @@
 
 use std::collections::BTreeSet;
 
+use k8s_openapi::api::core::v1::Node;
 use serde_json::{Value, json};
 use winplace_policy_host::{PolicyHost, built_policy, capability, test_cluster, test_data};
 use winplace_policy_wasm::admission::{PATCH_PROPOSED, context_from_lists};
 use winplace_policy_wasm::host_answers::{HostAnswers, LabelSelector, prune_items};
-use winplace_rules::NOT_LINUX_NODES;
-use winplace_rules::model::cluster_objects::{NODE_FIELDS, decode_node};
+use winplace_rules::model::cluster_objects::{
+    CONTEXT_NODE_FIELDS, LINUX_NODE_FIELDS, NODE_FIELDS, decode_node,
+};
+use winplace_rules::model::{node_os_build, node_windows_build};
+use winplace_rules::{LINUX_NODES, NOT_LINUX_NODES};
 
 fn fixture(name: &str) -> Value {
     test_data(name).unwrap_or_else(|e| panic!("{e}"))
@@ -230,30 +234,44 @@ fn context_is_read_for_workloads_only_and_its_absence_falls_back_to_settings() {
     assert_eq!(asked[1]["kind"], "Node");
     // A pinned Windows workload: only the nodes not labelled Linux (the scheduler cannot put it on one).
     assert_eq!(asked[1]["label_selector"], NOT_LINUX_NODES);
-    // Only the node fields the rules read (a host that prunes sends 5,000 nodes without their images).
+    // Only the node fields the rules read of a context node (a host that prunes sends 5,000 nodes
+    // without their images, and of their nodeInfo only the OS and kernel version).
     let masks: BTreeSet<&str> = asked[1]["field_masks"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(masks, NODE_FIELDS.iter().copied().collect());
+    assert_eq!(masks, CONTEXT_NODE_FIELDS.iter().copied().collect());
 
-    // An unpinned one may land on a Linux node by its own selectors: the whole Node list, at once.
+    // An unpinned one may land on a Linux node by its own selectors: the others, then the Linux nodes
+    // straight away (without their nodeInfo).
     h.clear_host_calls();
     h.validate(&request("deployment-windows-unpinned"), &aware)
         .unwrap();
-    let asked: Vec<(Value, Value)> = h
+    let asked: Vec<(Value, Value, Value)> = h
         .capability_calls()
         .iter()
         .map(|c| serde_json::from_slice::<Value>(&c.payload).unwrap())
-        .map(|asked| (asked["kind"].clone(), asked["label_selector"].clone()))
+        .map(|asked| {
+            let masks = asked["field_masks"].clone();
+            (
+                asked["kind"].clone(),
+                asked["label_selector"].clone(),
+                masks,
+            )
+        })
         .collect();
     assert_eq!(
         asked,
         [
-            (json!("RuntimeClass"), Value::Null),
-            (json!("Node"), Value::Null)
+            (json!("RuntimeClass"), Value::Null, Value::Null),
+            (
+                json!("Node"),
+                json!(NOT_LINUX_NODES),
+                json!(CONTEXT_NODE_FIELDS)
+            ),
+            (json!("Node"), json!(LINUX_NODES), json!(LINUX_NODE_FIELDS))
         ]
     );
 
@@ -835,27 +853,50 @@ fn requests_without_a_usable_object_are_rejected_with_a_reason() {
 
 #[test]
 fn nodes_pruned_to_the_asked_fields_read_as_whole_ones() {
-    // The policy asks for NODE_FIELDS only: every node, pruned so, must decode to what the rules read of
-    // the whole node (a field the trim keeps but the masks drop would fail here). The fixture's nodes and
-    // a synthetic cluster's (taints, cordons, build labels, nodeInfo of every pool).
+    // NODE_FIELDS are what the trim keeps: every node, pruned so, must decode to the trimmed whole node
+    // (a field the trim keeps but the masks drop would fail here). The policy asks for less,
+    // CONTEXT_NODE_FIELDS: every node pruned so must give the rules what they read of a context node
+    // (OS, build, labels, taints, cordon, declared features) as the whole node does. The fixture's nodes
+    // and a synthetic cluster's (taints, cordons, build labels, nodeInfo of every pool).
     let (synthetic, _, _) = winplace_synthetic::synthetic_cluster(60, 0, 7);
     let lists = [
         fixture("context/nodes.json"),
         json!({"items": serde_json::to_value(synthetic).unwrap()}),
     ];
+    let read = |node: &Node| {
+        let spec = node.spec.clone().unwrap_or_default();
+        let features = node
+            .status
+            .as_ref()
+            .and_then(|s| s.declared_features.clone());
+        (
+            node_os_build(node),
+            node_windows_build(node),
+            node.metadata.name.clone(),
+            node.metadata.labels.clone(),
+            (spec.taints, spec.unschedulable),
+            features,
+        )
+    };
     for list in lists {
         let pruned = prune_items(&list, NODE_FIELDS);
+        let asked = prune_items(&list, CONTEXT_NODE_FIELDS);
         assert!(
-            pruned.to_string().len() < list.to_string().len(),
+            asked.to_string().len() < pruned.to_string().len()
+                && pruned.to_string().len() < list.to_string().len(),
             "nothing pruned"
         );
-        let (whole, pruned) = (
+        let (whole, pruned, asked) = (
             list["items"].as_array().unwrap(),
             pruned["items"].as_array().unwrap(),
+            asked["items"].as_array().unwrap(),
         );
         assert_eq!(whole.len(), pruned.len());
-        for (w, p) in whole.iter().zip(pruned) {
-            assert_eq!(decode_node(p).unwrap(), decode_node(w).unwrap(), "{w}");
+        assert_eq!(whole.len(), asked.len());
+        for ((w, p), a) in whole.iter().zip(pruned).zip(asked) {
+            let whole = decode_node(w).unwrap();
+            assert_eq!(decode_node(p).unwrap(), whole, "{w}");
+            assert_eq!(read(&decode_node(a).unwrap()), read(&whole), "{w}");
         }
     }
 }
@@ -885,6 +926,7 @@ fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
     let selected = LabelSelector::parse(NOT_LINUX_NODES)
         .unwrap()
         .select(&fixture("context/nodes.json"));
+    let selected = prune_items(&selected, CONTEXT_NODE_FIELDS);
     let context = context_from_lists(&selected, &fixture("context/runtimeclasses.json")).unwrap();
     assert!(!context.nodes.is_empty());
     let answer = |host: &HostAnswers, payload: &[u8]| -> Value {
@@ -895,7 +937,7 @@ fn the_page_host_answers_the_guest_s_list_request_as_wasmtime_does() {
     };
     for host in [&page, &wasmtime] {
         let nodes = answer(host, asked[1]);
-        assert_eq!(prune_items(&nodes, NODE_FIELDS), nodes, "{nodes}");
+        assert_eq!(prune_items(&nodes, CONTEXT_NODE_FIELDS), nodes, "{nodes}");
         // As policy-server's reflector keeps them: the data pruned to the masks (the metadata whole).
         for item in nodes["items"].as_array().unwrap() {
             let status: BTreeSet<&str> = item["status"]

@@ -63,7 +63,9 @@ mod payload;
 mod review;
 mod scope;
 
-pub use context::{CONTEXT_RESOURCES, context_from_answers, context_from_lists};
+pub use context::{
+    CONTEXT_RESOURCES, add_nodes_from_answer, context_from_answers, context_from_lists,
+};
 pub use decision::{Decision, PATCH_PROPOSED, Verdict, finding_line, patch_warning};
 pub use error::InputError;
 pub use host::{HostCalls, review_with_host};

@@ -36,6 +36,13 @@ use crate::windows::ImageClass;
 /// [`Checker::needs_linux_nodes`].
 pub const NOT_LINUX_NODES: &str = "kubernetes.io/os!=linux";
 
+/// The label selector of the nodes labelled `kubernetes.io/os: linux`: the other nodes than those
+/// [`NOT_LINUX_NODES`] selects, so that the two lists hold every node exactly once. The rules read no
+/// `nodeInfo` of such a node (its OS is its label, and only a Windows node has a build): the Kubewarden
+/// policy asks for them without it
+/// ([`LINUX_NODE_FIELDS`](crate::model::cluster_objects::LINUX_NODE_FIELDS)).
+pub const LINUX_NODES: &str = "kubernetes.io/os=linux";
+
 /// Checks manifests against one set of settings, one cluster and one set of image facts.
 ///
 /// Build it with [`Checker::builder`]; everything left out has its default: default settings, no

@@ -44,7 +44,7 @@ pub mod schedule;
 pub mod settings;
 pub mod windows;
 
-pub use check::{Checker, CheckerBuilder, NOT_LINUX_NODES};
+pub use check::{Checker, CheckerBuilder, LINUX_NODES, NOT_LINUX_NODES};
 pub use finding::{Finding, Fix, ObjectRef, Patch, Report, Severity};
 pub use input::{ParseError, ParsedInput};
 pub use model::{ClusterContext, Object};

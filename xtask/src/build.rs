@@ -43,6 +43,15 @@ pub fn assets() -> Result<(), String> {
     finish_dashboard()
 }
 
+/// Only `static/policy.wasm` (`cargo xtask policy`): what [`assets`] builds of the policy, without the
+/// dashboard and the server, for the waPC host tests and the admission bench.
+pub fn policy() -> Result<(), String> {
+    crate::setup::rust_targets()?;
+    crate::setup::wasm_tools()?;
+    compile_policy()?;
+    finish_policy()
+}
+
 /// The result of a thread's work, from its `join()` (a panic becomes an error naming the work).
 fn joined(joined: std::thread::Result<Result<(), String>>, what: &str) -> Result<(), String> {
     joined.unwrap_or_else(|_| Err(format!("{what} panicked")))

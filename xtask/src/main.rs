@@ -4,6 +4,8 @@
 //!   which corrupts wasm-bindgen output); wasm-bindgen is a library linked into xtask.
 //! - `build [--release]`  policy.wasm, the dashboard (static/pkg: its main module and the chunks of its lazy
 //!   routes, `split.rs`) and the `winplace` binary that embeds both.
+//! - `policy`  only static/policy.wasm (and its metadata): what the waPC host tests and the admission
+//!   bench read, minutes sooner than `build` when only the policy changed.
 //! - `run [--release]`  setup, build (the server in the dev profile the tests use, or in release), then
 //!   `winplace serve` on the embedded demo cluster at http://127.0.0.1:8080.
 //! - `test`  every check CI runs: fmt, clippy, cargo test, the waPC host test, Playwright in Chromium.
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::rust_and_wasm_tools(),
         Some("build") => build::all(args.iter().any(|a| a == "--release")),
+        Some("policy") => build::policy(),
         Some("run") => run(&args[1..]),
         Some("test") => test::all(),
         Some("image") => image::command(&args[1..]),
@@ -47,7 +50,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
+                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
             );
             return ExitCode::from(2);
         }

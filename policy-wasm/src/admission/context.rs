@@ -100,6 +100,36 @@ pub fn context_from_answers(
     }
 }
 
+/// Adds to `context` the nodes of another answer to listing Nodes (JSON bytes), as
+/// [`context_from_answers`] decodes them: pushed onto its nodes as they are read (no second vector of
+/// them all to join the two). An answer that does not decode so is read through the slow path, which
+/// names the item and the field at fault; on an error `context` is left as it was.
+///
+/// ```
+/// use winplace_policy_wasm::admission::{add_nodes_from_answer, context_from_answers};
+/// let first = r#"{"items": [{"metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}}}]}"#;
+/// let second = r#"{"items": [{"metadata": {"name": "lin-1", "labels": {"kubernetes.io/os": "linux"}}}]}"#;
+/// let mut ctx = context_from_answers(first.as_bytes(), br#"{"items": []}"#).unwrap();
+/// add_nodes_from_answer(&mut ctx, second.as_bytes()).unwrap();
+/// let names: Vec<_> = ctx.nodes.iter().filter_map(|n| n.metadata.name.as_deref()).collect();
+/// assert_eq!(names, ["win-1", "lin-1"]);
+/// assert!(add_nodes_from_answer(&mut ctx, b"forbidden").is_err());
+/// assert_eq!(ctx.nodes.len(), 2);
+/// ```
+pub fn add_nodes_from_answer(context: &mut ClusterContext, nodes: &[u8]) -> Result<(), InputError> {
+    if super::node_list::decode_nodes_onto(nodes, &mut context.nodes) {
+        return Ok(());
+    }
+    // The slow path, for its error (or for what only it accepts).
+    let list = serde_json::from_slice::<Value>(nodes).map_err(|error| InputError::NotJson {
+        kind: "Node",
+        error,
+    })?;
+    let added = context_from_lists(&list, &serde_json::json!({"items": []}))?;
+    context.nodes.extend(added.nodes);
+    Ok(())
+}
+
 /// The items of a List.
 fn items<'a>(list: &'a Value, kind: &'static str) -> Result<&'a [Value], InputError> {
     list.get("items")

@@ -4,27 +4,32 @@
 //!
 //! With `contextAware`, the RuntimeClasses, then the Nodes not labelled `kubernetes.io/os: linux`
 //! ([`NOT_LINUX_NODES`], a label selector the host passes to the API server's watch) pruned to
-//! [`NODE_FIELDS`]; the whole Node list only when the rules may read a Linux node for this object
-//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and at once,
-//! without the narrow list first, when the pod's own selectors let it go to one
-//! ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
-//! 500 run Windows thus costs 500 nodes, not 5,000, with the same findings, and an unpinned one 5,000,
-//! not 5,500 (docs/reference/kubewarden-hosting.md §4).
+//! [`CONTEXT_NODE_FIELDS`] (of `nodeInfo`, only the OS and the kernel version); the Nodes labelled Linux
+//! ([`LINUX_NODES`], the rest of the cluster) pruned to [`LINUX_NODE_FIELDS`] (no `nodeInfo`: the rules
+//! read none of a node labelled Linux) only when the rules may read a Linux node for this object
+//! ([`Checker::needs_linux_nodes`]: a pod that could go to one, or that no held node takes), and
+//! straight after the others, without reviewing against those first, when the pod's own selectors let
+//! it go to one ([`Checker::may_go_to_linux_nodes`]). A pinned Windows workload in a cluster of 5,000 nodes of which
+//! 500 run Windows thus costs 500 nodes, not 5,000, with the same findings, and an unpinned one 5,000
+//! with 4,500 of them smaller (docs/reference/kubewarden-hosting.md §4). The nodes are held in one order
+//! whatever the path: those not labelled Linux, then the others (the host's own order within each list;
+//! policy-server's reflector store keeps no order of its own).
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use winplace_rules::model::ClusterContext;
-use winplace_rules::model::cluster_objects::NODE_FIELDS;
+use winplace_rules::model::cluster_objects::{CONTEXT_NODE_FIELDS, LINUX_NODE_FIELDS};
 use winplace_rules::placement::gate::{controller_is_live, has_gate};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::{ImageClass, class_from_manifest};
-use winplace_rules::{Checker, NOT_LINUX_NODES};
+use winplace_rules::{Checker, LINUX_NODES, NOT_LINUX_NODES};
 
 use super::{
-    AdmissionRequest, Decision, asks_for_context, context_from_answers, is_evaluated, is_exempt,
-    manifest_lookups, review, review_checked,
+    AdmissionRequest, Decision, add_nodes_from_answer, asks_for_context, context_from_answers,
+    is_evaluated, is_exempt, manifest_lookups, review, review_checked,
 };
 
 /// The host, as the policy calls it: `kubewarden/{namespace}/{operation}` with a JSON payload.
@@ -79,19 +84,29 @@ pub fn review_with_host(
     };
     // The RuntimeClasses first, then the Nodes: both arrive, or neither is used (half a cluster would
     // invent unschedulable pods). A pod that may go to a Linux node by its own selectors (with the
-    // RuntimeClass merged) needs every node whatever the others say: the whole list at once. Any other
-    // asks for the nodes not labelled Linux, and for the rest only when no node held takes it.
+    // RuntimeClass merged) needs every node whatever the others say: the Linux nodes straight after the
+    // others. Any other asks for the Linux ones only when no node held takes it.
     let held = asks_for_context(&request, settings)
         .then(|| {
             let rcs = list_all(host, "node.k8s.io/v1", "RuntimeClass", None, &[])?;
             let wide = may_go_to_linux_nodes(&request, settings, &rcs)?;
-            let nodes = nodes(host, (!wide).then_some(NOT_LINUX_NODES))?;
-            let held = context_from_answers(&nodes, &rcs).ok()?;
-            Some((held, rcs, wide))
+            let nodes = list_all(
+                host,
+                "v1",
+                "Node",
+                Some(NOT_LINUX_NODES),
+                CONTEXT_NODE_FIELDS,
+            )?;
+            let mut held = context_from_answers(&nodes, &rcs).ok()?;
+            drop(nodes);
+            if wide {
+                add_linux_nodes(host, &mut held)?;
+            }
+            Some((held, wide))
         })
         .flatten();
-    let manifests = manifests(&request, held.as_ref().map(|(c, _, _)| c), settings, host);
-    let Some((held, rcs, wide)) = held else {
+    let manifests = manifests(&request, held.as_ref().map(|(c, _)| c), settings, host);
+    let Some((mut held, wide)) = held else {
         return review(request, settings, None, &manifests);
     };
     if wide {
@@ -106,9 +121,38 @@ pub fn review_with_host(
         return review_checked(request, &checker);
     }
     drop(checker);
-    drop(held);
-    let whole = nodes(host, None).and_then(|nodes| context_from_answers(&nodes, &rcs).ok());
+    // The nodes held are the cluster's but for the Linux ones: those are added, the others not asked
+    // for again.
+    let whole = add_linux_nodes(host, &mut held).map(|()| held);
     review(request, settings, whole.as_ref(), &manifests)
+}
+
+/// Adds the Nodes labelled Linux ([`LINUX_NODES`]), pruned to [`LINUX_NODE_FIELDS`], to the nodes
+/// `held` (those not labelled Linux): pushed onto them as they are decoded. `None` when the host refuses
+/// or the answer does not decode (then no context is used, as when a list is refused).
+///
+/// A host that predates label selectors answers every node to both lists: a node labelled Linux among
+/// those held says so, and nothing is added; and of the answer only the nodes labelled Linux are added
+/// (a cluster without one then adds none). The same nodes twice would count twice.
+fn add_linux_nodes(host: &mut dyn HostCalls, held: &mut ClusterContext) -> Option<()> {
+    if held.nodes.iter().any(|n| node_os_label(n) == Some("linux")) {
+        return Some(());
+    }
+    let answer = list_all(host, "v1", "Node", Some(LINUX_NODES), LINUX_NODE_FIELDS)?;
+    let others = held.nodes.len();
+    add_nodes_from_answer(held, &answer).ok()?;
+    let mut i = 0;
+    held.nodes.retain(|n| {
+        i += 1;
+        i <= others || node_os_label(n) == Some("linux")
+    });
+    Some(())
+}
+
+/// A node's `kubernetes.io/os` label, which the two selectors read.
+fn node_os_label(node: &Node) -> Option<&str> {
+    let labels = node.metadata.labels.as_ref()?;
+    labels.get("kubernetes.io/os").map(String::as_str)
 }
 
 /// Whether the object's pods may go to a Linux node by their own selectors, with the cluster's
@@ -154,11 +198,6 @@ fn controller_live(host: &mut dyn HostCalls, settings: &Settings) -> bool {
     };
     host.now()
         .is_some_and(|now| controller_is_live(&lease, now))
-}
-
-/// The Nodes `selector` selects (all without one), pruned to [`NODE_FIELDS`].
-fn nodes(host: &mut dyn HostCalls, selector: Option<&str>) -> Option<Vec<u8>> {
-    list_all(host, "v1", "Node", selector, NODE_FIELDS)
 }
 
 /// Every object of a kind (that `selector` selects); with `fields`, only those fields of each: the SDK's
@@ -210,8 +249,9 @@ fn manifest_class(host: &mut dyn HostCalls, image: &str) -> Option<ImageClass> {
 mod tests {
     use super::*;
     use crate::admission::fixtures::{fixture, settings};
-    use crate::host_answers::HostAnswers;
+    use crate::host_answers::{HostAnswers, LabelSelector};
     use winplace_rules::input::{Limits, parse};
+    use winplace_rules::model::cluster_objects::NODE_FIELDS;
 
     /// The host answers, with the label selector of every Node list asked.
     struct Recording<'h> {
@@ -232,8 +272,71 @@ mod tests {
         }
     }
 
+    /// A host that predates label selectors: it answers every list whole.
+    struct NoSelectors<'h>(&'h HostAnswers);
+
+    impl HostCalls for NoSelectors<'_> {
+        fn call(&mut self, namespace: &str, operation: &str, payload: &[u8]) -> Option<Vec<u8>> {
+            let mut asked: Value = serde_json::from_slice(payload).unwrap();
+            asked["label_selector"] = Value::Null;
+            let payload = asked.to_string();
+            self.0
+                .answer("kubewarden", namespace, operation, payload.as_bytes())
+                .ok()
+        }
+    }
+
+    /// A cluster without a node labelled Linux, with a host that ignores selectors: each node counts once.
+    #[test]
+    fn a_host_without_selectors_counts_no_node_twice() {
+        let whole_host = host();
+        let not_linux = LabelSelector::parse(NOT_LINUX_NODES).unwrap();
+        let mut windows = HostAnswers {
+            lists: whole_host.lists.clone(),
+            ..HostAnswers::default()
+        };
+        let nodes =
+            not_linux.select(&whole_host.lists[&crate::host_answers::list_key("v1", "Node")]);
+        assert_eq!(nodes["items"].as_array().unwrap().len(), 20);
+        windows.insert_list("v1", "Node", nodes);
+        let ask = json!({"api_version": "v1", "kind": "Node", "field_masks": NODE_FIELDS});
+        let rcs = json!({"api_version": "node.k8s.io/v1", "kind": "RuntimeClass"});
+        let answer = |ask: &Value| {
+            let payload = ask.to_string();
+            windows
+                .answer(
+                    "kubewarden",
+                    "kubernetes",
+                    "list_resources_all",
+                    payload.as_bytes(),
+                )
+                .unwrap()
+        };
+        let whole = context_from_answers(&answer(&ask), &answer(&rcs)).unwrap();
+        let settings = settings(json!({"contextAware": true}));
+        let checker = Checker::builder()
+            .settings(&settings)
+            .cluster(&whole)
+            .build();
+        let mut asked_twice = 0;
+        for (name, request) in requests() {
+            let mut recording = Recording {
+                host: &windows,
+                node_selectors: Vec::new(),
+            };
+            review_with_host(request.clone(), &settings, &mut recording);
+            asked_twice += usize::from(recording.node_selectors.len() == 2);
+            let unselected =
+                review_with_host(request.clone(), &settings, &mut NoSelectors(&windows));
+            assert_eq!(unselected, review_checked(request, &checker), "{name}");
+        }
+        assert!(asked_twice > 20, "{asked_twice}");
+    }
+
     /// A synthetic cluster of 160 nodes of which 20 run Windows, one of them without its
-    /// `kubernetes.io/os` label (its `nodeInfo` says Windows), with the synthetic RuntimeClasses.
+    /// `kubernetes.io/os` label (its `nodeInfo` says Windows), with the synthetic RuntimeClasses. A third
+    /// of the nodes run an old kubelet and containerd (`nodeInfo` fields the policy does not ask for):
+    /// a rule that read them of a context node would find otherwise with the whole nodes.
     fn host() -> HostAnswers {
         let mut nodes = winplace_synthetic::mixed_nodes(160, 20, 7);
         let unlabelled = nodes
@@ -251,6 +354,16 @@ mod tests {
             .as_mut()
             .unwrap()
             .remove("kubernetes.io/os");
+        for node in nodes.iter_mut().step_by(3) {
+            let info = node
+                .status
+                .as_mut()
+                .and_then(|s| s.node_info.as_mut())
+                .unwrap();
+            info.kubelet_version = "v1.24.17".into();
+            info.container_runtime_version = "containerd://1.6.0".into();
+            info.os_image = String::new();
+        }
         let (_, _, rcs) = winplace_synthetic::synthetic_cluster(8, 0, 7);
         let rcs: Vec<_> = rcs.into_iter().map(|rc| rc.object).collect();
         let mut host = HostAnswers::default();
@@ -326,9 +439,10 @@ mod tests {
         out
     }
 
-    /// Asked narrowly (the nodes not labelled Linux first, all of them only when the rules need them),
-    /// every request gets the decision it gets with the whole Node list, and a checker over the nodes
-    /// held finds what one over the whole cluster finds wherever it says it may.
+    /// Asked narrowly (the nodes not labelled Linux first, all of them only when the rules need them,
+    /// each pruned to `CONTEXT_NODE_FIELDS`), every request gets the decision it gets with the whole
+    /// Node list trimmed as the audit keeps it (`NODE_FIELDS`: the whole `nodeInfo`), and a checker over
+    /// the nodes held finds what one over the whole cluster finds wherever it says it may.
     #[test]
     fn narrow_requests_find_what_the_whole_list_finds() {
         let host = host();
@@ -349,6 +463,22 @@ mod tests {
         let held = context_from_answers(&answer(&narrow_ask), &rcs).unwrap();
         // 19 labelled Windows, and the one without the label.
         assert_eq!((whole.nodes.len(), held.nodes.len()), (160, 20));
+        // What the policy asks for lacks the kubelet and containerd versions the whole nodes have.
+        let kubelets = |ask: &Value| -> BTreeMap<String, usize> {
+            let ctx = context_from_answers(&answer(ask), &rcs).unwrap();
+            let mut seen = BTreeMap::new();
+            for node in &ctx.nodes {
+                let info = node.status.as_ref().and_then(|s| s.node_info.as_ref());
+                *seen
+                    .entry(info.map(|i| i.kubelet_version.clone()).unwrap_or_default())
+                    .or_default() += 1;
+            }
+            seen
+        };
+        let asked =
+            json!({"api_version": "v1", "kind": "Node", "field_masks": CONTEXT_NODE_FIELDS});
+        assert_eq!(kubelets(&asked), BTreeMap::from([(String::new(), 160)]));
+        assert_eq!(kubelets(&whole_ask).get("v1.24.17"), Some(&54));
         let settings = settings(json!({"contextAware": true}));
         let whole_checker = Checker::builder()
             .settings(&settings)
@@ -367,19 +497,25 @@ mod tests {
             let asked = review_with_host(request.clone(), &settings, &mut recording);
             let expected = review_checked(request.clone(), &whole_checker);
             assert_eq!(asked, expected, "{name}");
+            // A host that ignores the selectors answers every node to each list: no node counts twice.
+            let unselected = review_with_host(request.clone(), &settings, &mut NoSelectors(&host));
+            assert_eq!(
+                unselected, expected,
+                "{name}: a host without label selectors"
+            );
+            // Every node is asked for once at most: the two selectors split the cluster.
+            let (linux, not_linux) = (Some(LINUX_NODES.to_string()), Some(NOT_LINUX_NODES.into()));
             match recording.node_selectors.as_slice() {
                 [] => {}
-                [Some(_)] => narrow.push(name.clone()),
-                [Some(_), None] | [None] => all.push(name.clone()),
+                [only] if *only == not_linux => narrow.push(name.clone()),
+                [a, b] if (a, b) == (&not_linux, &linux) => all.push(name.clone()),
                 other => panic!("{name}: Node lists asked {other:?}"),
             }
-            // The whole list at once exactly when the pod's own selectors may take it to a Linux node.
-            if let [first, ..] = recording.node_selectors.as_slice() {
-                assert_eq!(
-                    first.is_none(),
-                    whole_checker.may_go_to_linux_nodes(&request.object),
-                    "{name}"
-                );
+            // The Linux nodes are asked for whenever the pod's own selectors may take it to one.
+            if !recording.node_selectors.is_empty()
+                && whole_checker.may_go_to_linux_nodes(&request.object)
+            {
+                assert_eq!(recording.node_selectors.len(), 2, "{name}");
             }
             if !held_checker.needs_linux_nodes(&request.object) {
                 assert_eq!(

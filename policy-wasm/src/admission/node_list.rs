@@ -13,41 +13,77 @@ use std::fmt;
 
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, NodeSystemInfo, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use winplace_rules::model::cluster_objects::{POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 
-/// A List of Nodes, each item made a trimmed Node as it is read (no vector of light nodes is built
-/// first); everything else in the answer is skipped unread.
-#[derive(Deserialize)]
-struct NodeList {
-    #[serde(deserialize_with = "trimmed_nodes")]
-    items: Vec<Node>,
+/// A List of Nodes, each item made a trimmed Node as it is read and pushed onto the vector (no vector of
+/// light nodes is built first, nor a second one to join two answers); everything else in the answer is
+/// skipped unread. Like a derived `struct { items: Vec<Node> }`: `items` once, and required.
+struct NodeListOnto<'v>(&'v mut Vec<Node>);
+
+impl<'de> DeserializeSeed<'de> for NodeListOnto<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
 }
 
-/// The items, each [`LightNode::into_node`] as it is read; an item of another `apiVersion` or `kind`
-/// fails the list.
-fn trimmed_nodes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Node>, D::Error> {
-    struct Items;
-    impl<'de> Visitor<'de> for Items {
-        type Value = Vec<Node>;
+impl<'de> Visitor<'de> for NodeListOnto<'_> {
+    type Value = ();
 
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a list of Nodes")
-        }
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a List of Nodes")
+    }
 
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Node>, A::Error> {
-            let mut nodes = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-            while let Some(item) = seq.next_element::<LightNode<'de>>()? {
-                let node = item
-                    .into_node()
-                    .ok_or_else(|| de::Error::custom("an item of another apiVersion or kind"))?;
-                nodes.push(node);
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = false;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key != "items" {
+                map.next_value::<de::IgnoredAny>()?;
+            } else if std::mem::replace(&mut seen, true) {
+                return Err(de::Error::duplicate_field("items"));
+            } else {
+                map.next_value_seed(ItemsOnto(&mut *self.0))?;
             }
-            Ok(nodes)
+        }
+        if seen {
+            Ok(())
+        } else {
+            Err(de::Error::missing_field("items"))
         }
     }
-    d.deserialize_seq(Items)
+}
+
+/// The items, each [`LightNode::into_node`] as it is read, pushed onto the vector; an item of another
+/// `apiVersion` or `kind` fails the list.
+struct ItemsOnto<'v>(&'v mut Vec<Node>);
+
+impl<'de> DeserializeSeed<'de> for ItemsOnto<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemsOnto<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of Nodes")
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(item) = seq.next_element::<LightNode<'de>>()? {
+            let node = item
+                .into_node()
+                .ok_or_else(|| de::Error::custom("an item of another apiVersion or kind"))?;
+            self.0.push(node);
+        }
+        Ok(())
+    }
 }
 
 /// What the rules read of a Node, and its `apiVersion` and `kind` to check.
@@ -192,8 +228,20 @@ impl LightNode<'_> {
 /// `kind`. For every answer it decodes, the nodes equal those k8s-openapi would decode and `trim_node`
 /// keep.
 pub(super) fn decode_nodes(answer: &[u8]) -> Option<Vec<Node>> {
-    let list: NodeList = serde_json::from_slice(answer).ok()?;
-    Some(list.items)
+    let mut nodes = Vec::new();
+    decode_nodes_onto(answer, &mut nodes).then_some(nodes)
+}
+
+/// [`decode_nodes`] pushed onto `nodes` (those of another answer): whether the answer decodes so; when it
+/// does not, `nodes` is left as it was.
+pub(super) fn decode_nodes_onto(answer: &[u8], nodes: &mut Vec<Node>) -> bool {
+    let held = nodes.len();
+    let mut reader = serde_json::Deserializer::from_slice(answer);
+    let decoded = NodeListOnto(nodes).deserialize(&mut reader).is_ok() && reader.end().is_ok();
+    if !decoded {
+        nodes.truncate(held);
+    }
+    decoded
 }
 
 #[cfg(test)]
@@ -274,5 +322,34 @@ mod tests {
             assert_eq!(typed(&bad), None, "{bad}");
         }
         assert_eq!(decode_nodes(b"{\"items\": ["), None);
+    }
+
+    #[test]
+    fn nodes_onto_held_ones_are_both_answers_decoded() {
+        let held = json!({"items": [{"metadata": {"name": "win-1",
+            "labels": {"kubernetes.io/os": "windows"}}, "status": {"nodeInfo": {"kernelVersion": "10.0.20348.1"}}}]});
+        let more = json!({"kind": "NodeList", "metadata": {}, "items": [
+            {"metadata": {"name": "lin-1", "labels": {"kubernetes.io/os": "linux"}}},
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "lin-2"}, "spec": {"unschedulable": true}}]});
+        let bytes = |v: &Value| serde_json::to_vec(v).unwrap();
+        let mut nodes = decode_nodes(&bytes(&held)).unwrap();
+        assert!(decode_nodes_onto(&bytes(&more), &mut nodes));
+        let mut both = typed(&held).unwrap();
+        both.extend(typed(&more).unwrap());
+        assert_eq!(nodes, both);
+        // What fails leaves the nodes held as they were, whichever item fails.
+        for bad in [
+            json!({"items": [{"metadata": {"name": "ok"}}, {"metadata": {"name": 7}}]}),
+            json!({"metadata": {}}),
+            json!([]),
+        ] {
+            assert!(!decode_nodes_onto(&bytes(&bad), &mut nodes), "{bad}");
+            assert_eq!(nodes, both, "{bad}");
+        }
+        assert!(!decode_nodes_onto(
+            b"{\"items\": [{}]} trailing",
+            &mut nodes
+        ));
+        assert_eq!(nodes, both);
     }
 }

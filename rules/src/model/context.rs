@@ -223,6 +223,48 @@ mod tests {
         }
     }
 
+    /// The Kubewarden policy asks for the nodes labelled Linux without `nodeInfo`
+    /// (`cluster_objects::LINUX_NODE_FIELDS`): of such a node, whatever its `nodeInfo` says (even Windows
+    /// and a Windows kernel), the OS, the build and the cluster's builds read the same without it.
+    #[test]
+    fn a_node_labelled_linux_is_read_without_its_node_info() {
+        let infos = [
+            "operatingSystem: linux, kernelVersion: 6.1.0-27-amd64",
+            "operatingSystem: windows, kernelVersion: 10.0.20348.2762",
+            "kernelVersion: 10.0.26100.1",
+            "operatingSystem: ''",
+        ];
+        for labels in [
+            "kubernetes.io/os: linux",
+            "kubernetes.io/os: linux, node.kubernetes.io/windows-build: 10.0.17763",
+        ] {
+            let (bare, _) = context(&format!(
+                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n\n    labels: {{{labels}}}\n"
+            ));
+            let bare_node = &bare.nodes[0];
+            assert!(bare_node.status.is_none());
+            for info in infos {
+                let (ctx, _) = context(&format!(
+                    "apiVersion: v1\nkind: List\nitems:\n{}",
+                    node(labels, info)
+                ));
+                let n = &ctx.nodes[0];
+                assert_eq!(node_os(n), Some("linux"), "{labels} {info}");
+                assert_eq!(
+                    node_os_build(n),
+                    node_os_build(bare_node),
+                    "{labels} {info}"
+                );
+                assert_eq!(
+                    ctx.windows_builds(),
+                    bare.windows_builds(),
+                    "{labels} {info}"
+                );
+                assert!(ctx.windows_builds().is_empty());
+            }
+        }
+    }
+
     #[test]
     fn windows_builds_are_distinct_and_sorted() {
         let items = [
