@@ -275,14 +275,20 @@ async fn pods_gated_before_the_controller_are_placed_unrunnable_ones_pinned_and_
             2,
             "{name}: the edit and winplace's"
         );
-        assert!(
+        // The Event follows the patch: the pod may be seen ungated before it is posted.
+        until(work.path(), &format!("{name}'s Placed Event"), || {
             events_for(&api, name)
                 .iter()
-                .any(|e| e["reason"] == "Placed"),
-            "{name}"
-        );
+                .any(|e| e["reason"] == "Placed")
+        })
+        .await;
     }
 
+    // Each pod's Event is posted after its counters: once all are there, the counters are final.
+    until(work.path(), "every pod's Event", || {
+        all.iter().all(|n| !events_for(&api, n).is_empty())
+    })
+    .await;
     let text = String::from_utf8(placer.get(&http, "/metrics").await).expect("utf-8");
     assert_eq!(released(&text), 0.0, "{text}");
     assert_eq!(metric(&text, "winplace_place_placed_total"), 7.0, "{text}");

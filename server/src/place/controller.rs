@@ -109,6 +109,10 @@ struct Clock {
     /// One full resolution attempt: the registry look-up limit, at most the deadline.
     attempt: Duration,
     seen: Mutex<HashMap<String, Seen>>,
+    /// The `resourceVersion` each pod had when this leader's patch removed its gate (placed or released),
+    /// by uid, until the pod is seen without the gate: the controller's cache may still hold the pod as it
+    /// was, and a reconcile of that copy would only fail its patch's guard (422).
+    ungated_at: Mutex<HashMap<String, String>>,
 }
 
 /// What [`Clock`] knows of one pod.
@@ -148,17 +152,55 @@ impl Clock {
         }
     }
 
-    /// The pod is done (placed, released or gone).
+    /// The pod is gone, or seen without winplace's gate.
     fn forget(&self, uid: &str) {
         self.seen
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(uid);
+        self.ungated_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uid);
+    }
+
+    /// This leader's patch removed the gate of `pod` as read (placed or released): done, and a copy of
+    /// it as read is stale ([`Clock::is_stale`]).
+    fn ungated(&self, pod: &Pod) {
+        let uid = pod.metadata.uid.as_deref().unwrap_or("");
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uid);
+        let mut ungated = self.ungated_at.lock().unwrap_or_else(|p| p.into_inner());
+        if ungated.len() > 100_000 {
+            // Pods deleted before they were seen ungated are never reconciled again; a stale copy of
+            // one forgotten here costs one guarded patch that fails.
+            ungated.clear();
+        }
+        if let Some(version) = &pod.metadata.resource_version {
+            ungated.insert(uid.to_string(), version.clone());
+        }
+    }
+
+    /// Whether `pod` is a copy of one this leader already ungated, as it was before (its
+    /// `resourceVersion` the one the patch was made from: compared for equality only, as Kubernetes
+    /// asks of an opaque version).
+    fn is_stale(&self, uid: &str, pod: &Pod) -> bool {
+        let ungated = self.ungated_at.lock().unwrap_or_else(|p| p.into_inner());
+        pod.metadata
+            .resource_version
+            .as_ref()
+            .is_some_and(|v| ungated.get(uid) == Some(v))
     }
 
     /// A new leadership: every pod's deadline counts again from when this leader takes it up.
     fn restart(&self) {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.ungated_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }
 
@@ -296,6 +338,7 @@ pub async fn run(
             deadline: options.deadline,
             attempt: resolver.timeout(),
             seen: Mutex::new(HashMap::new()),
+            ungated_at: Mutex::new(HashMap::new()),
         },
         resolver,
         settings,
@@ -399,6 +442,10 @@ async fn reconcile(pod: Arc<Pod>, placer: Arc<Placer>) -> Result<Action, PlaceEr
     let uid = pod.metadata.uid.clone().unwrap_or_default();
     if gate_index(&value).is_none() || pod.metadata.deletion_timestamp.is_some() {
         placer.clock.forget(&uid);
+        return Ok(Action::await_change());
+    }
+    if placer.clock.is_stale(&uid, &pod) {
+        // The cache's copy from before this leader's own patch; the watch brings the patched pod next.
         return Ok(Action::await_change());
     }
     let name = name_of(&pod);
@@ -522,9 +569,7 @@ async fn place_pod(
         let until = end.max(tokio::time::Instant::now() + RELEASE_GRACE);
         match with_retries(placer, until, || send(&placer.client, &current, &patch.ops)).await {
             Ok(()) => {
-                placer
-                    .clock
-                    .forget(current.metadata.uid.as_deref().unwrap_or(""));
+                placer.clock.ungated(&current);
                 let pins = patch.pins.join(", ");
                 let (type_, reason, note) = match &patch.warning {
                     Some(warning) => {
@@ -714,9 +759,7 @@ async fn release(
         }
     }
     tracing::warn!(pod = %name_of(&current), "{why}");
-    placer
-        .clock
-        .forget(current.metadata.uid.as_deref().unwrap_or(""));
+    placer.clock.ungated(&current);
     placer.report.released(
         name_of(&current),
         released.images.to_vec(),
@@ -797,6 +840,42 @@ mod tests {
 
     fn node(name: &str) -> Node {
         serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("node")
+    }
+
+    fn versioned(uid: &str, version: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "uid": uid, "resourceVersion": version}}))
+        .expect("pod")
+    }
+
+    #[test]
+    fn a_copy_of_a_pod_from_before_its_own_ungating_is_stale_and_only_that() {
+        let clock = Clock {
+            deadline: Duration::from_secs(30),
+            attempt: Duration::from_secs(10),
+            seen: Mutex::new(HashMap::new()),
+            ungated_at: Mutex::new(HashMap::new()),
+        };
+        let read = versioned("u1", "13");
+        clock.take_up("u1", &read);
+        assert!(!clock.is_stale("u1", &read), "not ungated yet");
+        clock.ungated(&read);
+        assert!(
+            clock.seen.lock().unwrap().is_empty(),
+            "done with its deadline"
+        );
+        // The cache's copy as it was read: stale. The patched pod, another pod, or the same uid at a
+        // version after someone else's edit: not.
+        assert!(clock.is_stale("u1", &read));
+        assert!(!clock.is_stale("u1", &versioned("u1", "14")));
+        assert!(!clock.is_stale("u2", &versioned("u2", "13")));
+        // Seen without the gate (or gone): forgotten, so a pod gated again at that version is placed.
+        clock.forget("u1");
+        assert!(!clock.is_stale("u1", &read));
+        // A new leadership forgets too.
+        clock.ungated(&read);
+        clock.restart();
+        assert!(!clock.is_stale("u1", &read));
     }
 
     #[test]
