@@ -121,7 +121,7 @@ fn mebibytes(quantity: &str) -> u64 {
 #[test]
 fn the_deployment_runs_locked_down_with_probes() {
     let d: Deployment = one("Deployment");
-    let pod = d.spec.and_then(|s| s.template.spec).expect("pod spec");
+    let pod = d.spec.template.spec.expect("pod spec");
     assert_eq!(pod.service_account_name.as_deref(), Some("winplace"));
     assert_eq!(
         pod.node_selector
@@ -274,7 +274,8 @@ fn the_network_policy_isolates_the_server() {
     let spec = policy.spec.expect("spec");
     let pod_labels = d
         .spec
-        .and_then(|s| s.template.metadata)
+        .template
+        .metadata
         .and_then(|m| m.labels)
         .unwrap_or_default();
     let selector = spec
