@@ -1,11 +1,11 @@
 //! The HTTP application: routes composed from small handlers, with security headers, compression,
 //! request timeouts (not on the event stream), a body limit, JSON errors under `/api/` and tracing.
 
-use crate::answers::Precompressed;
 pub use crate::security_headers::{
     CONTENT_SECURITY_POLICY, SECURITY_HEADERS, with_security_headers,
 };
 use crate::state::AppState;
+use crate::state::answers::Precompressed;
 use axum::Router;
 use axum::http::{Extensions, HeaderMap, StatusCode, Version};
 use std::net::SocketAddr;

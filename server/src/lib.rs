@@ -3,7 +3,7 @@
 //! only parses the command line and sets up logging.
 //!
 //! * [`commands`]: one module per subcommand (`serve`, `check`, `audit`, `rules`, `demo-snapshot`);
-//! * [`answers`]: the heavy JSON answers, serialized and compressed once per published state;
+//! * [`state::answers`]: the heavy JSON answers, serialized and compressed once per published state;
 //! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
 //! * [`inputs`]: what the commands read from disk (settings and `--platform`, cluster files, manifests);
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
@@ -13,15 +13,14 @@
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
-//! * [`state`]: the audit thread, freshness and the change broadcast; [`published`]: the published
-//!   state every handler reads; [`readiness`]: why the server is not ready, and its changes logged once;
+//! * [`state`]: the audit thread, freshness and the change broadcast; [`state::published`]: the published
+//!   state every handler reads; [`state::readiness`]: why the server is not ready, and its changes logged once;
 //! * [`metrics`]: `/metrics` in the Prometheus text format;
 //! * [`registry`]: the registry client (images' manifests), and [`image_resolution`]: the server's
 //!   background resolution of the workloads' images.
 
 #![warn(missing_docs)]
 
-pub mod answers;
 pub mod app;
 pub mod assets;
 pub mod bounded_read;
@@ -30,7 +29,6 @@ pub mod clock;
 pub mod commands;
 pub mod conn;
 pub mod error;
-pub mod event_streams;
 pub mod hosts;
 pub mod image_resolution;
 pub mod inputs;
@@ -38,8 +36,6 @@ pub mod logging;
 pub mod metrics;
 pub mod place;
 pub mod probes;
-pub mod published;
-pub mod readiness;
 pub mod registry;
 pub mod routes;
 pub mod security_headers;

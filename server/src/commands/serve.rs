@@ -41,7 +41,7 @@ pub struct ServeArgs {
     pub max_connections: usize,
     /// Live event streams (`/api/events`) open at once; more are answered 503.
     #[arg(long, value_name = "N", env = "WINPLACE_MAX_EVENT_STREAMS",
-          default_value_t = crate::event_streams::DEFAULT_MAX_EVENT_STREAMS,
+          default_value_t = crate::state::event_streams::DEFAULT_MAX_EVENT_STREAMS,
           value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
     pub max_event_streams: usize,
     /// Image resolution from registries (`--resolve-images` and its flags).

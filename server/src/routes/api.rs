@@ -1,9 +1,9 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
-use crate::answers::Views;
 pub use crate::error::ApiError;
-use crate::published::Published;
 use crate::state::AppState;
+use crate::state::answers::Views;
+use crate::state::published::Published;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -2,8 +2,8 @@
 //! ([`crate::probes`]).
 
 use crate::metrics::Exposition;
-use crate::readiness::{NotReady, Readiness};
 use crate::state::AppState;
+use crate::state::readiness::{NotReady, Readiness};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -5,11 +5,16 @@
 //! publishes a new [`Published`] (handlers clone an `Arc`, they never wait for the audit) and announces
 //! the revision on the broadcast channel that feeds `GET /api/events`.
 
-use crate::answers::Answers;
+pub mod answers;
+pub mod event_streams;
+pub mod published;
+pub mod readiness;
+
 use crate::metrics::Metrics;
-use crate::published::Published;
-use crate::readiness::{NotReady, ReadinessLog};
 use crate::source::SourceEvent;
+use crate::state::answers::Answers;
+use crate::state::published::Published;
+use crate::state::readiness::{NotReady, ReadinessLog};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::collections::{BTreeMap, BTreeSet};
@@ -102,7 +107,7 @@ struct Shared {
     /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
     readiness_log: ReadinessLog,
     /// The event streams open, and their limit.
-    event_streams: crate::event_streams::EventStreams,
+    event_streams: crate::state::event_streams::EventStreams,
 }
 
 /// What every handler can read; cheap to clone.
@@ -135,7 +140,7 @@ impl AppState {
     }
 
     /// The event streams open, and their limit (`serve --max-event-streams`).
-    pub fn event_streams(&self) -> &crate::event_streams::EventStreams {
+    pub fn event_streams(&self) -> &crate::state::event_streams::EventStreams {
         &self.inner.event_streams
     }
 
