@@ -1,6 +1,6 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
-pub use crate::error::ApiError;
+pub use crate::http::error::ApiError;
 use crate::state::AppState;
 use crate::state::answers::Views;
 use crate::state::published::Published;
@@ -28,13 +28,13 @@ pub fn router() -> Router<AppState> {
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
         .route("/api/incidents", get(incidents))
-        .route_layer(axum::middleware::from_fn(crate::error::no_query));
+        .route_layer(axum::middleware::from_fn(crate::http::error::no_query));
     Router::new()
         .route("/api/nodes", get(nodes))
         .route("/api/workloads", get(workloads))
         .route("/api/workloads/{namespace}/{kind}/{name}", get(workload))
         .merge(without_parameters)
-        .route("/api/{*rest}", any(crate::error::unknown_endpoint))
+        .route("/api/{*rest}", any(crate::http::error::unknown_endpoint))
 }
 
 fn bad_request(message: String) -> ApiError {

@@ -13,7 +13,7 @@
 
 pub use crate::state::event_streams::{DEFAULT_MAX_EVENT_STREAMS, EventStreams, StreamSlot};
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
