@@ -8,7 +8,7 @@
 //! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`clock`]: today's date, the one the retirement calendar is read at;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
-//! * [`inputs`]: what the commands read (settings and `--platform`, cluster files, manifests);
+//! * [`inputs`]: what the commands read (settings and `--platform`, cluster files, manifests, seconds);
 //! * [`metrics`]: `/metrics` in the Prometheus text format;
 //! * [`registry`]: the registry client (images' manifests: credentials, limits, caches);
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through

@@ -67,7 +67,7 @@ pub struct ServeRegistryArgs {
     #[arg(long, value_name = "FILE", env = "WINPLACE_REGISTRY_CONFIG")]
     pub registry_config: Option<PathBuf>,
     /// Time limit of one image look-up, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::commands::check::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::inputs::parse_seconds)]
     pub registry_timeout: std::time::Duration,
 }
 
