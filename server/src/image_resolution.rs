@@ -1,5 +1,5 @@
 //! The server's background image resolution: after every published revision, the workloads' images
-//! whose name says too little ([`crate::published::Published::images`]) and that have not been asked about
+//! whose name says too little ([`crate::state::published::Published::images`]) and that have not been asked about
 //! yet are resolved (bounded and cached by the [`ImageResolver`]); what the registries said goes back to
 //! the audit thread as [`SourceEvent::ImageFacts`], which re-audits only the workloads running a changed
 //! image. Failed look-ups are retried after [`RETRY_AFTER`]. What is kept is bounded by the cluster: the

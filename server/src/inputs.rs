@@ -3,6 +3,8 @@
 //! walked in a stable order, `-` for standard input). `check`, `serve`, `audit`, `what-if` and the
 //! sources read them here, with the same errors (file, line, field), and within the input limit
 //! ([`crate::bounded_read`]: standard input, FIFOs and devices included).
+//!
+//! Also the flags given in seconds ([`parse_seconds`]), read alike by every command and source.
 
 use std::path::{Path, PathBuf};
 
@@ -216,6 +218,17 @@ pub fn read_stdin(stdin: &mut dyn std::io::Read) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A positive number of seconds (fractions allowed).
+pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(seconds > 0.0 && seconds <= 3600.0) {
+        return Err(format!("`{text}`: between 0 and 3600 seconds"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,5 +353,16 @@ mod tests {
         let p = dir.path().join("bin.yaml");
         std::fs::write(&p, [b'a', 0xff, b'b']).expect("write");
         assert!(read_text(&p).expect_err("binary").contains("offset 1"));
+    }
+
+    #[test]
+    fn seconds_are_positive_and_bounded() {
+        assert_eq!(
+            parse_seconds("1.5"),
+            Ok(std::time::Duration::from_millis(1500))
+        );
+        for bad in ["0", "-1", "soon", "99999", "NaN"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
     }
 }

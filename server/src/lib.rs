@@ -1,47 +1,41 @@
-//! `winplace`: the server (dashboard, JSON API, live updates, policy download) and the command-line
-//! checks, as a library so that the router, the sources and every command are tested directly; `main.rs`
-//! only parses the command line and sets up logging.
+//! `winplace`: the server (dashboard, JSON API, live updates, policy download, placement) and the
+//! command-line checks, as a library so that the router, the sources and every command are tested
+//! directly; `main.rs` only parses the command line and sets up logging.
 //!
-//! * [`commands`]: one module per subcommand (`serve`, `check`, `audit`, `rules`, `demo-snapshot`);
-//! * [`answers`]: the heavy JSON answers, serialized and compressed once per published state;
-//! * [`app`] and [`routes`]: the axum router, composed from small handlers over [`state::AppState`];
-//! * [`inputs`]: what the commands read from disk (settings and `--platform`, cluster files, manifests);
-//! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through kube-rs);
-//! * [`conn`] and [`hosts`]: accepting connections (header-read and idle timeouts) and the `Host` names
-//!   answered; [`probes`]: `/healthz` and `/readyz` on a listener and thread of their own;
+//! The crate's map, lowest layer first (a module imports only those above it in this list:
+//! `cargo xtask imports` checks it):
+//!
+//! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`clock`]: today's date, the one the retirement calendar is read at;
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
-//! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
-//! * [`error`]: the API's error type and the layers that make every `/api/` error JSON;
-//! * [`state`]: the audit thread, freshness and the change broadcast; [`published`]: the published
-//!   state every handler reads; [`readiness`]: why the server is not ready, and its changes logged once;
+//! * [`inputs`]: what the commands read (settings and `--platform`, cluster files, manifests, seconds);
 //! * [`metrics`]: `/metrics` in the Prometheus text format;
-//! * [`registry`]: the registry client (images' manifests), and [`image_resolution`]: the server's
-//!   background resolution of the workloads' images.
+//! * [`registry`]: the registry client (images' manifests: credentials, limits, caches);
+//! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through
+//!   kube-rs), streamed object by object;
+//! * [`place`]: the placement controller (`serve --place`): reconcile, pull secrets, the Lease;
+//! * [`state`]: what every handler reads ([`state::AppState`]): the published audit and its answers,
+//!   freshness and readiness, the change broadcast; and the audit thread that applies the source's
+//!   changes ([`state::applier`]);
+//! * [`image_resolution`]: the server's background resolution of the workloads' images;
+//! * [`http`]: from the socket to the handlers: listeners, connections, `Host` names, security headers,
+//!   the router and its layers, the routes, API errors, the probe listener, the embedded assets;
+//! * [`commands`]: one module per subcommand (`serve`, `check`, `audit`, `what-if`, `explain`, `export`,
+//!   `rules`, `demo-snapshot`);
+//! * [`cli`]: the command line (clap).
 
 #![warn(missing_docs)]
 
-pub mod answers;
-pub mod app;
-pub mod assets;
 pub mod bounded_read;
 pub mod cli;
 pub mod clock;
 pub mod commands;
-pub mod conn;
-pub mod error;
-pub mod event_streams;
-pub mod hosts;
+pub mod http;
 pub mod image_resolution;
 pub mod inputs;
 pub mod logging;
 pub mod metrics;
 pub mod place;
-pub mod probes;
-pub mod published;
-pub mod readiness;
 pub mod registry;
-pub mod routes;
-pub mod security_headers;
 pub mod source;
 pub mod state;

@@ -372,7 +372,7 @@ async fn every_documented_error_is_json_with_a_message() {
         assert!(message.contains(needle), "{uri}: {body}");
     }
     // A method the endpoint does not have: 405, JSON, with Allow.
-    let response = winplace::app::router(s.clone())
+    let response = winplace::http::router::router(s.clone())
         .oneshot(
             Request::post("/api/summary")
                 .body(Body::empty())
@@ -484,7 +484,7 @@ async fn security_headers_on_every_kind_of_answer() {
         };
         assert_eq!(
             h("content-security-policy"),
-            winplace::app::CONTENT_SECURITY_POLICY,
+            winplace::http::security_headers::CONTENT_SECURITY_POLICY,
             "{uri}"
         );
         assert!(h("content-security-policy").contains("script-src 'self' 'wasm-unsafe-eval'"));
@@ -502,9 +502,11 @@ async fn security_headers_on_every_kind_of_answer() {
 #[tokio::test]
 async fn errors_from_every_layer_carry_the_security_headers() {
     let s = state();
-    let loopback =
-        winplace::hosts::AllowedHosts::for_listen(&"127.0.0.1:8080".parse().expect("addr"), &[]);
-    let app = winplace::app::router_for(s.clone(), loopback);
+    let loopback = winplace::http::hosts::AllowedHosts::for_listen(
+        &"127.0.0.1:8080".parse().expect("addr"),
+        &[],
+    );
+    let app = winplace::http::router::router_for(s.clone(), loopback);
     let post = |uri: &str| {
         Request::post(uri)
             .header(header::HOST, "localhost")
@@ -540,7 +542,7 @@ async fn errors_from_every_layer_carry_the_security_headers() {
         let response = app.clone().oneshot(request).await.expect("response");
         assert_eq!(response.status(), want, "{what}");
         let headers = response.headers();
-        for (name, value) in &winplace::app::SECURITY_HEADERS {
+        for (name, value) in &winplace::http::security_headers::SECURITY_HEADERS {
             assert_eq!(
                 headers.get(name).and_then(|v| v.to_str().ok()),
                 Some(*value),
@@ -554,8 +556,10 @@ async fn errors_from_every_layer_carry_the_security_headers() {
 #[tokio::test]
 async fn two_host_headers_are_a_bad_request() {
     let s = state();
-    let loopback =
-        winplace::hosts::AllowedHosts::for_listen(&"127.0.0.1:8080".parse().expect("addr"), &[]);
+    let loopback = winplace::http::hosts::AllowedHosts::for_listen(
+        &"127.0.0.1:8080".parse().expect("addr"),
+        &[],
+    );
     let mut request = Request::get("/api/summary")
         .header(header::HOST, "localhost")
         .body(Body::empty())
@@ -563,7 +567,7 @@ async fn two_host_headers_are_a_bad_request() {
     request
         .headers_mut()
         .append(header::HOST, "localhost".parse().expect("value"));
-    let response = winplace::app::router_for(s, loopback)
+    let response = winplace::http::router::router_for(s, loopback)
         .oneshot(request)
         .await
         .expect("response");
@@ -590,7 +594,7 @@ async fn event_streams_past_the_limit_are_refused_until_one_ends() {
     let s = state();
     s.event_streams().set_limit(2);
     let open = || async {
-        winplace::app::router(s.clone())
+        winplace::http::router::router(s.clone())
             .oneshot(
                 Request::get("/api/events")
                     .body(Body::empty())
@@ -659,7 +663,7 @@ async fn index_html_has_no_inline_script() {
 async fn the_dashboards_modules_and_loaders_are_served_typed_and_compressed() {
     // static/pkg/ as `cargo xtask build` left it: wasm-bindgen's JavaScript, the main module, the chunks
     // the lazy routes are loaded from and the loader that fetches them (xtask/src/split.rs).
-    let files: Vec<String> = winplace::assets::Static::iter()
+    let files: Vec<String> = winplace::http::assets::Static::iter()
         .filter(|path| path.starts_with("pkg/"))
         .map(|path| path.into_owned())
         .collect();
@@ -703,7 +707,7 @@ async fn the_dashboards_modules_and_loaders_are_served_typed_and_compressed() {
 #[tokio::test]
 async fn large_answers_are_compressed_when_asked() {
     let s = state();
-    let response = winplace::app::router(s)
+    let response = winplace::http::router::router(s)
         .oneshot(
             Request::get("/api/rules")
                 .header(header::ACCEPT_ENCODING, "gzip")
@@ -718,8 +722,8 @@ async fn large_answers_are_compressed_when_asked() {
 #[tokio::test]
 async fn request_bodies_over_the_limit_are_refused() {
     let s = state();
-    let big = vec![b'x'; winplace::app::BODY_LIMIT + 1];
-    let response = winplace::app::router(s)
+    let big = vec![b'x'; winplace::http::router::BODY_LIMIT + 1];
+    let response = winplace::http::router::router(s)
         .oneshot(
             Request::get("/api/summary")
                 .header(header::CONTENT_LENGTH, big.len())
@@ -765,7 +769,7 @@ async fn policy_downloads() {
 #[tokio::test]
 async fn events_stream_hello_then_changes() {
     let s = state();
-    let response = winplace::app::router(s.clone())
+    let response = winplace::http::router::router(s.clone())
         .oneshot(
             Request::get("/api/events")
                 .body(Body::empty())

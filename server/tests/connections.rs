@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use winplace::conn::{ConnectionLimits, serve_listener};
-use winplace::hosts::AllowedHosts;
+use winplace::http::conn::{ConnectionLimits, serve_listener};
+use winplace::http::hosts::AllowedHosts;
 use winplace::state::{AppState, Timing};
 
 /// Short, so that the tests run quickly; what is tested is that the connection is closed at all.
@@ -34,7 +34,7 @@ async fn start_with(
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let state = AppState::new(winplace::source::demo::info(), Timing::default());
-    let app = winplace::app::router_for(state, AllowedHosts::for_listen(&addr, &[]));
+    let app = winplace::http::router::router_for(state, AllowedHosts::for_listen(&addr, &[]));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(serve_listener(listener, app, limits, async move {
         let _ = stopped.await;
@@ -262,10 +262,13 @@ fn the_probe_listener_answers_while_every_main_worker_is_busy() {
         .build()
         .expect("runtime");
     let main = runtime
-        .block_on(async { winplace::conn::bind("127.0.0.1:0".parse().expect("addr")) })
+        .block_on(async { winplace::http::conn::bind("127.0.0.1:0".parse().expect("addr")) })
         .expect("bind");
     let main_addr = main.local_addr().expect("addr");
-    let app = winplace::app::router_for(state.clone(), AllowedHosts::for_listen(&main_addr, &[]));
+    let app = winplace::http::router::router_for(
+        state.clone(),
+        AllowedHosts::for_listen(&main_addr, &[]),
+    );
     runtime.spawn(serve_listener(
         main,
         app,
@@ -273,7 +276,7 @@ fn the_probe_listener_answers_while_every_main_worker_is_busy() {
         std::future::pending(),
     ));
     let probe_addr = "127.0.0.1:0".parse().expect("addr");
-    let probes = winplace::probes::ProbeServer::start(
+    let probes = winplace::http::probes::ProbeServer::start(
         probe_addr,
         state.clone(),
         AllowedHosts::for_listen(&probe_addr, &[]),
@@ -319,7 +322,7 @@ fn the_probe_listener_answers_while_every_main_worker_is_busy() {
         "POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     );
     assert!(post.starts_with("HTTP/1.1 405"), "{post}");
-    for (name, value) in &winplace::app::SECURITY_HEADERS {
+    for (name, value) in &winplace::http::security_headers::SECURITY_HEADERS {
         assert!(
             post.to_ascii_lowercase().contains(&format!(
                 "{}: {}",

@@ -10,10 +10,10 @@ use crate::common::router;
 use fake_api::{FakeApi, Fault, node, pod, runtime_class};
 use serde_json::{Value, json};
 use std::time::Duration;
-use winplace::readiness::NotReady;
 use winplace::source::ClusterSource;
 use winplace::source::backoff::Steps;
 use winplace::source::live::{LiveOptions, LiveSource};
+use winplace::state::readiness::NotReady;
 use winplace::state::{AppState, Timing};
 
 /// What the published audit holds: node names, pod names, RuntimeClass names.

@@ -36,12 +36,12 @@ pub struct ServeArgs {
     /// Connections served at once on `--listen`; more are answered 503 (the descriptor limit,
     /// `ulimit -n`, must allow it).
     #[arg(long, value_name = "N", env = "WINPLACE_MAX_CONNECTIONS",
-          default_value_t = crate::conn::DEFAULT_MAX_CONNECTIONS,
+          default_value_t = crate::http::conn::DEFAULT_MAX_CONNECTIONS,
           value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
     pub max_connections: usize,
     /// Live event streams (`/api/events`) open at once; more are answered 503.
     #[arg(long, value_name = "N", env = "WINPLACE_MAX_EVENT_STREAMS",
-          default_value_t = crate::event_streams::DEFAULT_MAX_EVENT_STREAMS,
+          default_value_t = crate::state::event_streams::DEFAULT_MAX_EVENT_STREAMS,
           value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
     pub max_event_streams: usize,
     /// Image resolution from registries (`--resolve-images` and its flags).
@@ -67,7 +67,7 @@ pub struct ServeRegistryArgs {
     #[arg(long, value_name = "FILE", env = "WINPLACE_REGISTRY_CONFIG")]
     pub registry_config: Option<PathBuf>,
     /// Time limit of one image look-up, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::commands::check::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::inputs::parse_seconds)]
     pub registry_timeout: std::time::Duration,
 }
 
@@ -170,13 +170,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         winplace_rules::audit::Audit::new(settings),
         events,
     );
-    let listen = crate::app::Listen {
+    let listen = crate::http::serve::Listen {
         addr: args.listen,
         probes: args.probe_listen,
         allowed_hosts: args.allowed_hosts,
         max_connections: args.max_connections,
     };
-    crate::app::serve(listen, state).await?;
+    crate::http::serve::serve(listen, state).await?;
     if let Some(election) = place_election {
         // Bounded by the election itself (the renew deadline twice); a hard limit besides.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(60), election).await;

@@ -11,7 +11,7 @@ use winplace::state::AppState;
 
 /// Sends `request` to a router over `state` and reads the whole answer.
 pub async fn send(state: &AppState, request: Request<Body>) -> (StatusCode, HeaderMap, Vec<u8>) {
-    let response = winplace::app::router(state.clone())
+    let response = winplace::http::router::router(state.clone())
         .oneshot(request)
         .await
         .expect("response");

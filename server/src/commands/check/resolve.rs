@@ -27,7 +27,7 @@ pub struct ResolveArgs {
     #[arg(long, value_name = "FILE")]
     pub registry_config: Option<PathBuf>,
     /// Time limit of the whole image resolution, in seconds (each registry request gets no more).
-    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::inputs::parse_seconds)]
     pub registry_timeout: Duration,
     /// How long registry answers stay in the cache on disk (`$XDG_CACHE_HOME/winplace/images.json`,
     /// else `~/.cache/winplace/images.json`), in seconds; 0 turns the disk cache off.
@@ -45,17 +45,6 @@ impl Default for ResolveArgs {
             image_cache_ttl: 86_400,
         }
     }
-}
-
-/// A positive number of seconds (fractions allowed).
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let seconds: f64 = text
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
-    if !(seconds > 0.0 && seconds <= 3600.0) {
-        return Err(format!("`{text}`: between 0 and 3600 seconds"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// The registry client of one `check` run: one deadline for the whole run.
@@ -128,14 +117,6 @@ impl ImageLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seconds_are_positive_and_bounded() {
-        assert_eq!(parse_seconds("1.5"), Ok(Duration::from_millis(1500)));
-        for bad in ["0", "-1", "soon", "99999", "NaN"] {
-            assert!(parse_seconds(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn a_broken_registry_config_names_file_and_line() {

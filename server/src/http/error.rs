@@ -13,7 +13,7 @@ use serde_json::json;
 ///
 /// ```
 /// use axum::response::IntoResponse;
-/// let response = winplace::error::ApiError::not_found("no node named \"x\"").into_response();
+/// let response = winplace::http::error::ApiError::not_found("no node named \"x\"").into_response();
 /// assert_eq!(response.status(), axum::http::StatusCode::NOT_FOUND);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 /// Host names that always mean this machine (RFC 6761: `localhost` and names under `.localhost`).
 const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -18,7 +18,7 @@ const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "::1"];
 /// The `Host` names a server accepts.
 ///
 /// ```
-/// use winplace::hosts::AllowedHosts;
+/// use winplace::http::hosts::AllowedHosts;
 /// let hosts = AllowedHosts::for_listen(&"127.0.0.1:8080".parse().unwrap(), &[]);
 /// assert!(hosts.allows("localhost:8080"));
 /// assert!(hosts.allows("[::1]:8080"));
@@ -82,7 +82,7 @@ fn strip_port(host: &str) -> &str {
 /// loopback without `--allowed-host`, a page on any site can read the API through DNS rebinding.
 ///
 /// ```
-/// use winplace::hosts::exposure_warning;
+/// use winplace::http::hosts::exposure_warning;
 /// assert!(exposure_warning(&"0.0.0.0:8080".parse().unwrap(), &[]).unwrap().contains("--allowed-host"));
 /// assert_eq!(exposure_warning(&"127.0.0.1:8080".parse().unwrap(), &[]), None);
 /// assert_eq!(exposure_warning(&"0.0.0.0:8080".parse().unwrap(), &["dash.example".into()]), None);

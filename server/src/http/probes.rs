@@ -7,8 +7,8 @@
 //! dashboard or the API can reach the queue or the thread, so nothing they do delays a probe; the probes
 //! read the same state (`/readyz` a short mutex, `/healthz` nothing).
 
-use crate::conn::{ConnectionLimits, serve_listener};
-use crate::hosts::AllowedHosts;
+use crate::http::conn::{ConnectionLimits, serve_listener};
+use crate::http::hosts::AllowedHosts;
 use crate::state::AppState;
 use std::net::SocketAddr;
 
@@ -29,8 +29,8 @@ impl ProbeServer {
     /// use winplace::state::{AppState, Timing};
     /// let state = AppState::new(winplace::source::demo::info(), Timing::default());
     /// let addr = "127.0.0.1:0".parse().unwrap();
-    /// let allowed = winplace::hosts::AllowedHosts::for_listen(&addr, &[]);
-    /// let probes = winplace::probes::ProbeServer::start(addr, state, allowed).unwrap();
+    /// let allowed = winplace::http::hosts::AllowedHosts::for_listen(&addr, &[]);
+    /// let probes = winplace::http::probes::ProbeServer::start(addr, state, allowed).unwrap();
     /// let mut stream = std::net::TcpStream::connect(probes.addr()).unwrap();
     /// stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     /// let mut answer = String::new();
@@ -45,10 +45,13 @@ impl ProbeServer {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let app = crate::security_headers::with_security_headers(
-            crate::routes::health::probes().with_state(state).layer(
-                axum::middleware::from_fn_with_state(allowed, crate::hosts::check_host),
-            ),
+        let app = crate::http::security_headers::with_security_headers(
+            crate::http::routes::health::probes()
+                .with_state(state)
+                .layer(axum::middleware::from_fn_with_state(
+                    allowed,
+                    crate::http::hosts::check_host,
+                )),
         );
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -81,7 +84,7 @@ impl ProbeServer {
 }
 
 impl Drop for ProbeServer {
-    /// Stops accepting, lets the probes in progress finish (at most [`crate::conn::SHUTDOWN_GRACE`]) and
+    /// Stops accepting, lets the probes in progress finish (at most [`crate::http::conn::SHUTDOWN_GRACE`]) and
     /// joins the thread.
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {

@@ -48,7 +48,7 @@ pub const LISTEN_BACKLOG: u32 = 4096;
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let listener = winplace::conn::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+/// let listener = winplace::http::conn::bind("127.0.0.1:0".parse().unwrap()).unwrap();
 /// assert!(listener.local_addr().unwrap().port() > 0);
 /// # });
 /// ```
@@ -117,7 +117,7 @@ impl Drop for Slot {
 /// The answer to every request of a connection past the limit: a JSON 503 with `Retry-After`, the
 /// security headers every answer carries, and `Connection: close`.
 fn busy_answer(limit: usize) -> axum::response::Response {
-    let mut response = crate::error::ApiError::new(
+    let mut response = crate::http::error::ApiError::new(
         axum::http::StatusCode::SERVICE_UNAVAILABLE,
         format!(
             "{limit} connections are open, the most this server serves at once (--max-connections): \
@@ -126,7 +126,7 @@ fn busy_answer(limit: usize) -> axum::response::Response {
     )
     .into_response();
     let headers = response.headers_mut();
-    for (name, value) in &crate::security_headers::SECURITY_HEADERS {
+    for (name, value) in &crate::http::security_headers::SECURITY_HEADERS {
         headers.insert(name.clone(), axum::http::HeaderValue::from_static(value));
     }
     headers.insert(

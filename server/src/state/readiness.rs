@@ -40,7 +40,7 @@ impl ReadinessLog {
     /// as a change).
     ///
     /// ```
-    /// use winplace::readiness::{NotReady, Readiness, ReadinessLog};
+    /// use winplace::state::readiness::{NotReady, Readiness, ReadinessLog};
     /// let log = ReadinessLog::default();
     /// assert_eq!(log.observe(&Err(NotReady::NotSynced(None))), Some(Readiness::NotSynced));
     /// // What fails changes: still the same state.

@@ -1,9 +1,9 @@
 //! The JSON API: every answer carries [`Meta`] (source and freshness) next to its data.
 
-use crate::answers::Views;
-pub use crate::error::ApiError;
-use crate::published::Published;
+pub use crate::http::error::ApiError;
 use crate::state::AppState;
+use crate::state::answers::Views;
+use crate::state::published::Published;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -28,13 +28,13 @@ pub fn router() -> Router<AppState> {
         .route("/api/context", get(context))
         .route("/api/rules", get(rules))
         .route("/api/incidents", get(incidents))
-        .route_layer(axum::middleware::from_fn(crate::error::no_query));
+        .route_layer(axum::middleware::from_fn(crate::http::error::no_query));
     Router::new()
         .route("/api/nodes", get(nodes))
         .route("/api/workloads", get(workloads))
         .route("/api/workloads/{namespace}/{kind}/{name}", get(workload))
         .merge(without_parameters)
-        .route("/api/{*rest}", any(crate::error::unknown_endpoint))
+        .route("/api/{*rest}", any(crate::http::error::unknown_endpoint))
 }
 
 fn bad_request(message: String) -> ApiError {

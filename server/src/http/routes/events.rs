@@ -11,9 +11,9 @@
 //! [`DEFAULT_MAX_EVENT_STREAMS`]; each holds a connection, a broadcast receiver and buffers, about
 //! 25 KB): past it the answer is 503 with `Retry-After`.
 
-pub use crate::event_streams::{DEFAULT_MAX_EVENT_STREAMS, EventStreams, StreamSlot};
+pub use crate::state::event_streams::{DEFAULT_MAX_EVENT_STREAMS, EventStreams, StreamSlot};
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;

@@ -1,6 +1,6 @@
 //! Static files: the dashboard (with a fallback to index.html for client-side routes) and policy.wasm.
 
-use crate::assets::Static;
+use crate::http::assets::Static;
 use crate::state::AppState;
 use axum::Router;
 use axum::http::{StatusCode, Uri, header};

@@ -54,7 +54,7 @@ impl EventStreams {
     /// A place for one more stream, or `None` when [`Self::limit`] are open.
     ///
     /// ```
-    /// let streams = winplace::event_streams::EventStreams::default();
+    /// let streams = winplace::state::event_streams::EventStreams::default();
     /// streams.set_limit(1);
     /// let first = streams.try_open().expect("a place");
     /// assert!(streams.try_open().is_none());

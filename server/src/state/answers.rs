@@ -14,7 +14,7 @@
 //! * at most [`MAX_ENTRIES`] answers are kept per state; further questions are built (under the same
 //!   bound) without being kept, so memory stays bounded whatever the queries.
 
-use crate::published::Published;
+use crate::state::published::Published;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;

@@ -1,5 +1,5 @@
 //! One published state of the audit: what every handler reads, immutable once published (the audit
-//! thread in [`crate::state`] publishes a new one after each batch of changes; [`crate::answers`] builds
+//! thread in [`crate::state`] publishes a new one after each batch of changes; [`crate::state::answers`] builds
 //! its answers from one).
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use winplace_rules::model::ClusterContext;
 /// One published state of the audit: immutable, shared by every handler that reads it.
 ///
 /// ```
-/// let empty = winplace::published::Published::default();
+/// let empty = winplace::state::published::Published::default();
 /// assert_eq!(empty.revision, 0);
 /// ```
 #[derive(Debug, Default)]

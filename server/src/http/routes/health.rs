@@ -1,9 +1,9 @@
 //! Liveness, readiness and metrics. The two probes are also served alone, on the probe listener
-//! ([`crate::probes`]).
+//! ([`crate::http::probes`]).
 
 use crate::metrics::Exposition;
-use crate::readiness::{NotReady, Readiness};
 use crate::state::AppState;
+use crate::state::readiness::{NotReady, Readiness};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -19,7 +19,7 @@ pub fn router() -> Router<AppState> {
 /// ```
 /// use winplace::state::{AppState, Timing};
 /// let state = AppState::new(winplace::source::demo::info(), Timing::default());
-/// let app: axum::Router = winplace::routes::health::probes().with_state(state);
+/// let app: axum::Router = winplace::http::routes::health::probes().with_state(state);
 /// ```
 pub fn probes() -> Router<AppState> {
     Router::new()
