@@ -46,7 +46,7 @@ pub struct PlaceArgs {
     /// (gated while none ran) gets the whole deadline; a pod seen fresh ends by its creation plus this,
     /// plus at most one registry look-up limit.
     #[arg(long, value_name = "SECONDS", default_value = "30",
-          value_parser = crate::commands::check::parse_seconds)]
+          value_parser = crate::inputs::parse_seconds)]
     pub place_deadline: Duration,
     /// Gated pods placed at once (reconciles in flight); more wait their turn. The deadline of a pod
     /// that waits counts from when it is taken up.
@@ -62,7 +62,7 @@ pub struct PlaceArgs {
     /// How long a replica that stopped renewing keeps the Lease; the others take over after it.
     /// Renewals every 2/15 of it; the holder stops placing when it has not renewed within 2/3 of it.
     #[arg(long, value_name = "SECONDS", default_value = "15",
-          value_parser = crate::commands::check::parse_seconds)]
+          value_parser = crate::inputs::parse_seconds)]
     pub place_lease_duration: Duration,
     /// This replica's holder identity in the Lease (default: `$POD_NAME`, else the host name, `_` and
     /// the process id). A restart with the same identity renews the Lease at once; with another, it

@@ -92,7 +92,7 @@ pub struct SourceArgs {
     /// With a live cluster: the time limit, in seconds, of a list and of the start of a watch (a call
     /// that gets no answer fails, is reported and retried with backoff); default 60, the API server's
     /// own limit.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::commands::check::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::inputs::parse_seconds)]
     pub list_timeout: Option<std::time::Duration>,
     /// Nodes to add to the source's: Node files or infrastructure files whose node pools become the
     /// Nodes the platform would create (eksctl, Karpenter, AKS, GKE, OpenShift MachineSet); repeatable.

@@ -17,7 +17,6 @@ use winplace_rules::{Checker, Finding, ParseError, Report, Severity};
 
 use crate::inputs::{self, SettingsArgs, file_error, load_cluster};
 
-pub use crate::inputs::parse_seconds;
 pub use findings::{FindingLog, Run};
 pub use output::{CheckReport, CheckSummary, Format};
 pub use resolve::{ImageLookup, ResolveArgs};
