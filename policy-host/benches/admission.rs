@@ -19,8 +19,9 @@
 //! profile: this is the release host issue 13 asks for. The first run also compiles the template fixture.
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, black_box};
+use criterion::{BenchmarkGroup, Criterion};
 use serde_json::{Value, json};
+use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use winplace_policy_host::{

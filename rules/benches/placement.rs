@@ -5,9 +5,10 @@
 //!
 //! Run: `cargo bench --bench placement -- --warm-up-time 1 --measurement-time 5`
 
-use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Node;
 use serde_json::{Value, json};
+use std::hint::black_box;
 use winplace_rules::Settings;
 use winplace_rules::input::LineMap;
 use winplace_rules::model::{self, ClusterContext, Object};

@@ -13,8 +13,9 @@
 //! Run: `cargo bench -p winplace-synthetic --bench audit` (add `-- --quick` for a short run). Peak memory:
 //! `/usr/bin/time -v cargo run --release -p winplace-synthetic --example audit_scale`.
 
-use criterion::{BatchSize, Criterion, black_box, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{Node, Pod};
+use std::hint::black_box;
 use winplace_rules::Settings;
 use winplace_rules::audit::{Audit, Change};
 use winplace_synthetic::{first_tainted_windows_node, synthetic_cluster};
