@@ -294,6 +294,15 @@ fn is_guarded(spec: &Value) -> bool {
         .into_iter()
         .flatten()
         .map(|v| v["expression"].as_str().unwrap_or_default())
+        // With `placementGate`, a deferred rule first reads whether the pod will be gated: that reads the
+        // build pin only inside the guard (`variables.gateOpen`).
+        .map(|f| {
+            f.replacen(
+                "!(!(object.kind != 'Pod' && variables.gateOpen) && ",
+                "!(",
+                1,
+            )
+        })
         .map(|f| {
             f.starts_with("!((variables.affinityBounded && ")
                 && f.contains(
@@ -305,6 +314,7 @@ fn is_guarded(spec: &Value) -> bool {
         .into_iter()
         .flatten()
         .map(|m| m["jsonPatch"]["expression"].as_str().unwrap_or_default())
+        .map(|f| f.replacen("variables.gateOpen || ", "", 1))
         .map(|f| {
             f.starts_with("(request.operation == 'UPDATE' && (variables.oldAffinityBounded && ")
                 && f.contains(") ? [] : (variables.affinityBounded && ")
@@ -433,6 +443,11 @@ fn every_expression_and_policy_stays_inside_the_cost_limits() {
             &classes(&exact(&settings)),
             Naming::Cluster,
         ));
+        // With the placement gate: the deferred rules first read whether the pod will be gated.
+        let gating =
+            Settings::from_text("s.yaml", "mutate: true\nplacementGate: true\n").expect("settings");
+        documents.extend(export::validating(&gating, Naming::Cluster));
+        documents.extend(export::mutating(&gating, Naming::Cluster));
         let at_held = policy_costs(&documents, HELD);
         assert!(at_held.len() >= 29, "{}", at_held.len());
         // The build rules and the build-range fix read the affinity's size guard first: their affinity
@@ -450,6 +465,9 @@ fn every_expression_and_policy_stays_inside_the_cost_limits() {
                 "winplace-windows-pod-without-build-selector",
                 "winplace-windows-pod-without-build-selector",
                 "winplace-windows-pod-without-build-selector",
+                "winplace-windows-pod-without-build-selector",
+                "winplace-windows-pod-without-build-selector",
+                "winplace-windows-build-mismatch",
                 "winplace-windows-pod-without-build-selector",
             ]
         );
