@@ -135,13 +135,8 @@ fn every_fixture_gets_the_expected_answer() {
         ),
         ("pod-delete", true, true, "", ""),
         ("pod-status-update", true, true, "", ""),
-        (
-            "deployment-update-preexisting",
-            false,
-            true,
-            "",
-            "already present before this update",
-        ),
+        // Labels changed, the pod template's spec did not: accepted untouched (its finding predates it).
+        ("deployment-update-preexisting", false, true, "", ""),
         (
             "deployment-update-unpins",
             false,
@@ -556,6 +551,7 @@ fn the_placement_gate_is_added_to_unplaced_pod_creates() {
     assert_eq!(response["accepted"], json!(true), "{response}");
     let mut expected = r["object"].clone();
     expected["spec"]["schedulingGates"] = json!([{"name": "winplace.io/placement"}]);
+    expected["metadata"]["labels"]["winplace.io/placement"] = json!("gated");
     assert_eq!(response["mutated_object"], expected, "{response}");
     // One host call: the Lease, by the SDK's GetResourceRequest; no registry call at admission.
     let calls = h.capability_calls();

@@ -4,19 +4,23 @@
 //! decision can be tested natively.
 //!
 //! Decisions:
-//! * Only `CREATE` and `UPDATE` of the [`EVALUATED_KINDS`] without a subresource are evaluated; `DELETE`,
-//!   `CONNECT`, subresources (`status`, `scale`, `ephemeralcontainers`, …) and other kinds are accepted
+//! * Only `CREATE` and `UPDATE` of the [`EVALUATED_KINDS`] without a subresource are evaluated, and the
+//!   `UPDATE` of a Pod's `ephemeralcontainers` (`kubectl debug`: its containers judged when added);
+//!   `DELETE`, `CONNECT`, other subresources (`status`, `scale`, …) and other kinds are accepted
 //!   untouched. An evaluated request whose object is missing, not an object, or of another kind is
 //!   rejected with a message saying so ([`malformed`]).
 //! * A `Node` is never rejected nor rewritten: its findings are warnings (a kubelet registering with a
 //!   wrong label must still be able to join; the audit and `check` report the same findings as errors).
-//! * On `UPDATE`, an error the old object already had (same rule, same path) does not reject the request:
-//!   it is returned as a warning. Controllers edit metadata of existing objects (adoption, finalizer
-//!   removal); rejecting those edits for a problem nobody introduced would wedge the object.
+//! * An `UPDATE` that leaves the pod spec (or template) as it was is accepted untouched. On another
+//!   `UPDATE`, an error of a rule the old object already broke does not reject the request: it is returned
+//!   as a warning. Controllers edit existing objects (adoption, finalizer removal, scale-down); rejecting
+//!   those edits for a problem nobody introduced would wedge the object. The exported admission policies
+//!   judge an `UPDATE` the same way (docs/reference/admission-policies.md §2).
 //! * `mutate`: the catalogue's fixes are applied in rounds (the rules' repair loop,
 //!   [`winplace_rules::fix::repair_value`], the one `winplace check --fix` runs on text) and the
-//!   repaired object is returned; what no fix repairs still rejects. A Pod is never mutated on `UPDATE`
-//!   (its spec is immutable), and an `UPDATE` is only mutated when it brings a new finding with a fix.
+//!   repaired object is returned; what no fix repairs still rejects. A Pod or a Job is never mutated on
+//!   `UPDATE` (a Pod's spec and a Job's template are immutable), and an `UPDATE` is only mutated when it
+//!   brings a new finding with a fix, and then only for the rules it breaks anew.
 //!   Each applied fix is a warning naming the finding and what the patch does ([`patch_warning`]: `…;
 //!   winplace proposed a patch, not applied unless the policy is mutating: add nodeSelector …`): true also
 //!   under a validate-only ClusterAdmissionPolicy, where policy-server applies no patch and rejects the

@@ -450,3 +450,141 @@ fn the_runtime_class_fix_leaves_a_pod_beyond_the_guard_alone() {
         }
     });
 }
+
+/// The YAML of one object, read as the policies see it.
+fn object(yaml: &str) -> serde_json::Value {
+    admitted_objects(yaml)
+        .into_iter()
+        .next()
+        .expect("an admitted object")
+        .value
+}
+
+/// The UPDATEs a cluster makes every day (a label, a finalizer removed, a scale-down, an ephemeral
+/// container, a template that fixes or introduces a finding; `admission::update_cases`) through the
+/// exported policies: they deny only the rules the update breaks anew, and only when it changes the pod
+/// spec (or template); the mutating policies never patch a Pod or a Job on UPDATE, nor a template the
+/// update did not change, and repair only what it broke anew. What `check` says of the object before and
+/// after is the reference: the rules it reports after and not before, when the spec changed.
+#[test]
+fn the_policies_judge_only_what_an_update_introduces() {
+    with_stack(|| {
+        use admission::{fired_on, repaired_on};
+        let defaults = Settings::default();
+        let vaps = Compiled::new(&defaults, false).expect("policies");
+        let maps = Compiled::new(&defaults, true).expect("fixes");
+        let checker = Checker::builder().settings(&defaults).build();
+        let rules_of = |v: &serde_json::Value| -> std::collections::BTreeSet<RuleId> {
+            let exported: Vec<&str> = vaps.policies.iter().map(|p| p.rule.as_str()).collect();
+            checker
+                .check_value(v.clone())
+                .into_iter()
+                .filter(|f| exported.contains(&f.rule.as_str()))
+                .filter_map(|f| RuleId::ALL.into_iter().find(|r| r.as_str() == f.rule))
+                .collect()
+        };
+        let cases = admission::update_cases();
+        assert!(cases.len() >= 9);
+        for case in cases {
+            let what = case.what;
+            let (old, new) = (
+                case.request.old_object.clone().expect("an UPDATE"),
+                case.request.object.clone(),
+            );
+            let fired: Vec<RuleId> = fired_on(&vaps, &case.request)
+                .unwrap_or_else(|e| panic!("{what}: {e}"))
+                .into_keys()
+                .collect();
+            // The reference: what check reports after and not before, when the spec changed.
+            let changed = winplace_rules::model::pod_spec_changed(&old, &new);
+            let before = rules_of(&old);
+            let reference: Vec<RuleId> = if changed {
+                rules_of(&new).difference(&before).copied().collect()
+            } else {
+                Vec::new()
+            };
+            assert_eq!(fired, reference, "{what}: the policies and check");
+            assert_eq!(fired, case.fired, "{what}");
+            // The mutating policies: never a Pod or a Job on UPDATE; else only what the update broke anew.
+            let repaired =
+                repaired_on(&maps, &case.request).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let kind = new["kind"].as_str().unwrap_or_default();
+            if matches!(kind, "Pod" | "Job") || !changed {
+                assert_eq!(repaired, new, "{what}: patched");
+            } else {
+                let new_rules: std::collections::BTreeSet<&str> =
+                    reference.iter().map(|r| r.as_str()).collect();
+                let mut only_new = new.clone();
+                for _ in 0..winplace_rules::fix::MAX_ROUNDS {
+                    let fixes: Vec<winplace_rules::Fix> = checker
+                        .check_value(only_new.clone())
+                        .into_iter()
+                        .filter(|f| new_rules.contains(f.rule.as_str()))
+                        .filter_map(|f| f.fix)
+                        .collect();
+                    let refs: Vec<&winplace_rules::Fix> = fixes.iter().collect();
+                    let (next, _) = winplace_rules::fix::apply_fixes(&only_new, &refs);
+                    if next == only_new {
+                        break;
+                    }
+                    only_new = next;
+                }
+                assert_eq!(repaired, only_new, "{what}: repaired");
+                if !reference.is_empty() {
+                    assert_ne!(
+                        repaired, new,
+                        "{what}: the update's new finding is repaired"
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// Issue 45 item 3: with `runtimeClasses`, a bare Windows pod gets its runtimeClassName in the first pass
+/// of the mutating policies, whatever their order, so that the RuntimeClass admission plugin (in-tree, it
+/// runs before them) merges the class's nodeSelector and tolerations when the chain is reinvoked: run
+/// through the admission chain in every order of the policies.
+#[test]
+fn the_runtime_class_is_set_in_the_first_pass_in_every_order() {
+    with_stack(|| {
+        use k8s_openapi::api::node::v1::RuntimeClass;
+        let settings = classes(&Settings::default());
+        let maps = Compiled::new(&settings, true).expect("fixes");
+        let class: RuntimeClass = serde_json::from_value(serde_json::json!({
+            "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "windows-2022"},
+            "handler": "runhcs-wcow-process",
+            "scheduling": {
+                "nodeSelector": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+                "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]}
+        }))
+        .expect("class");
+        let classes = std::collections::BTreeMap::from([("windows-2022".to_string(), class)]);
+        let pod = object(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\nspec:\n  containers: [{name: c, image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"}]\n",
+        );
+        let orders = admission::every_order(maps.policies.len());
+        assert_eq!(orders.len(), 24, "four policies: every order");
+        for order in orders {
+            let got = admission::mutating_chain(
+                &maps,
+                &order,
+                &classes,
+                &|_| Ok(None),
+                &admission::Request::create(&pod, "shop"),
+            )
+            .unwrap_or_else(|e| panic!("{order:?}: {e}"));
+            let spec = &got["spec"];
+            assert_eq!(spec["runtimeClassName"], "windows-2022", "{order:?}: {got}");
+            assert_eq!(
+                spec["nodeSelector"]["node.kubernetes.io/windows-build"], "10.0.20348",
+                "{order:?}: the RuntimeClass plugin merged the class: {got}"
+            );
+            assert_eq!(
+                spec["tolerations"],
+                serde_json::json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]),
+                "{order:?}: {got}"
+            );
+        }
+    });
+}

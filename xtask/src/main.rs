@@ -1,7 +1,8 @@
 //! Build orchestration for winplace: `cargo xtask <command>`.
 //!
 //! - `setup`  installs what the build needs: Rust targets and wasm-opt (npm `binaryen`, never Debian's 108,
-//!   which corrupts wasm-bindgen output); wasm-bindgen is a library linked into xtask.
+//!   which corrupts wasm-bindgen output); wasm-bindgen is a library linked into xtask; and the tests'
+//!   Python packages (cel-expr-python, the CEL type check) in `.tools/python`.
 //! - `build [--release]`  policy.wasm, the dashboard (static/pkg: its main module and the chunks of its lazy
 //!   routes, `split.rs`) and the `winplace` binary that embeds both.
 //! - `policy`  only static/policy.wasm (and its metadata): what the waPC host tests and the admission

@@ -4,9 +4,11 @@ use crate::util::{output, root, run};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Rust targets and npm's binaryen (wasm-bindgen is linked into xtask: `build::bindgen`).
+/// Rust targets, the tests' Python packages and npm's binaryen (wasm-bindgen is linked into xtask:
+/// `build::bindgen`).
 pub fn rust_and_wasm_tools() -> Result<(), String> {
     rust_targets()?;
+    python_tools()?;
     wasm_tools()
 }
 
@@ -57,6 +59,32 @@ pub fn registry_tools() -> Result<(), String> {
     .map(|(_, package)| package)
     .collect();
     apt_install(&missing)
+}
+
+/// The Python packages the tests run, pinned: Google's CEL checker (`cel-expr-python`, over cel-cpp) and
+/// protobuf, which `rules/tests/cel_types.py` type-checks the exported policies with
+/// (`rules/tests/export_compile.rs`).
+pub const PYTHON_PACKAGES: [&str; 2] = ["cel-expr-python==0.1.3", "protobuf==7.36.2"];
+
+/// A virtual environment in `.tools/python` holding [`PYTHON_PACKAGES`] (PyPI, through pip), made once:
+/// `python3 -m venv` needs Debian's `python3-venv` where the system Python lacks it.
+pub fn python_tools() -> Result<(), String> {
+    let dir = root().join(".tools/python");
+    let stamp = dir.join("installed.txt");
+    let wanted = PYTHON_PACKAGES.join("\n");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
+        return Ok(());
+    }
+    if !dir.join("bin/python3").exists()
+        && run(Command::new("python3").args(["-m", "venv"]).arg(&dir)).is_err()
+    {
+        apt_install(&["python3-venv"])?;
+        run(Command::new("python3").args(["-m", "venv"]).arg(&dir))?;
+    }
+    run(Command::new(dir.join("bin/pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(PYTHON_PACKAGES))?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))
 }
 
 /// `apt-get install` of `packages` (nothing when empty), after `apt-get update`.

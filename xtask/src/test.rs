@@ -7,10 +7,12 @@ use std::process::Command;
 ///
 /// Chromium (apt) and the Playwright packages (npm) are installed on a second thread while cargo works:
 /// downloads cost no CPU, and nothing needs them before Playwright. The registry tools (apt) are installed
-/// first, before that thread starts (two apt-gets would fight over its lock): `cargo test` needs them.
+/// first, before that thread starts (two apt-gets would fight over its lock): `cargo test` needs them, and
+/// so the Python packages (PyPI) the CEL type check runs.
 pub fn all() -> Result<(), String> {
     crate::setup::rust_targets()?;
     crate::setup::registry_tools()?;
+    crate::setup::python_tools()?;
     let browser = std::thread::spawn(crate::setup::browser_tools);
     let checked = checks();
     let installed = browser

@@ -128,6 +128,8 @@ pub fn manifest(settings: &Settings) -> Value {
                 {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods", "replicationcontrollers"], "operations": ops},
                 {"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"], "operations": ops},
                 {"apiGroups": ["batch"], "apiVersions": ["v1"], "resources": ["jobs", "cronjobs"], "operations": ops},
+                // The containers `kubectl debug` adds, judged when they are added.
+                {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/ephemeralcontainers"], "operations": ["UPDATE"]},
             ],
             "settings": settings_json,
         }

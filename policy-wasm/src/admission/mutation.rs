@@ -11,16 +11,18 @@ use super::decision::{Decision, Verdict, decide, patch_warning};
 
 /// The answer for an object the settings say to repair: `None` when no fix applies (the caller decides on
 /// the findings as they are); else the mutated object with a warning per applied fix, or the rejection
-/// of what the fixes left. `checker` is the review's (settings, cluster, image manifests); `is_new` tells
-/// the findings this request introduced; `written_namespace` is the request object's own
-/// `metadata.namespace` (the namespace added for evaluation is taken out again).
+/// of what the fixes left. `repairer` finds the fixes to apply (on an UPDATE, without the rules the old
+/// object already broke); `checker` is the review's (settings, cluster, image manifests), which judges
+/// what is left; `is_new` tells the findings this request introduced; `written_namespace` is the request
+/// object's own `metadata.namespace` (the namespace added for evaluation is taken out again).
 pub(super) fn mutate(
+    repairer: &Checker<'_>,
     checker: &Checker<'_>,
     object: &Value,
     is_new: &dyn Fn(&Finding) -> bool,
     written_namespace: Option<&Value>,
 ) -> Option<Decision> {
-    let repaired = repair_value(checker, object);
+    let repaired = repair_value(repairer, object);
     if repaired.applied.is_empty() {
         return None;
     }

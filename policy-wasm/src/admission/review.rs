@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use winplace_rules::Checker;
 use winplace_rules::finding::{Finding, Severity};
 use winplace_rules::model::ClusterContext;
-use winplace_rules::placement::gate::{PLACEMENT_GATE, add_gate, deferring, pod_needs_gate};
+use winplace_rules::model::{WorkloadKind, pod_spec_changed};
+use winplace_rules::placement::gate::{
+    PLACEMENT_GATE, add_gate, deferring, pod_needs_gate, template_needs_gate,
+};
 use winplace_rules::settings::Settings;
 use winplace_rules::windows::ImageClass;
 
@@ -51,6 +54,21 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
     // A Node is the kubelet registering or updating itself: rejecting it would keep a node out of the
     // cluster over a label. Node findings are warnings, and a Node is never rewritten.
     let is_node = request.kind.kind == "Node";
+    let is_update = request.operation == "UPDATE";
+    // An UPDATE that leaves the pod spec (or template) as it was introduces no finding: accepted
+    // untouched, whatever the object already had (a label, a finalizer, a scale of an old ReplicaSet).
+    let api_version = match request.kind.group.as_str() {
+        "" => request.kind.version.clone(),
+        group => format!("{group}/{}", request.kind.version),
+    };
+    let is_workload = WorkloadKind::of(&api_version, &request.kind.kind).is_some();
+    if is_update
+        && is_workload
+        && request.old_object.is_object()
+        && !pod_spec_changed(&request.old_object, &request.object)
+    {
+        return Decision::accept();
+    }
     let namespace = namespace_of(&request);
     // Setting `placementGate`: a Pod CREATE whose images leave its placement open is gated for the
     // controller, which pins it from the images' manifests; its placement findings are the controller's.
@@ -66,9 +84,19 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
             manifests,
         ))
     .then(|| request.object.clone());
+    // A workload whose pods will be gated when created is judged as they will be.
+    let template_gated = gated.is_none()
+        && is_workload
+        && template_needs_gate(
+            &request.object,
+            &namespace,
+            settings,
+            checker.cluster(),
+            manifests,
+        );
     // A gated pod is checked without the rules the controller answers (a checker of its own: gated
     // requests only).
-    let deferring_settings = gated.as_ref().map(|_| deferring(settings));
+    let deferring_settings = (gated.is_some() || template_gated).then(|| deferring(settings));
     let deferring_checker = deferring_settings
         .as_ref()
         .map(|settings| checker.with_settings(settings));
@@ -82,19 +110,19 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
     } else {
         (checker.check_value(object), None)
     };
-    // Errors the object already had before this UPDATE: reported, not enforced.
-    let before: BTreeSet<(String, String)> =
-        if request.operation == "UPDATE" && request.old_object.is_object() {
-            let old = with_namespace(std::mem::take(&mut request.old_object), &namespace);
-            checker
-                .check_value(old)
-                .into_iter()
-                .map(|f| (f.rule, f.path))
-                .collect()
-        } else {
-            BTreeSet::new()
-        };
-    let is_new = |f: &Finding| !before.contains(&(f.rule.clone(), f.path.clone()));
+    // The rules the object already broke before this UPDATE: reported, not enforced, not repaired (a
+    // rule, wherever it fires: the exported policies judge the same way).
+    let before: BTreeSet<String> = if is_update && request.old_object.is_object() {
+        let old = with_namespace(std::mem::take(&mut request.old_object), &namespace);
+        checker
+            .check_value(old)
+            .into_iter()
+            .map(|f| f.rule)
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let is_new = |f: &Finding| !before.contains(&f.rule);
 
     if is_node {
         return Decision {
@@ -106,10 +134,24 @@ pub fn review_checked(mut request: AdmissionRequest, checker: &Checker<'_>) -> D
                 .collect(),
         };
     }
-    let may_mutate = !(request.operation == "UPDATE" && request.kind.kind == "Pod")
+    // A Pod's spec is immutable but for a few fields, and a Job's template after creation: an UPDATE of
+    // either is never mutated; another UPDATE only for the rules it breaks anew.
+    let may_mutate = !(is_update && matches!(request.kind.kind.as_str(), "Pod" | "Job"))
         && findings.iter().any(|f| f.fix.is_some() && is_new(f));
+    let without_old = (!before.is_empty()).then(|| {
+        let mut s = settings.clone();
+        s.disabled_rules.extend(before.iter().cloned());
+        s
+    });
+    let repairer = without_old.as_ref().map(|s| checker.with_settings(s));
     let decision = match kept.filter(|_| may_mutate) {
-        Some(object) => mutate(checker, &object, &is_new, written_namespace.as_ref()),
+        Some(object) => mutate(
+            repairer.as_ref().unwrap_or(checker),
+            checker,
+            &object,
+            &is_new,
+            written_namespace.as_ref(),
+        ),
         None => None,
     }
     .unwrap_or_else(|| decide(&findings, &is_new, false));
@@ -288,6 +330,7 @@ mod tests {
         // Only the gate: no presumed-Linux pin that the registry might contradict.
         let mut expected = unplaced_private_pod().object;
         expected["spec"]["schedulingGates"] = json!([{"name": "winplace.io/placement"}]);
+        expected["metadata"]["labels"]["winplace.io/placement"] = json!("gated");
         assert_eq!(object, &expected);
         assert!(
             d.warnings
@@ -446,12 +489,19 @@ mod tests {
 
     #[test]
     fn updates_enforce_only_what_they_introduce() {
+        // The pod template's spec did not change (labels only): accepted untouched, nothing judged.
         let d = review(
             request("deployment-update-preexisting"),
             &Settings::default(),
             None,
             &no_manifests(),
         );
+        assert_eq!(d, Decision::accept());
+        // It changed (an image bump), and the finding was there before: a warning, not a rejection.
+        let mut bump = request("deployment-update-preexisting");
+        bump.object["spec"]["template"]["spec"]["containers"][0]["image"] =
+            json!("mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022-amd64");
+        let d = review(bump, &Settings::default(), None, &no_manifests());
         assert_eq!(d.verdict, Verdict::Accept);
         assert!(
             d.warnings

@@ -22,11 +22,15 @@ pub const EVALUATED_KINDS: &[(&str, &str)] = &[
 ];
 
 /// Whether the request is evaluated at all: `CREATE` or `UPDATE` of an [`EVALUATED_KINDS`] object, not a
-/// subresource. (Whether its object is usable is [`malformed`]'s question: such a request is rejected,
-/// not waved through.)
+/// subresource but a Pod's `ephemeralcontainers` (the containers `kubectl debug` adds, judged when they
+/// are added, as the exported policies judge them). (Whether its object is usable is [`malformed`]'s
+/// question: such a request is rejected, not waved through.)
 pub fn is_evaluated(request: &AdmissionRequest) -> bool {
     matches!(request.operation.as_str(), "CREATE" | "UPDATE")
-        && request.sub_resource.is_empty()
+        && (request.sub_resource.is_empty()
+            || (request.sub_resource == "ephemeralcontainers"
+                && request.operation == "UPDATE"
+                && request.kind.kind == "Pod"))
         && EVALUATED_KINDS
             .iter()
             .any(|(g, k)| *g == request.kind.group && *k == request.kind.kind)

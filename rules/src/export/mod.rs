@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 
 use crate::catalog::{self, Export, RuleId};
 use crate::finding::Severity;
-use crate::rules::cel::{self, Variable};
+use crate::placement::gate;
+use crate::rules::cel;
 use crate::settings::Settings;
 
 /// The API group and version of the exported policies.
@@ -113,14 +114,21 @@ pub fn action(severity: Severity) -> &'static str {
     }
 }
 
-/// The resources whose pod templates the rules check (`model::WorkloadKind`), as served today.
-fn resource_rules() -> Value {
+/// The resources whose pod templates the rules check (`model::WorkloadKind`), as served today; for the
+/// validating policies also the ephemeral containers a Pod gains through its `ephemeralcontainers`
+/// subresource (`kubectl debug`), judged when they are added. The mutating policies never patch a Pod on
+/// UPDATE, so they do not match that subresource.
+fn resource_rules(validating: bool) -> Value {
     let ops = json!(["CREATE", "UPDATE"]);
-    json!([
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ops, "resources": ["pods", "replicationcontrollers"]},
-        {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ops, "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"]},
-        {"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ops, "resources": ["jobs", "cronjobs"]},
-    ])
+    let mut rules = vec![
+        json!({"apiGroups": [""], "apiVersions": ["v1"], "operations": ops, "resources": ["pods", "replicationcontrollers"]}),
+        json!({"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ops, "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"]}),
+        json!({"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ops, "resources": ["jobs", "cronjobs"]}),
+    ];
+    if validating {
+        rules.push(json!({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods/ephemeralcontainers"]}));
+    }
+    Value::Array(rules)
 }
 
 /// `{name, expression}` objects, as `matchConditions` and `variables` both hold them.
@@ -139,9 +147,14 @@ fn rule_labels(rule: RuleId) -> Value {
     })
 }
 
-/// The matchConditions every policy has: the object holds a pod spec where its kind keeps it, and its
-/// namespace is not exempt (settings `exemptNamespaces`).
-pub fn match_conditions(settings: &Settings) -> Vec<(String, String)> {
+/// The matchConditions of every policy (`mutating`: a MutatingAdmissionPolicy): the object holds a pod
+/// spec where its kind keeps it; its namespace is not exempt (settings `exemptNamespaces`); an UPDATE
+/// changed the pod spec (an UPDATE that does not, a label, a finalizer, a scale, is not judged: Pod
+/// Security Admission's `isSignificantPodUpdate`). A mutating policy also leaves alone an UPDATE of a Pod
+/// (its spec is immutable but for a few fields) and of a Job (its template is immutable). With
+/// `placementGate`, a validating policy skips a Pod winplace gated: it carries the gate and the label
+/// [`gate::PLACEMENT_LABEL`] (policy.wasm judged it without the rules the controller answers).
+pub fn match_conditions(settings: &Settings, mutating: bool) -> Vec<(String, String)> {
     let mut out = vec![("has-pod-spec".to_string(), cel::has_pod_spec())];
     if !settings.exempt_namespaces.is_empty() {
         out.push((
@@ -152,19 +165,76 @@ pub fn match_conditions(settings: &Settings) -> Vec<(String, String)> {
             ),
         ));
     }
+    out.push((
+        "changes-the-pod-spec".to_string(),
+        format!(
+            "request.operation != 'UPDATE' || {} != {}",
+            cel::pod_spec_of("object"),
+            cel::pod_spec_of("oldObject")
+        ),
+    ));
+    if mutating {
+        out.push((
+            "not-an-update-of-a-pod-or-job".to_string(),
+            "request.operation != 'UPDATE' || !(object.kind in ['Pod', 'Job'])".to_string(),
+        ));
+    } else if settings.placement_gate {
+        out.push((
+            "not-a-gated-pod".to_string(),
+            format!(
+                "!(object.kind == 'Pod' && has(object.metadata.labels) && {label} in object.metadata.labels && object.metadata.labels[{label}] == {gated} && has(object.spec.schedulingGates) && object.spec.schedulingGates.exists(g, g.name == {gate}))",
+                label = cel::image::lit(gate::PLACEMENT_LABEL),
+                gated = cel::image::lit(gate::PLACEMENT_LABEL_GATED),
+                gate = cel::image::lit(gate::PLACEMENT_GATE),
+            ),
+        ));
+    }
+    out
+}
+
+/// Every shared variable and its twin over `oldObject` ([`cel::old_variables`]), in one list: the new
+/// ones first, in order, then the old ones, in order (a twin reads only twins before it).
+pub fn all_variables(settings: &Settings) -> Vec<(String, String)> {
+    let all = cel::variables(settings);
+    let mut out: Vec<(String, String)> = all
+        .iter()
+        .map(|v| (v.name.to_string(), v.expression.clone()))
+        .collect();
+    out.extend(cel::old_variables(&all));
+    out
+}
+
+/// Whether rule `rule` is deferred on a pod whose placement is left to the controller (settings
+/// `placementGate`): [`gate::DEFERRED_RULES`].
+fn deferred(settings: &Settings, rule: RuleId) -> bool {
+    settings.placement_gate && gate::DEFERRED_RULES.contains(&rule.as_str())
+}
+
+/// A rule's firing condition as a policy judges it: on CREATE as written; on UPDATE only when the object
+/// before it did not already fire (policy.wasm's rule, `policy-wasm/src/admission/review.rs`); with
+/// `placementGate`, a deferred rule not on a workload whose pods will be gated (they are judged when
+/// created, and pinned by the controller).
+pub fn judged(settings: &Settings, rule: RuleId, fires: &str) -> String {
+    let mut out = format!(
+        "({fires}) && !(request.operation == 'UPDATE' && ({}))",
+        cel::on_old_object(fires)
+    );
+    if deferred(settings, rule) {
+        out = format!("!(object.kind != 'Pod' && variables.gateOpen) && {out}");
+    }
     out
 }
 
 /// The variables an expression needs: the ones it names and, transitively, the ones they name, in the
-/// order of [`cel::variables`].
-pub fn variables_for(all: &[Variable], expression: &str) -> Vec<Variable> {
-    let mut needed: Vec<bool> = all.iter().map(|v| names(expression, v.name)).collect();
+/// order of `all` ([`all_variables`]).
+pub fn variables_for(all: &[(String, String)], expression: &str) -> Vec<(String, String)> {
+    let mut needed: Vec<bool> = all.iter().map(|(n, _)| names(expression, n)).collect();
     for i in (0..all.len()).rev() {
         if !needed[i] {
             continue;
         }
         for j in 0..i {
-            if names(&all[i].expression, all[j].name) {
+            if names(&all[i].1, &all[j].0) {
                 needed[j] = true;
             }
         }
@@ -203,9 +273,9 @@ pub fn message(rule: RuleId) -> String {
 /// rule's CEL has them (`messageExpression`: "If messageExpression results in a runtime error, the
 /// runtime error is logged, and the validation failure message is produced as if the messageExpression
 /// field were unset", the Validation field docs of `admissionregistration.k8s.io/v1`).
-fn validation(rule: &cel::RuleCel) -> Value {
+fn validation(settings: &Settings, rule: &cel::RuleCel) -> Value {
     let mut out = json!({
-        "expression": format!("!({})", rule.fires),
+        "expression": format!("!({})", judged(settings, rule.rule, &rule.fires)),
         "message": message(rule.rule),
         "reason": "Invalid",
     });
@@ -228,24 +298,21 @@ pub fn message_expression(rule: RuleId, body: &str) -> String {
 /// The ValidatingAdmissionPolicy and its binding for every exported rule that `settings` do not
 /// disable, in catalogue order (policy, then binding).
 pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
-    let all = cel::variables(settings);
-    let conditions = named_expressions(match_conditions(settings));
+    let all = all_variables(settings);
+    let conditions = named_expressions(match_conditions(settings, false));
     let mut out = Vec::new();
     for rule in cel::rules(settings) {
         if disabled(settings, rule.rule) {
             continue;
         }
         let name = naming.name(rule.rule);
+        let validation = validation(settings, &rule);
         let reads = format!(
             "{} {}",
-            rule.fires,
+            validation["expression"].as_str().unwrap_or_default(),
             rule.message.as_deref().unwrap_or_default()
         );
-        let variables = named_expressions(
-            variables_for(&all, &reads)
-                .into_iter()
-                .map(|v| (v.name.to_string(), v.expression)),
-        );
+        let variables = named_expressions(variables_for(&all, &reads));
         let labels = rule_labels(rule.rule);
         let policy = json!({
             "apiVersion": API_VERSION,
@@ -257,10 +324,10 @@ pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
             },
             "spec": {
                 "failurePolicy": "Ignore",
-                "matchConstraints": {"resourceRules": resource_rules()},
+                "matchConstraints": {"resourceRules": resource_rules(true)},
                 "matchConditions": conditions,
                 "variables": variables,
-                "validations": [validation(&rule)],
+                "validations": [validation],
             },
         });
         let binding = json!({
@@ -290,19 +357,17 @@ pub fn validating(settings: &Settings, naming: Naming) -> Vec<Document> {
 /// `settings` do not disable: JSONPatch mutations, reinvoked when another plugin changed the object
 /// (`reinvocationPolicy: IfNeeded`), so that a fix another mutation makes necessary is still applied.
 pub fn mutating(settings: &Settings, naming: Naming) -> Vec<Document> {
-    let all = cel::variables(settings);
-    let conditions = named_expressions(match_conditions(settings));
+    let all = all_variables(settings);
+    let conditions = named_expressions(match_conditions(settings, true));
+    let rules = cel::rules(settings);
     let mut out = Vec::new();
     for fix in cel::fixes(settings) {
         if disabled(settings, fix.rule) {
             continue;
         }
         let name = naming.name(fix.rule);
-        let variables = named_expressions(
-            variables_for(&all, &fix.patches)
-                .into_iter()
-                .map(|v| (v.name.to_string(), v.expression)),
-        );
+        let patches = patches(settings, &rules, &fix);
+        let variables = named_expressions(variables_for(&all, &patches));
         let labels = rule_labels(fix.rule);
         out.push(Document {
             name: name.clone(),
@@ -318,12 +383,12 @@ pub fn mutating(settings: &Settings, naming: Naming) -> Vec<Document> {
                 "spec": {
                     "failurePolicy": "Ignore",
                     "reinvocationPolicy": "IfNeeded",
-                    "matchConstraints": {"resourceRules": resource_rules()},
+                    "matchConstraints": {"resourceRules": resource_rules(false)},
                     "matchConditions": conditions,
                     "variables": variables,
                     "mutations": [{
                         "patchType": "JSONPatch",
-                        "jsonPatch": {"expression": fix.patches},
+                        "jsonPatch": {"expression": patches},
                     }],
                 },
             }),
@@ -340,6 +405,23 @@ pub fn mutating(settings: &Settings, naming: Naming) -> Vec<Document> {
         });
     }
     out
+}
+
+/// A fix's JSONPatch expression as its policy applies it: nothing on an UPDATE whose object already had the
+/// rule's finding (only what the update introduces is repaired, as policy.wasm repairs it); with
+/// `placementGate`, nothing for a deferred rule where the pod will be gated (or its template's pods will
+/// be): the controller pins it from its images' manifests, never a presumed OS.
+fn patches(settings: &Settings, rules: &[cel::RuleCel], fix: &cel::FixCel) -> String {
+    let old = rules
+        .iter()
+        .find(|r| r.rule == fix.rule)
+        .map(|r| cel::on_old_object(&r.fires))
+        .unwrap_or_else(|| "false".to_string());
+    let mut skip = format!("(request.operation == 'UPDATE' && ({old}))");
+    if deferred(settings, fix.rule) {
+        skip = format!("variables.gateOpen || {skip}");
+    }
+    format!("{skip} ? [] : ({})", fix.patches)
 }
 
 /// The documents as one multi-document YAML stream, each after `---`.
@@ -431,34 +513,19 @@ mod tests {
 
     #[test]
     fn a_policy_carries_only_the_variables_it_reads_in_order() {
+        let pair = |n: &str, e: &str| (n.to_string(), e.to_string());
         let all = vec![
-            Variable {
-                name: "a",
-                expression: "1".into(),
-            },
-            Variable {
-                name: "ab",
-                expression: "variables.a + 1".into(),
-            },
-            Variable {
-                name: "c",
-                expression: "2".into(),
-            },
-            Variable {
-                name: "d",
-                expression: "variables.ab".into(),
-            },
+            pair("a", "1"),
+            pair("ab", "variables.a + 1"),
+            pair("c", "2"),
+            pair("d", "variables.ab"),
         ];
-        let names: Vec<&str> = variables_for(&all, "variables.d > 0")
-            .iter()
-            .map(|v| v.name)
+        let names: Vec<String> = variables_for(&all, "variables.d > 0")
+            .into_iter()
+            .map(|v| v.0)
             .collect();
         assert_eq!(names, ["a", "ab", "d"]);
-        let names: Vec<&str> = variables_for(&all, "variables.abc")
-            .iter()
-            .map(|v| v.name)
-            .collect();
-        assert!(names.is_empty());
+        assert!(variables_for(&all, "variables.abc").is_empty());
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use cluster_objects::{POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 pub use context::{
     ClusterContext, ObjectError, node_os, node_os_build, node_taints, node_windows_build,
 };
-pub use workload::{PodTemplate, WorkloadKind, pod_template};
+pub use workload::{PodTemplate, WorkloadKind, pod_spec_changed, pod_spec_value, pod_template};
 
 /// One Kubernetes object of the input (a document, or an item of a `List`).
 #[derive(Debug, Clone, PartialEq)]

@@ -111,6 +111,34 @@ pub struct PodTemplate<'a> {
     pub labels: BTreeMap<String, String>,
 }
 
+/// The pod spec of a workload object as written (`None` when it is not a workload or has none there).
+pub fn pod_spec_value(value: &Value) -> Option<&Value> {
+    let kind = WorkloadKind::of(
+        value.get("apiVersion")?.as_str()?,
+        value.get("kind")?.as_str()?,
+    )?;
+    get(value, &kind.pod_spec_path())
+}
+
+/// Whether an UPDATE from `old` to `object` changes the pod spec (or template's): what admission judges.
+/// An UPDATE that leaves it as it was (labels, annotations, finalizers, replicas, status) introduces no
+/// finding, whatever the object already had (Pod Security Admission's `isSignificantPodUpdate`,
+/// docs/reference/admission-policies.md §2).
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_rules::model::pod_spec_changed;
+/// let old = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "spec": {"replicas": 2, "template": {"spec": {"containers": []}}}});
+/// let mut new = old.clone();
+/// new["spec"]["replicas"] = json!(0);
+/// assert!(!pod_spec_changed(&old, &new));
+/// new["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+/// assert!(pod_spec_changed(&old, &new));
+/// ```
+pub fn pod_spec_changed(old: &Value, object: &Value) -> bool {
+    pod_spec_value(old) != pod_spec_value(object)
+}
+
 /// The pod template of a workload; `None` when `obj` is not a workload.
 ///
 /// `Some(Err(_))` when the pod spec is missing, or does not decode into a `PodSpec` (a wrong type such

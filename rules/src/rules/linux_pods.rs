@@ -87,9 +87,52 @@ fn what_keeps_it_off_windows(cx: &TemplateCx<'_>) -> String {
     }
 }
 
-/// `linux-pod-tolerates-windows-taint`: a toleration lets this unpinned Linux pod onto Windows nodes.
+/// The nodes a pod's required node affinity names, when every term pins it by name (`matchFields`
+/// `metadata.name In [...]`): how the DaemonSet controller pins each pod it creates to its node
+/// (`ReplaceDaemonSetPodNodeNameNodeAffinity`, `rules/src/audit/owner.rs`). `None` when a term does not.
+pub(crate) fn pinned_node_names(cx: &TemplateCx<'_>) -> Option<Vec<String>> {
+    let terms = &cx
+        .template
+        .spec
+        .affinity
+        .as_ref()?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()?
+        .node_selector_terms;
+    if terms.is_empty() {
+        return None;
+    }
+    let mut names = Vec::new();
+    for term in terms {
+        let by_name: Vec<_> = term
+            .match_fields
+            .iter()
+            .flatten()
+            .filter(|f| f.key == "metadata.name" && f.operator == "In")
+            .collect();
+        if by_name.is_empty() {
+            return None;
+        }
+        names.extend(
+            by_name
+                .iter()
+                .flat_map(|f| f.values.iter().flatten().cloned()),
+        );
+    }
+    Some(names)
+}
+
+/// `linux-pod-tolerates-windows-taint`: a toleration lets this unpinned Linux pod onto Windows nodes. A
+/// pod pinned to nodes by name (a DaemonSet's pod, placed by its controller on a node it chose) is not
+/// judged without cluster context, which alone says whether such a node is Windows (with it, the
+/// placement reads the named nodes, and a Windows one is `schedulable-on-wrong-os`).
 fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
+    if cx.nodes.is_none() && pinned_node_names(cx).is_some() {
+        return;
+    }
     let taints = plan::windows_taints(cx.context, cx.settings);
     let gates = Gates::default();
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
@@ -178,6 +221,47 @@ mod tests {
             let found = findings(&pod(APP), ctx.as_ref(), &Settings::default(), &[RULES[0]]);
             assert_eq!(found.len(), 1, "{nodes:?}: {found:?}");
             assert!(found[0].message.contains(says), "{}", found[0].message);
+        }
+    }
+
+    /// A DaemonSet's pod, pinned by its controller to one node by `matchFields metadata.name`, with a
+    /// tolerate-all toleration (a log or CNI agent): whether that node is Windows is the cluster's to
+    /// say, so it is judged only with cluster context (a Windows node: `schedulable-on-wrong-os`).
+    #[test]
+    fn a_pod_pinned_to_a_node_by_name_is_judged_only_with_the_cluster() {
+        let node = |name: &str, os: &str| {
+            format!(
+                "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kubernetes.io/os: {os}}}}}\nstatus: {{nodeInfo: {{operatingSystem: {os}}}}}\n"
+            )
+        };
+        let daemon_pod = |n: &str| {
+            pod(&format!(
+                "  tolerations: [{{operator: Exists}}]\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchFields: [{{key: metadata.name, operator: In, values: [{n}]}}]\n{APP}"
+            ))
+        };
+        let cluster = context(&format!(
+            "{}---\n{}",
+            node("l1", "linux"),
+            node("w1", "windows")
+        ));
+        // (pod, context, fires)
+        for (text, ctx, fires) in [
+            (daemon_pod("l1"), None, false),
+            (daemon_pod("l1"), Some(&cluster), false),
+            (daemon_pod("w1"), Some(&cluster), true),
+            (
+                pod(&format!("  tolerations: [{{operator: Exists}}]\n{APP}")),
+                None,
+                true,
+            ),
+        ] {
+            let found = findings(
+                &text,
+                ctx,
+                &Settings::default(),
+                &[RULES[1], "schedulable-on-wrong-os"],
+            );
+            assert_eq!(!found.is_empty(), fires, "{text} {:?}", ctx.is_some());
         }
     }
 

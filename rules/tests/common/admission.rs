@@ -134,6 +134,8 @@ pub struct Compiled {
     /// For each variable, the ones before it that it reads (transitively), as the API server binds
     /// them for a policy that declares it.
     reads: Vec<Vec<usize>>,
+    /// The index of the first twin over `oldObject` (`export::all_variables` lists them after the others).
+    first_old: usize,
     pub policies: Vec<Policy>,
 }
 
@@ -158,22 +160,23 @@ impl Compiled {
         } else {
             export::validating(settings, Naming::Cluster)
         };
-        let all = winplace_rules::rules::cel::variables(settings);
+        let all = export::all_variables(settings);
         let mut out = Compiled {
             conditions: Vec::new(),
             variables: all
                 .iter()
-                .map(|v| (v.name.to_string(), compile(&v.expression, v.name)))
+                .map(|(name, expression)| (name.clone(), compile(expression, name)))
                 .collect(),
             reads: all
                 .iter()
-                .map(|v| {
-                    export::variables_for(&all, &v.expression)
+                .map(|(_, expression)| {
+                    export::variables_for(&all, expression)
                         .iter()
-                        .map(|r| all.iter().position(|a| a.name == r.name).unwrap_or(0))
+                        .map(|r| all.iter().position(|a| a.0 == r.0).unwrap_or(0))
                         .collect()
                 })
                 .collect(),
+            first_old: winplace_rules::rules::cel::variables(settings).len(),
             policies: Vec::new(),
         };
         let mut condition_texts: Vec<String> = Vec::new();
@@ -207,11 +210,11 @@ impl Compiled {
                 let name = v["name"].as_str().unwrap_or_default();
                 let i = all
                     .iter()
-                    .position(|a| a.name == name)
+                    .position(|a| a.0 == name)
                     .unwrap_or_else(|| panic!("{}: variable {name} not shared", d.name));
                 assert_eq!(
                     v["expression"].as_str(),
-                    Some(all[i].expression.as_str()),
+                    Some(all[i].1.as_str()),
                     "{} {name}",
                     d.name
                 );
@@ -254,23 +257,78 @@ impl Compiled {
     }
 }
 
+/// What one admission request gives the policies: the object, the object before an UPDATE, the request's
+/// namespace, operation and subresource.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub object: Value,
+    pub old_object: Option<Value>,
+    pub namespace: String,
+    pub operation: &'static str,
+    pub sub_resource: &'static str,
+}
+
+impl Request {
+    /// A CREATE of `object` in `namespace`.
+    pub fn create(object: &Value, namespace: &str) -> Request {
+        Request {
+            object: object.clone(),
+            old_object: None,
+            namespace: namespace.to_string(),
+            operation: "CREATE",
+            sub_resource: "",
+        }
+    }
+
+    /// An UPDATE of `old` into `object`.
+    pub fn update(old: &Value, object: &Value, namespace: &str) -> Request {
+        Request {
+            old_object: Some(old.clone()),
+            operation: "UPDATE",
+            ..Request::create(object, namespace)
+        }
+    }
+
+    /// The same request with `object` changed (by a mutation).
+    pub fn with_object(&self, object: &Value) -> Request {
+        Request {
+            object: object.clone(),
+            ..self.clone()
+        }
+    }
+}
+
 /// One object under admission: its context (`object`, `request`) and what has been evaluated of it.
 pub struct Admission<'r> {
     ctx: Context<'r>,
+    /// An UPDATE (its old object's variables are bound).
+    update: bool,
     conditions: Vec<Option<Result<bool, String>>>,
     variables: Vec<Option<Result<CelValue, String>>>,
 }
 
 impl<'r> Admission<'r> {
-    fn new(root: &'r Context<'r>, compiled: &Compiled, object: &Value, namespace: &str) -> Self {
+    fn new(root: &'r Context<'r>, compiled: &Compiled, request: &Request) -> Self {
         let mut ctx = root.new_inner_scope();
-        ctx.add_variable_from_value("object", to_cel(object));
+        ctx.add_variable_from_value("object", to_cel(&request.object));
+        ctx.add_variable_from_value(
+            "oldObject",
+            request
+                .old_object
+                .as_ref()
+                .map(to_cel)
+                .unwrap_or(CelValue::Null),
+        );
         ctx.add_variable_from_value(
             "request",
-            to_cel(&serde_json::json!({"namespace": namespace, "operation": "CREATE"})),
+            to_cel(
+                &serde_json::json!({"namespace": request.namespace, "operation": request.operation,
+                "subResource": request.sub_resource}),
+            ),
         );
         Admission {
             ctx,
+            update: request.operation == "UPDATE",
             conditions: vec![None; compiled.conditions.len()],
             variables: vec![None; compiled.variables.len()],
         }
@@ -288,9 +346,15 @@ impl<'r> Admission<'r> {
     }
 
     /// The `variables` map holding `names` (evaluated, each seeing only the variables before it).
+    /// The twins over `oldObject` are bound only on an UPDATE: the API server evaluates a variable when an
+    /// expression reads it, and the exported expressions read them only once `request.operation ==
+    /// 'UPDATE'` held (an expression that read one on a CREATE would fail here on the missing key).
     fn variables_map(&mut self, compiled: &Compiled, names: &[usize]) -> Result<CelValue, String> {
         let mut map: HashMap<Key, CelValue> = HashMap::new();
         for &i in names {
+            if i >= compiled.first_old && !self.update {
+                continue;
+            }
             let value = self.variable(compiled, i)?;
             map.insert(
                 Key::String(Arc::new(compiled.variables[i].0.clone())),
@@ -359,8 +423,17 @@ pub fn fired_with_messages(
     object: &Value,
     namespace: &str,
 ) -> Result<std::collections::BTreeMap<RuleId, Option<String>>, String> {
+    fired_on(compiled, &Request::create(object, namespace))
+}
+
+/// The rules whose validating policies deny (or warn about) `request`, each with its
+/// `messageExpression` evaluated as the API server does on a failed validation (`None` without one).
+pub fn fired_on(
+    compiled: &Compiled,
+    request: &Request,
+) -> Result<std::collections::BTreeMap<RuleId, Option<String>>, String> {
     FUNCTIONS.with(|root| {
-        let mut admission = Admission::new(root, compiled, object, namespace);
+        let mut admission = Admission::new(root, compiled, request);
         let mut out = std::collections::BTreeMap::new();
         for policy in &compiled.policies {
             match admission.evaluate(compiled, policy) {
@@ -654,9 +727,14 @@ pub fn repaired_by_policies(
     object: &Value,
     namespace: &str,
 ) -> Result<Value, String> {
+    repaired_on(compiled, &Request::create(object, namespace))
+}
+
+/// [`repaired_by_policies`] for any request (an UPDATE compares with its old object).
+pub fn repaired_on(compiled: &Compiled, request: &Request) -> Result<Value, String> {
     FUNCTIONS.with(|root| {
-        let mut current = object.clone();
-        let mut admission = Admission::new(root, compiled, &current, namespace);
+        let mut current = request.object.clone();
+        let mut admission = Admission::new(root, compiled, request);
         for _pass in 0..2 {
             let before = current.clone();
             for policy in &compiled.policies {
@@ -666,7 +744,7 @@ pub fn repaired_by_policies(
                     let next = apply(&current, ops).map_err(|e| format!("{}: {e}", policy.rule))?;
                     if next != current {
                         current = next;
-                        admission = Admission::new(root, compiled, &current, namespace);
+                        admission = Admission::new(root, compiled, &request.with_object(&current));
                     }
                 }
             }
@@ -711,4 +789,347 @@ pub fn compare_fixes(
                 .push(format!("{source}: {}/{}: {e}", object.kind, object.name)),
         }
     }
+}
+
+/// The expressions of one exported policy as the API server compiles them: its matchConditions, its
+/// variables in order (each may read the ones before it), then its validations' `expression` and
+/// `messageExpression` or its mutations' JSONPatch expressions.
+pub struct PolicyExpressions {
+    pub name: String,
+    pub mutating: bool,
+    pub conditions: Vec<String>,
+    pub variables: Vec<(String, String)>,
+    /// `("expression" | "messageExpression" | "jsonPatch", text)`.
+    pub finals: Vec<(&'static str, String)>,
+}
+
+/// Every exported policy of `settings` (validating and mutating), as [`PolicyExpressions`].
+pub fn policy_expressions(settings: &Settings) -> Vec<PolicyExpressions> {
+    let mut documents = export::validating(settings, Naming::Cluster);
+    documents.extend(export::mutating(settings, Naming::Cluster));
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    documents
+        .iter()
+        .filter(|d| {
+            !d.value["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("Binding")
+        })
+        .map(|d| {
+            let spec = &d.value["spec"];
+            let list = |key: &str| spec[key].as_array().cloned().unwrap_or_default();
+            let mut finals = Vec::new();
+            for v in list("validations") {
+                finals.push(("expression", text(&v["expression"])));
+                if v.get("messageExpression").is_some() {
+                    finals.push(("messageExpression", text(&v["messageExpression"])));
+                }
+            }
+            for m in list("mutations") {
+                finals.push(("jsonPatch", text(&m["jsonPatch"]["expression"])));
+            }
+            PolicyExpressions {
+                name: d.name.clone(),
+                mutating: d.value["kind"] == "MutatingAdmissionPolicy",
+                conditions: list("matchConditions")
+                    .iter()
+                    .map(|c| text(&c["expression"]))
+                    .collect(),
+                variables: list("variables")
+                    .iter()
+                    .map(|v| (text(&v["name"]), text(&v["expression"])))
+                    .collect(),
+                finals,
+            }
+        })
+        .collect()
+}
+
+/// The settings whose exported policies the compile tests read: the defaults and every setting that
+/// changes what is generated (build pinning, RuntimeClasses, the placement gate, exempt namespaces,
+/// severities, no Windows taint, several taints, image rules).
+pub fn settings_variety() -> Vec<(&'static str, Settings)> {
+    let text = |yaml: &str| Settings::from_text("settings.yaml", yaml).expect("settings");
+    vec![
+        ("defaults", Settings::default()),
+        ("exact", exact(&Settings::default())),
+        ("runtimeClasses", classes(&Settings::default())),
+        (
+            "exact runtimeClasses",
+            classes(&exact(&Settings::default())),
+        ),
+        ("placementGate", text("mutate: true\nplacementGate: true\n")),
+        (
+            "exempt, required build selector",
+            text(
+                "exemptNamespaces: [kube-system, 'it''s']\nrequireBuildSelector: true\nseverity: {deprecated-os-label: error}\n",
+            ),
+        ),
+        ("no Windows taint", text("windowsTaints: []\n")),
+        (
+            "two taints, image rules",
+            text(
+                "windowsTaints:\n- {key: os, value: windows, effect: NoSchedule}\n- {key: sku, operator: Exists, effect: NoExecute}\nimageRules:\n- {pattern: 'registry.example.com/win/*', os: windows, builds: ['10.0.20348']}\n- {pattern: 'registry.example.com/lin/*', os: linux}\n",
+            ),
+        ),
+    ]
+}
+
+/// A JSONPatch expression as the cel crate reads it: `JSONPatch{op: …}` as the map `{'op': …}`.
+pub fn readable_patch(text: &str) -> String {
+    patch_as_map(text)
+}
+
+/// Evaluates an expression without bindings (a constant subexpression) with CEL's and Kubernetes'
+/// functions, as cel-go's planner folds one.
+pub fn evaluate_constant(expr: &kube_cel::cel::common::ast::IdedExpr) -> Result<CelValue, String> {
+    FUNCTIONS.with(|root| {
+        let ctx = root.new_inner_scope();
+        CelValue::resolve(expr, &ctx).map_err(|e| e.to_string())
+    })
+}
+
+/// The RuntimeClass admission plugin (in-tree, `plugin/pkg/admission/runtimeclass/admission.go`), on a
+/// Pod CREATE: the named class's `scheduling` merged into the pod (`setScheduling`: its nodeSelector, a
+/// conflicting key refused; its tolerations by `MergeTolerations`), as `schedule::runtimeclass` does it.
+/// A class not in `classes` is left alone (the plugin refuses it; the tests name only known ones).
+pub fn runtime_class_plugin(
+    object: &mut Value,
+    classes: &std::collections::BTreeMap<String, k8s_openapi::api::node::v1::RuntimeClass>,
+) -> Result<(), String> {
+    use k8s_openapi::api::core::v1::Toleration;
+    use winplace_rules::schedule::runtimeclass::merge_scheduling;
+    if object["kind"] != "Pod" {
+        return Ok(());
+    }
+    let Some(class) = object["spec"]["runtimeClassName"]
+        .as_str()
+        .and_then(|name| classes.get(name))
+    else {
+        return Ok(());
+    };
+    let selector: Option<std::collections::BTreeMap<String, String>> =
+        serde_json::from_value(object["spec"]["nodeSelector"].clone()).ok();
+    let tolerations: Vec<Toleration> =
+        serde_json::from_value(object["spec"]["tolerations"].clone()).unwrap_or_default();
+    let merged = merge_scheduling(selector.as_ref(), &tolerations, class);
+    if let Some(conflict) = merged.conflicts.first() {
+        return Err(format!("RuntimeClass admission: {}", conflict.message()));
+    }
+    if let Some(selector) = merged.node_selector {
+        object["spec"]["nodeSelector"] = serde_json::to_value(selector).expect("selector");
+    }
+    if !merged.tolerations.is_empty() {
+        object["spec"]["tolerations"] =
+            serde_json::to_value(merged.tolerations).expect("tolerations");
+    }
+    Ok(())
+}
+
+/// The mutating part of the API server's admission chain for one request, as Kubernetes runs it
+/// (docs/reference/admission-policies.md §9): the in-tree mutating plugins (of which the RuntimeClass
+/// plugin matters here, [`runtime_class_plugin`]), then the MutatingAdmissionPolicies in `order`, then the
+/// mutating webhooks (`webhook`: policy.wasm, or none); and once more when something changed the object
+/// (`admission.reinvoker`): the in-tree plugins all again, the policies that asked for it
+/// (`reinvocationPolicy: IfNeeded`, invoked before a later change: `policyReinvokeContext`), the webhook.
+/// A policy's patch is applied all or nothing. The returned object is what the validating policies see.
+pub fn mutating_chain(
+    maps: &Compiled,
+    order: &[usize],
+    classes: &std::collections::BTreeMap<String, k8s_openapi::api::node::v1::RuntimeClass>,
+    webhook: &dyn Fn(&Request) -> Result<Option<Value>, String>,
+    request: &Request,
+) -> Result<Value, String> {
+    FUNCTIONS.with(|root| {
+        let mut object = request.object.clone();
+        let mut previously: BTreeSet<usize> = BTreeSet::new();
+        let mut reinvoke: BTreeSet<usize> = BTreeSet::new();
+        let mut should_reinvoke = false;
+        let mut last_policy_output: Option<Value> = None;
+        for pass in 0..2 {
+            let reinvocation = pass == 1;
+            if reinvocation && !should_reinvoke {
+                break;
+            }
+            if request.operation == "CREATE" {
+                runtime_class_plugin(&mut object, classes)?;
+            }
+            if reinvocation && last_policy_output.as_ref() != Some(&object) {
+                reinvoke.append(&mut previously);
+            }
+            for &i in order {
+                if reinvocation && !reinvoke.contains(&i) {
+                    continue;
+                }
+                let policy = &maps.policies[i];
+                let mut admission = Admission::new(root, maps, &request.with_object(&object));
+                let ops = patches(maps, &mut admission, policy)
+                    .map_err(|e| format!("{}: {e}", policy.rule))?;
+                if !ops.is_empty() {
+                    let next = apply(&object, ops).map_err(|e| format!("{}: {e}", policy.rule))?;
+                    if next != object {
+                        object = next;
+                        reinvoke.append(&mut previously);
+                        should_reinvoke = true;
+                    }
+                }
+                previously.insert(i);
+            }
+            last_policy_output = Some(object.clone());
+            if !reinvocation {
+                if let Some(mutated) = webhook(&request.with_object(&object))? {
+                    if mutated != object {
+                        object = mutated;
+                        should_reinvoke = true;
+                    }
+                }
+            }
+        }
+        Ok(object)
+    })
+}
+
+/// Every order of `n` policies (their permutations): Kubernetes promises none between policies.
+pub fn every_order(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for rest in every_order(n - 1) {
+        for at in 0..=rest.len() {
+            let mut order = rest.clone();
+            order.insert(at, n - 1);
+            out.push(order);
+        }
+    }
+    out
+}
+
+/// One UPDATE the tests judge, with the rules the validating policies must deny (or warn about).
+pub struct UpdateCase {
+    pub what: &'static str,
+    pub request: Request,
+    pub fired: Vec<RuleId>,
+}
+
+/// The UPDATEs a cluster makes every day, on objects that may predate the policies: a label, the
+/// scale-down of an old ReplicaSet, a Job pod's finalizer removed after `kubectl delete`, an image bump, a
+/// template change that fixes or introduces a finding, a Linux debug container added to a Windows pod
+/// (`kubectl debug`, through `pods/ephemeralcontainers`) and a label on that pod afterwards, a Job's
+/// template changed. All in namespace `shop`, with the default settings.
+pub fn update_cases() -> Vec<UpdateCase> {
+    let object = |yaml: &str| {
+        admitted_objects(yaml)
+            .into_iter()
+            .next()
+            .expect("an admitted object")
+            .value
+    };
+    let with = |yaml: &str, f: &dyn Fn(&mut Value)| {
+        let mut v = object(yaml);
+        f(&mut v);
+        v
+    };
+    let windows = "mcr.microsoft.com/windows/servercore:ltsc2022";
+    let unpinned_deployment = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: shop}}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{{name: c, image: \"{windows}\"}}]\n"
+    );
+    let pinned_deployment = unpinned_deployment.replace(
+        "    spec:\n      containers",
+        "    spec:\n      nodeSelector: {kubernetes.io/os: windows}\n      tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n      containers",
+    );
+    let replica_set = unpinned_deployment.replace("kind: Deployment", "kind: ReplicaSet");
+    let pinned_pod = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: shop}}\nspec:\n  nodeSelector: {{kubernetes.io/os: windows}}\n  tolerations: [{{key: os, operator: Equal, value: windows, effect: NoSchedule}}]\n  containers: [{{name: c, image: \"{windows}\"}}]\n"
+    );
+    let unpinned_pod = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: shop, finalizers: [batch.kubernetes.io/job-tracking]}}\nspec:\n  containers: [{{name: c, image: \"{windows}\"}}]\n"
+    );
+    let job = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: shop}}\nspec:\n  template:\n    spec:\n      nodeSelector: {{kubernetes.io/os: windows}}\n      restartPolicy: Never\n      containers: [{{name: c, image: \"{windows}\"}}]\n"
+    );
+    let debug = |v: &mut Value| {
+        v["spec"]["ephemeralContainers"] = serde_json::json!([{"name": "debugger", "image": "busybox:1.36", "targetContainerName": "c"}]);
+    };
+    let update = |what, old: Value, new: Value, fired: Vec<RuleId>| UpdateCase {
+        what,
+        request: Request::update(&old, &new, "shop"),
+        fired,
+    };
+    let mut ephemeral = update(
+        "a Linux debug container added to a Windows pod (kubectl debug)",
+        object(&pinned_pod),
+        with(&pinned_pod, &debug),
+        vec![RuleId::MixedOsContainers],
+    );
+    ephemeral.request.sub_resource = "ephemeralcontainers";
+    vec![
+        update(
+            "a label on a Deployment that predates the policies",
+            object(&unpinned_deployment),
+            with(&unpinned_deployment, &|v| {
+                v["metadata"]["labels"] = serde_json::json!({"tier": "a"})
+            }),
+            vec![],
+        ),
+        update(
+            "the scale-down of an old ReplicaSet",
+            object(&replica_set),
+            with(&replica_set, &|v| v["spec"]["replicas"] = 0.into()),
+            vec![],
+        ),
+        update(
+            "a Job pod's finalizer removed after kubectl delete",
+            object(&unpinned_pod),
+            with(&unpinned_pod, &|v| {
+                v["metadata"]["finalizers"] = serde_json::json!([]);
+                v["metadata"]["deletionTimestamp"] = "2026-11-28T10:00:00Z".into();
+            }),
+            vec![],
+        ),
+        update(
+            "an image bump on a Deployment that already lacked its pins",
+            object(&unpinned_deployment),
+            with(&unpinned_deployment, &|v| {
+                v["spec"]["template"]["spec"]["containers"][0]["image"] =
+                    "mcr.microsoft.com/windows/servercore:ltsc2022-amd64".into()
+            }),
+            vec![],
+        ),
+        update(
+            "a template change that fixes the finding",
+            object(&unpinned_deployment),
+            object(&pinned_deployment),
+            vec![],
+        ),
+        update(
+            "a template change that introduces the finding",
+            object(&pinned_deployment),
+            object(&unpinned_deployment),
+            vec![
+                RuleId::WindowsPodWithoutOsSelector,
+                RuleId::WindowsPodWithoutToleration,
+            ],
+        ),
+        ephemeral,
+        update(
+            "a label on that pod afterwards",
+            with(&pinned_pod, &debug),
+            with(&pinned_pod, &|v| {
+                debug(v);
+                v["metadata"]["labels"] = serde_json::json!({"tier": "a"});
+            }),
+            vec![],
+        ),
+        update(
+            "a Job's template changed: judged, never patched (the API server refuses the change anyway)",
+            object(&job),
+            with(&job, &|v| {
+                v["spec"]["template"]["spec"]["nodeSelector"] = serde_json::json!({})
+            }),
+            // The toleration was missing before too: only the selector is new.
+            vec![RuleId::WindowsPodWithoutOsSelector],
+        ),
+    ]
 }

@@ -26,7 +26,8 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         },
         RuleCel {
             rule: RuleId::LinuxPodToleratesWindowsTaint,
-            fires: format!("variables.os == 'linux' && variables.osPin == 'none' && {tolerated}"),
+            // A pod pinned to nodes by name (a DaemonSet's) is judged only with cluster context.
+            fires: format!("variables.os == 'linux' && variables.osPin == 'none' && !{PINNED_BY_NAME} && {tolerated}"),
             message: (!cx.taints.is_empty()).then(|| {
                 // The first toleration that tolerates a Windows taint, and the first it tolerates.
                 let each: Vec<String> = cx
@@ -49,6 +50,10 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         },
     ]
 }
+
+/// Every term of the required node affinity pins the pod to nodes by name (`pinned_node_names` of
+/// linux_pods.rs).
+const PINNED_BY_NAME: &str = "(variables.terms.size() > 0 && variables.terms.all(t, has(t.matchFields) && t.matchFields.exists(f, f.key == 'metadata.name' && f.operator == 'In')))";
 
 /// `plan::linux_needs_os_selector`.
 const LINUX_NEEDS_OS_SELECTOR: &str =

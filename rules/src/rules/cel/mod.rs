@@ -175,28 +175,52 @@ fn requirement_valid(r: &str) -> String {
     )
 }
 
-/// Whether requirement `r` holds for a node whose label (the requirement's key) is `label` (a CEL string
-/// expression), or absent when `label` is `None`.
+/// Whether requirement `r` holds for a node whose label (the requirement's key) has the value `label`,
+/// or is absent when `label` is `None`. The value is known when the policy is generated, so whether it
+/// is an integer (for `Gt` and `Lt`) is decided here: cel-go folds a conversion of a constant when it
+/// plans a program, and `int('windows')` would fail the whole policy at creation even on a branch
+/// never taken (docs/reference/admission-policies.md §8).
 fn requirement_matches(r: &str, label: Option<&str>) -> String {
     let values = format!("(has({r}.values) ? {r}.values : [])");
     match label {
         None => format!("({r}.operator in ['NotIn', 'DoesNotExist'])"),
-        Some(l) => format!(
-            "({r}.operator == 'In' ? {l} in {values} : ({r}.operator == 'NotIn' ? !({l} in {values}) : ({r}.operator == 'Exists' ? true : ({r}.operator == 'DoesNotExist' ? false : ({l}.matches('^[-+]?[0-9]{{1,18}}$') && {values}[0].matches('^[-+]?[0-9]{{1,18}}$') && ({r}.operator == 'Gt' ? int({l}) > int({values}[0]) : int({l}) < int({values}[0])))))))"
-        ),
+        Some(value) => {
+            let l = lit(value);
+            let compared = match integer_label(value) {
+                Some(n) => format!(
+                    "({values}[0].matches('^[-+]?[0-9]{{1,18}}$') && ({r}.operator == 'Gt' ? {n} > int({values}[0]) : {n} < int({values}[0])))"
+                ),
+                // Not an integer: `Gt` and `Lt` never match it (`parse_label_requirement`).
+                None => "false".to_string(),
+            };
+            format!(
+                "({r}.operator == 'In' ? {l} in {values} : ({r}.operator == 'NotIn' ? !({l} in {values}) : ({r}.operator == 'Exists' ? true : ({r}.operator == 'DoesNotExist' ? false : {compared}))))"
+            )
+        }
     }
 }
 
+/// A label value as the scheduler reads it for `Gt` and `Lt`: an integer of at most 18 digits, with an
+/// optional sign (the pattern the CEL applies to a label it reads from the object).
+fn integer_label(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
+}
+
 /// The required node affinity admits a node (`admits` of pins.rs): some term of `validTerms` (non-empty,
-/// every requirement parses) whose every requirement on one of `keys` holds for the node's `label(key)`.
-fn affinity_admits(keys: &[&str], label: impl Fn(&str) -> Option<String>) -> String {
+/// every requirement parses) whose every requirement on one of `keys` holds for the node's label value
+/// `label(key)` (`None`: absent).
+fn affinity_admits<'a>(keys: &[&str], label: impl Fn(&str) -> Option<&'a str>) -> String {
     let on_key: Vec<String> = keys
         .iter()
         .map(|k| {
             format!(
                 "(r.key == {} ? {} : true)",
                 lit(k),
-                requirement_matches("r", label(k).as_deref())
+                requirement_matches("r", label(k))
             )
         })
         .collect();
@@ -207,16 +231,23 @@ fn affinity_admits(keys: &[&str], label: impl Fn(&str) -> Option<String>) -> Str
 }
 
 /// Whether the build requirement `q` (of `variables.buildReqs`: its operator, then its values) holds for
-/// a node labelled `l` (`n`: the label as an integer, in a list of at most one), or without the label
-/// when `l` is `None` (`requirement_matches` of pins.rs). `l` is among the values when it occurs in `q`
-/// more often than as its operator.
-fn build_requirement_matches(q: &str, label: Option<(&str, &str)>) -> String {
+/// a node labelled `l` (`n`: the label as an integer, in a list of at most one; `None` when `l` is known not
+/// to be one, so that `Gt` and `Lt` never match it), or without the label when `label` is `None`
+/// (`requirement_matches` of pins.rs). `l` is among the values when it occurs in `q` more often than as
+/// its operator.
+fn build_requirement_matches(q: &str, label: Option<(&str, Option<&str>)>) -> String {
     match label {
         None => format!("({q}[0] in ['NotIn', 'DoesNotExist'])"),
         Some((l, n)) => {
             let among = format!("({q}.filter(x, x == {l}).size() > ({q}[0] == {l} ? 1 : 0))");
+            let compared = match n {
+                Some(n) => format!(
+                    "{n}.size() == 1 && ({q}[0] == 'Gt' ? {n}[0] > int({q}[1]) : {n}[0] < int({q}[1]))"
+                ),
+                None => "false".to_string(),
+            };
             format!(
-                "({q}[0] == 'In' ? {among} : ({q}[0] == 'NotIn' ? !{among} : ({q}[0] == 'Exists' ? true : ({q}[0] in ['Gt', 'Lt'] ? {n}.size() == 1 && ({q}[0] == 'Gt' ? {n}[0] > int({q}[1]) : {n}[0] < int({q}[1])) : false))))"
+                "({q}[0] == 'In' ? {among} : ({q}[0] == 'NotIn' ? !{among} : ({q}[0] == 'Exists' ? true : ({q}[0] in ['Gt', 'Lt'] ? {compared} : false))))"
             )
         }
     }
@@ -307,7 +338,7 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
             keys = str_list(OS_KEYS),
             os = lit(os)
         );
-        let affinity = affinity_admits(&OS_KEYS, |_| Some(lit(os)));
+        let affinity = affinity_admits(&OS_KEYS, |_| Some(os));
         (selector, affinity)
     };
     let (win_selector, win_affinity) = os_allowed("windows");
@@ -315,7 +346,7 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
     let build = crate::placement::BUILD_LABEL;
     // The pod passes a build label `v` whose integer is `n` (None: a Windows node without it): `passes`
     // of pins.rs `build_pin`, over the valid terms' build requirements (`variables.buildReqs`).
-    let passes = |v: Option<(&str, &str)>| {
+    let passes = |v: Option<(&str, Option<&str>)>| {
         let selector = match v {
             None => format!(
                 "!has({spec}.nodeSelector) || !({b} in {spec}.nodeSelector)",
@@ -502,15 +533,15 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
         // run an image.
         (
             "passingCandidates",
-            format!("{}.filter(l, {})", str_list(candidate_labels.iter().map(String::as_str)), passes(Some(("l", "[]")))),
+            format!("{}.filter(l, {})", str_list(candidate_labels.iter().map(String::as_str)), passes(Some(("l", None)))),
         ),
         (
             "passingSelector",
-            format!("variables.selectorBuild.filter(l, {int}.all(n, {}))", passes(Some(("l", "n")))),
+            format!("variables.selectorBuild.filter(l, {int}.all(n, {}))", passes(Some(("l", Some("n"))))),
         ),
         (
             "passingValues",
-            format!("variables.buildValues.map(tv, tv.map(vs, vs.filter(l, {int}.all(n, {}))))", passes(Some(("l", "n")))),
+            format!("variables.buildValues.map(tv, tv.map(vs, vs.filter(l, {int}.all(n, {}))))", passes(Some(("l", Some("n"))))),
         ),
         (
             "buildPinned",
@@ -549,7 +580,176 @@ pub fn variables(settings: &Settings) -> Vec<Variable> {
             or_default(spec, &["tolerations"], "[]"),
         ),
     ];
+    let mut vars = vars;
+    if settings.placement_gate {
+        vars.push(("gateOpen", gate_open(settings)));
+    }
     vars.into_iter()
         .map(|(name, expression)| Variable { name, expression })
         .collect()
+}
+
+/// `gate::pod_needs_gate` without cluster context or manifests, for the object's pod (or its template's
+/// pods, which are gated when created): `placementGate` applies to the request's namespace, and the images
+/// leave the OS or the Windows build open while nothing already places the pod (a node name, an OS
+/// conflict, a runtimeClassName, a Linux pin or none possible, a Windows pin with a build pin or
+/// HostProcess). Beyond the build rules' size guard a Windows pin counts as pinned.
+fn gate_open(settings: &Settings) -> String {
+    let spec = "variables.spec";
+    let namespaces = if settings.placement_gate_namespaces.is_empty() {
+        "true".to_string()
+    } else {
+        format!(
+            "request.namespace in {}",
+            str_list(
+                settings
+                    .placement_gate_namespaces
+                    .iter()
+                    .map(String::as_str)
+            )
+        )
+    };
+    format!(
+        "{namespaces} && !(has({spec}.nodeName) && {spec}.nodeName != '') && variables.os != 'conflict' && !variables.runtimeClassUnchecked && !(variables.osPin in ['linux', 'nothing']) && !(variables.osPin == 'windows' && (variables.hostProcess || !variables.affinityBounded || variables.buildPinned)) && variables.classes.exists(c, c == [{u}] || (c.size() == 0 && !variables.hostProcess))",
+        u = image::UNRECOGNIZED
+    )
+}
+
+/// The name of a variable's twin over `oldObject`: `spec` → `oldSpec`.
+pub fn old_name(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => format!("old{}{}", first.to_ascii_uppercase(), chars.as_str()),
+        None => "old".to_string(),
+    }
+}
+
+/// `expression` read on the object before an UPDATE: the identifier `object` becomes `oldObject` and
+/// `variables.<name>` the twin `variables.<old_name>` ([`old_variables`]). String literals are copied as
+/// they are; a field named `object` (`x.object`) is not the identifier.
+pub fn on_old_object(expression: &str) -> String {
+    let mut out = String::with_capacity(expression.len() + 64);
+    let chars: Vec<char> = expression.chars().collect();
+    let mut i = 0;
+    // The last character copied that is not white space: a `.` before an identifier makes it a field.
+    let mut last = ' ';
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' {
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\\' && i + 1 < chars.len() {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if chars[i - 1] == c {
+                    break;
+                }
+            }
+            last = c;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let is_field = last == '.';
+            if !is_field && word == "object" {
+                out.push_str("oldObject");
+            } else if !is_field && word == "variables" && chars.get(i) == Some(&'.') {
+                let name_start = i + 1;
+                let mut end = name_start;
+                while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_')
+                {
+                    end += 1;
+                }
+                let name: String = chars[name_start..end].iter().collect();
+                out.push_str("variables.");
+                out.push_str(&old_name(&name));
+                i = end;
+            } else {
+                out.push_str(&word);
+            }
+            last = 'a';
+            continue;
+        }
+        if !c.is_whitespace() {
+            last = c;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// The twins over `oldObject` of `variables` (each read with [`on_old_object`]), in the same order: what
+/// an UPDATE's finding is compared with (docs/reference/admission-policies.md §2, "Operations").
+pub fn old_variables(variables: &[Variable]) -> Vec<(String, String)> {
+    variables
+        .iter()
+        .map(|v| (old_name(v.name), on_old_object(&v.expression)))
+        .collect()
+}
+
+/// The pod spec of `root` (`object` or `oldObject`) where its kind keeps it, `null` when absent (an
+/// object before an UPDATE is not checked by `has-pod-spec`).
+pub fn pod_spec_of(root: &str) -> String {
+    let or_null = |steps: &[&str]| {
+        format!(
+            "({} ? {root}.{} : null)",
+            has_path(root, steps),
+            steps.join(".")
+        )
+    };
+    format!(
+        "({root}.kind == 'Pod' ? {} : ({root}.kind == 'CronJob' ? {} : {}))",
+        or_null(&["spec"]),
+        or_null(&["spec", "jobTemplate", "spec", "template", "spec"]),
+        or_null(&["spec", "template", "spec"])
+    )
+}
+
+#[cfg(test)]
+mod old_object_tests {
+    use super::*;
+
+    #[test]
+    fn an_expression_is_read_on_the_old_object() {
+        assert_eq!(
+            on_old_object(
+                "object.kind == 'object' && variables.osPin != variables.os && c.object.x"
+            ),
+            "oldObject.kind == 'object' && variables.oldOsPin != variables.oldOs && c.object.x"
+        );
+        assert_eq!(
+            on_old_object(r#"has(object.spec) ? 'it\'s object' : "variables.os""#),
+            r#"has(oldObject.spec) ? 'it\'s object' : "variables.os""#
+        );
+        assert_eq!(old_name("spec"), "oldSpec");
+        // Every shared variable has a twin that reads only `oldObject` and twins.
+        let all = variables(&Settings::default());
+        for (name, expression) in old_variables(&all) {
+            assert!(name.starts_with("old"), "{name}");
+            assert!(
+                !expression.starts_with("object.")
+                    && !expression.contains(" object.")
+                    && !expression.contains("(object."),
+                "{name} reads object"
+            );
+            for v in &all {
+                assert!(
+                    !expression.contains(&format!("variables.{} ", v.name))
+                        && !expression.contains(&format!("variables.{})", v.name)),
+                    "{name} reads {}",
+                    v.name
+                );
+            }
+        }
+    }
 }

@@ -213,15 +213,17 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
             .disabled_rules
             .iter()
             .any(|r| r == RuleId::WindowsPodWithoutToleration.as_str());
+    // The toleration fix's patch: the tolerations added to the list, or the list added.
+    let list = to_add.join(" + ");
+    let toleration_patches = format!(
+        "(variables.os == 'windows' && !variables.runtimeClassUnchecked ? (has(variables.spec.tolerations) ? ({list}).map(t, {}) : (({list}).size() > 0 ? [{}] : [])) : [])",
+        json_patch("add", "variables.prefix + '/tolerations/-'", "t"),
+        json_patch("add", "variables.prefix + '/tolerations'", &list)
+    );
     let classes = RuntimeClasses::new(
         settings,
         &pin,
-        toleration_rule.then(|| {
-            format!(
-                "(variables.os == 'windows' && !variables.runtimeClassUnchecked && ({}).size() > 0)",
-                to_add.join(" + ")
-            )
-        }),
+        toleration_rule.then(|| toleration_patches.clone()),
     );
     let mut out = vec![FixCel {
         rule: RuleId::WindowsPodWithoutOsSelector,
@@ -232,14 +234,9 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
         }),
     }];
     if !to_add.is_empty() {
-        let list = to_add.join(" + ");
         out.push(FixCel {
             rule: RuleId::WindowsPodWithoutToleration,
-            patches: format!(
-                "variables.os == 'windows' && !variables.runtimeClassUnchecked ? (has(variables.spec.tolerations) ? ({list}).map(t, {}) : (({list}).size() > 0 ? [{}] : [])) : []",
-                json_patch("add", "variables.prefix + '/tolerations/-'", "t"),
-                json_patch("add", "variables.prefix + '/tolerations'", &list)
-            ),
+            patches: toleration_patches,
         });
     }
     // `windows_pod_without_build_selector` with `build_range::range_builds` (no context: the supported
@@ -320,24 +317,21 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
 ///
 /// `check --fix` sets it in the same round as it adds the Windows tolerations, and a pod with a
 /// runtimeClassName gets no toleration fix (without cluster context its RuntimeClass is unchecked). The
-/// MutatingAdmissionPolicies run one after the other on the object the previous left, so the
-/// runtimeClassName waits while the toleration fix still has a toleration to add: whichever runs first,
-/// the toleration policy adds them, and the reinvocation (`IfNeeded`) of the selector policies sets it.
+/// policy that sets the class adds the tolerations in the same patch, so that the class is set in the
+/// first pass of the MutatingAdmissionPolicies whatever their order: the RuntimeClass admission plugin,
+/// an in-tree plugin that runs before them, merges the class's scheduling and overhead into the pod when
+/// the chain is reinvoked (docs/reference/admission-policies.md §3).
 struct RuntimeClasses {
     /// Whether the pin is mapped (its build label is a key of the settings' map), or `None` without a map.
     mapped: Option<String>,
     /// The patch that sets runtimeClassName to the mapped class.
     patch: String,
-    /// Whether the toleration fix would add a toleration (`false` when it is not exported or disabled).
-    tolerations_pending: String,
+    /// The toleration fix's patches (`None` when it is not exported or disabled).
+    tolerations: Option<String>,
 }
 
 impl RuntimeClasses {
-    fn new(
-        settings: &crate::settings::Settings,
-        pin: &str,
-        tolerations_pending: Option<String>,
-    ) -> Self {
+    fn new(settings: &crate::settings::Settings, pin: &str, tolerations: Option<String>) -> Self {
         let entries: Vec<(&str, &str)> = settings
             .runtime_classes
             .iter()
@@ -353,13 +347,16 @@ impl RuntimeClasses {
                 "variables.prefix + '/runtimeClassName'",
                 &format!("{map}[{label}]"),
             ),
-            tolerations_pending: tolerations_pending.unwrap_or_else(|| "false".into()),
+            tolerations,
         }
     }
 
-    /// The RuntimeClass, once no toleration is pending.
+    /// The RuntimeClass, with the tolerations the toleration fix would add.
     fn set(&self) -> String {
-        format!("({} ? [] : [{}])", self.tolerations_pending, self.patch)
+        match &self.tolerations {
+            Some(tolerations) => format!("([{}] + {tolerations})", self.patch),
+            None => format!("[{}]", self.patch),
+        }
     }
 
     /// The OS fix `selectors` (the kubernetes.io/os patch) with the mapping: the pod's build pin

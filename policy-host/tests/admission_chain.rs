@@ -1,0 +1,179 @@
+//! The exported policies and policy.wasm together, in the API server's admission chain
+//! (docs/reference/admission-policies.md §9): MutatingAdmissionPolicies in every order, then policy.wasm
+//! (natively: `winplace_policy_wasm::admission::review`, the function the module runs), then the
+//! ValidatingAdmissionPolicies; and each on its own. The combinations docs/policy.md calls supported, each
+//! held here: the same verdicts on the UPDATEs of every day, and one story with the placement gate.
+//! The chain and the policies' evaluation (kube-cel) are the rules crate's parity harness.
+
+#[path = "../../rules/tests/common/admission.rs"]
+mod admission;
+
+use std::collections::BTreeMap;
+
+use admission::{Compiled, Request, every_order, fired_on, mutating_chain, with_stack};
+use serde_json::{Value, json};
+use winplace_policy_wasm::admission::{AdmissionRequest, Verdict, review};
+use winplace_rules::Settings;
+use winplace_rules::rules::RuleId;
+
+/// policy.wasm's answer to `request` under `settings` (no cluster context, no manifest read).
+fn policy_wasm(
+    request: &Request,
+    settings: &Settings,
+) -> winplace_policy_wasm::admission::Decision {
+    let mut json = winplace_policy_wasm::request::request(
+        request.operation,
+        &request.object,
+        &request.namespace,
+    );
+    if let Some(old) = &request.old_object {
+        json["oldObject"] = old.clone();
+    }
+    if !request.sub_resource.is_empty() {
+        json["subResource"] = request.sub_resource.into();
+    }
+    let parsed: AdmissionRequest = serde_json::from_value(json).expect("an AdmissionRequest");
+    review(parsed, settings, None, &BTreeMap::new())
+}
+
+/// The rules whose validating policies deny `request` (binding action Deny: error severity).
+fn denied_by_vaps(vaps: &Compiled, settings: &Settings, request: &Request) -> Vec<String> {
+    fired_on(vaps, request)
+        .expect("the policies evaluate")
+        .into_keys()
+        .filter(|r| {
+            winplace_rules::export::action(winplace_rules::export::severity(settings, *r)) == "Deny"
+        })
+        .map(|r| r.to_string())
+        .collect()
+}
+
+/// The rules policy.wasm's rejection names (`[rule] path: message`), empty when it does not reject.
+fn denied_by_policy_wasm(decision: &winplace_policy_wasm::admission::Decision) -> Vec<String> {
+    let Verdict::Reject(message) = &decision.verdict else {
+        return Vec::new();
+    };
+    let mut rules: Vec<String> = RuleId::ALL
+        .into_iter()
+        .filter(|r| message.contains(&format!("[{r}]")))
+        .map(|r| r.to_string())
+        .collect();
+    rules.sort();
+    rules
+}
+
+/// The UPDATEs of every day: the exported policies deny exactly what policy.wasm rejects, and where
+/// policy.wasm (`mutate`) repairs, the mutating policies repair the same way.
+#[test]
+fn updates_get_the_same_verdicts_from_the_exported_policies_and_policy_wasm() {
+    with_stack(|| {
+        let settings = Settings::default();
+        let mutate = Settings {
+            mutate: true,
+            ..Settings::default()
+        };
+        let vaps = Compiled::new(&settings, false).expect("policies");
+        let maps = Compiled::new(&settings, true).expect("fixes");
+        for case in admission::update_cases() {
+            let what = case.what;
+            let mut vap = denied_by_vaps(&vaps, &settings, &case.request);
+            vap.sort();
+            let wasm = denied_by_policy_wasm(&policy_wasm(&case.request, &settings));
+            assert_eq!(vap, wasm, "{what}: the policies and policy.wasm");
+            // Repaired: the mutating policies' result is policy.wasm's (`mutate`), or both leave it.
+            let by_maps = admission::repaired_on(&maps, &case.request).expect("the fixes evaluate");
+            let by_wasm = match policy_wasm(&case.request, &mutate).verdict {
+                Verdict::Mutate(object) => object,
+                _ => case.request.object.clone(),
+            };
+            assert_eq!(by_maps, by_wasm, "{what}: the repairs");
+        }
+    });
+}
+
+/// The objects of the gate's story: a bare pod of a private image (its OS open), the same with the
+/// Windows toleration (presumed Linux, it would break linux-pod-tolerates-windows-taint), and a
+/// Deployment of the latter.
+fn private(kind: &str) -> Value {
+    let spec = json!({"tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+                      "containers": [{"name": "api", "image": "registry.example.com/shop/api:2.3"}]});
+    match kind {
+        "Pod" => {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"}, "spec": spec})
+        }
+        _ => {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+                    "spec": {"selector": {"matchLabels": {"app": "api"}},
+                             "template": {"metadata": {"labels": {"app": "api"}}, "spec": spec}}})
+        }
+    }
+}
+
+/// With `placementGate` in every piece's settings: the chain (MAPs in every order, policy.wasm, VAPs)
+/// admits the private-image pod gated and labelled, with no OS pinned (the MAPs pin no presumed OS, the
+/// VAPs skip it), and the Deployment unpinned (its pods will be gated when created); without a controller
+/// (policy.wasm not gating), the pod is judged and repaired in full, as without the setting.
+#[test]
+fn the_placement_gate_tells_one_story() {
+    with_stack(|| {
+        let gating =
+            Settings::from_text("s.yaml", "mutate: true\nplacementGate: true\n").expect("settings");
+        let vaps = Compiled::new(&gating, false).expect("policies");
+        let maps = Compiled::new(&gating, true).expect("fixes");
+        let none = BTreeMap::new();
+        let orders = every_order(maps.policies.len());
+        for kind in ["Pod", "Deployment"] {
+            let object = private(kind);
+            for order in &orders {
+                let request = Request::create(&object, "shop");
+                let webhook = |r: &Request| match policy_wasm(r, &gating).verdict {
+                    Verdict::Mutate(o) => Ok(Some(o)),
+                    Verdict::Accept => Ok(None),
+                    Verdict::Reject(m) => Err(format!("policy.wasm rejects: {m}")),
+                };
+                let admitted = mutating_chain(&maps, order, &none, &webhook, &request)
+                    .unwrap_or_else(|e| panic!("{kind} {order:?}: {e}"));
+                let spec = winplace_rules::model::pod_spec_value(&admitted).expect("a pod spec");
+                assert!(
+                    spec.get("nodeSelector").is_none(),
+                    "{kind} {order:?}: pinned {admitted}"
+                );
+                if kind == "Pod" {
+                    assert_eq!(
+                        spec["schedulingGates"],
+                        json!([{"name": "winplace.io/placement"}]),
+                        "{order:?}"
+                    );
+                    assert_eq!(
+                        admitted["metadata"]["labels"]["winplace.io/placement"],
+                        "gated"
+                    );
+                }
+                let denied = denied_by_vaps(&vaps, &gating, &request.with_object(&admitted));
+                assert!(
+                    denied.is_empty(),
+                    "{kind} {order:?}: the VAPs deny {denied:?}"
+                );
+            }
+        }
+        // No controller: policy.wasm does not gate (its host finds no fresh Lease, as with the setting
+        // off); the MAPs still pin no presumed OS, policy.wasm repairs the pod itself, the VAPs pass it.
+        let not_gating = Settings::from_text("s.yaml", "mutate: true\n").expect("settings");
+        let object = private("Pod");
+        let request = Request::create(&object, "shop");
+        let webhook = |r: &Request| match policy_wasm(r, &not_gating).verdict {
+            Verdict::Mutate(o) => Ok(Some(o)),
+            Verdict::Accept => Ok(None),
+            Verdict::Reject(m) => Err(format!("policy.wasm rejects: {m}")),
+        };
+        let admitted =
+            mutating_chain(&maps, &orders[0], &none, &webhook, &request).expect("admitted");
+        assert_eq!(
+            admitted["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "linux"}),
+            "{admitted}"
+        );
+        assert!(admitted["spec"].get("schedulingGates").is_none());
+        assert!(denied_by_vaps(&vaps, &gating, &request.with_object(&admitted)).is_empty());
+    });
+}
