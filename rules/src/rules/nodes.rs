@@ -445,7 +445,7 @@ mod tests {
 
     fn node(labels: &str, taints: &str, kernel: &str) -> String {
         format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {{{labels}}}\nspec:\n  taints: [{taints}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: '{kernel}'}}\n"
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {{{labels}}}\nspec:\n  taints: [{taints}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: '{kernel}'}}\n"
         )
     }
 
@@ -590,7 +590,7 @@ mod tests {
         let f = run_object(&node(W, "", "10.0.20348.1"), &Settings::default(), check);
         assert!(
             f[0].message
-                .contains("kubectl taint nodes n os=windows:NoSchedule"),
+                .contains("kubectl taint nodes n1 os=windows:NoSchedule"),
             "{}",
             f[0].message
         );
@@ -725,7 +725,7 @@ mod tests {
         // kubelet version; lifecycle.md "containerd".
         let at = |runtime: &str, kubelet: &str, date: &str| {
             let text = format!(
-                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {{{W}, node.kubernetes.io/windows-build: '10.0.20348'}}\nspec:\n  taints: [{TAINT}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762, containerRuntimeVersion: '{runtime}', kubeletVersion: '{kubelet}'}}\n"
+                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {{{W}, node.kubernetes.io/windows-build: '10.0.20348'}}\nspec:\n  taints: [{TAINT}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762, containerRuntimeVersion: '{runtime}', kubeletVersion: '{kubelet}'}}\n"
             );
             let settings: Settings =
                 serde_json::from_str(&format!(r#"{{"lifecycle": {{"date": "{date}"}}}}"#))
@@ -816,7 +816,7 @@ mod tests {
 
     #[test]
     fn undecodable_nodes_are_manifest_invalid() {
-        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {kubernetes.io/os: [windows]}}\n";
+        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {kubernetes.io/os: [windows]}}\n";
         let got = rule_paths(&run_object(text, &Settings::default(), check));
         assert_eq!(
             got,
