@@ -170,7 +170,9 @@ const WINDOWS_NEEDS_OS_SELECTOR: &str =
 
 /// `plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
 /// only then).
-const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
+// `[-2]` is a multi-OS image's class (`image::MULTI_OS`): a pod whose every image is one needs no pin.
+const _: () = assert!(super::image::MULTI_OS == -2);
+const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0) && !(variables.classes.size() > 0 && variables.classes.all(c, c == [-2]))";
 
 // The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
 // term by index, and CEL has no index loop) is the build rules' guard: a pod with more terms is not
