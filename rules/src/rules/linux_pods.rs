@@ -73,12 +73,22 @@ fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     }
     let advice = linux_advice(cx, "");
+    let pod = if presumed_only(cx) {
+        format!(
+            "Nothing names the OS this pod needs ({}), and it has no kubernetes.io/os nodeSelector or required node affinity",
+            why_linux(p)
+        )
+    } else {
+        format!(
+            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity",
+            why_linux(p)
+        )
+    };
     out.emit(
         RuleId::LinuxPodWithoutOsSelector,
         &p.prefix.field("nodeSelector").key(OS_LABEL),
         format!(
-            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, {} (spec.os.name does not keep it off them: the scheduler ignores it). {}{}",
-            why_linux(p),
+            "{pod}, {} (spec.os.name does not keep it off them: the scheduler ignores it). {}{}",
             what_keeps_it_off_windows(cx),
             advice[..1].to_uppercase(),
             &advice[1..]

@@ -236,9 +236,24 @@ pub(crate) fn invalid_message(error: &str) -> String {
         ]
         .iter()
         .any(|t| error.contains(t));
+    let quoted = error.contains("invalid type: string")
+        && [
+            "expected a boolean",
+            "expected i32",
+            "expected i64",
+            "expected u32",
+            "expected u64",
+            "expected f64",
+        ]
+        .iter()
+        .any(|t| error.contains(t));
     if unquoted {
         format!(
             "{error}; the API server rejects this object: kubectl reads an unquoted true, yes, on or y (false, no, off, n) as a boolean and a bare number as a number, so quote the value to make it a string"
+        )
+    } else if quoted {
+        format!(
+            "{error}; the API server rejects this object: a quoted value is a string, so write the boolean or number without quotes"
         )
     } else {
         format!("{error}; the API server rejects this object")

@@ -244,13 +244,13 @@ impl ManagedPool<'_> {
     fn command(&self, taint: &str) -> String {
         match self {
             ManagedPool::Aks(pool) => format!(
-                "`az aks nodepool update --name {pool} --node-taints {taint}` (AKS applies the pool's --node-taints to every node it makes)"
+                "`az aks nodepool update --resource-group <group> --cluster-name <cluster> --name {pool} --node-taints {taint}` (AKS applies the pool's --node-taints to every node it makes)"
             ),
             ManagedPool::Eks(group) => format!(
                 "add {taint} to the taints of node group {group} (eksctl's nodeGroups[].taints, or `aws eks update-nodegroup-config --taints` for a managed node group)"
             ),
             ManagedPool::Gke(pool) => format!(
-                "`gcloud container node-pools update {pool} --node-taints={taint}` (GKE applies the pool's taints to every node it makes)"
+                "`gcloud container node-pools update {pool} --cluster <cluster> --node-taints={taint}` (GKE applies the pool's taints to every node it makes)"
             ),
         }
     }

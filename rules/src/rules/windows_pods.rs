@@ -223,9 +223,13 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         RuleId::WindowsPodWithoutToleration,
         &p.prefix.field("tolerations"),
         format!(
-            "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for {}.",
+            "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add to its tolerations {}.",
             taints.join(", "),
-            if missing.len() == 1 { "it" } else { "each" }
+            missing
+                .iter()
+                .map(crate::schedule::taints::toleration_display)
+                .collect::<Vec<_>>()
+                .join(" and ")
         ),
         fix,
     );
@@ -616,7 +620,7 @@ fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             RuleId::WindowsImageBuildUnknown,
             &image.path,
             format!(
-                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it{also}. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
+                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it{also}. Let `winplace check --resolve-images` read its build from the image's manifest, add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
                 image.image, image.class.reason
             ),
             None,

@@ -110,20 +110,24 @@ fn untolerated_message(cx: &CelSettings) -> Option<String> {
     if cx.taints.is_empty() {
         return None;
     }
-    let parts: Vec<String> = cx
-        .taints
-        .iter()
-        .map(|taint| {
-            format!(
-                "(!variables.tolerations.exists(u, {}) ? [{}] : [])",
-                tolerates("u", taint),
-                lit(&crate::schedule::taints::taint_display(taint))
-            )
-        })
-        .collect();
-    let list = format!("({})", parts.join(" + "));
+    let missing = |show: fn(&k8s_openapi::api::core::v1::Taint) -> String| {
+        let parts: Vec<String> = cx
+            .taints
+            .iter()
+            .map(|taint| {
+                format!(
+                    "(!variables.tolerations.exists(u, {}) ? [{}] : [])",
+                    tolerates("u", taint),
+                    lit(&show(taint))
+                )
+            })
+            .collect();
+        format!("({})", parts.join(" + "))
+    };
+    let list = missing(crate::schedule::taints::taint_display);
+    let tolerations = missing(crate::schedule::taints::toleration_display);
     Some(format!(
-        "'This Windows pod does not tolerate the taint ' + {list}.join(', ') + ' of the Windows nodes (settings windowsTaints), so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for ' + ({list}.size() == 1 ? 'it' : 'each') + '.'"
+        "'This Windows pod does not tolerate the taint ' + {list}.join(', ') + ' of the Windows nodes (settings windowsTaints), so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add to its tolerations ' + {tolerations}.join(' and ') + '.'"
     ))
 }
 
