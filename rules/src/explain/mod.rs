@@ -4,9 +4,11 @@
 //!
 //! Pure and bounded: text is read one line at a time ([`Explainer::line`]), each line at most
 //! [`clean::MAX_LINE`] bytes, and matched with a fixed set of substring searches ([`signatures`]), so
-//! the work per line is linear in its length and the memory is one line plus the matches kept (at most
-//! [`MAX_MATCHES`] distinct ones). The `winplace explain` command, the playground and the audit's
-//! incidents all go through here.
+//! the work per line is linear in its length and the memory is one message plus the matches kept (at
+//! most [`MAX_MATCHES`] distinct ones). A message a console, an editor or `kubectl describe` wrapped over
+//! several lines is joined first (at most 16 lines, [`wrapped`]) and explained once, as if on one line:
+//! a line is explained when the next shows it does not go on. The `winplace explain` command, the
+//! playground and the audit's incidents all go through here.
 //!
 //! ```
 //! use winplace_rules::explain::{explain_text, Cause};

@@ -11,9 +11,9 @@
 /// Limits on one call of [`parse`](super::parse). Inputs over a limit are refused with a
 /// [`ParseError`](super::ParseError) at the line where the limit was crossed.
 ///
-/// Aliases (`*name`) are expanded: the copy of the anchored node counts towards `max_nodes` like any
-/// other node, and saphyr refuses a document whose aliases would produce more than 100,000 nodes
-/// (the "billion laughs" attack). A document with aliases is also refused when its anchors could nest
+/// Aliases (`*name`) are expanded: each copy of the anchored node counts towards `max_nodes` before it
+/// is made, so a document whose aliases would produce more nodes (the "billion laughs" attack) is refused
+/// before it costs more than that. A document with aliases is also refused when its anchors could nest
 /// deeper than twice `max_depth` once expanded (see [`prescan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {

@@ -980,6 +980,52 @@ mod tests {
         }
     }
 
+    /// A selector only Windows nodes carry pins the pod to them: the message says so, and why the OS
+    /// label is still wanted; a selector Linux nodes carry too does not.
+    #[test]
+    fn a_windows_only_selector_is_named_in_the_os_selector_finding() {
+        let nodes = context(
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: akswin000000, labels: {kubernetes.io/os: windows, kubernetes.io/hostname: akswin000000, pool: mixed}}}\n- {apiVersion: v1, kind: Node, metadata: {name: aks-linux-0, labels: {kubernetes.io/os: linux, kubernetes.io/hostname: aks-linux-0, pool: mixed}}}\n",
+        );
+        let message = |selector: &str, ctx: Option<&ClusterContext>| {
+            let text = pod(&format!(
+                "  nodeSelector: {{{selector}}}\n{TOLERATE}{}",
+                containers(&[WIN])
+            ));
+            let found = findings(
+                &text,
+                ctx,
+                &Settings::default(),
+                &["windows-pod-without-os-selector"],
+            );
+            assert_eq!(found.len(), 1, "{selector}: {found:?}");
+            found[0].message.clone()
+        };
+        let m = message("kubernetes.io/hostname: akswin000000", Some(&nodes));
+        assert!(
+            m.contains("keeps it on the Windows node akswin000000"),
+            "{m}"
+        );
+        assert!(
+            m.contains("right only while that name is a Windows node's"),
+            "{m}"
+        );
+        let m = message("kubernetes.azure.com/os-sku: Windows2022", None);
+        assert!(m.contains("AKS's Windows2022 nodes"), "{m}");
+        assert!(m.contains("the label is AKS's own"), "{m}");
+        // Linux nodes carry it too, or an AKS Linux SKU: the pod can land on Linux.
+        for (selector, ctx) in [
+            ("pool: mixed", Some(&nodes)),
+            ("kubernetes.azure.com/os-sku: Ubuntu", None),
+        ] {
+            let m = message(selector, ctx);
+            assert!(
+                m.contains("it can be placed on a Linux node"),
+                "{selector}: {m}"
+            );
+        }
+    }
+
     #[test]
     fn context_and_settings_change_the_verdict() {
         let text = pod(&format!(
