@@ -172,11 +172,9 @@ fn respace_scalar(text: &str, at: usize) -> Option<String> {
     let mut changed = false;
     while let Some((i, c)) = rest.next() {
         match c {
-            '\\' if quote == '"' => {
-                // An escape: the next character is content (an escaped line break is still a break).
-                if rest.peek().is_some_and(|&(_, n)| n != '\n') {
-                    rest.next();
-                }
+            // An escape: the next character is content (an escaped line break is still a break).
+            '\\' if quote == '"' && rest.peek().is_some_and(|&(_, n)| n != '\n') => {
+                rest.next();
             }
             '\'' if quote == '\'' && rest.peek().is_some_and(|&(_, n)| n == '\'') => {
                 rest.next();

@@ -262,7 +262,7 @@ fn go_format_float32(f: f64) -> String {
     let e = format!("{f:e}");
     let (mantissa, exponent) = e.split_once('e').unwrap_or((&e, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
-    if exponent < -4 || exponent >= 6 {
+    if !(-4..6).contains(&exponent) {
         let sign = if exponent < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exponent.abs())
     } else {
