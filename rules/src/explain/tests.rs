@@ -926,9 +926,8 @@ fn wrapped_messages_from_issue_threads_are_read_across_their_breaks() {
 /// MAX_WRAP_LINES lines, each line tested against a window around its break (linear in the input).
 #[test]
 fn joining_wrapped_lines_is_bounded() {
-    let line = "x".repeat(200) + " ";
-    let text = line.repeat(1) + "\n";
-    let text = text.repeat(1_000)
+    let line = "x".repeat(200) + " \n";
+    let text = line.repeat(1_000)
         + "The container operating system does not match the\nhost operating system.";
     let found = explain_text(&text, None);
     assert_eq!(found.len(), 1, "{found:?}");
