@@ -81,6 +81,11 @@ pub struct Settings {
     pub placement_lease_namespace: String,
     /// The name of that Lease (`--place-lease-name`). Default `winplace-placer`.
     pub placement_lease_name: String,
+    /// Offer (and apply, with `--fix` or `mutate`) the `kubernetes.io/os: linux` fix on pods that are
+    /// Linux only by presumption: nothing names their OS and an image is unrecognized (`--presume-linux`).
+    /// Off (the default), such a pod's finding asks which OS it needs and carries no fix: an
+    /// unrecognized image may be a Windows one, and pinning it to Linux would make it certain to fail.
+    pub presume_linux: bool,
 }
 
 /// The default of `placementLeaseNamespace`: the namespace of deploy/place/.
@@ -114,6 +119,7 @@ impl Default for Settings {
             placement_gate_namespaces: Vec::new(),
             placement_lease_namespace: DEFAULT_PLACEMENT_LEASE_NAMESPACE.into(),
             placement_lease_name: DEFAULT_PLACEMENT_LEASE_NAME.into(),
+            presume_linux: false,
         }
     }
 }

@@ -23,6 +23,10 @@ pub struct SettingsArgs {
     /// the defaults: generic, eks, aks, gke, openshift (docs/reference/platforms.md §6).
     #[arg(long, value_name = "PLATFORM")]
     pub platform: Option<Platform>,
+    /// Take an unrecognized image's pod for Linux when nothing names its OS: offer (and with --fix
+    /// apply) the kubernetes.io/os: linux fix on it (setting presumeLinux; off, the finding asks).
+    #[arg(long)]
+    pub presume_linux: bool,
 }
 
 impl SettingsArgs {
@@ -32,16 +36,18 @@ impl SettingsArgs {
     /// ```
     /// use winplace::inputs::SettingsArgs;
     /// use winplace_rules::platform::Platform;
-    /// let args = SettingsArgs { settings: None, platform: Some(Platform::Eks) };
+    /// let args = SettingsArgs { settings: None, platform: Some(Platform::Eks), presume_linux: false };
     /// assert!(args.load().unwrap().windows_taints.is_empty());
     /// ```
     pub fn load(&self) -> Result<Settings, ParseError> {
-        match &self.settings {
-            Some(path) => load_settings_on(path, self.platform),
-            None => Ok(self
+        let mut settings = match &self.settings {
+            Some(path) => load_settings_on(path, self.platform)?,
+            None => self
                 .platform
-                .map_or_else(Settings::default, Settings::for_platform)),
-        }
+                .map_or_else(Settings::default, Settings::for_platform),
+        };
+        settings.presume_linux |= self.presume_linux;
+        Ok(settings)
     }
 }
 

@@ -234,6 +234,7 @@ fn through_the_cli(
                 .as_ref()
                 .map(|_| dir.join("settings.yaml")),
             platform,
+            presume_linux: false,
         },
         format: Format::Json,
         fix: false,

@@ -511,8 +511,8 @@ declare_rules! {
         severity: Warning,
         needs: Manifest,
         fixable: false,
-        title: "Windows node on a containerd past its support or known broken",
-        summary: "The node's status.nodeInfo.containerRuntimeVersion is a containerd line past its end of life by the date checked, a line the Kubernetes version planned for no longer supports (containerd 1.x after 1.35), or a release known to be broken (2.3.0 to 2.3.3: a pause image given by tag and digest or by a short name cannot start pods).",
+        title: "Windows node on a containerd past its support or with a known bug",
+        summary: "The node's status.nodeInfo.containerRuntimeVersion is a containerd line past its end of life by the date checked, a line the Kubernetes version planned for no longer supports (containerd 1.x after 1.35), or a release with a known bug (2.3.0 to 2.3.3: a pause image given by tag and digest or by a short name cannot start pods; said as info, since the node does not show its configuration).",
     }
     NodePoolBuildUnknown {
         id: "node-pool-build-unknown",

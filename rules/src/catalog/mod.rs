@@ -220,6 +220,7 @@ pub const fn export(rule: RuleId) -> Export {
         | R::WindowsNodeMissingBuildLabel
         | R::WindowsNodeBuildLabelMismatch
         | R::WindowsNodeUnsupportedVersion
+        | R::WindowsNodeContainerdUnsupported
         | R::NodePoolBuildUnknown => NotExported::NotAWorkload,
         R::WindowsNodeBuildRetired => NotExported::Calendar,
         _ => match meta(rule).needs {
@@ -288,6 +289,23 @@ mod tests {
         let path = docs_dir().join(name);
         std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    }
+
+    /// A rule that judges Nodes is never "not yet written in CEL": there is no workload to admit.
+    #[test]
+    fn node_rules_say_they_judge_nodes() {
+        for meta in RULES.iter().filter(|m| m.id.starts_with("windows-node-")) {
+            let rule: RuleId = meta.id.parse().expect("declared");
+            assert!(
+                matches!(
+                    export(rule),
+                    Export::No(NotExported::NotAWorkload | NotExported::Calendar)
+                ),
+                "{}: {:?}",
+                meta.id,
+                export(rule)
+            );
+        }
     }
 
     fn is_kebab(id: &str) -> bool {

@@ -25,6 +25,15 @@ pub(crate) fn line<'a>(raw: &'a [u8], buf: &'a mut String) -> &'a str {
     buf
 }
 
+/// How many characters `raw` (a line as read, its line end left out) spans as written, escapes and
+/// colour codes included: what a console's width counts.
+pub(crate) fn width(raw: &[u8]) -> usize {
+    let raw = &raw[..raw.len().min(MAX_LINE)];
+    let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    raw.iter().filter(|&&b| b & 0xC0 != 0x80).count()
+}
+
 /// Copies `text` into `out` without escape sequences and control characters, with JSON escapes undone.
 fn clean_into(text: &str, out: &mut String) {
     let mut chars = text.chars().peekable();

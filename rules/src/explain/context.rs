@@ -217,7 +217,7 @@ pub(crate) fn refine_builds(
                 );
             }
         }
-        Cause::OsMismatch => {
+        Cause::OsMismatch if !m.sandbox => {
             if let Some(os) = node_os {
                 let pod_os = match os {
                     Os::Windows => Os::Linux,

@@ -96,11 +96,15 @@ fn matched(s: &'static Signature, text: &str) -> Match {
                 objects.platform = Some(platform);
             }
         }
-        Cause::BuildMismatch if sandbox => {
-            (meaning, fix) = sandbox_words();
-            rule = None;
+        Cause::BuildMismatch if s.id == "moby-uplevel-image" => {
+            if let Some((image, host)) = objects::uplevel_builds(text) {
+                meaning =
+                    format!("{meaning} The image is built for {image}, the host runs {host}.");
+                objects.image_build = Some(image);
+                objects.build = Some(host);
+            }
         }
-        Cause::OsMismatch if s.id == "moby-image-os" => {
+        Cause::OsMismatch if s.id == "moby-image-os" && !sandbox => {
             if text.contains("operating system \"linux\"") {
                 meaning =
                     "The runtime refused the image: it is a Linux image and the node is Windows."
@@ -139,6 +143,12 @@ fn matched(s: &'static Signature, text: &str) -> Match {
             objects.field = key.into_iter().collect();
         }
         _ => {}
+    }
+    // The pause image is the node's configuration: whatever the cause, a sandbox line says so, and no
+    // manifest rule catches it.
+    if sandbox && let Some((m, f)) = sandbox_words(s.cause, &objects) {
+        (meaning, fix) = (m, f);
+        rule = None;
     }
     Match {
         cause: s.cause,
@@ -191,24 +201,72 @@ pub(crate) fn sandbox_named(text: &str) -> Option<bool> {
     }
 }
 
-/// What a build mismatch of the pod sandbox means, and its fix.
-fn sandbox_words() -> (String, String) {
-    (
-        "Windows refused to start the pod sandbox: the node's pause (sandbox) image was built for another Windows build than the host's, so every pod on this node fails, whatever its own images.".to_string(),
-        "Configure the node's sandbox image (containerd's sandbox_image, or the kubelet's --pod-infra-container-image) as a pause image with an entry for this host's build, such as a multi-OS registry.k8s.io/pause tag, then restart the runtime; the pods' own images are not at fault.".to_string(),
-    )
+/// Where a node's sandbox (pause) image is configured, for the fixes.
+const SANDBOX_CONFIG: &str = "containerd's sandbox image (pinned_images.sandbox in containerd 2, sandbox_image in 1.x) or the kubelet's --pod-infra-container-image";
+
+/// What a failure of the pod sandbox means, and its fix, for the causes a sandbox line can carry: the
+/// pause image is the node's configuration, so every pod on that node fails the same way, and no
+/// manifest rule catches it. `None` for a cause a sandbox line does not carry (scheduler and API
+/// server messages never name a sandbox operation).
+fn sandbox_words(cause: Cause, objects: &Objects) -> Option<(String, String)> {
+    let image = objects.image.as_deref().map_or_else(
+        || "pause (sandbox) image".to_string(),
+        |i| format!("pause (sandbox) image {i}"),
+    );
+    let restart =
+        "then restart the runtime (and the kubelet); the pods' own images are not at fault";
+    let multi_os = "a multi-OS registry.k8s.io/pause tag (3.6 or later lists the supported Windows Server builds)";
+    Some(match cause {
+        Cause::BuildMismatch => (
+            format!(
+                "Windows refused to start the pod sandbox: the node's {image} was built for another Windows build than the host's, so every pod on this node fails, whatever its own images."
+            ),
+            format!(
+                "Configure {SANDBOX_CONFIG} as a pause image with an entry for this host's build, such as {multi_os}, {restart}."
+            ),
+        ),
+        Cause::NoPlatformInManifest => {
+            let platform = objects
+                .platform
+                .as_deref()
+                .map_or_else(|| "this node's platform".to_string(), |p| p.to_string());
+            (
+                format!(
+                    "The node could not pull its {image}: the image's index has no entry for {platform}, so no pod can start on this node, whatever its own images."
+                ),
+                format!(
+                    "Configure {SANDBOX_CONFIG} as a pause image whose index lists {platform}, such as {multi_os}, {restart}."
+                ),
+            )
+        }
+        Cause::OsMismatch => (
+            format!(
+                "The runtime refused the node's {image}: it is built for the other operating system than the node's, so no pod can start on this node, whatever its own images."
+            ),
+            format!(
+                "Configure {SANDBOX_CONFIG} as a pause image of the node's OS, such as {multi_os}, {restart}."
+            ),
+        ),
+        _ => return None,
+    })
 }
 
-/// Makes `m`, a build mismatch whose line names no operation, the pod sandbox's: what the pod's
-/// `PodReadyToStartContainers` condition said (`False`, reason `PodSandboxNotReady`: no sandbox runs,
-/// so no container was created).
-pub(crate) fn blame_sandbox(m: &mut Match, condition: &str) {
-    if m.cause != Cause::BuildMismatch || m.sandbox {
+/// Makes `m`, explained from a line that names no operation, the pod sandbox's: because the wrapped
+/// message the line belongs to names a sandbox operation (`None`), or, for a build mismatch, because of
+/// what the pod's `PodReadyToStartContainers` condition said (`False`, reason `PodSandboxNotReady`: no
+/// sandbox runs, so no container was created).
+pub(crate) fn blame_sandbox(m: &mut Match, condition: Option<&str>) {
+    if m.sandbox || (condition.is_some() && m.cause != Cause::BuildMismatch) {
         return;
     }
-    let (meaning, fix) = sandbox_words();
+    let Some((meaning, fix)) = sandbox_words(m.cause, &m.objects) else {
+        return;
+    };
     m.sandbox = true;
-    m.meaning = format!("{meaning} The pod's {condition}.");
+    m.meaning = match condition {
+        Some(condition) => format!("{meaning} The pod's {condition}."),
+        None => meaning,
+    };
     m.fix = fix;
     m.rule = None;
 }

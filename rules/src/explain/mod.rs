@@ -4,9 +4,11 @@
 //!
 //! Pure and bounded: text is read one line at a time ([`Explainer::line`]), each line at most
 //! [`clean::MAX_LINE`] bytes, and matched with a fixed set of substring searches ([`signatures`]), so
-//! the work per line is linear in its length and the memory is one line plus the matches kept (at most
-//! [`MAX_MATCHES`] distinct ones). The `winplace explain` command, the playground and the audit's
-//! incidents all go through here.
+//! the work per line is linear in its length and the memory is one message plus the matches kept (at
+//! most [`MAX_MATCHES`] distinct ones). A message a console, an editor or `kubectl describe` wrapped over
+//! several lines is joined first (at most 16 lines, [`wrapped`]) and explained once, as if on one line:
+//! a line is explained when the next shows it does not go on. The `winplace explain` command, the
+//! playground and the audit's incidents all go through here.
 //!
 //! ```
 //! use winplace_rules::explain::{explain_text, Cause};
@@ -23,6 +25,7 @@ mod context;
 mod matching;
 mod objects;
 pub mod signatures;
+mod wrapped;
 
 pub use cause::Cause;
 pub use matching::{Match, explain_line};
@@ -77,6 +80,8 @@ pub struct Explainer<'c> {
     dropped: u64,
     describe: Describe,
     event: EventObject,
+    /// The message being read when it may go on over the next lines ([`wrapped`]).
+    wrapped: Option<wrapped::Wrapped>,
 }
 
 /// What `kubectl describe pod` said so far.
@@ -116,6 +121,7 @@ impl<'c> Explainer<'c> {
             dropped: 0,
             describe: Describe::default(),
             event: EventObject::default(),
+            wrapped: None,
         }
     }
 
@@ -150,32 +156,62 @@ impl<'c> Explainer<'c> {
         self.number += 1;
         let mut buf = std::mem::take(&mut self.buf);
         let text = clean::line(raw, &mut buf);
-        self.remember(text);
-        if self.prefilter.may_match(text) {
-            let found = explain_line(text);
-            for mut m in found {
-                // A build mismatch whose line names no operation, in a pod without a sandbox: the
-                // sandbox's (the condition says no container could have been created).
-                if let Some(condition) = &self.describe.sandbox_not_ready
-                    && matching::sandbox_named(text).is_none()
-                {
-                    matching::blame_sandbox(&mut m, condition);
-                }
-                self.fill_from_state(&mut m);
-                match self.context {
-                    Some(context) => {
-                        context::refine_builds(&mut m, context, self.pinning, &self.supported)
-                    }
-                    None => pin_generic(&mut m, self.pinning),
-                }
-                m.line = Some(self.number);
-                self.keep(m);
+        let width = clean::width(raw);
+        // A line that tells what later lines are about starts a record, never goes on a message.
+        let joined =
+            !starts_record(text) && self.wrapped.as_mut().is_some_and(|w| w.join(text, width));
+        if !joined {
+            // The message before is complete: explain it with what the lines before this one said.
+            let previous = self.wrapped.take();
+            if let Some(message) = &previous {
+                self.explain_message(message);
             }
+            self.wrapped = Some(wrapped::Wrapped::start(previous, text, width, self.number));
         }
+        self.remember(text);
         self.buf = buf;
     }
 
-    /// Matches beyond [`MAX_MATCHES`] distinct ones, not kept.
+    /// Explains a message (a line, or lines a wrap joined) at its first line.
+    fn explain_message(&mut self, message: &wrapped::Wrapped) {
+        for (text, line) in message.parts() {
+            if self.prefilter.may_match(text) {
+                for m in explain_line(text) {
+                    self.settle(m, text, line);
+                }
+            }
+        }
+    }
+
+    /// Completes `m`, explained from `text` (a line, or a wrapped message's lines joined) whose first
+    /// line is `line`, with what the other lines and the context say, and keeps it.
+    fn settle(&mut self, mut m: Match, text: &str, line: u64) {
+        // A build mismatch whose line names no operation, in a pod without a sandbox: the
+        // sandbox's (the condition says no container could have been created).
+        if let Some(condition) = &self.describe.sandbox_not_ready
+            && matching::sandbox_named(text).is_none()
+        {
+            matching::blame_sandbox(&mut m, Some(condition));
+        }
+        self.fill_from_state(&mut m);
+        match self.context {
+            Some(context) => context::refine_builds(&mut m, context, self.pinning, &self.supported),
+            None => pin_generic(&mut m, self.pinning),
+        }
+        m.line = Some(line);
+        self.keep(m);
+    }
+
+    /// Explains the message being read now: a line is explained when the next one shows that it
+    /// does not go on over it (a wrapped message, [`wrapped`]), or here, or at [`Explainer::finish`].
+    pub fn flush(&mut self) {
+        if let Some(message) = self.wrapped.take() {
+            self.explain_message(&message);
+        }
+    }
+
+    /// Matches beyond [`MAX_MATCHES`] distinct ones, not kept (of the messages explained so far: call
+    /// [`Explainer::flush`] first to count the last).
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
@@ -186,7 +222,8 @@ impl<'c> Explainer<'c> {
     }
 
     /// The matches, in the order their first line came.
-    pub fn finish(self) -> Vec<Match> {
+    pub fn finish(mut self) -> Vec<Match> {
+        self.flush();
         self.matches
     }
 
@@ -211,15 +248,15 @@ impl<'c> Explainer<'c> {
     /// Remembers what `kubectl describe` and event documents say about the object of later lines.
     fn remember(&mut self, text: &str) {
         // kubectl describe pod: `Name:`, `Namespace:` and `Node:` at the start of a line.
-        if let Some(v) = text.strip_prefix("Name:") {
+        if let Some(v) = describe_field(text, "Name:") {
             self.describe = Describe {
                 name: Some(v.trim().to_string()),
                 ..Describe::default()
             };
             self.event = EventObject::default();
-        } else if let Some(v) = text.strip_prefix("Namespace:") {
+        } else if let Some(v) = describe_field(text, "Namespace:") {
             self.describe.namespace = Some(v.trim().to_string());
-        } else if let Some(v) = text.strip_prefix("Node:") {
+        } else if let Some(v) = describe_field(text, "Node:") {
             let node = v.trim().split('/').next().unwrap_or("").to_string();
             self.describe.node = (!node.is_empty() && node != "<none>").then_some(node);
         } else if self.describe.name.is_some()
@@ -303,6 +340,32 @@ impl<'c> Explainer<'c> {
             m.objects.image = self.describe.images.first().cloned();
         }
     }
+}
+
+/// Whether a line tells what later lines are about (what [`Explainer::remember`] reads): `kubectl
+/// describe`'s `Name:`, `Namespace:`, `Node:` and `Image:`, an event's `involvedObject` or `regarding`,
+/// the pod's `PodReadyToStartContainers` condition.
+fn starts_record(text: &str) -> bool {
+    let trimmed = text.trim_start().trim_start_matches(['"', '-', ' ']);
+    ["Name:", "Namespace:", "Node:"]
+        .iter()
+        .any(|p| describe_field(text, p).is_some())
+        || [
+            "Image:",
+            "involvedObject",
+            "regarding",
+            "PodReadyToStartContainers",
+        ]
+        .iter()
+        .any(|p| trimmed.starts_with(p))
+        || text.contains("PodSandboxNotReady")
+}
+
+/// The value of `kubectl describe`'s field `name` (`Name:`) when `text` is that field's line: the name
+/// at the start, then blanks (`Namespace:shop,` in a log line is not one).
+fn describe_field<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    text.strip_prefix(name)
+        .filter(|v| v.is_empty() || v.starts_with([' ', '\t']))
 }
 
 /// `namespace/name`, or `name`.

@@ -143,6 +143,15 @@ pub(crate) fn platform(line: &str) -> Option<(String, Option<String>)> {
     Some((platform.to_string(), build))
 }
 
+/// The image's and the host's Windows builds in moby's refusal of an image of a newer build
+/// (`a Windows version 10.0.16299-based image is incompatible with a 10.0.14393 host`), in that order.
+pub(crate) fn uplevel_builds(line: &str) -> Option<(String, String)> {
+    let image = between(line, "a Windows version ", '-')?;
+    let host = between(line, "-based image is incompatible with a ", ' ')?;
+    let valid = |b: &str| crate::windows::WindowsVersion::parse(b).is_some();
+    (valid(image) && valid(host)).then(|| (image.to_string(), host.to_string()))
+}
+
 /// The OS of a platform string (`windows` of `windows(10.0.26200)/amd64`).
 pub(crate) fn platform_os(platform: &str) -> &str {
     let end = platform.find(['/', '(', ' ']).unwrap_or(platform.len());

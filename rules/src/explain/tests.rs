@@ -294,6 +294,41 @@ const ROWS: &[Row] = &[
         None,
         &[],
     ),
+    (
+        "rancher/rancher#23161: the kubelet could not pull the node's pause image (no entry for the host's build)",
+        r#"E1001 14:29:03.759095    8072 remote_runtime.go:105] RunPodSandbox from runtime service failed: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.1": no matching manifest for windows/amd64 10.0.18362 in the manifest list entries"#,
+        Some(Cause::NoPlatformInManifest),
+        true,
+        None,
+        &[
+            ("image", "k8s.gcr.io/pause:3.1"),
+            ("platform", "windows/amd64 10.0.18362"),
+        ],
+    ),
+    (
+        "moby/moby#35668: Docker before moby/moby#36327 on an image of a newer build than the host's",
+        r"docker: failed to register layer: re-exec error: exit status 1: output: ProcessUtilityVMImage C:\ProgramData\Docker\windowsfilter\fe83ba207a386db6e27aa72605a295fd4ba21532a387697e287a67a1b3eddd4c\UtilityVM: The system cannot find the path specified.",
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[],
+    ),
+    (
+        "moby/moby#36327: Docker refuses the pull of an image of a newer build (1709 image, 1607 host)",
+        "a Windows version 10.0.16299-based image is incompatible with a 10.0.14393 host",
+        Some(Cause::BuildMismatch),
+        false,
+        Some("windows-build-mismatch"),
+        &[("build", "10.0.14393")],
+    ),
+    (
+        "docker/for-win#10760: ProcessUtilityVMImage failing otherwise (an ltsc2016 image on its own build): not a build mismatch",
+        r"failed to register layer: re-exec error: exit status 1: output: hcsshim::ProcessUtilityVMImage \\?\C:\ProgramData\docker\windowsfilter\afbe4420a54d638fb4852e7743c069a69415fb61dda0835b29822000b50cb942\UtilityVM: The parameter is incorrect",
+        None,
+        false,
+        None,
+        &[],
+    ),
 ];
 
 fn object(objects: &Objects, key: &str) -> Option<String> {
@@ -512,6 +547,7 @@ fn hostile_input_is_read_in_bounded_memory_without_panicking() {
     for i in 0..(MAX_MATCHES + 10) {
         explainer.line(format!("The Pod \"p{i}\" is invalid: spec.hostPID: Forbidden: cannot be set for a windows pod").as_bytes());
     }
+    explainer.flush();
     assert_eq!(explainer.dropped(), 10);
     assert_eq!(explainer.finish().len(), MAX_MATCHES);
 }
@@ -698,4 +734,203 @@ items:
     assert!(default.contains("In [10.0.20348, 10.0.26100]"), "{default}");
     let no_2025 = fix("supportedBuilds: [\"10.0.17763\", \"10.0.20348\"]\n");
     assert!(no_2025.contains("In [10.0.20348]"), "{no_2025}");
+}
+
+/// A sandbox line carries the node's meaning and fix whatever its cause: the pause image is the
+/// node's configuration, so no manifest rule names it and the workload's fix (retag, selectors) is
+/// never offered.
+#[test]
+fn every_cause_a_sandbox_line_carries_gets_the_nodes_fix() {
+    // rancher/rancher#23161 (quoted in ROWS) and a Linux pause image configured on a Windows node
+    // (moby's refusal, in the kubelet's sandbox event: constructed from the two messages' frames).
+    let rows = [
+        (
+            r#"RunPodSandbox from runtime service failed: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.1": no matching manifest for windows/amd64 10.0.18362 in the manifest list entries"#,
+            Cause::NoPlatformInManifest,
+            "windows/amd64 10.0.18362",
+        ),
+        (
+            r#"Failed to create pod sandbox: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.1": image operating system "linux" cannot be used on this platform"#,
+            Cause::OsMismatch,
+            "of the node's OS",
+        ),
+        (
+            "Failed to create pod sandbox: rpc error: code = Unknown desc = hcs::CreateComputeSystem 0b5f: The container operating system does not match the host operating system.",
+            Cause::BuildMismatch,
+            "this host's build",
+        ),
+    ];
+    let context = context();
+    for (line, cause, words) in rows {
+        for found in [explain_text(line, None), explain_text(line, Some(&context))] {
+            let m = found
+                .iter()
+                .find(|m| m.cause == cause)
+                .unwrap_or_else(|| panic!("{line}: {found:?}"));
+            assert!(m.sandbox, "{line}");
+            assert_eq!(
+                m.rule, None,
+                "{line}: a manifest rule cannot catch the node's pause image"
+            );
+            assert!(m.meaning.contains("pause (sandbox) image"), "{}", m.meaning);
+            assert!(
+                m.fix.contains("pinned_images.sandbox")
+                    && m.fix.contains("--pod-infra-container-image"),
+                "{}",
+                m.fix
+            );
+            assert!(m.fix.contains(words), "{words}: {}", m.fix);
+            assert!(
+                !m.fix.contains("nodeSelector") && !m.fix.contains("Use a tag"),
+                "{}",
+                m.fix
+            );
+        }
+    }
+    let m = &explain_text(rows[0].0, None)[0];
+    assert!(m.meaning.contains("k8s.gcr.io/pause:3.1"), "{}", m.meaning);
+}
+
+/// Wraps `line` as a console of `width` columns does: cut every `width` characters, in words too.
+fn console_wrap(line: &str, width: usize) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    chars
+        .chunks(width)
+        .map(|c| c.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Wraps `line` at the last space before `width` characters, as an editor or a mail does; `keep`
+/// leaves the space at the end of the line (else the break drops it).
+fn word_wrap(line: &str, width: usize, keep: bool) -> String {
+    let mut out = String::new();
+    let mut current = String::new();
+    for word in line.split(' ') {
+        if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&current);
+            if keep {
+                out.push(' ');
+            }
+            out.push('\n');
+            current.clear();
+        } else if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    out.push_str(&current);
+    out
+}
+
+/// What a text is explained as, order and repeats aside: (cause, sandbox, rule).
+fn verdicts(text: &str) -> Vec<(Cause, bool, Option<String>)> {
+    let mut v: Vec<_> = explain_text(text, None)
+        .into_iter()
+        .map(|m| (m.cause, m.sandbox, m.rule))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Every real message of ROWS, wrapped as consoles (80, 100, 120 columns, in words) and editors (at
+/// spaces, the space kept at the line's end) wrap it, is explained as the message on one line is (a
+/// console's pair of lines that only a third line would confirm as one message may give a cause twice,
+/// once per line). An
+/// editor's wrap that drops the space leaves nothing that ties the lines but a signature's text: the
+/// causes are the same (a cause two lines show is found on each), and whether a line is the sandbox's
+/// is read from its own line.
+#[test]
+fn wrapped_real_messages_are_explained_as_on_one_line() {
+    let causes = |v: Vec<(Cause, bool, Option<String>)>| {
+        let mut c: Vec<Cause> = v.into_iter().map(|(c, ..)| c).collect();
+        c.dedup();
+        c
+    };
+    for (source, message, cause, ..) in ROWS {
+        let want = verdicts(message);
+        assert_eq!(want.is_empty(), cause.is_none(), "{source}");
+        for width in [80, 100, 120] {
+            let text = console_wrap(message, width);
+            assert_eq!(
+                verdicts(&text),
+                want,
+                "{source}, console at {width}:\n{text}"
+            );
+        }
+        let text = word_wrap(message, 72, true);
+        assert_eq!(
+            verdicts(&text),
+            want,
+            "{source}, words at 72, the space kept:\n{text}"
+        );
+        let text = word_wrap(message, 72, false);
+        assert_eq!(
+            causes(verdicts(&text)),
+            causes(want.clone()),
+            "{source}, words at 72:\n{text}"
+        );
+    }
+}
+
+/// Messages as issue threads show them, wrapped, each explained once at its first line.
+#[test]
+fn wrapped_messages_from_issue_threads_are_read_across_their_breaks() {
+    let rows: &[(&str, &str, Cause, bool, Option<&str>)] = &[
+        (
+            // Docker's error on a 120-column PowerShell console: the signature's texts cut inside words.
+            "docker/for-win#3889",
+            "C:\\Program Files\\Docker\\docker.exe: failed to register layer: re-exec error: exit status 1: output: ProcessUtilityVMImag\ne \\\\?\\C:\\ProgramData\\docker\\windowsfilter\\87f245f9a302cdd6f4b10d372bdb627eb1f636dc20ddb4208295329e76e4c88b\\UtilityVM: Th\ne system cannot find the path specified.\nSee 'C:\\Program Files\\Docker\\docker.exe run --help'.",
+            Cause::BuildMismatch,
+            false,
+            Some("windows-build-mismatch"),
+        ),
+        (
+            // A 1803 image on a 1607 host, the path cut where the thread wrapped it.
+            "microsoft/dotnet-framework-docker#167",
+            "failed to register layer: re-exec error: exit status 1: output: ProcessUtilityVMImage \\\\?\\C:\\ProgramData\\Docker\\windowsfilter\\809d8aba9c405d908d95277ac28784a1aff7c59e\n532c95fbf67fc0b8d10d4445\\UtilityVM: The system cannot find the path specified.",
+            Cause::BuildMismatch,
+            false,
+            Some("windows-build-mismatch"),
+        ),
+        (
+            // The kubelet's CreatePodSandboxError, wrapped at spaces that stay at the lines' ends: the
+            // line with the HCS text names no sandbox operation, the message does.
+            "MicrosoftDocs/Virtualization-Documentation#765",
+            "E0530 11:42:13.374889  204644 pod_workers.go:186] Error syncing pod 733a9cfc-63e3-11e8-b83f-00505697a953 (\"win-webserver-c94f84797-b4qzt_default(733a9cfc-63e3-11e8-b83f-00505697a953)\"), skipping: failed to \n\"CreatePodSandbox\" for\"win-webserver-c94f84797-b4qzt_default(733a9cfc-63e3-11e8-b83f-00505697a953)\" with CreatePodSandboxError: \n\"CreatePodSandbox for pod \\\"win-webserver-c94f84797-b4qzt_default(733a9cfc-63e3-11e8-b83f-00505697a953)\\\" failed: rpc error: code = Unknown desc = failed to startsandbox container for pod \\\"win-webserver-c94f84797-b4qzt\\\": \nError response from daemon: container 0238a43119b6620289ef8e8d747a773f999ddc1b0b160739799de102f08d4e45 encountered an error during CreateContainer: failure in a Windows system call: \nThe operating system of the container does not match the operating system of the host. (0xc0370101) extra info: ",
+            Cause::BuildMismatch,
+            true,
+            None,
+        ),
+    ];
+    for (source, text, cause, sandbox, rule) in rows {
+        let found = explain_text(text, None);
+        assert_eq!(found.len(), 1, "{source}: {found:?}");
+        let m = &found[0];
+        assert_eq!(
+            (m.cause, m.sandbox, m.rule.as_deref()),
+            (*cause, *sandbox, *rule),
+            "{source}"
+        );
+        assert_eq!(m.line, Some(1), "{source}");
+    }
+    // Two lines that only happen to follow each other are not one message.
+    let apart = "Warning  Failed  kubelet  Error: ErrImagePull\nno matching manifest for windows/amd64 10.0.17763 in the manifest list entries";
+    assert_eq!(explain_text(apart, None)[0].line, Some(2));
+    let unrelated = "the image is fine.\nNormal  Pulled  kubelet  Successfully pulled image";
+    assert!(explain_text(unrelated, None).is_empty());
+}
+
+/// The join is bounded: a thousand lines that could all go on one message are read in parts of
+/// MAX_WRAP_LINES lines, each line tested against a window around its break (linear in the input).
+#[test]
+fn joining_wrapped_lines_is_bounded() {
+    let line = "x".repeat(200) + " \n";
+    let text = line.repeat(1_000)
+        + "The container operating system does not match the\nhost operating system.";
+    let found = explain_text(&text, None);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].cause, Cause::BuildMismatch);
+    assert!(found[0].message.len() <= crate::explain::clean::MAX_LINE);
 }

@@ -80,7 +80,21 @@ fn pad(indent: usize) -> String {
 ///
 /// Lists under a key are written at the key's column (`kubectl` style).
 pub(crate) fn entry(key: &str, value: &Value, indent: usize, out: &mut Vec<String>) {
-    let key = string(key);
+    entry_as(&string(key), value, indent, out);
+}
+
+/// `key` written with `quote` (`"` or `'`), as the keys it replaces or stands beside are; plain or
+/// double-quoted as [`string`] says without one.
+pub(crate) fn key_as(key: &str, quote: Option<char>) -> String {
+    match quote {
+        Some('"') => Value::String(key.to_string()).to_string(),
+        Some('\'') => format!("'{}'", key.replace('\'', "''")),
+        _ => string(key),
+    }
+}
+
+/// [`entry`] with its key already written (quoted or not).
+pub(crate) fn entry_as(key: &str, value: &Value, indent: usize, out: &mut Vec<String>) {
     match inline(value) {
         Some(v) => out.push(format!("{}{key}: {v}", pad(indent))),
         None => {

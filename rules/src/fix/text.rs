@@ -173,6 +173,15 @@ impl Doc<'_> {
         end
     }
 
+    /// The quote (`"` or `'`) the key of the block entry at `span` is written with, if any.
+    fn key_quote(&self, span: &Span) -> Option<char> {
+        let text = self.line(span.start);
+        text.get(span.col..)?
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '"' | '\''))
+    }
+
     /// The span of the block entry or item at `path`; `None` when it is not written in block style.
     fn span(&self, old: &Value, path: &FieldPath) -> Option<Span> {
         let last = path.segments().last()?;
@@ -289,6 +298,10 @@ impl Doc<'_> {
         let mut last_end = 0usize;
         let mut col = None;
         let mut first_line = usize::MAX;
+        // How the keys are quoted: a new key takes the quotes of the key it replaces (a removed one),
+        // else of its siblings when they all have the same.
+        let mut removed_quote: Option<Option<char>> = None;
+        let mut quotes: Vec<Option<char>> = Vec::new();
         for (k, v) in a {
             let p = child(k);
             let span = self.span(old, &p)?;
@@ -297,22 +310,34 @@ impl Doc<'_> {
                 first_line = span.start;
                 col = Some(span.col);
             }
+            let quote = self.key_quote(&span);
+            quotes.push(quote);
             match b.get(k) {
                 None if span.after_dash => return None,
-                None => edits.push(Edit {
-                    start: span.start,
-                    end: span.end,
-                    lines: Vec::new(),
-                    depth: p.segments().len(),
-                }),
+                None => {
+                    removed_quote.get_or_insert(quote);
+                    edits.push(Edit {
+                        start: span.start,
+                        end: span.end,
+                        lines: Vec::new(),
+                        depth: p.segments().len(),
+                    });
+                }
                 Some(nv) => self.diff(old, &p, v, nv, edits)?,
             }
         }
         let col = col?;
+        let quote = removed_quote.unwrap_or_else(|| {
+            quotes
+                .first()
+                .copied()
+                .flatten()
+                .filter(|q| quotes.iter().all(|o| *o == Some(*q)))
+        });
         let mut added = Vec::new();
         for (k, v) in b {
             if !a.contains_key(k) {
-                emit::entry(k, v, col, &mut added);
+                emit::entry_as(&emit::key_as(k, quote), v, col, &mut added);
             }
         }
         if !added.is_empty() {
@@ -634,6 +659,27 @@ mod tests {
     }
 
     const DEPLOY: &str = "# header comment\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  template:\n    spec:\n      # why these tolerations\n      tolerations:\n      - key: \"os\"\n        value: \"Windows\"\n        Effect: \"NoSchedule\"\n      containers:\n      - name: app\n        image: mcr.microsoft.com/windows/servercore:ltsc2022\n      nodeSelector:\n        kubernetes.io/os: windows # pinned\n---\n# second document\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n";
+
+    #[test]
+    fn a_new_key_keeps_the_quotes_of_the_key_it_replaces_or_its_siblings() {
+        let rename = |v: &mut Value| {
+            let s = &mut v["spec"]["nodeSelector"];
+            let old = s
+                .as_object_mut()
+                .and_then(|m| m.remove("beta.kubernetes.io/os"));
+            s["kubernetes.io/os"] = old.unwrap_or_default();
+        };
+        let text = "kind: Pod\nspec:\n  nodeSelector:\n    \"beta.kubernetes.io/os\": windows\n";
+        assert!(edit(text, rename).ends_with("    \"kubernetes.io/os\": windows\n"));
+        let single = "kind: Pod\nspec:\n  nodeSelector:\n    'beta.kubernetes.io/os': windows\n";
+        assert!(edit(single, rename).ends_with("    'kubernetes.io/os': windows\n"));
+        let plain = "kind: Pod\nspec:\n  nodeSelector:\n    beta.kubernetes.io/os: windows\n";
+        assert!(edit(plain, rename).ends_with("    kubernetes.io/os: windows\n"));
+        // Added beside siblings that are all double-quoted: double-quoted too.
+        let siblings = "kind: Pod\nspec:\n  nodeSelector:\n    \"a\": b\n";
+        let out = edit(siblings, |v| v["spec"]["nodeSelector"]["c"] = json!("d"));
+        assert!(out.ends_with("    \"a\": b\n    \"c\": d\n"), "{out}");
+    }
 
     #[test]
     fn line_edits_keep_comments_and_layout() {

@@ -198,7 +198,7 @@ mod tests {
         let read = read_context(&[
             (
                 "nodes.yaml",
-                "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+                "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
             ),
             (
                 "app.yaml",

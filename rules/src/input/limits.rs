@@ -11,9 +11,9 @@
 /// Limits on one call of [`parse`](super::parse). Inputs over a limit are refused with a
 /// [`ParseError`](super::ParseError) at the line where the limit was crossed.
 ///
-/// Aliases (`*name`) are expanded: the copy of the anchored node counts towards `max_nodes` like any
-/// other node, and saphyr refuses a document whose aliases would produce more than 100,000 nodes
-/// (the "billion laughs" attack). A document with aliases is also refused when its anchors could nest
+/// Aliases (`*name`) are expanded: each copy of the anchored node counts towards `max_nodes` before it
+/// is made, so a document whose aliases would produce more nodes (the "billion laughs" attack) is refused
+/// before it costs more than that. A document with aliases is also refused when its anchors could nest
 /// deeper than twice `max_depth` once expanded (see [`prescan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -81,6 +81,21 @@ struct Scan {
 type ScanResult = Result<(), LimitError>;
 
 impl Scan {
+    fn new(max_depth: usize) -> Scan {
+        Scan {
+            max_depth,
+            blocks: Vec::new(),
+            flow: 0,
+            quote: None,
+            block_scalar: None,
+            opener: true,
+            deepest: 0,
+            anchor_depths: Vec::new(),
+            first_alias: None,
+            line: 0,
+        }
+    }
+
     fn error(&self, col: usize, message: String) -> LimitError {
         LimitError {
             line: u32::try_from(self.line).unwrap_or(u32::MAX),
@@ -450,6 +465,22 @@ impl Scan {
     }
 }
 
+/// Whether each line of `text` (one document, `\n` line ends) goes on with a flow collection or a quoted
+/// scalar begun on an earlier line, as the pre-scan reads it: such a line's leading blanks are not
+/// indentation. Lines after one the pre-scan cannot follow are `false`.
+pub(crate) fn continuation_lines(text: &str) -> Vec<bool> {
+    let mut scan = Scan::new(usize::MAX);
+    let mut out = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        out.push(scan.block_scalar.is_none() && (scan.flow > 0 || scan.quote.is_some()));
+        scan.line = i + 1;
+        if scan.scan_line(line.as_bytes()).is_err() {
+            break;
+        }
+    }
+    out
+}
+
 /// What the pre-scan learned about a text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prescan {
@@ -466,18 +497,7 @@ pub struct Prescan {
 /// aliases can chain (an anchored node containing an alias of another), so each anchor may add its
 /// height once.
 pub fn prescan(text: &str, limits: &Limits) -> Result<Prescan, LimitError> {
-    let mut scan = Scan {
-        max_depth: limits.max_depth,
-        blocks: Vec::new(),
-        flow: 0,
-        quote: None,
-        block_scalar: None,
-        opener: true,
-        deepest: 0,
-        anchor_depths: Vec::new(),
-        first_alias: None,
-        line: 0,
-    };
+    let mut scan = Scan::new(limits.max_depth);
     for (i, line) in text.split('\n').enumerate() {
         scan.line = i + 1;
         scan.scan_line(line.as_bytes())?;

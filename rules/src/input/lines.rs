@@ -73,10 +73,21 @@ impl LineMap {
         id
     }
 
-    /// Sorts every node's children so lookups can binary-search; called once after building.
+    /// Sorts every node's children so lookups can binary-search; called once after building. Of a
+    /// name added twice (a key written twice, or set again by a `<<` merge), the last added is kept, as
+    /// its value is.
     pub(crate) fn finish(&mut self) {
         for node in &mut self.nodes {
+            // Stable: children of one name stay in the order they were added.
             node.children.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut kept: Vec<(Box<str>, u32)> = Vec::with_capacity(node.children.len());
+            for child in node.children.drain(..) {
+                match kept.last_mut() {
+                    Some(last) if last.0 == child.0 => *last = child,
+                    _ => kept.push(child),
+                }
+            }
+            node.children = kept;
         }
     }
 
@@ -181,11 +192,14 @@ impl LineMap {
         self.copy_children(sub, src, id);
     }
 
-    /// Line of the child `name` of `parent` while the map is being built (linear; for error messages).
-    pub(crate) fn child_line(&self, parent: u32, name: &str) -> Option<u32> {
-        let p = self.nodes.get(parent as usize)?;
-        let (_, id) = p.children.iter().find(|(k, _)| k.as_ref() == name)?;
-        self.nodes.get(*id as usize).map(|n| n.line)
+    /// Copies the children of `sub`'s root (with their sub-trees) under `dst` (an alias's copy).
+    pub(crate) fn graft_children(&mut self, dst: u32, sub: &LineMap) {
+        self.copy_children(sub, 0, dst);
+    }
+
+    /// The root's line.
+    pub(crate) fn root_line(&self) -> Option<u32> {
+        self.nodes.first().map(|n| n.line)
     }
 
     /// Moves every line down by `by` (a document parsed on its own, placed back in its file).

@@ -177,7 +177,7 @@ mod tests {
 
     fn node(labels: &str, node_info: &str) -> String {
         format!(
-            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n\n    labels: {{{labels}}}\n  status:\n    nodeInfo: {{{node_info}}}\n"
+            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n    labels: {{{labels}}}\n  status:\n    nodeInfo: {{{node_info}}}\n"
         )
     }
 
@@ -239,7 +239,7 @@ mod tests {
             "kubernetes.io/os: linux, node.kubernetes.io/windows-build: 10.0.17763",
         ] {
             let (bare, _) = context(&format!(
-                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n\n    labels: {{{labels}}}\n"
+                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n    labels: {{{labels}}}\n"
             ));
             let bare_node = &bare.nodes[0];
             assert!(bare_node.status.is_none());

@@ -945,7 +945,7 @@ mod tests {
         assert_eq!(p.tolerations.len(), 1);
         assert!(matches!(p.runtime_class, RuntimeClassUse::Found { .. }));
         // Not in the context: evaluated as if none. No context: unchecked.
-        let other = context("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n");
+        let other = context("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
         let p = placement(
             &spec("  runtimeClassName: win\n", &[PRIVATE]),
             Some(&other),

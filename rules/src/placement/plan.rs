@@ -28,13 +28,25 @@ pub fn linux_needs_os_selector(p: &Placement) -> bool {
 }
 
 /// Whether a Windows pod lacks a build pin (HostProcess pods need none, §2.2; a pod whose images no single
-/// build runs gets `windows-images-build-conflict` instead).
+/// build runs gets `windows-images-build-conflict` instead; a pod whose every image is a multi-OS tag
+/// needs none either: its index has an entry for every supported build, and the runtime picks the
+/// host's, docs/reference/multi-os-images.md).
 pub fn needs_build_selector(p: &Placement) -> bool {
     p.os == PodOs::Windows
         && !p.host_process
         && p.build_pin.is_none()
         && !p.runtime_class.is_unchecked()
         && p.image_hosts.as_ref().is_none_or(|h| !h.is_empty())
+        && !runs_on_every_build(p)
+}
+
+/// Whether every image of the pod is a multi-OS tag (and there is one): whatever the Windows build of
+/// the node, the runtime pulls the index's entry for it.
+pub fn runs_on_every_build(p: &Placement) -> bool {
+    !p.images.is_empty()
+        && p.images
+            .iter()
+            .all(|i| i.class.os == crate::windows::ImageOs::MultiOs)
 }
 
 /// The build an exact pin names: one of the images' own builds (a build some image was built for, whose

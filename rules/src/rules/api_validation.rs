@@ -139,11 +139,15 @@ fn linux_only_fields(raw: &Value, prefix: &FieldPath) -> Vec<LinuxOnlyField> {
     out
 }
 
-/// What to use instead of a Linux-only field, when Windows has an equivalent.
-fn windows_hint(leaf: &str) -> &'static str {
+/// What to use instead of a Linux-only field, when Windows has an equivalent; `host_process`: the pod is a
+/// HostProcess pod already.
+fn windows_hint(leaf: &str, host_process: bool) -> &'static str {
     match leaf {
         "runAsUser" | "runAsGroup" => {
             " (on Windows choose the user with securityContext.windowsOptions.runAsUserName)"
+        }
+        "privileged" | "capabilities" if host_process => {
+            " (this HostProcess pod has the host's access already: the field adds nothing on Windows)"
         }
         "privileged" | "capabilities" => {
             " (for host access on Windows use a HostProcess container, windowsOptions.hostProcess: true)"
@@ -176,7 +180,7 @@ fn windows_forbidden_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             "the API server rejects this pod: `{}: Forbidden: {detail}`; Windows pods (spec.os.name: windows) may not set {}, remove it{}",
             f.path,
             f.name,
-            windows_hint(f.leaf)
+            windows_hint(f.leaf, cx.placement.host_process)
         );
         let fix = remove_fix(&f.path, &f.name);
         out.emit(RuleId::WindowsForbiddenField, &f.path, message, Some(fix));
@@ -238,7 +242,7 @@ fn windows_unsupported_fields(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         let message = format!(
             "this pod runs on Windows{why} but sets {}, which Windows nodes do not implement; the API server accepts it only because spec.os.name is not set and rejects it once it is: {todo}{}",
             f.name,
-            windows_hint(f.leaf)
+            windows_hint(f.leaf, cx.placement.host_process)
         );
         out.emit(
             RuleId::WindowsUnsupportedField,

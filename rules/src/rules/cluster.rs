@@ -67,9 +67,15 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             RuleId::SchedulableOnWrongOs,
             &p.prefix.field("nodeSelector").key(OS_LABEL),
             format!(
-                "This {} pod can be scheduled on {other} nodes, where it cannot run: {}. Give it the nodeSelector {OS_LABEL}: {os} (and taint the Windows nodes).",
+                "This {} pod can be scheduled on {other} nodes, where it cannot run: {}. Give it the nodeSelector {OS_LABEL}: {os}{}.",
                 os_word(os),
-                name_list(wrong.iter().copied())
+                name_list(wrong.iter().copied()),
+                // A taint keeps pods off the Windows nodes: it helps a Linux pod, never a Windows one.
+                if p.os == PodOs::Linux {
+                    " (and taint the Windows nodes, which keeps every Linux pod without a toleration off them)"
+                } else {
+                    ""
+                }
             ),
             None,
         );

@@ -43,21 +43,57 @@ fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
     }
 }
 
+/// Whether the pod is Linux only by presumption (nothing names its OS, an image is unrecognized) and the
+/// settings do not say to take the presumption for the fix (`presumeLinux`).
+fn presumed_only(cx: &TemplateCx<'_>) -> bool {
+    cx.placement.presumed.is_some() && !cx.settings.presume_linux
+}
+
+/// The Linux OS fix, unless the pod is Linux only by presumption: then no fix (applying it would pin a
+/// pod whose unrecognized image may be Windows to Linux).
+fn linux_fix(cx: &TemplateCx<'_>) -> Option<Fix> {
+    (!presumed_only(cx)).then(|| linux_selector_fix(cx))
+}
+
+/// What to do, for a pod that needs Linux, or a question for one presumed to.
+fn linux_advice(cx: &TemplateCx<'_>, keep: &str) -> String {
+    if presumed_only(cx) {
+        format!(
+            "Which OS does it need? If its image is a Linux one, {keep}add the nodeSelector kubernetes.io/os: linux (`winplace check --fix --presume-linux` adds it); if it is a Windows one, add kubernetes.io/os: windows and a toleration of the Windows nodes' taint, or name the image in the settings' imageRules."
+        )
+    } else {
+        format!("{keep}add the nodeSelector kubernetes.io/os: linux.")
+    }
+}
+
 /// `linux-pod-without-os-selector`: only the Windows taint keeps this Linux pod off Windows nodes.
 fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
     if !plan::linux_needs_os_selector(p) {
         return;
     }
+    let advice = linux_advice(cx, "");
+    let pod = if presumed_only(cx) {
+        format!(
+            "Nothing names the OS this pod needs ({}), and it has no kubernetes.io/os nodeSelector or required node affinity",
+            why_linux(p)
+        )
+    } else {
+        format!(
+            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity",
+            why_linux(p)
+        )
+    };
     out.emit(
         RuleId::LinuxPodWithoutOsSelector,
         &p.prefix.field("nodeSelector").key(OS_LABEL),
         format!(
-            "This pod needs Linux ({}) but has no kubernetes.io/os: linux nodeSelector or required node affinity, {} (spec.os.name does not keep it off them: the scheduler ignores it). Add the nodeSelector kubernetes.io/os: linux.",
-            why_linux(p),
-            what_keeps_it_off_windows(cx)
+            "{pod}, {} (spec.os.name does not keep it off them: the scheduler ignores it). {}{}",
+            what_keeps_it_off_windows(cx),
+            advice[..1].to_uppercase(),
+            &advice[1..]
         ),
-        Some(linux_selector_fix(cx)),
+        linux_fix(cx),
     );
 }
 
@@ -162,11 +198,16 @@ fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>)
         RuleId::LinuxPodToleratesWindowsTaint,
         &path,
         format!(
-            "{who} tolerates the Windows taint {}, and nothing else keeps this Linux pod ({}) off Windows nodes, so it can be placed on one where it cannot run. Keep the toleration if other taints need it, and add the nodeSelector kubernetes.io/os: linux.",
+            "{who} tolerates the Windows taint {}, and nothing else keeps this Linux pod ({}) off Windows nodes, so it can be placed on one where it cannot run. {}",
             taint_display(taint),
-            why_linux(p)
+            why_linux(p),
+            if presumed_only(cx) {
+                linux_advice(cx, "keep the toleration if other taints need it, and ")
+            } else {
+                "Keep the toleration if other taints need it, and add the nodeSelector kubernetes.io/os: linux.".to_string()
+            }
         ),
-        Some(linux_selector_fix(cx)),
+        linux_fix(cx),
     );
 }
 
@@ -356,9 +397,29 @@ mod tests {
                 "spec.nodeSelector[kubernetes.io/os]"
             )]
         );
+        // The image is unrecognized: the pod is Linux only by presumption, so the findings ask and carry
+        // no fix, unless setting presumeLinux (`--presume-linux`) says to take the presumption.
+        for f in findings(&text, None, &Settings::default(), RULES) {
+            assert!(f.fix.is_none(), "{f:?}");
+            assert!(
+                f.message.contains("Which OS does it need?"),
+                "{}",
+                f.message
+            );
+            assert!(
+                f.message.contains("kubernetes.io/os: windows"),
+                "{}",
+                f.message
+            );
+        }
+        let presume = Settings {
+            presume_linux: true,
+            ..Settings::default()
+        };
         // Both fixes add the same selector; applied together they repair the pod.
         let mut value = objects(&text).remove(0).value;
-        for f in findings(&text, None, &Settings::default(), RULES) {
+        for f in findings(&text, None, &presume, RULES) {
+            assert!(!f.message.contains("Which OS"), "{}", f.message);
             apply(&mut value, f.fix.as_ref().expect("fix"));
         }
         assert_eq!(
@@ -366,5 +427,12 @@ mod tests {
             serde_json::json!({"kubernetes.io/os": "linux"})
         );
         assert!(findings(&value.to_string(), None, &Settings::default(), RULES).is_empty());
+        // A pod whose image is known Linux gets its fix without the setting.
+        let known = pod("  containers: [{name: c, image: nginx:1.27}]\n");
+        let fixes: Vec<bool> = findings(&known, None, &Settings::default(), RULES)
+            .iter()
+            .map(|f| f.fix.is_some())
+            .collect();
+        assert_eq!(fixes, [true]);
     }
 }

@@ -98,7 +98,7 @@ pub(crate) fn evaluate_prepared(
             Some(Err(error)) => out.emit(
                 RuleId::ManifestInvalid,
                 &error.path,
-                format!("{}; the API server rejects this object", error.message),
+                invalid_message(&error.message),
                 None,
             ),
             Some(Ok(template)) => {
@@ -222,6 +222,42 @@ pub(crate) struct Emitter<'a> {
     object: &'a Object,
     settings: &'a Settings,
     findings: &'a mut Vec<Finding>,
+}
+
+/// The `manifest-invalid` message for a field the object's type cannot hold: the decoder's words, that the
+/// API server rejects it, and, for a boolean or number where a string belongs, how it got there (kubectl
+/// reads YAML 1.1: an unquoted `yes`, `on` or `y` is `true`, docs/reference/yaml-kubectl.md).
+pub(crate) fn invalid_message(error: &str) -> String {
+    let unquoted = error.contains("expected a string")
+        && [
+            "invalid type: boolean",
+            "invalid type: integer",
+            "invalid type: floating point",
+        ]
+        .iter()
+        .any(|t| error.contains(t));
+    let quoted = error.contains("invalid type: string")
+        && [
+            "expected a boolean",
+            "expected i32",
+            "expected i64",
+            "expected u32",
+            "expected u64",
+            "expected f64",
+        ]
+        .iter()
+        .any(|t| error.contains(t));
+    if unquoted {
+        format!(
+            "{error}; the API server rejects this object: kubectl reads an unquoted true, yes, on or y (false, no, off, n) as a boolean and a bare number as a number, so quote the value to make it a string"
+        )
+    } else if quoted {
+        format!(
+            "{error}; the API server rejects this object: a quoted value is a string, so write the boolean or number without quotes"
+        )
+    } else {
+        format!("{error}; the API server rejects this object")
+    }
 }
 
 impl<'a> Emitter<'a> {

@@ -13,7 +13,7 @@
 use k8s_openapi::api::core::v1::{Node, Taint};
 
 use super::{Emitter, ObjectCx, RuleId};
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
 use crate::infra::{NodePool, POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 use crate::lifecycle;
 use crate::model::{Object, decode, node_os};
@@ -94,7 +94,7 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
     let node: Node = match decode(&cx.object.value, &FieldPath::root()) {
         Ok(node) => node,
         Err(e) => {
-            let message = format!("{}; the API server rejects this object", e.message);
+            let message = super::invalid_message(&e.message);
             out.emit(RuleId::ManifestInvalid, &e.path, message, None);
             return;
         }
@@ -213,14 +213,58 @@ fn untainted(
         format!("{carry} ({}: {})", shown.join(", "), why.join("; "))
     };
     let message = match who {
-        Subject::Node(name) => format!(
-            "this Windows node {has}, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
-        ),
+        Subject::Node(name) => match managed_pool(node) {
+            // A managed pool makes its new nodes (scale-out, node image upgrade) from its own settings:
+            // a taint set on a node with kubectl is not on them.
+            Some(pool) => format!(
+                "this Windows node {has}, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint its node pool, not the node (a node's taint is lost when the pool adds or replaces nodes): {}, and give Windows pods the matching toleration",
+                pool.command(&suggested)
+            ),
+            None => format!(
+                "this Windows node {has}, so the scheduler may place Linux pods without an OS selector on it, where they cannot run; taint it (`kubectl taint nodes {name} {suggested}`) and give Windows pods the matching toleration"
+            ),
+        },
         Subject::Pool { pool, taints } => format!(
             "the Windows nodes of {pool} will {has}, so the scheduler may place Linux pods without an OS selector on them, where they cannot run; add the taint {suggested} under `{taints}:` in {pool} and give Windows pods the matching toleration"
         ),
     };
     out.emit(RuleId::WindowsNodeUntainted, path, message, None);
+}
+
+/// The managed node pool a node belongs to, by the label its platform sets (platforms.md §1.4, §3.3,
+/// §4.4): its taints are the pool's.
+enum ManagedPool<'n> {
+    Aks(&'n str),
+    Eks(&'n str),
+    Gke(&'n str),
+}
+
+impl ManagedPool<'_> {
+    /// How to give the pool the taint `taint` (`os=windows:NoSchedule`).
+    fn command(&self, taint: &str) -> String {
+        match self {
+            ManagedPool::Aks(pool) => format!(
+                "`az aks nodepool update --resource-group <group> --cluster-name <cluster> --name {pool} --node-taints {taint}` (AKS applies the pool's --node-taints to every node it makes)"
+            ),
+            ManagedPool::Eks(group) => format!(
+                "add {taint} to the taints of node group {group} (eksctl's nodeGroups[].taints, or `aws eks update-nodegroup-config --taints` for a managed node group)"
+            ),
+            ManagedPool::Gke(pool) => format!(
+                "`gcloud container node-pools update {pool} --cluster <cluster> --node-taints={taint}` (GKE applies the pool's taints to every node it makes)"
+            ),
+        }
+    }
+}
+
+/// The managed node pool of `node`, from AKS's, EKS's and GKE's pool labels.
+fn managed_pool(node: &Node) -> Option<ManagedPool<'_>> {
+    let labels = node.metadata.labels.as_ref()?;
+    let get = |k: &str| labels.get(k).map(String::as_str);
+    get("kubernetes.azure.com/agentpool")
+        .map(ManagedPool::Aks)
+        .or_else(|| get("eks.amazonaws.com/nodegroup").map(ManagedPool::Eks))
+        .or_else(|| get("alpha.eksctl.io/nodegroup-name").map(ManagedPool::Eks))
+        .or_else(|| get("cloud.google.com/gke-nodepool").map(ManagedPool::Gke))
 }
 
 /// The node's kernel version as a Windows version (`status.nodeInfo.kernelVersion`).
@@ -414,7 +458,7 @@ fn containerd_unsupported(settings: &Settings, node: &Node, out: &mut Emitter<'_
         let lines = &issue.versions;
         let message = match issue.kind {
             RuntimeKind::Broken => format!(
-                "this Windows node runs containerd {version}, a release known to be broken: {what} ({fact}; source: {source}); upgrade containerd to 2.3.4 or later (a newer node image), or configure the sandbox image by its full name with the digest alone"
+                "this Windows node runs containerd {version}, which fails every pod sandbox when its sandbox (pause) image is configured in a form the release mishandles: {what} ({fact}; source: {source}); winplace cannot see the node's containerd configuration: if pods start on this node it is not affected, else upgrade containerd to 2.3.4 or later (a newer node image), or configure the sandbox image by its full name with a tag alone or the digest alone"
             ),
             // No date checked in the words: the server re-runs the node rules each day, and a message
             // that named the day would change every node's finding every day.
@@ -428,8 +472,15 @@ fn containerd_unsupported(settings: &Settings, node: &Node, out: &mut Emitter<'_
                 issue.kubernetes.as_deref().unwrap_or("")
             ),
         };
-        out.emit(
+        // A release that breaks only some configurations, which the Node does not show: said, not
+        // warned about (a healthy node gets no warning).
+        let severity = match issue.kind {
+            RuntimeKind::Broken => Severity::Info,
+            _ => super::catalog::meta(RuleId::WindowsNodeContainerdUnsupported).severity,
+        };
+        out.emit_as(
             RuleId::WindowsNodeContainerdUnsupported,
+            severity,
             &path,
             message,
             None,
@@ -445,7 +496,7 @@ mod tests {
 
     fn node(labels: &str, taints: &str, kernel: &str) -> String {
         format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {{{labels}}}\nspec:\n  taints: [{taints}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: '{kernel}'}}\n"
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {{{labels}}}\nspec:\n  taints: [{taints}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: '{kernel}'}}\n"
         )
     }
 
@@ -590,7 +641,7 @@ mod tests {
         let f = run_object(&node(W, "", "10.0.20348.1"), &Settings::default(), check);
         assert!(
             f[0].message
-                .contains("kubectl taint nodes n os=windows:NoSchedule"),
+                .contains("kubectl taint nodes n1 os=windows:NoSchedule"),
             "{}",
             f[0].message
         );
@@ -725,7 +776,7 @@ mod tests {
         // kubelet version; lifecycle.md "containerd".
         let at = |runtime: &str, kubelet: &str, date: &str| {
             let text = format!(
-                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {{{W}, node.kubernetes.io/windows-build: '10.0.20348'}}\nspec:\n  taints: [{TAINT}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762, containerRuntimeVersion: '{runtime}', kubeletVersion: '{kubelet}'}}\n"
+                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {{{W}, node.kubernetes.io/windows-build: '10.0.20348'}}\nspec:\n  taints: [{TAINT}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762, containerRuntimeVersion: '{runtime}', kubeletVersion: '{kubelet}'}}\n"
             );
             let settings: Settings =
                 serde_json::from_str(&format!(r#"{{"lifecycle": {{"date": "{date}"}}}}"#))
@@ -770,7 +821,11 @@ mod tests {
                 "containerd://2.3.1",
                 "v1.36.1",
                 "2026-11-25",
-                &["known to be broken", "C10;", "2.3.4 or later"],
+                &[
+                    "if pods start on this node it is not affected",
+                    "C10;",
+                    "2.3.4 or later",
+                ],
             ),
             ("containerd://2.3.4", "v1.37.0", "2026-11-25", &[]),
             ("containerd://2.4.0", "v1.37.0", "2026-11-25", &[]),
@@ -816,7 +871,7 @@ mod tests {
 
     #[test]
     fn undecodable_nodes_are_manifest_invalid() {
-        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {kubernetes.io/os: [windows]}}\n";
+        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {kubernetes.io/os: [windows]}}\n";
         let got = rule_paths(&run_object(text, &Settings::default(), check));
         assert_eq!(
             got,

@@ -36,7 +36,7 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
         map.insert("apiVersion".into(), Value::from(API_VERSION_V1));
     }
     if !alpha && let Err(e) = decode::<RuntimeClass>(&as_v1, &FieldPath::root()) {
-        let message = format!("{}; the API server rejects this object", e.message);
+        let message = super::invalid_message(&e.message);
         out.emit(RuleId::ManifestInvalid, &e.path, message, None);
         return;
     }
@@ -65,7 +65,7 @@ pub(crate) fn check(cx: &ObjectCx<'_>, out: &mut Emitter<'_>) {
         match decode::<Vec<Toleration>>(raw, &tolerations_path) {
             Ok(list) => tolerations::check_tolerations(&list, &tolerations_path, out),
             Err(e) => {
-                let message = format!("{}; the API server rejects this object", e.message);
+                let message = super::invalid_message(&e.message);
                 out.emit(RuleId::ManifestInvalid, &e.path, message, None);
             }
         }

@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn triggers_and_non_triggers() {
         let rc = context(RC);
-        let nodes_only = context("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n");
+        let nodes_only = context("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
         let rows: Vec<(
             &str,
             String,

@@ -93,15 +93,96 @@ fn windows_pod_without_os_selector(
             },
         ),
     };
-    out.emit(
-        RuleId::WindowsPodWithoutOsSelector,
-        &path,
-        format!(
+    let message = match windows_only_selector(cx) {
+        Some(pin) => format!(
+            "This pod needs Windows ({}) and its nodeSelector {}: {} keeps it on {}, but not by kubernetes.io/os: windows, the label every node carries: {} Add the nodeSelector kubernetes.io/os: windows (or use a RuntimeClass that sets it).",
+            why_windows(p),
+            pin.key,
+            pin.value,
+            pin.what,
+            pin.why_not_enough
+        ),
+        None => format!(
             "This pod needs Windows ({}) but has no kubernetes.io/os: windows nodeSelector or required node affinity, and spec.os.name alone does not count (the scheduler ignores it); it can be placed on a Linux node where it cannot start. Add the nodeSelector kubernetes.io/os: windows (or use a RuntimeClass that sets it).",
             why_windows(p)
         ),
+    };
+    out.emit(
+        RuleId::WindowsPodWithoutOsSelector,
+        &path,
+        message,
         Some(fix).filter(|f| !f.patch.is_empty()),
     );
+}
+
+/// A nodeSelector entry that only Windows nodes carry: the pod does stay off Linux nodes, by a label
+/// other than the OS's.
+struct WindowsOnlyPin {
+    key: String,
+    value: String,
+    /// What it selects (`the Windows node akswin000000`).
+    what: String,
+    /// Why that is still not enough, a sentence.
+    why_not_enough: &'static str,
+}
+
+/// AKS's label of a node's OS SKU (`Windows2022`), which it sets on every node (platforms.md §3.3).
+const AKS_OS_SKU: &str = "kubernetes.azure.com/os-sku";
+
+/// The pod's nodeSelector entry that only Windows nodes carry: with the cluster's nodes, one every node
+/// carrying it is Windows (a Windows node's hostname among them); without, AKS's Windows OS SKUs.
+fn windows_only_selector(cx: &TemplateCx<'_>) -> Option<WindowsOnlyPin> {
+    let selector = cx.placement.node_selector.as_ref()?;
+    let hostname = "kubernetes.io/hostname";
+    for (key, value) in selector {
+        if key == OS_LABEL || key == BETA_OS_LABEL {
+            continue;
+        }
+        let why_not_enough = if key == hostname {
+            "the pod is right only while that name is a Windows node's, and what reads a pod's OS from its selector (the kubelet's OS admission check, RuntimeClass scheduling, admission policies) does not see it."
+        } else if key == AKS_OS_SKU {
+            "the label is AKS's own, so the same manifest on another platform has nothing keeping it off Linux nodes, and what reads a pod's OS from its selector (the kubelet's OS admission check, RuntimeClass scheduling, admission policies) does not see it."
+        } else {
+            "the label is the cluster's own, so a Linux node given it (or the same manifest on another cluster) has nothing keeping the pod off, and what reads a pod's OS from its selector (the kubelet's OS admission check, RuntimeClass scheduling, admission policies) does not see it."
+        };
+        if let Some(index) = cx.nodes {
+            let carriers: Vec<&str> = index
+                .nodes()
+                .iter()
+                .filter(|n| n.labels.get(key) == Some(value))
+                .filter(|n| n.os == Some(crate::windows::Os::Windows))
+                .map(|n| n.name.as_str())
+                .collect();
+            let others = index.nodes().iter().any(|n| {
+                n.labels.get(key) == Some(value) && n.os != Some(crate::windows::Os::Windows)
+            });
+            if !carriers.is_empty() && !others {
+                let what = if key == hostname {
+                    format!("the Windows node {value}")
+                } else {
+                    format!(
+                        "nodes that are all Windows in this cluster ({})",
+                        super::cluster::name_list(carriers.into_iter())
+                    )
+                };
+                return Some(WindowsOnlyPin {
+                    key: key.clone(),
+                    value: value.clone(),
+                    what,
+                    why_not_enough,
+                });
+            }
+        }
+        if key == AKS_OS_SKU && value.starts_with("Windows") {
+            return Some(WindowsOnlyPin {
+                key: key.clone(),
+                value: value.clone(),
+                what: format!("AKS's {value} nodes (AKS sets the label on every node)"),
+                why_not_enough,
+            });
+        }
+    }
+    None
 }
 
 /// The Windows taints the pod does not tolerate, and where they come from.
@@ -142,9 +223,13 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         RuleId::WindowsPodWithoutToleration,
         &p.prefix.field("tolerations"),
         format!(
-            "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for {}.",
+            "This Windows pod does not tolerate the taint {} of {source}, so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add to its tolerations {}.",
             taints.join(", "),
-            if missing.len() == 1 { "it" } else { "each" }
+            missing
+                .iter()
+                .map(crate::schedule::taints::toleration_display)
+                .collect::<Vec<_>>()
+                .join(" and ")
         ),
         fix,
     );
@@ -298,10 +383,10 @@ fn windows_pod_without_build_selector(
         ),
         (Some(pin), _) => format!("add {}", pin.phrase()),
         (None, BuildPinning::Range) => format!(
-            "add required node affinity {BUILD_LABEL} In [<builds>] with the builds that run its images"
+            "its images' names do not say which Windows builds they were built for, so add required node affinity {BUILD_LABEL} In [...] with the builds they were built for (their manifest's os.version says, and `winplace check --resolve-images` reads it)"
         ),
         (None, BuildPinning::Exact) => format!(
-            "add {BUILD_LABEL}: \"<build>\" to the nodeSelector with the build its images need"
+            "its images' names do not say which Windows build they were built for, so add {BUILD_LABEL} to the nodeSelector with that build (their manifest's os.version says, and `winplace check --resolve-images` reads it)"
         ),
     };
     out.emit_as(
@@ -535,7 +620,7 @@ fn windows_image_build_unknown(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
             RuleId::WindowsImageBuildUnknown,
             &image.path,
             format!(
-                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it{also}. Add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
+                "winplace cannot tell which Windows build the image {} was built for ({}), so build compatibility is not checked for it{also}. Let `winplace check --resolve-images` read its build from the image's manifest, add a settings imageRules entry for it (pattern, os: windows, builds), or use a tag that names the build (ltsc2022, ltsc2025, 10.0.<build>.<rev>).",
                 image.image, image.class.reason
             ),
             None,
@@ -892,6 +977,52 @@ mod tests {
         for (reference, text, want) in rows {
             let got = sorted_rule_paths(&findings(&text, None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
+        }
+    }
+
+    /// A selector only Windows nodes carry pins the pod to them: the message says so, and why the OS
+    /// label is still wanted; a selector Linux nodes carry too does not.
+    #[test]
+    fn a_windows_only_selector_is_named_in_the_os_selector_finding() {
+        let nodes = context(
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: akswin000000, labels: {kubernetes.io/os: windows, kubernetes.io/hostname: akswin000000, pool: mixed}}}\n- {apiVersion: v1, kind: Node, metadata: {name: aks-linux-0, labels: {kubernetes.io/os: linux, kubernetes.io/hostname: aks-linux-0, pool: mixed}}}\n",
+        );
+        let message = |selector: &str, ctx: Option<&ClusterContext>| {
+            let text = pod(&format!(
+                "  nodeSelector: {{{selector}}}\n{TOLERATE}{}",
+                containers(&[WIN])
+            ));
+            let found = findings(
+                &text,
+                ctx,
+                &Settings::default(),
+                &["windows-pod-without-os-selector"],
+            );
+            assert_eq!(found.len(), 1, "{selector}: {found:?}");
+            found[0].message.clone()
+        };
+        let m = message("kubernetes.io/hostname: akswin000000", Some(&nodes));
+        assert!(
+            m.contains("keeps it on the Windows node akswin000000"),
+            "{m}"
+        );
+        assert!(
+            m.contains("right only while that name is a Windows node's"),
+            "{m}"
+        );
+        let m = message("kubernetes.azure.com/os-sku: Windows2022", None);
+        assert!(m.contains("AKS's Windows2022 nodes"), "{m}");
+        assert!(m.contains("the label is AKS's own"), "{m}");
+        // Linux nodes carry it too, or an AKS Linux SKU: the pod can land on Linux.
+        for (selector, ctx) in [
+            ("pool: mixed", Some(&nodes)),
+            ("kubernetes.azure.com/os-sku: Ubuntu", None),
+        ] {
+            let m = message(selector, ctx);
+            assert!(
+                m.contains("it can be placed on a Linux node"),
+                "{selector}: {m}"
+            );
         }
     }
 

@@ -247,6 +247,18 @@ pub fn taint_display(t: &Taint) -> String {
     }
 }
 
+/// The toleration of `t` as a user writes it (`{key: os, operator: Equal, value: windows, effect:
+/// NoSchedule}`; `operator: Exists` for a taint without a value): what a message tells to add.
+pub fn toleration_display(t: &Taint) -> String {
+    match opt(&t.value) {
+        "" => format!("{{key: {}, operator: Exists, effect: {}}}", t.key, t.effect),
+        v => format!(
+            "{{key: {}, operator: Equal, value: {v}, effect: {}}}",
+            t.key, t.effect
+        ),
+    }
+}
+
 /// One problem `ValidateTolerations` finds in a toleration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TolerationProblem {

@@ -162,6 +162,7 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
                 "-".to_string()
             }
         };
+        explainer.flush();
         answer.lines += explainer.lines();
         answer.dropped += explainer.dropped();
         answer

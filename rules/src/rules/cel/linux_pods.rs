@@ -59,11 +59,18 @@ const PINNED_BY_NAME: &str = "(variables.terms.size() > 0 && variables.terms.all
 const LINUX_NEEDS_OS_SELECTOR: &str =
     "variables.os == 'linux' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
 
-/// The family's fixes: `linux_selector_fix` (`plan::selector_ops` with kubernetes.io/os: linux).
-pub(super) fn fixes(_cx: &CelSettings) -> Vec<FixCel> {
+/// The family's fixes: `linux_selector_fix` (`plan::selector_ops` with kubernetes.io/os: linux), not on
+/// a pod that is Linux only by presumption (no signal names its OS) unless setting `presumeLinux` says
+/// to (`linux_fix`).
+pub(super) fn fixes(_cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
+    let needed = if settings.presume_linux {
+        LINUX_NEEDS_OS_SELECTOR.to_string()
+    } else {
+        format!("{LINUX_NEEDS_OS_SELECTOR} && variables.strongSignals.size() > 0")
+    };
     vec![FixCel {
         rule: RuleId::LinuxPodWithoutOsSelector,
-        patches: selector_patch(LINUX_NEEDS_OS_SELECTOR, "linux"),
+        patches: selector_patch(&needed, "linux"),
     }]
 }
 

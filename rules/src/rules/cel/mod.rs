@@ -65,7 +65,7 @@ pub fn fixes(settings: &Settings) -> Vec<FixCel> {
         taints: crate::placement::plan::windows_taints(None, settings),
     };
     let mut out = windows_pods::fixes(&cx, settings);
-    out.extend(linux_pods::fixes(&cx));
+    out.extend(linux_pods::fixes(&cx, settings));
     out.sort_by_key(|f| f.rule);
     out
 }

@@ -110,20 +110,24 @@ fn untolerated_message(cx: &CelSettings) -> Option<String> {
     if cx.taints.is_empty() {
         return None;
     }
-    let parts: Vec<String> = cx
-        .taints
-        .iter()
-        .map(|taint| {
-            format!(
-                "(!variables.tolerations.exists(u, {}) ? [{}] : [])",
-                tolerates("u", taint),
-                lit(&crate::schedule::taints::taint_display(taint))
-            )
-        })
-        .collect();
-    let list = format!("({})", parts.join(" + "));
+    let missing = |show: fn(&k8s_openapi::api::core::v1::Taint) -> String| {
+        let parts: Vec<String> = cx
+            .taints
+            .iter()
+            .map(|taint| {
+                format!(
+                    "(!variables.tolerations.exists(u, {}) ? [{}] : [])",
+                    tolerates("u", taint),
+                    lit(&show(taint))
+                )
+            })
+            .collect();
+        format!("({})", parts.join(" + "))
+    };
+    let list = missing(crate::schedule::taints::taint_display);
+    let tolerations = missing(crate::schedule::taints::toleration_display);
     Some(format!(
-        "'This Windows pod does not tolerate the taint ' + {list}.join(', ') + ' of the Windows nodes (settings windowsTaints), so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add a toleration for ' + ({list}.size() == 1 ? 'it' : 'each') + '.'"
+        "'This Windows pod does not tolerate the taint ' + {list}.join(', ') + ' of the Windows nodes (settings windowsTaints), so the scheduler keeps it off them and it stays Pending (node(s) had untolerated taint). Add to its tolerations ' + {tolerations}.join(' and ') + '.'"
     ))
 }
 
@@ -170,7 +174,9 @@ const WINDOWS_NEEDS_OS_SELECTOR: &str =
 
 /// `plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
 /// only then).
-const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0)";
+// `[-2]` is a multi-OS image's class (`image::MULTI_OS`): a pod whose every image is one needs no pin.
+const _: () = assert!(super::image::MULTI_OS == -2);
+const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0) && !(variables.classes.size() > 0 && variables.classes.all(c, c == [-2]))";
 
 // The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
 // term by index, and CEL has no index loop) is the build rules' guard: a pod with more terms is not
