@@ -15,6 +15,7 @@
 //! assert_eq!(parsed.errors[0].to_string().split(':').take(2).collect::<Vec<_>>(), ["in.yaml", "4"]);
 //! ```
 
+mod helm_source;
 mod limits;
 mod lines;
 mod yaml;
@@ -24,6 +25,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use helm_source::HelmSources;
 pub use limits::{LimitError, Limits, Prescan, prescan};
 pub use lines::LineMap;
 
