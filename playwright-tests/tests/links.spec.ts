@@ -97,18 +97,18 @@ test.describe('on a snapshot', () => {
     const problems = watchConsole(page);
     await page.goto(`${server.url}/workloads?state=all`);
     await expect(page.locator('tbody.workload')).toHaveCount(5);
-    await page.getByLabel('Name').fill('CHECK');
+    await page.getByRole('searchbox', { name: 'Name' }).fill('CHECK');
     await expect(page).toHaveURL(/name=CHECK/);
     await expect(page.getByRole('status').filter({ hasText: /workload/ })).toHaveText('1 workload');
     await expect.poll(() => page.locator('tbody.workload').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-workload'))))
       .toEqual(['Pod/shop/checkout']);
     // The search combines with the other filters, and a link carries it.
     await page.goto(`${server.url}/workloads?state=all&name=o`);
-    await expect(page.getByLabel('Name')).toHaveValue('o');
+    await expect(page.getByRole('searchbox', { name: 'Name' })).toHaveValue('o');
     const names = await page.locator('tbody.workload').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-workload') ?? ''));
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) expect(name.split('/')[2]).toContain('o');
-    await page.getByLabel('Name').fill('no-such-workload');
+    await page.getByRole('searchbox', { name: 'Name' }).fill('no-such-workload');
     await expect(page.getByRole('status').filter({ hasText: /workload/ })).toHaveText('0 workloads');
     expect(problems).toEqual([]);
   });
