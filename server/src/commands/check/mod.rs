@@ -8,6 +8,7 @@ mod code_quality;
 mod findings;
 mod junit;
 mod output;
+mod render;
 mod reports;
 mod resolve;
 mod write;
@@ -324,12 +325,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for report in &args.reports.0 {
         let written = match report.file() {
             Some(path) => std::fs::File::create(path).and_then(|mut file| {
-                output::render_to(&outcome, report.format, false, fail_on, &mut file)?;
+                render::render_to(&outcome, report.format, false, fail_on, &mut file)?;
                 file.sync_all()
             }),
             None if report_to_stderr => {
                 let color = output::color_wanted(true) && report.format == Format::Text;
-                output::render_to(
+                render::render_to(
                     &outcome,
                     report.format,
                     color,
@@ -339,7 +340,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             }
             None => {
                 let color = output::color_wanted(false) && report.format == Format::Text;
-                output::render_to(
+                render::render_to(
                     &outcome,
                     report.format,
                     color,

@@ -1,9 +1,9 @@
-//! Report formats of `winplace check` (text, JSON, SARIF 2.1.0; JUnit and GitLab Code Quality in their
-//! own modules) and of `winplace rules`.
+//! The text, JSON and SARIF 2.1.0 reports of `winplace check` (`render` writes each report in its format;
+//! JUnit and GitLab Code Quality have their own modules).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
@@ -42,48 +42,33 @@ pub fn color_wanted(stderr: bool) -> bool {
     terminal && !no_color
 }
 
-/// The report of `outcome` in `format`, as text (what [`render_to`] writes).
-#[cfg(test)]
-pub fn render(outcome: &Outcome, format: Format, color: bool) -> String {
-    let mut out = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = render_to(outcome, format, color, Severity::Error, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Writes the report of `outcome` in `format` to `out` as it is rendered, so that a report of many
-/// findings never exists whole in memory beside them. `fail_on`: the lowest severity that fails (JUnit's
-/// failed testcases are those the exit code counts).
-pub fn render_to(
+/// Writes the text report of `outcome` to `out`.
+pub fn write_text(
     outcome: &Outcome,
-    format: Format,
     color: bool,
-    fail_on: Severity,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(out);
-    match format {
-        Format::Text => text(outcome, color, &mut out)?,
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &CheckReport::of(outcome))?;
-            out.write_all(b"\n")?;
-        }
-        Format::Junit => super::junit::write(outcome, fail_on, &mut out)?,
-        Format::Codequality => super::code_quality::write(outcome, &mut out)?,
-        Format::Sarif => {
-            // Relative paths are relative to where the command ran: that directory is the SRCROOT.
-            let base = std::env::current_dir()
-                .ok()
-                .map(|dir| format!("{}/", file_uri(&dir.display().to_string())));
-            let log = SarifLog {
-                outcome,
-                base: base.as_deref(),
-            };
-            serde_json::to_writer_pretty(&mut out, &log)?;
-            out.write_all(b"\n")?;
-        }
-    }
-    out.flush()
+    text(outcome, color, out)
+}
+
+/// Writes the JSON report of `outcome` to `out` ([`CheckReport`]).
+pub fn write_json(outcome: &Outcome, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &CheckReport::of(outcome))?;
+    out.write_all(b"\n")
+}
+
+/// Writes the SARIF log of `outcome` to `out`, one result at a time.
+pub fn write_sarif(outcome: &Outcome, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // Relative paths are relative to where the command ran: that directory is the SRCROOT.
+    let base = std::env::current_dir()
+        .ok()
+        .map(|dir| format!("{}/", file_uri(&dir.display().to_string())));
+    let log = SarifLog {
+        outcome,
+        base: base.as_deref(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &log)?;
+    out.write_all(b"\n")
 }
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -588,6 +573,7 @@ fn sarif_notification(e: &ParseError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::check::render::render;
 
     #[test]
     fn uris_escape_what_uris_cannot_hold() {
