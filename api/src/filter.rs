@@ -79,6 +79,9 @@ pub struct WorkloadFilter {
     /// Namespace of the owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Text the owner's name contains, whatever its case (the workloads page's search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// A rule id: workloads with a finding of this rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
@@ -140,6 +143,10 @@ impl WorkloadFilter {
                 .as_ref()
                 .is_none_or(|ns| w.owner.namespace.as_ref() == Some(ns))
             && self
+                .name
+                .as_deref()
+                .is_none_or(|text| name_contains(&w.owner.name, text))
+            && self
                 .rule
                 .as_ref()
                 .is_none_or(|r| w.findings.iter().any(|f| &f.rule == r))
@@ -153,6 +160,7 @@ impl WorkloadFilter {
     pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
         [
             ("namespace", self.namespace.clone()),
+            ("name", self.name.clone()),
             ("rule", self.rule.clone()),
             ("severity", self.severity.map(|s| s.as_str().to_string())),
             ("os", self.os.map(|os| os.as_str().to_string())),
@@ -164,6 +172,16 @@ impl WorkloadFilter {
         .filter_map(|(k, v)| v.map(|v| (k, v)))
         .collect()
     }
+}
+
+/// Whether `name` contains `text`, ignoring case (an empty text is in every name).
+///
+/// ```
+/// assert!(winplace_api::name_contains("Billing-API", "billing"));
+/// assert!(!winplace_api::name_contains("billing-api", "ledger"));
+/// ```
+pub fn name_contains(name: &str, text: &str) -> bool {
+    name.to_lowercase().contains(&text.to_lowercase())
 }
 
 /// Filters of `GET /api/nodes`; every filter given must match.
@@ -245,7 +263,7 @@ mod tests {
                 .collect();
             serde_json::from_value(serde_json::Value::Object(pairs)).unwrap()
         };
-        let cases: [(&str, [bool; 3]); 8] = [
+        let cases: [(&str, [bool; 3]); 10] = [
             ("", [true, true, true]),
             ("state=problems", [true, true, false]),
             ("state=fine", [false, false, true]),
@@ -254,6 +272,8 @@ mod tests {
             ("severity=warning", [false, true, false]),
             ("rule=pod-on-wrong-os&os=windows", [true, false, false]),
             ("os=linux&state=all", [false, true, true]),
+            ("name=SHOP-&state=all", [true, false, true]),
+            ("name=-linux&state=problems", [false, true, false]),
         ];
         for (q, want) in cases {
             let f = query(q);

@@ -16,7 +16,9 @@ mod filter;
 mod placements;
 mod rows;
 
-pub use filter::{DEFAULT_PAGE, FilterError, MAX_PAGE, NodeFilter, StateFilter, WorkloadFilter};
+pub use filter::{
+    DEFAULT_PAGE, FilterError, MAX_PAGE, NodeFilter, StateFilter, WorkloadFilter, name_contains,
+};
 pub use placements::{PlacementOutcome, PlacementRow, PlacementsResponse, RECENT_PLACEMENTS};
 pub use rows::{
     MAX_WORKLOAD_FINDINGS, NodeRow, StateCounts, WorkloadDetails, WorkloadRow, severity_counts,

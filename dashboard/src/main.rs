@@ -52,8 +52,10 @@ fn App() -> impl IntoView {
             <main id="main" tabindex="-1">
                 <Routes fallback=|| view! { <h1>"Not found"</h1> }>
                     <Route path=path!("/") view=pages::overview::OverviewPage/>
-                    <Route path=path!("/nodes") view=pages::nodes::NodesPage/>
-                    <Route path=path!("/workloads") view=pages::workloads::WorkloadsPage/>
+                    // `/nodes/{name}` and `/workloads/{namespace}/{kind}/{name}` open that node or row: one
+                    // route each, so that opening another keeps the page (its filters) in place.
+                    <Route path=path!("/nodes/:name?") view=pages::nodes::NodesPage/>
+                    <Route path=path!("/workloads/:namespace?/:kind?/:name?") view=pages::workloads::WorkloadsPage/>
                     <Route path=path!("/placements") view=pages::placements::PlacementsPage/>
                     <Route path=path!("/planner") view={Lazy::<pages::PlannerRoute>::new()}/>
                     <Route path=path!("/playground") view={Lazy::<pages::PlaygroundRoute>::new()}/>

@@ -38,7 +38,13 @@ test('SARIF output is valid SARIF 2.1.0 with resolvable locations, for relative 
   const relative = sarif(path.join(corpus, 'windows-deployment-unpinned'), 'input.yaml');
   const absolute = sarif(corpus, path.join(corpus, 'windows-deployment-unpinned', 'input.yaml'),
     path.join(corpus, 'yaml-parse-error', 'input.yaml'));
-  for (const log of [relative, absolute]) {
+  // A chart rendered by Helm: each result names its template as a related location.
+  const helm = sarif(path.join(corpus, 'helm-rendered-chart'), 'input.yaml');
+  expect(helm.runs[0].results.length).toBeGreaterThan(0);
+  for (const r of helm.runs[0].results) {
+    expect(r.relatedLocations[0].physicalLocation.artifactLocation.uri).toMatch(/^winshop\/templates\//);
+  }
+  for (const log of [relative, absolute, helm]) {
     const valid = validate(log);
     expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 1)).toEqual([]);
     expect(valid).toBe(true);

@@ -1,6 +1,6 @@
 //! Command-line interface.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Keeps Windows and Linux workloads on the right nodes of mixed Kubernetes clusters.
@@ -48,6 +48,11 @@ enum Command {
     WhatIf(crate::commands::what_if::WhatIfArgs),
     /// Write a synthetic cluster as `kubectl get -o json` would (for demos and scale tests).
     DemoSnapshot(crate::commands::demo_snapshot::DemoSnapshotArgs),
+    /// Print the shell completion script (bash, zsh, fish, powershell, elvish): for example
+    /// `winplace completion bash > /etc/bash_completion.d/winplace`.
+    Completion(crate::commands::completion::CompletionArgs),
+    /// Print the man page (`winplace man | man -l -`), or write every page into a directory.
+    Man(crate::commands::man::ManArgs),
 }
 
 impl Cli {
@@ -67,6 +72,8 @@ impl Cli {
             Command::Explain(args) => crate::commands::explain::run(args).await,
             Command::WhatIf(args) => crate::commands::what_if::run(args).await,
             Command::DemoSnapshot(args) => crate::commands::demo_snapshot::run(args),
+            Command::Completion(args) => crate::commands::completion::run(args, Cli::command()),
+            Command::Man(args) => crate::commands::man::run(args, Cli::command()),
         }
     }
 }

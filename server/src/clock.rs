@@ -37,6 +37,16 @@ pub fn today() -> Date {
     Date::from_unix_days(i64::try_from(secs / 86_400).unwrap_or(i64::MAX))
 }
 
+/// Now in UTC to the second, as `YYYY-MM-DDTHH:MM:SS` (no zone: the JUnit schema's timestamp pattern).
+pub fn now_utc_seconds() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let day = Date::from_unix_days(i64::try_from(secs / 86_400).unwrap_or(i64::MAX));
+    let s = secs % 86_400;
+    format!("{day}T{:02}:{:02}:{:02}", s / 3_600, s % 3_600 / 60, s % 60)
+}
+
 /// Sets the date the retirement calendar is read at: `on` (a command's `--on`), else the settings'
 /// own `lifecycle.date`, else today.
 pub fn date_settings(settings: &mut Settings, on: Option<Date>) {

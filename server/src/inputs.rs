@@ -51,6 +51,49 @@ impl SettingsArgs {
     }
 }
 
+/// The names of the repository's settings file, in the order looked for (as kube-linter looks for
+/// `.kube-linter.yaml`, then `.kube-linter.yml`).
+pub const SETTINGS_FILES: [&str; 2] = [".winplace.yaml", ".winplace.yml"];
+
+/// The repository's settings file: `.winplace.yaml` (or `.winplace.yml`) in `start` or the nearest
+/// directory above it, up to the repository's root (the first directory, from `start` up, holding
+/// `.git`: a directory, or a file in a worktree or submodule). Outside a repository only `start` is
+/// looked in, as kube-linter looks only in the working directory: a file in some parent of an
+/// unrelated directory is not taken. docs/reference/settings-discovery.md.
+///
+/// ```
+/// let repo = tempfile::tempdir().unwrap();
+/// std::fs::create_dir_all(repo.path().join(".git")).unwrap();
+/// std::fs::create_dir_all(repo.path().join("deploy/win")).unwrap();
+/// std::fs::write(repo.path().join(".winplace.yaml"), "mutate: true\n").unwrap();
+/// let found = winplace::inputs::discover_settings(&repo.path().join("deploy/win"));
+/// assert_eq!(found, Some(repo.path().join(".winplace.yaml")));
+/// ```
+pub fn discover_settings(start: &Path) -> Option<PathBuf> {
+    let root = start.ancestors().find(|dir| dir.join(".git").exists());
+    let dirs = start.ancestors().take(match root {
+        Some(root) => start.ancestors().take_while(|d| *d != root).count() + 1,
+        None => 1,
+    });
+    for dir in dirs {
+        for name in SETTINGS_FILES {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+impl SettingsArgs {
+    /// The settings file a command that reads the repository's settings (`check`) uses: `--settings`
+    /// (or `WINPLACE_SETTINGS`), else the one [`discover_settings`] finds from `start`.
+    pub fn file_from(&self, start: &Path) -> Option<PathBuf> {
+        self.settings.clone().or_else(|| discover_settings(start))
+    }
+}
+
 /// An error about a whole file (no line).
 pub fn file_error(file: &str, message: String) -> ParseError {
     ParseError {
@@ -265,6 +308,63 @@ mod tests {
             load_settings(&dir.path().join("ok.json"))
                 .expect("valid")
                 .mutate
+        );
+    }
+
+    /// `.winplace.yaml` is found from a subdirectory up to the repository's root, the nearest first,
+    /// `.yaml` before `.yml`; never above the root, and outside a repository only where the command runs.
+    #[test]
+    fn the_settings_file_is_found_up_to_the_repository_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outer = dir.path();
+        let repo = outer.join("repo");
+        let deep = repo.join("deploy/windows/prod");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        // Above the repository: never taken.
+        std::fs::write(outer.join(".winplace.yaml"), "mutate: true\n").expect("write");
+        assert_eq!(
+            discover_settings(&deep),
+            None,
+            "no .git: only the start is looked in"
+        );
+        // A worktree's `.git` is a file.
+        std::fs::write(repo.join(".git"), "gitdir: /elsewhere\n").expect("write");
+        assert_eq!(
+            discover_settings(&deep),
+            None,
+            "above the root is not looked in"
+        );
+        std::fs::write(repo.join(".winplace.yml"), "mutate: true\n").expect("write");
+        assert_eq!(discover_settings(&deep), Some(repo.join(".winplace.yml")));
+        std::fs::write(repo.join(".winplace.yaml"), "mutate: true\n").expect("write");
+        assert_eq!(discover_settings(&deep), Some(repo.join(".winplace.yaml")));
+        std::fs::write(repo.join("deploy/.winplace.yml"), "mutate: true\n").expect("write");
+        assert_eq!(
+            discover_settings(&deep),
+            Some(repo.join("deploy/.winplace.yml"))
+        );
+        assert_eq!(discover_settings(&repo), Some(repo.join(".winplace.yaml")));
+        // A directory of that name is not a settings file.
+        std::fs::create_dir_all(deep.join(".winplace.yaml")).expect("mkdir");
+        assert_eq!(
+            discover_settings(&deep),
+            Some(repo.join("deploy/.winplace.yml"))
+        );
+        // Outside a repository, the start itself is looked in.
+        let lone = outer.join("lone");
+        std::fs::create_dir_all(&lone).expect("mkdir");
+        std::fs::write(lone.join(".winplace.yaml"), "mutate: true\n").expect("write");
+        assert_eq!(discover_settings(&lone), Some(lone.join(".winplace.yaml")));
+        // --settings wins over what is found.
+        let named = SettingsArgs {
+            settings: Some(outer.join("named.yaml")),
+            platform: None,
+            presume_linux: false,
+        };
+        assert_eq!(named.file_from(&deep), Some(outer.join("named.yaml")));
+        assert_eq!(
+            SettingsArgs::default().file_from(&deep),
+            Some(repo.join("deploy/.winplace.yml"))
         );
     }
 

@@ -398,6 +398,37 @@ async fn every_documented_error_is_json_with_a_message() {
     assert_ne!(status, StatusCode::NOT_FOUND);
 }
 
+/// A node's and a workload's own URLs are the dashboard's, whatever their last segment holds (a node
+/// named like a file), while a missing file is still a 404.
+#[tokio::test]
+async fn the_dashboards_links_to_a_row_serve_the_dashboard() {
+    let s = state();
+    for uri in [
+        "/nodes/ip-10-0-1-5.ec2.internal",
+        "/workloads/shop/Deployment/web.v2",
+        "/workloads/shop/Deployment/web?state=all",
+    ] {
+        let (status, headers, body) = get(&s, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(
+            headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok()),
+            Some("text/html; charset=utf-8"),
+            "{uri}"
+        );
+        assert!(String::from_utf8_lossy(&body).contains("/boot.js"), "{uri}");
+    }
+    for uri in [
+        "/pkg/no-such-chunk.wasm",
+        "/api/nodes/x/y/z.json",
+        "/missing.css",
+    ] {
+        let (status, _, _) = get(&s, uri).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+    }
+}
+
 #[tokio::test]
 async fn rules_are_the_catalogue() {
     let s = state();

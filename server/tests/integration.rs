@@ -30,6 +30,7 @@ mod common {
 mod answers;
 mod api;
 mod ci_files;
+mod ci_formats;
 mod cli;
 mod connections;
 mod deploy;

@@ -34,7 +34,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use winplace::commands::check::{CheckArgs, FailOn, Format, ResolveArgs, check};
+use winplace::commands::check::{CheckArgs, FailOn, Format, Reports, ResolveArgs, check};
 use winplace::inputs::SettingsArgs;
 use winplace_policy_host::{Capability, PolicyHost, built_policy};
 use winplace_policy_wasm::admission::{AdmissionRequest, is_evaluated};
@@ -236,7 +236,8 @@ fn through_the_cli(
             platform,
             presume_linux: false,
         },
-        format: Format::Json,
+        reports: Reports::to_stdout(Format::Json),
+        verbose: false,
         fix: false,
         fail_on: FailOn::Error,
         on: Some(case_date(case)),

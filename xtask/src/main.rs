@@ -15,6 +15,8 @@
 //! - `fuzz [SECONDS]`  every cargo-fuzz target in `fuzz/` for SECONDS each (default 600); not part of `test`.
 //! - `image --output FILE [--binary PATH]`  the server's OCI image archive, reproducibly, without a
 //!   container engine (`image.rs`); the statically linked release binary unless `--binary` names one.
+//! - `man [--out DIR]`  the man pages (`winplace.1`, `winplace-check.1`, …), which the binary renders from
+//!   its own command line (clap_mangen): `$CARGO_TARGET_DIR/man` unless `--out` names a folder.
 //!
 //! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm, Debian or rustup.
 
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test::all(),
         Some("image") => image::command(&args[1..]),
+        Some("man") => man(&args[1..]),
         Some("imports") => imports::command(),
         Some("bench") => test::benches(),
         Some("fuzz") => match args.get(1).map(|s| s.parse::<u64>()) {
@@ -51,7 +54,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
+                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]|man [--out DIR]>"
             );
             return ExitCode::from(2);
         }
@@ -63,6 +66,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes the man pages: builds the `winplace` binary (the dev profile the tests use; the pages do not
+/// depend on it) and runs `winplace man --dir DIR`, which renders one page per command from the same
+/// definitions its parser uses. xtask depends on none of the workspace's crates, hence the binary.
+fn man(args: &[String]) -> Result<(), String> {
+    let out = match args {
+        [] => util::target_dir()?.join("man"),
+        [flag, dir] if flag == "--out" => std::path::PathBuf::from(dir),
+        _ => return Err("man: usage: cargo xtask man [--out DIR]".into()),
+    };
+    util::run(std::process::Command::new(util::cargo()).args(["build", "-p", "winplace"]))?;
+    let bin = util::target_dir()?.join("debug").join("winplace");
+    util::run(
+        std::process::Command::new(bin)
+            .arg("man")
+            .arg("--dir")
+            .arg(&out),
+    )?;
+    println!("man pages in {}", out.display());
+    Ok(())
 }
 
 /// Builds and serves the demo: the dev-profile server (the profile `cargo xtask test` builds, so a test

@@ -48,11 +48,14 @@ pub fn wasm_tools() -> Result<(), String> {
 pub const BINARYEN: &str = "binaryen@132.0.0";
 
 /// Debian's `docker-registry` (the CNCF distribution registry) and `skopeo`, which
-/// `server/tests/registry.rs` runs: a real registry on 127.0.0.1 and the tool that pushes its images.
+/// `server/tests/registry.rs` runs: a real registry on 127.0.0.1 and the tool that pushes its images; and
+/// `xmllint` (libxml2-utils), with which `server/tests/ci_formats.rs` validates the JUnit report against
+/// the schemas CI services publish.
 pub fn registry_tools() -> Result<(), String> {
     let missing: Vec<&str> = [
         ("/usr/bin/docker-registry", "docker-registry"),
         ("/usr/bin/skopeo", "skopeo"),
+        ("/usr/bin/xmllint", "libxml2-utils"),
     ]
     .into_iter()
     .filter(|(bin, _)| !std::path::Path::new(bin).exists())

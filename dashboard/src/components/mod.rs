@@ -1,6 +1,7 @@
 //! Pieces several pages share.
 
 pub mod copy;
+pub mod download;
 pub mod finding;
 pub mod header;
 pub mod images;

@@ -5,11 +5,16 @@
 //! node reads `/api/nodes/{name}`. At 5,000 nodes the page draws only the first tiles of each group and
 //! grows a group on request ("Show more"), with a name filter to jump to a node: the DOM stays small
 //! whatever the cluster size.
+//!
+//! The opened node is the URL's: `/nodes/{name}` opens it (a link to paste into a ticket; back and
+//! forward move between the nodes opened), `/nodes` closes it.
 
 use crate::components::finding::FindingItem;
 use crate::components::live::Live;
 use crate::components::{ErrorNote, Loading, StateBadge, plural};
 use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use leptos_router::hooks::{use_navigate, use_params_map};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use winplace_api::NodeRow;
@@ -70,7 +75,10 @@ pub fn NodesPage() -> impl IntoView {
     });
     let filter = RwSignal::new(String::new());
     let problems_only = RwSignal::new(false);
-    let selected = RwSignal::new(None::<String>);
+    let params = use_params_map();
+    let selected = Signal::from(Memo::new(move |_| {
+        params.with(|p| p.get("name")).filter(|n| !n.is_empty())
+    }));
     view! {
         <section aria-labelledby="nodes-title" class="nodes-page">
             <h1 id="nodes-title">"Nodes"</h1>
@@ -106,7 +114,7 @@ pub fn NodesPage() -> impl IntoView {
 
 /// The opened node, fetched on its own (and again when a change touches nodes).
 #[component]
-fn NodePanel(name: String, selected: RwSignal<Option<String>>) -> impl IntoView {
+fn NodePanel(name: String, selected: Signal<Option<String>>) -> impl IntoView {
     let live = Live::get();
     let node = LocalResource::new(move || {
         live.nodes_rev.track();
@@ -127,7 +135,7 @@ fn NodeMap(
     nodes: Arc<Vec<Arc<NodeRow>>>,
     filter: RwSignal<String>,
     problems_only: RwSignal<bool>,
-    selected: RwSignal<Option<String>>,
+    selected: Signal<Option<String>>,
 ) -> impl IntoView {
     let map = move || {
         let needle = filter.get().trim().to_lowercase();
@@ -157,6 +165,14 @@ fn NodeMap(
     map
 }
 
+/// The URL of the nodes view with `name` opened (`/nodes/aks-win22-1`), or with none (`/nodes`).
+pub fn node_path(name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("/nodes/{}", crate::api::encode(name)),
+        None => "/nodes".to_string(),
+    }
+}
+
 /// Marks the moment the map is in the DOM, for the scale test (`performance.getEntriesByName`).
 fn mark_rendered() {
     if let Some(perf) = web_sys::window().and_then(|w| w.performance()) {
@@ -165,7 +181,7 @@ fn mark_rendered() {
 }
 
 #[component]
-fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView {
+fn GroupView(group: Group, selected: Signal<Option<String>>) -> impl IntoView {
     let total = group.nodes.len();
     let shown = RwSignal::new(FIRST_TILES.min(total));
     let pods: usize = group.nodes.iter().map(|n| n.pods.total()).sum();
@@ -214,7 +230,8 @@ fn GroupView(group: Group, selected: RwSignal<Option<String>>) -> impl IntoView 
 }
 
 #[component]
-fn NodeTile(node: Arc<NodeRow>, selected: RwSignal<Option<String>>) -> impl IntoView {
+fn NodeTile(node: Arc<NodeRow>, selected: Signal<Option<String>>) -> impl IntoView {
+    let navigate = use_navigate();
     let state = node.state;
     let (total, misplaced, at_risk) = (node.pods.total(), node.pods.misplaced, node.pods.at_risk);
     let label = format!(
@@ -244,7 +261,7 @@ fn NodeTile(node: Arc<NodeRow>, selected: RwSignal<Option<String>>) -> impl Into
         <li>
             <button type="button" class=format!("node tile-{}", state.as_str()) data-node=name.clone()
                 aria-label=label aria-expanded=move || (selected.get().as_deref() == Some(pressed_name.as_str())).to_string()
-                on:click=move |_| selected.set(Some(name.clone()))>
+                on:click=move |_| navigate(&node_path(Some(name.as_str())), NavigateOptions::default())>
                 <span class="node-name">{node.name.clone()}</span>
                 <span class="taints">
                     {if node.taints.is_empty() {
@@ -267,7 +284,8 @@ fn NodeTile(node: Arc<NodeRow>, selected: RwSignal<Option<String>>) -> impl Into
 }
 
 #[component]
-fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl IntoView {
+fn NodeDetail(node: Arc<NodeReport>, selected: Signal<Option<String>>) -> impl IntoView {
+    let navigate = use_navigate();
     let close_ref = NodeRef::<leptos::html::Button>::new();
     // Move focus into the panel when it opens, so keyboard users land on it.
     Effect::new(move |_| {
@@ -277,7 +295,7 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
     });
     let close = move || {
         let name = selected.get_untracked();
-        selected.set(None);
+        navigate(&node_path(None), NavigateOptions::default());
         // Give focus back to the tile that opened the panel.
         if let Some(name) = name
             && let Some(doc) = web_sys::window().and_then(|w| w.document())
@@ -287,10 +305,11 @@ fn NodeDetail(node: Arc<NodeReport>, selected: RwSignal<Option<String>>) -> impl
             let _ = el.focus();
         }
     };
+    let close_on_escape = close.clone();
     let title_id = "node-detail-title";
     view! {
         <aside class="node-detail" aria-labelledby=title_id data-node=node.name.clone()
-            on:keydown=move |ev| if ev.key() == "Escape" { close() }>
+            on:keydown=move |ev| if ev.key() == "Escape" { close_on_escape() }>
             <div class="detail-head">
                 <h2 id=title_id>{node.name.clone()}</h2>
                 <button type="button" node_ref=close_ref aria-label="Close the node details" on:click=move |_| close()>"×"</button>

@@ -16,6 +16,7 @@
 //! ```
 
 mod blanks;
+mod helm_source;
 mod limits;
 mod lines;
 mod scalars;
@@ -26,6 +27,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use helm_source::HelmSources;
 pub use limits::{LimitError, Limits, Prescan, prescan};
 pub use lines::LineMap;
 

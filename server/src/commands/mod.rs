@@ -2,10 +2,12 @@
 
 pub mod audit;
 pub mod check;
+pub mod completion;
 pub mod context;
 pub mod demo_snapshot;
 pub mod explain;
 pub mod export;
+pub mod man;
 pub mod policy_report;
 pub mod rules;
 pub mod serve;

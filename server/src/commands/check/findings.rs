@@ -5,7 +5,10 @@
 //! bytes. 100,000 documents give 200,000 findings, so [`FindingLog`] keeps each as a JSON line in large
 //! blocks, with what the summary and the exit code need (counts by severity) and what the text report
 //! groups by (runs of one file) counted as they come; the report decodes them again one at a time as it
-//! is written.
+//! is written. The chart template of a finding rendered by Helm (`# Source:`) is kept beside, once per
+//! run of findings of one template.
+
+use std::sync::Arc;
 
 use winplace_rules::{Finding, Severity};
 
@@ -30,6 +33,18 @@ pub struct FindingLog {
     /// Errors, warnings, infos.
     counts: [usize; 3],
     runs: Vec<Run>,
+    /// (index of the first finding, its chart template), each time the template changes.
+    templates: Vec<(usize, Option<Arc<str>>)>,
+}
+
+/// A finding decoded from the log, with the chart template its object was rendered from (Helm's
+/// `# Source:` comment above its document), when one was named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The finding.
+    pub finding: Finding,
+    /// The chart template (`shop/templates/web.yaml`).
+    pub helm_template: Option<Arc<str>>,
 }
 
 /// Consecutive findings of one file.
@@ -55,6 +70,11 @@ impl FindingLog {
 
     /// Appends a finding.
     pub fn push(&mut self, finding: &Finding) {
+        self.push_from(finding, None);
+    }
+
+    /// Appends a finding whose object Helm rendered from `helm_template`.
+    pub fn push_from(&mut self, finding: &Finding, helm_template: Option<&str>) {
         let before = self.open.len();
         // Serializing a `Finding` (strings, numbers and JSON values) into a Vec cannot fail.
         if serde_json::to_writer(&mut self.open, finding).is_err() {
@@ -62,6 +82,10 @@ impl FindingLog {
             return;
         }
         self.open.push(b'\n');
+        let index = self.len;
+        if self.templates.last().and_then(|t| t.1.as_deref()) != helm_template {
+            self.templates.push((index, helm_template.map(Arc::from)));
+        }
         self.len += 1;
         if self.open.len() >= BLOCK {
             let full = std::mem::replace(&mut self.open, Vec::with_capacity(BLOCK + BLOCK / 8));
@@ -69,7 +93,6 @@ impl FindingLog {
             self.firsts.push(self.open_first);
             self.open_first = self.len;
         }
-        let index = self.len - 1;
         self.counts[severity_slot(finding.severity)] += 1;
         let line = finding.line.unwrap_or(0);
         match self.runs.last_mut() {
@@ -120,6 +143,41 @@ impl FindingLog {
             .map(serde_json::from_slice)
     }
 
+    /// Every finding with its chart template, in the order pushed.
+    pub fn entries(&self) -> impl Iterator<Item = Result<Entry, serde_json::Error>> + '_ {
+        self.entries_from(0, self.len)
+    }
+
+    /// The findings `run` covers, with their chart templates.
+    pub fn run_entries(
+        &self,
+        run: &Run,
+    ) -> impl Iterator<Item = Result<Entry, serde_json::Error>> + '_ {
+        self.entries_from(run.start, run.end)
+    }
+
+    fn entries_from(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> impl Iterator<Item = Result<Entry, serde_json::Error>> + '_ {
+        self.lines_from(start)
+            .take(end.saturating_sub(start))
+            .zip(start..)
+            .map(|(line, index)| {
+                Ok(Entry {
+                    finding: serde_json::from_slice(line)?,
+                    helm_template: self.template_of(index),
+                })
+            })
+    }
+
+    /// The chart template of the finding of index `index`.
+    fn template_of(&self, index: usize) -> Option<Arc<str>> {
+        let after = self.templates.partition_point(|(first, _)| *first <= index);
+        self.templates.get(after.checked_sub(1)?)?.1.clone()
+    }
+
     /// The JSON lines from the finding of index `start` on.
     fn lines_from(&self, start: usize) -> impl Iterator<Item = &[u8]> + '_ {
         // The last full block whose first finding is at or before `start` (the open block if none).
@@ -155,15 +213,29 @@ impl FromIterator<Finding> for FindingLog {
 }
 
 impl serde::Serialize for FindingLog {
-    /// As the sequence of the findings, decoded one at a time.
+    /// As the sequence of the findings, decoded one at a time, each with its `helm_template` when Helm
+    /// named one.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
         let mut seq = serializer.serialize_seq(Some(self.len))?;
-        for finding in self.iter() {
-            seq.serialize_element(&finding.map_err(S::Error::custom)?)?;
+        for entry in self.entries() {
+            let entry = entry.map_err(S::Error::custom)?;
+            seq.serialize_element(&EntryJson {
+                finding: &entry.finding,
+                helm_template: entry.helm_template.as_deref(),
+            })?;
         }
         seq.end()
     }
+}
+
+/// A finding as the JSON report writes it: the rules crate's fields, then `helm_template` when present.
+#[derive(serde::Serialize)]
+struct EntryJson<'a> {
+    #[serde(flatten)]
+    finding: &'a Finding,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    helm_template: Option<&'a str>,
 }
 
 #[cfg(test)]
@@ -240,6 +312,54 @@ mod tests {
             serde_json::to_value(&log).expect("serializes"),
             serde_json::to_value(&findings).expect("serializes")
         );
+    }
+
+    /// Templates follow their findings across blocks and runs; a finding without one has none, and the
+    /// JSON names it only where there is one.
+    #[test]
+    fn templates_follow_their_findings() {
+        let mut log = FindingLog::new();
+        let templates = [
+            None,
+            Some("c/templates/a.yaml"),
+            Some("c/templates/a.yaml"),
+            Some("c/templates/b.yaml"),
+            None,
+        ];
+        for i in 0..2_000 {
+            let template = templates[i / 400];
+            log.push_from(
+                &finding(Some("r.yaml"), i as u32, Severity::Error),
+                template,
+            );
+        }
+        assert!(log.blocks.len() > 1, "the test spans blocks");
+        assert_eq!(log.templates.len(), 3, "one entry per change of template");
+        let got: Vec<Option<String>> = log
+            .entries()
+            .map(|e| e.expect("decodes").helm_template.map(|t| t.to_string()))
+            .collect();
+        for (i, template) in got.iter().enumerate() {
+            assert_eq!(template.as_deref(), templates[i / 400], "finding {i}");
+        }
+        let run = Run {
+            file: None,
+            start: 850,
+            end: 1_250,
+            by_line: true,
+            last_line: 0,
+        };
+        let tail: Vec<Option<Arc<str>>> = log
+            .run_entries(&run)
+            .map(|e| e.expect("decodes").helm_template)
+            .collect();
+        assert_eq!(tail.len(), 400);
+        assert_eq!(tail[0].as_deref(), Some("c/templates/a.yaml"));
+        assert_eq!(tail[399].as_deref(), Some("c/templates/b.yaml"));
+        let json = serde_json::to_value(&log).expect("serializes");
+        assert!(json[0].get("helm_template").is_none(), "{}", json[0]);
+        assert_eq!(json[400]["helm_template"], "c/templates/a.yaml");
+        assert_eq!(json[400]["rule"], "windows-pod-without-toleration");
     }
 
     #[test]

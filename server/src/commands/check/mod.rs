@@ -1,24 +1,31 @@
 //! `winplace check`: lint manifests, optionally repair them.
 //!
-//! Exit codes: 0 when nothing reaches `--fail-on`, 1 when something does, 2 for usage errors and for
-//! input that cannot be read or parsed (the other findings are still printed).
+//! Exit codes: 0 when nothing reaches `--fail-on`, 1 when something does, 2 for usage errors, for
+//! input (settings included) that cannot be read or parsed (the other findings are still reported) and
+//! for a report that cannot be written.
 
+mod code_quality;
 mod findings;
+mod junit;
 mod output;
+mod render;
+mod reports;
 mod resolve;
 mod write;
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use winplace_rules::input::HelmSources;
 use winplace_rules::{Checker, Finding, ParseError, Report, Severity};
 
 use crate::inputs::{self, SettingsArgs, file_error, load_cluster};
 
-pub use findings::{FindingLog, Run};
+pub use findings::{Entry, FindingLog, Run};
 pub use output::{CheckReport, CheckSummary, Format};
+pub use reports::{ReportTarget, Reports};
 pub use resolve::{ImageLookup, ResolveArgs};
 
 /// The name standard input gets in findings.
@@ -38,12 +45,16 @@ pub struct CheckArgs {
     /// are checked too; a file with none of these is a usage error.
     #[arg(long, value_name = "FILE")]
     pub cluster: Vec<PathBuf>,
-    /// Settings and platform.
+    /// Settings and platform. Without --settings, `.winplace.yaml` (or `.winplace.yml`) is read from
+    /// the working directory or the nearest one above it, up to the repository's root.
     #[command(flatten)]
     pub settings: SettingsArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// Report formats and where each goes (`--format F [--output FILE]`, repeatable).
+    #[command(flatten)]
+    pub reports: Reports,
+    /// Say on standard error which settings file was read (or that none was found).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Rewrite files with every fix applied: only what a fix touches is edited, in the document's own
     /// style (comments, layout, flow style, key order and each line's line end kept); symbolic links
     /// are followed, mode and owner kept, read-only files refused; a fix that would have to expand a
@@ -96,6 +107,10 @@ pub struct Outcome {
     pub unwritten: usize,
     /// Number of inputs checked.
     pub files: usize,
+    /// The names of the inputs checked, in order.
+    pub checked: Vec<String>,
+    /// The settings file read, `None` for the defaults.
+    pub settings_file: Option<String>,
 }
 
 /// Checks (and with `fix`, repairs) everything `args` names; pure of output, for tests and `run`.
@@ -108,7 +123,18 @@ pub fn check(
     repaired_stdin: &mut Vec<u8>,
 ) -> Outcome {
     let mut out = Outcome::default();
-    let settings = match args.settings.load() {
+    let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let settings_file = args.settings.file_from(&start);
+    out.settings_file = settings_file.as_deref().map(|p| p.display().to_string());
+    if args.verbose {
+        say_settings(settings_file.as_deref(), &start);
+    }
+    let named = SettingsArgs {
+        settings: settings_file.clone(),
+        platform: args.settings.platform,
+        presume_linux: args.settings.presume_linux,
+    };
+    let settings = match named.load() {
         Ok(s) => s,
         Err(e) => {
             out.errors.push(e);
@@ -164,10 +190,16 @@ pub fn check(
             }
         };
         out.files += 1;
+        out.checked.push(name.clone());
+        // The chart template of each document `helm template` rendered (its `# Source:` comment).
+        let sources = HelmSources::of(&text);
         if !args.fix {
             // Each document's findings go to the log as it is evaluated: never all of a file's.
             let findings = &mut out.findings;
-            let log = |finding: Finding| findings.push(&finding);
+            let log = |finding: Finding| {
+                let template = finding.line.and_then(|l| sources.template_at(l));
+                findings.push_from(&finding, template);
+            };
             let errors = match &lookup {
                 Some(lookup) => lookup.check_text(&checker, &name, &text, log),
                 None => checker.check_text(&name, &text, log),
@@ -191,7 +223,7 @@ pub fn check(
                 // Still echo the input, so a pipeline does not lose it.
                 repaired_stdin.extend_from_slice(text.as_bytes());
             }
-            out.add(report);
+            out.add(report, &sources);
             continue;
         }
         let repair = winplace_rules::fix::repair_text(&checker, &name, &text);
@@ -226,23 +258,38 @@ pub fn check(
                     out.unwritten += 1;
                     out.not_fixed
                         .push((name.clone(), repair.applied.len(), e.to_string()));
-                    out.add(report);
+                    out.add(report, &sources);
                     continue;
                 }
                 out.fixed.push((name.clone(), repair.applied.len()));
             }
             inputs::Input::File(_) => {}
         }
-        out.add(repair.remaining);
+        // The repaired text's documents are the read one's, with the templates above them kept.
+        out.add(repair.remaining, &HelmSources::of(&repair.text));
     }
     out
 }
 
+/// `--verbose`: which settings file is read, or where none was found.
+fn say_settings(file: Option<&Path>, start: &Path) {
+    match file {
+        Some(file) => eprintln!("winplace: settings from {}", file.display()),
+        None => eprintln!(
+            "winplace: no settings file ({} in {} or above it, up to the repository's root): the defaults",
+            inputs::SETTINGS_FILES.join(" or "),
+            start.display()
+        ),
+    }
+}
+
 impl Outcome {
-    /// Adds the findings and parse errors of one input.
-    fn add(&mut self, report: winplace_rules::Report) {
+    /// Adds the findings and parse errors of one input, each finding with the chart template of its
+    /// document.
+    fn add(&mut self, report: winplace_rules::Report, sources: &HelmSources<'_>) {
         for finding in &report.findings {
-            self.findings.push(finding);
+            let template = finding.line.and_then(|l| sources.template_at(l));
+            self.findings.push_from(finding, template);
         }
         self.errors.extend(report.parse_errors);
     }
@@ -262,22 +309,64 @@ pub fn exit_code(outcome: &Outcome, fail_on: FailOn) -> u8 {
     }
 }
 
-/// Runs `winplace check`.
+/// Runs `winplace check`: every report to its file, the one without a file to standard output (standard
+/// error with `--fix -`, whose standard output is the repaired manifests).
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut repaired = Vec::new();
     let outcome = check(&args, &mut std::io::stdin().lock(), &mut repaired);
     let report_to_stderr = args.fix && args.paths.iter().any(|p| p.as_os_str() == "-");
-    let color = output::color_wanted(report_to_stderr);
-    // The report is written as it is rendered (a report of 100,000 documents is hundreds of MB).
     if report_to_stderr {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(&repaired)?;
         stdout.flush()?;
-        output::render_to(&outcome, args.format, color, &mut std::io::stderr().lock())?;
-    } else {
-        output::render_to(&outcome, args.format, color, &mut std::io::stdout().lock())?;
     }
-    Ok(ExitCode::from(exit_code(&outcome, args.fail_on)))
+    let fail_on = args.fail_on.threshold();
+    let mut unwritten = false;
+    // Each report is written as it is rendered (a report of 100,000 documents is hundreds of MB).
+    for report in &args.reports.0 {
+        let written = match report.file() {
+            Some(path) => std::fs::File::create(path).and_then(|mut file| {
+                render::render_to(&outcome, report.format, false, fail_on, &mut file)?;
+                file.sync_all()
+            }),
+            None if report_to_stderr => {
+                let color = output::color_wanted(true) && report.format == Format::Text;
+                render::render_to(
+                    &outcome,
+                    report.format,
+                    color,
+                    fail_on,
+                    &mut std::io::stderr().lock(),
+                )
+            }
+            None => {
+                let color = output::color_wanted(false) && report.format == Format::Text;
+                render::render_to(
+                    &outcome,
+                    report.format,
+                    color,
+                    fail_on,
+                    &mut std::io::stdout().lock(),
+                )
+            }
+        };
+        if let Err(e) = written {
+            let target = report
+                .file()
+                .map_or("standard output".to_string(), |p| p.display().to_string());
+            eprintln!(
+                "winplace: cannot write the {} report to {target}: {e}",
+                report.format.name()
+            );
+            unwritten = true;
+        }
+    }
+    let code = if unwritten {
+        2
+    } else {
+        exit_code(&outcome, args.fail_on)
+    };
+    Ok(ExitCode::from(code))
 }
 
 #[cfg(test)]
@@ -289,7 +378,8 @@ mod tests {
             paths: paths.iter().map(PathBuf::from).collect(),
             cluster: Vec::new(),
             settings: SettingsArgs::default(),
-            format: Format::Json,
+            reports: Reports::to_stdout(Format::Json),
+            verbose: false,
             fix: false,
             fail_on: FailOn::Error,
             on: None,

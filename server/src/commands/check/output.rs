@@ -1,8 +1,9 @@
-//! Report formats of `winplace check` (text, JSON, SARIF 2.1.0) and of `winplace rules`.
+//! The text, JSON and SARIF 2.1.0 reports of `winplace check` (`render` writes each report in its format;
+//! JUnit and GitLab Code Quality have their own modules).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
@@ -12,7 +13,7 @@ use winplace_rules::rules::catalog::{self, RULES};
 use winplace_rules::{Finding, ParseError, Severity};
 
 use super::Outcome;
-use super::findings::{FindingLog, Run};
+use super::findings::{Entry, FindingLog, Run};
 
 /// Output formats of `winplace check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -21,8 +22,13 @@ pub enum Format {
     Text,
     /// One JSON document: findings, parse errors, summary.
     Json,
-    /// SARIF 2.1.0, for code-scanning interfaces.
+    /// SARIF 2.1.0, for code-scanning interfaces (GitHub, Azure DevOps' SARIF viewer).
     Sarif,
+    /// JUnit XML: one testsuite per file, one testcase per object and rule (Azure DevOps, Jenkins,
+    /// GitLab test reports).
+    Junit,
+    /// GitLab Code Quality JSON (the merge request widget).
+    Codequality,
 }
 
 /// Whether to color the text report: only on a terminal, and never when `NO_COLOR` is set.
@@ -36,44 +42,33 @@ pub fn color_wanted(stderr: bool) -> bool {
     terminal && !no_color
 }
 
-/// The report of `outcome` in `format`, as text (what [`render_to`] writes).
-#[cfg(test)]
-pub fn render(outcome: &Outcome, format: Format, color: bool) -> String {
-    let mut out = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = render_to(outcome, format, color, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Writes the report of `outcome` in `format` to `out` as it is rendered, so that a report of many
-/// findings never exists whole in memory beside them.
-pub fn render_to(
+/// Writes the text report of `outcome` to `out`.
+pub fn write_text(
     outcome: &Outcome,
-    format: Format,
     color: bool,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(out);
-    match format {
-        Format::Text => text(outcome, color, &mut out)?,
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &CheckReport::of(outcome))?;
-            out.write_all(b"\n")?;
-        }
-        Format::Sarif => {
-            // Relative paths are relative to where the command ran: that directory is the SRCROOT.
-            let base = std::env::current_dir()
-                .ok()
-                .map(|dir| format!("{}/", file_uri(&dir.display().to_string())));
-            let log = SarifLog {
-                outcome,
-                base: base.as_deref(),
-            };
-            serde_json::to_writer_pretty(&mut out, &log)?;
-            out.write_all(b"\n")?;
-        }
-    }
-    out.flush()
+    text(outcome, color, out)
+}
+
+/// Writes the JSON report of `outcome` to `out` ([`CheckReport`]).
+pub fn write_json(outcome: &Outcome, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &CheckReport::of(outcome))?;
+    out.write_all(b"\n")
+}
+
+/// Writes the SARIF log of `outcome` to `out`, one result at a time.
+pub fn write_sarif(outcome: &Outcome, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // Relative paths are relative to where the command ran: that directory is the SRCROOT.
+    let base = std::env::current_dir()
+        .ok()
+        .map(|dir| format!("{}/", file_uri(&dir.display().to_string())));
+    let log = SarifLog {
+        outcome,
+        base: base.as_deref(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &log)?;
+    out.write_all(b"\n")
 }
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -97,18 +92,18 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `file:line: severity rule: message (path)` lines grouped by file, each followed by its fix.
-/// One line of the text report (and its fix line): a read error or a finding.
+/// One line of the text report (`file:line: severity rule: message (path)`) and the lines under it (the
+/// chart template and object Helm rendered it from, the fix): a read error or a finding.
 enum Row<'a> {
     Error(&'a ParseError),
-    Finding(&'a Finding),
+    Finding(&'a Finding, Option<&'a str>),
 }
 
 impl Row<'_> {
     fn line(&self) -> u32 {
         match self {
             Row::Error(e) => e.line,
-            Row::Finding(f) => f.line.unwrap_or(0),
+            Row::Finding(f, _) => f.line.unwrap_or(0),
         }
     }
 
@@ -124,7 +119,7 @@ impl Row<'_> {
                 paint(color, Style::new().bold(), "input-error"),
                 e.message
             ),
-            Row::Finding(f) => {
+            Row::Finding(f, helm_template) => {
                 write!(
                     out,
                     "{}:{}: {} {}: {}",
@@ -136,6 +131,9 @@ impl Row<'_> {
                 )?;
                 if !f.path.is_empty() {
                     write!(out, " ({})", f.path)?;
+                }
+                if let Some(template) = helm_template {
+                    write!(out, "\n    from {template}: {}", f.object.display_name())?;
                 }
                 if let Some(fix) = &f.fix {
                     let label = paint(
@@ -187,16 +185,16 @@ fn text(outcome: &Outcome, color: bool, out: &mut dyn std::io::Write) -> std::io
         match file_runs.as_slice() {
             [] => write_merged(&file_errors, std::iter::empty(), color, out)?,
             [run] if run.by_line => {
-                write_merged(&file_errors, outcome.findings.run(run), color, out)?
+                write_merged(&file_errors, outcome.findings.run_entries(run), color, out)?
             }
             _ => {
                 let mut findings = Vec::new();
                 for run in &file_runs {
-                    for finding in outcome.findings.run(run) {
-                        findings.push(finding.map_err(std::io::Error::other)?);
+                    for entry in outcome.findings.run_entries(run) {
+                        findings.push(entry.map_err(std::io::Error::other)?);
                     }
                 }
-                findings.sort_by_key(|f| f.line.unwrap_or(0));
+                findings.sort_by_key(|e| e.finding.line.unwrap_or(0));
                 write_merged(&file_errors, findings.into_iter().map(Ok), color, out)?;
             }
         }
@@ -241,14 +239,14 @@ fn text(outcome: &Outcome, color: bool, out: &mut dyn std::io::Write) -> std::io
 /// before a finding of the same line.
 fn write_merged(
     errors: &[&ParseError],
-    findings: impl Iterator<Item = Result<Finding, serde_json::Error>>,
+    findings: impl Iterator<Item = Result<Entry, serde_json::Error>>,
     color: bool,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let mut errors = errors.iter().peekable();
-    for finding in findings {
-        let finding = finding.map_err(std::io::Error::other)?;
-        let row = Row::Finding(&finding);
+    for entry in findings {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let row = Row::Finding(&entry.finding, entry.helm_template.as_deref());
         while let Some(e) = errors.next_if(|e| e.line <= row.line()) {
             Row::Error(e).write(color, out)?;
         }
@@ -261,7 +259,7 @@ fn write_merged(
 }
 
 /// Errors, warnings and infos among the findings.
-fn summary(outcome: &Outcome) -> (usize, usize, usize) {
+pub(super) fn summary(outcome: &Outcome) -> (usize, usize, usize) {
     let count = |s| outcome.findings.count(s);
     (
         count(Severity::Error),
@@ -273,8 +271,8 @@ fn summary(outcome: &Outcome) -> (usize, usize, usize) {
 /// The JSON report: the findings and parse errors as the rules crate serializes them, and the counts.
 ///
 /// The shape docs/cli.md documents: `{"findings": [{rule, severity, object{apiVersion, kind, namespace,
-/// name}, file, line, path, message, fix}], "parse_errors": [{file, line, column, message}], "summary":
-/// {errors, warnings, infos}}`.
+/// name}, file, line, path, message, fix, helm_template?}], "parse_errors": [{file, line, column,
+/// message}], "summary": {errors, warnings, infos}, "settings_file"}`.
 #[derive(Debug, Serialize)]
 pub struct CheckReport<'a> {
     /// Every finding.
@@ -283,6 +281,8 @@ pub struct CheckReport<'a> {
     pub parse_errors: &'a [ParseError],
     /// Findings by severity.
     pub summary: CheckSummary,
+    /// The settings file read (`--settings`, or `.winplace.yaml` found), `null` for the defaults.
+    pub settings_file: Option<&'a str>,
 }
 
 /// Findings by severity.
@@ -308,6 +308,7 @@ impl<'a> CheckReport<'a> {
                 warnings,
                 infos,
             },
+            settings_file: outcome.settings_file.as_deref(),
         }
     }
 }
@@ -342,7 +343,7 @@ fn uri(path: &str) -> String {
 pub const SRCROOT: &str = "%SRCROOT%";
 
 /// Whether a path is absolute on Unix (`/a`) or Windows (`C:\a`, `C:/a`, `\\server\share`).
-fn is_absolute(path: &str) -> bool {
+pub(super) fn is_absolute(path: &str) -> bool {
     let b = path.as_bytes();
     path.starts_with('/')
         || path.starts_with("\\\\")
@@ -440,8 +441,8 @@ impl Serialize for SarifResults<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
         let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for finding in self.0.iter() {
-            seq.serialize_element(&sarif_result(&finding.map_err(S::Error::custom)?))?;
+        for entry in self.0.entries() {
+            seq.serialize_element(&sarif_result(&entry.map_err(S::Error::custom)?))?;
         }
         seq.end()
     }
@@ -509,9 +510,18 @@ pub fn fingerprint(f: &Finding) -> String {
         })
 }
 
-/// A finding as a SARIF result.
-fn sarif_result(f: &Finding) -> Value {
+/// A finding as a SARIF result. A finding on an object Helm rendered names its chart template in the
+/// message and as a related location (the rendered text is where the line is; the template is what to
+/// edit), and in the result's `properties.helmTemplate`.
+fn sarif_result(entry: &Entry) -> Value {
+    let f = &entry.finding;
     let mut text = f.message.clone();
+    if let Some(template) = &entry.helm_template {
+        text.push_str(&format!(
+            " Rendered by Helm from {template} ({}).",
+            f.object.display_name()
+        ));
+    }
     if let Some(fix) = &f.fix {
         text.push_str(&format!(" Fix: {}", fix.description));
     }
@@ -534,6 +544,14 @@ fn sarif_result(f: &Finding) -> Value {
             }],
         }],
     });
+    if let Some(template) = &entry.helm_template {
+        result["relatedLocations"] = json!([{
+            "id": 1,
+            "message": {"text": format!("the Helm template {} was rendered from", f.object.display_name())},
+            "physicalLocation": {"artifactLocation": artifact_location(template)},
+        }]);
+        result["properties"]["helmTemplate"] = json!(template.as_ref());
+    }
     if let Some(i) = RULES.iter().position(|r| r.id == f.rule) {
         result["ruleIndex"] = json!(i);
     }
@@ -555,6 +573,7 @@ fn sarif_notification(e: &ParseError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::check::render::render;
 
     #[test]
     fn uris_escape_what_uris_cannot_hold() {
@@ -711,7 +730,8 @@ mod tests {
     "errors": 1,
     "warnings": 0,
     "infos": 1
-  }
+  },
+  "settings_file": null
 }
 "#;
         assert_eq!(render(&sample(), Format::Json, false), want);
@@ -729,7 +749,7 @@ mod tests {
             .chain(
                 findings
                     .iter()
-                    .map(|f| (f.file.as_deref().unwrap_or("-"), Row::Finding(f))),
+                    .map(|f| (f.file.as_deref().unwrap_or("-"), Row::Finding(f, None))),
             );
         for (file, row) in rows {
             groups

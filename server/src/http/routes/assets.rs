@@ -64,12 +64,15 @@ async fn static_file(uri: Uri) -> Response {
         )
             .into_response();
     }
-    // Unknown paths with an extension are missing files; others are dashboard routes.
-    if path
-        .rsplit('/')
-        .next()
-        .is_some_and(|last| last.contains('.'))
-        || path.starts_with("api/")
+    // Unknown paths with an extension are missing files; others are dashboard routes. A node's or a
+    // workload's own URL is a route whatever its last segment holds (`/nodes/ip-10-0-1-5.ec2.internal`).
+    let opens_a_row = path.starts_with("nodes/") || path.starts_with("workloads/");
+    if !opens_a_row
+        && (path
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains('.'))
+            || path.starts_with("api/"))
     {
         return StatusCode::NOT_FOUND.into_response();
     }

@@ -2,9 +2,14 @@
 //! they came from) and findings, each with its explanation, a link to the rule's documentation and the fix
 //! as a YAML patch to copy.
 //!
-//! The server filters, orders (worst first) and pages the workloads: the page holds one page of rows
-//! ([`PAGE`]), whatever the cluster size, and the filter's choices come with the answer. A row counts its
-//! findings; opened, it asks `/api/workloads/{namespace}/{kind}/{name}` for them, its images and incidents.
+//! The server filters (a name search among them), orders (worst first) and pages the workloads: the page
+//! holds one page of rows ([`PAGE`]), whatever the cluster size, and the filter's choices come with the
+//! answer. A row counts its findings; opened, it asks `/api/workloads/{namespace}/{kind}/{name}` for them,
+//! its images and incidents. The filters are the URL's query and the opened row its path
+//! (`/workloads/shop/Deployment/web?state=all`): a link to paste into a ticket, and back and forward move
+//! between rows opened. "Download CSV" writes every row the filters match, all pages ([`csv_file`]).
+
+mod csv_file;
 
 use crate::components::finding::FindingItem;
 use crate::components::images::ImageList;
@@ -12,8 +17,7 @@ use crate::components::live::Live;
 use crate::components::{ErrorNote, Loading, StateBadge, plural};
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use std::collections::BTreeSet;
+use leptos_router::hooks::{use_location, use_navigate, use_params_map, use_query_map};
 use std::sync::Arc;
 use winplace_api::{DEFAULT_PAGE, StateFilter, WorkloadFilter, WorkloadRow, WorkloadsResponse};
 use winplace_rules::placement::PodOs;
@@ -27,6 +31,8 @@ const PAGE: usize = DEFAULT_PAGE;
 pub struct Filters {
     /// Namespace of the owner.
     pub namespace: String,
+    /// Text the owner's name contains (any case).
+    pub name: String,
     /// A rule id some finding has.
     pub rule: String,
     /// A severity some finding has.
@@ -38,11 +44,12 @@ pub struct Filters {
 }
 
 impl Filters {
-    const KEYS: [&'static str; 5] = ["namespace", "rule", "severity", "os", "state"];
+    const KEYS: [&'static str; 6] = ["namespace", "name", "rule", "severity", "os", "state"];
 
     fn get(&self, key: &str) -> &str {
         match key {
             "namespace" => &self.namespace,
+            "name" => &self.name,
             "rule" => &self.rule,
             "severity" => &self.severity,
             "os" => &self.os,
@@ -53,6 +60,7 @@ impl Filters {
     fn set(&mut self, key: &str, value: String) {
         match key {
             "namespace" => self.namespace = value,
+            "name" => self.name = value,
             "rule" => self.rule = value,
             "severity" => self.severity = value,
             "os" => self.os = value,
@@ -68,8 +76,10 @@ impl Filters {
             "" => StateFilter::Problems,
             s => serde_json::from_value(serde_json::Value::String(s.to_string())).ok()?,
         };
+        let name = self.name.trim();
         Some(WorkloadFilter {
             namespace: some(&self.namespace),
+            name: (!name.is_empty()).then(|| name.to_string()),
             rule: some(&self.rule),
             severity: match self.severity.as_str() {
                 "" => None,
@@ -111,11 +121,43 @@ fn offset_for(page: &(Filters, usize), filters: &Filters) -> usize {
     if &page.0 == filters { page.1 } else { 0 }
 }
 
+/// The URL of the workloads view with `owner` opened (`/workloads/shop/Deployment/web`) or none, and
+/// the filters' query.
+fn workloads_path(owner: Option<&ObjectRef>, filters: &Filters) -> String {
+    let path = match owner {
+        Some(o) => format!(
+            "/workloads/{}/{}/{}",
+            crate::api::encode(o.namespace.as_deref().unwrap_or_default()),
+            crate::api::encode(&o.kind),
+            crate::api::encode(&o.name)
+        ),
+        None => "/workloads".to_string(),
+    };
+    format!("{path}{}", filters.query())
+}
+
+/// The workload the URL opens: `/workloads/{namespace}/{kind}/{name}` (all three, or none).
+fn opened_of(
+    namespace: Option<String>,
+    kind: Option<String>,
+    name: Option<String>,
+) -> Option<ObjectRef> {
+    match (namespace, kind, name) {
+        (Some(ns), Some(kind), Some(name))
+            if !ns.is_empty() && !kind.is_empty() && !name.is_empty() =>
+        {
+            Some(ObjectRef::new("", &kind, Some(ns.as_str()), &name))
+        }
+        _ => None,
+    }
+}
+
 /// The workloads view.
 #[component]
 pub fn WorkloadsPage() -> impl IntoView {
     let live = Live::get();
     let query = use_query_map();
+    let params = use_params_map();
     let filters = Memo::new(move |_| {
         let q = query.get();
         let mut f = Filters::default();
@@ -123,6 +165,9 @@ pub fn WorkloadsPage() -> impl IntoView {
             f.set(key, q.get(key).unwrap_or_default());
         }
         f
+    });
+    let opened = Memo::new(move |_| {
+        params.with(|p| opened_of(p.get("namespace"), p.get("kind"), p.get("name")))
     });
     let page = RwSignal::new((Filters::default(), 0usize));
     let choices = RwSignal::new(Choices::default());
@@ -145,19 +190,31 @@ pub fn WorkloadsPage() -> impl IntoView {
             Ok::<_, String>(Some(answer))
         }
     });
-    let expanded = RwSignal::new(BTreeSet::<String>::new());
     view! {
         <section aria-labelledby="workloads-title">
             <h1 id="workloads-title">"Workloads"</h1>
             <FilterForm filters choices/>
             <Transition fallback=|| view! { <Loading what="the workloads"/> }>
                 {move || answer.get().map(|result| match result {
-                    Ok(answer) => view! { <WorkloadTable answer filters page expanded/> }.into_any(),
+                    Ok(answer) => view! { <WorkloadTable answer filters page opened/> }.into_any(),
                     Err(e) => view! { <ErrorNote message=e/> }.into_any(),
                 })}
             </Transition>
         </section>
     }
+}
+
+/// Navigates to the same view (the opened row kept) with other filters, replacing the history entry: a
+/// filter is not a place to go back to.
+fn set_filters(navigate: &impl Fn(&str, NavigateOptions), path: Memo<String>, filters: &Filters) {
+    let path = path.get_untracked();
+    navigate(
+        &format!("{path}{}", filters.query()),
+        NavigateOptions {
+            replace: true,
+            ..Default::default()
+        },
+    );
 }
 
 #[component]
@@ -168,16 +225,11 @@ fn FilterSelect(
     filters: Memo<Filters>,
 ) -> impl IntoView {
     let navigate = use_navigate();
+    let path = use_location().pathname;
     let on_change = move |ev| {
         let mut f = filters.get_untracked();
         f.set(key, event_target_value(&ev));
-        navigate(
-            &format!("/workloads{}", f.query()),
-            NavigateOptions {
-                replace: true,
-                ..Default::default()
-            },
-        );
+        set_filters(&navigate, path, &f);
     };
     let id = format!("filter-{key}");
     view! {
@@ -196,6 +248,60 @@ fn FilterSelect(
                     }).collect_view()
                 }}
         </select>
+    }
+}
+
+/// The name search: the server matches the text anywhere in the owner's name, whatever its case.
+#[component]
+fn NameSearch(filters: Memo<Filters>) -> impl IntoView {
+    let navigate = use_navigate();
+    let path = use_location().pathname;
+    let on_input = move |ev| {
+        let mut f = filters.get_untracked();
+        f.set("name", event_target_value(&ev));
+        set_filters(&navigate, path, &f);
+    };
+    view! {
+        <label class="filter" for="filter-name">"Name"</label>
+        <input type="search" id="filter-name" name="name" placeholder="name contains…" autocomplete="off"
+            prop:value=move || filters.get().name on:input=on_input/>
+    }
+}
+
+/// "Download CSV": every row the filters match, all pages, as `workloads.csv`.
+#[component]
+fn CsvDownload(filters: Memo<Filters>) -> impl IntoView {
+    let status = RwSignal::new(String::new());
+    let busy = RwSignal::new(false);
+    let download = move |_| {
+        let Some(filter) = filters.get_untracked().filter() else {
+            status.set("No workload matches these filters.".into());
+            return;
+        };
+        busy.set(true);
+        status.set("Reading every page…".into());
+        leptos::task::spawn_local(async move {
+            let result = async {
+                let rows = csv_file::all_rows(&filter, crate::api::workloads).await?;
+                let text = csv_file::to_csv(&rows)?;
+                crate::components::download::download_text(csv_file::FILE_NAME, "text/csv", &text)?;
+                Ok::<_, String>(rows.len())
+            }
+            .await;
+            busy.set(false);
+            status.set(match result {
+                Ok(n) => format!(
+                    "Downloaded {} as {}.",
+                    plural(n, "workload", "workloads"),
+                    csv_file::FILE_NAME
+                ),
+                Err(e) => e,
+            });
+        });
+    };
+    view! {
+        <button type="button" class="csv-download" on:click=download disabled=move || busy.get()>"Download CSV"</button>
+        <span class="muted csv-status" aria-live="polite">{move || status.get()}</span>
     }
 }
 
@@ -231,11 +337,13 @@ fn FilterForm(filters: Memo<Filters>, choices: RwSignal<Choices>) -> impl IntoVi
     ];
     view! {
         <form class="toolbar filters" role="search" aria-label="Filter workloads" on:submit=|ev| ev.prevent_default()>
+            <NameSearch filters/>
             <FilterSelect key="namespace" label="Namespace" options=ns_options filters/>
             <FilterSelect key="rule" label="Rule" options=rule_options filters/>
             <FilterSelect key="severity" label="Severity" options=Signal::stored(sev_options) filters/>
             <FilterSelect key="os" label="OS" options=Signal::stored(os_options) filters/>
             <FilterSelect key="state" label="State" options=Signal::stored(state_options) filters/>
+            <CsvDownload filters/>
         </form>
     }
 }
@@ -245,7 +353,7 @@ fn WorkloadTable(
     answer: Option<WorkloadsResponse>,
     filters: Memo<Filters>,
     page: RwSignal<(Filters, usize)>,
-    expanded: RwSignal<BTreeSet<String>>,
+    opened: Memo<Option<ObjectRef>>,
 ) -> impl IntoView {
     let (total, offset, rows) = match answer {
         Some(a) => (a.total, a.offset, a.workloads),
@@ -254,9 +362,18 @@ fn WorkloadTable(
     let shown = rows.len();
     let (first_page, last_page) = (offset == 0, offset + shown >= total);
     let go = move |offset: usize| page.set((filters.get_untracked(), offset));
+    let keys: Vec<String> = rows.iter().map(|w| w.owner.display_name()).collect();
+    // A row the URL opens that this page does not show (another page, another filter) is shown above.
+    let elsewhere = move || {
+        opened
+            .get()
+            .filter(|o| !keys.contains(&o.display_name()))
+            .map(|owner| view! { <OpenedElsewhere owner filters/> })
+    };
     // Effects run after the DOM is updated: the mark times the table's render.
     Effect::new(move |_| mark_rendered());
     view! {
+        {elsewhere}
         <p class="muted" role="status">{plural(total, "workload", "workloads")}</p>
         <table class="workloads">
             <caption>"Workloads and their findings; open a row to see its images (OS, build, where they came from) and each finding's explanation and fix"</caption>
@@ -269,7 +386,7 @@ fn WorkloadTable(
                     <th scope="col">"Findings"</th>
                 </tr>
             </thead>
-            {rows.into_iter().map(|w| view! { <WorkloadRows w=Arc::new(w) expanded/> }).collect_view()}
+            {rows.into_iter().map(|w| view! { <WorkloadRows w=Arc::new(w) filters opened/> }).collect_view()}
         </table>
         {(total > shown || offset > 0).then(|| view! {
             <nav class="more pager" aria-label="Pages of workloads">
@@ -284,6 +401,23 @@ fn WorkloadTable(
     }
 }
 
+/// The opened workload when the table's page does not hold it: its details, and a way to close it.
+#[component]
+fn OpenedElsewhere(owner: ObjectRef, filters: Memo<Filters>) -> impl IntoView {
+    let navigate = use_navigate();
+    let key = owner.display_name();
+    view! {
+        <section class="opened-workload" data-workload=key.clone() aria-label=format!("Opened workload {key}")>
+            <div class="detail-head">
+                <h2>{key.clone()}</h2>
+                <button type="button" aria-label="Close the workload"
+                    on:click=move |_| navigate(&workloads_path(None, &filters.get_untracked()), NavigateOptions::default())>"×"</button>
+            </div>
+            <WorkloadDetailsView owner/>
+        </section>
+    }
+}
+
 /// Marks the moment the table is in the DOM, for the benchmark (`performance.getEntriesByName`).
 fn mark_rendered() {
     if let Some(perf) = web_sys::window().and_then(|w| w.performance()) {
@@ -292,21 +426,27 @@ fn mark_rendered() {
 }
 
 #[component]
-fn WorkloadRows(w: Arc<WorkloadRow>, expanded: RwSignal<BTreeSet<String>>) -> impl IntoView {
+fn WorkloadRows(
+    w: Arc<WorkloadRow>,
+    filters: Memo<Filters>,
+    opened: Memo<Option<ObjectRef>>,
+) -> impl IntoView {
     let key = w.owner.display_name();
     let id = format!("findings-{}", key.replace(['/', '.'], "-"));
     let open = {
         let key = key.clone();
-        Memo::new(move |_| expanded.with(|e| e.contains(&key)))
+        Memo::new(move |_| opened.with(|o| o.as_ref().is_some_and(|o| o.display_name() == key)))
     };
+    let navigate = use_navigate();
     let toggle = {
-        let key = key.clone();
+        let owner = w.owner.clone();
+        // A new history entry: back closes the row again, forward reopens it.
         move |_| {
-            expanded.update(|e| {
-                if !e.remove(&key) {
-                    e.insert(key.clone());
-                }
-            })
+            let target = (!open.get_untracked()).then_some(&owner);
+            navigate(
+                &workloads_path(target, &filters.get_untracked()),
+                NavigateOptions::default(),
+            );
         }
     };
     let (errors, warnings, infos) = (w.findings.errors, w.findings.warnings, w.findings.infos);
@@ -420,6 +560,12 @@ mod tests {
                 ..Default::default()
             })
         );
+        // The name search is trimmed; blank is no search.
+        assert_eq!(
+            f(&[("name", "  web ")]).filter().and_then(|w| w.name),
+            Some("web".into())
+        );
+        assert_eq!(f(&[("name", "   ")]).filter().and_then(|w| w.name), None);
         // A value no filter knows matches nothing, rather than everything.
         for bad in [
             f(&[("os", "macos")]),
@@ -428,6 +574,18 @@ mod tests {
         ] {
             assert_eq!(bad.filter(), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn only_a_full_path_opens_a_workload() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            opened_of(s("shop"), s("Deployment"), s("web")).map(|o| o.display_name()),
+            Some("Deployment/shop/web".into())
+        );
+        assert_eq!(opened_of(s("shop"), s("Deployment"), None), None);
+        assert_eq!(opened_of(s("shop"), None, None), None);
+        assert_eq!(opened_of(s(""), s("Deployment"), s("web")), None);
     }
 
     #[test]
