@@ -88,6 +88,8 @@ pub struct Listen {
     pub addr: SocketAddr,
     /// The probes alone, on their own thread ([`crate::probes`]), when given.
     pub probes: Option<SocketAddr>,
+    /// `/metrics` alone, on its own thread ([`crate::probes`]), when given.
+    pub metrics: Option<SocketAddr>,
     /// Host names answered besides the defaults ([`crate::hosts::AllowedHosts::for_listen`]).
     pub allowed_hosts: Vec<String>,
     /// Connections served at once ([`crate::conn::DEFAULT_MAX_CONNECTIONS`]).
@@ -107,6 +109,13 @@ pub async fn serve(listen: Listen, state: AppState) -> anyhow::Result<()> {
         .map(|probes| {
             let allowed = crate::hosts::AllowedHosts::for_listen(&probes, &listen.allowed_hosts);
             crate::probes::ProbeServer::start(probes, state.clone(), allowed)
+        })
+        .transpose()?;
+    let _metrics = listen
+        .metrics
+        .map(|metrics| {
+            let allowed = crate::hosts::AllowedHosts::for_listen(&metrics, &listen.allowed_hosts);
+            crate::probes::ProbeServer::start_metrics(metrics, state.clone(), allowed)
         })
         .transpose()?;
     let listener =
