@@ -29,10 +29,10 @@ mod common {
 
 mod answers;
 mod api;
+mod chart;
 mod ci_files;
 mod cli;
 mod connections;
-mod deploy;
 mod explain;
 mod infra;
 mod live;
@@ -45,6 +45,7 @@ mod place_faults;
 mod place_leader;
 mod policy_report;
 mod registry;
+mod release;
 mod snapshot;
 mod what_if;
 

@@ -14,14 +14,20 @@
 //! - `fuzz [SECONDS]`  every cargo-fuzz target in `fuzz/` for SECONDS each (default 600); not part of `test`.
 //! - `image --output FILE [--binary PATH]`  the server's OCI image archive, reproducibly, without a
 //!   container engine (`image.rs`); the statically linked release binary unless `--binary` names one.
+//! - `release --output DIR [--from INPUTS]`  the release set, offline and reproducibly (`release/`): the
+//!   image index for linux/amd64 and arm64 with its SBOM and provenance, the policy artifact, the CLI for
+//!   Linux and Windows, the krew manifest, the chart, SHA256SUMS. Cross-compiles: not part of `test`.
 //!
-//! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm, Debian or rustup.
+//! Nothing here downloads a prebuilt binary from anywhere but a package registry: every tool comes from
+//! crates.io, npm, PyPI, Debian or rustup.
 
 mod annotate;
 mod build;
 mod fuzz;
 mod image;
 mod imports;
+mod oci;
+mod release;
 mod setup;
 mod split;
 mod test;
@@ -38,6 +44,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test::all(),
         Some("image") => image::command(&args[1..]),
+        Some("release") => release::command(&args[1..]),
         Some("imports") => imports::command(),
         Some("bench") => test::benches(),
         Some("fuzz") => match args.get(1).map(|s| s.parse::<u64>()) {
@@ -50,7 +57,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]>"
+                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]|release --output DIR [--from INPUTS]>"
             );
             return ExitCode::from(2);
         }

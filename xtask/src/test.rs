@@ -11,6 +11,7 @@ use std::process::Command;
 pub fn all() -> Result<(), String> {
     crate::setup::rust_targets()?;
     crate::setup::registry_tools()?;
+    crate::setup::python_tools("test", &crate::setup::TEST_PYTHON_PACKAGES)?;
     let browser = std::thread::spawn(crate::setup::browser_tools);
     let checked = checks();
     let installed = browser
