@@ -88,7 +88,7 @@ pub struct Settings {
     pub presume_linux: bool,
 }
 
-/// The default of `placementLeaseNamespace`: the namespace of deploy/place/.
+/// The default of `placementLeaseNamespace`: the namespace the chart is installed in by its docs.
 pub const DEFAULT_PLACEMENT_LEASE_NAMESPACE: &str = "winplace";
 /// The default of `placementLeaseName`: the controller's default `--place-lease-name`.
 pub const DEFAULT_PLACEMENT_LEASE_NAME: &str = "winplace-placer";

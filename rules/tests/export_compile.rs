@@ -232,7 +232,7 @@ fn every_constant_subexpression_evaluates() {
 fn python() -> std::path::PathBuf {
     let python = std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../.tools/python/bin/python3"
+        "/../.tools/python/bin/python"
     ))
     .to_path_buf();
     assert!(

@@ -337,3 +337,24 @@ fn the_probe_listener_answers_while_every_main_worker_is_busy() {
     drop(probes);
     runtime.shutdown_timeout(Duration::from_secs(1));
 }
+
+/// `serve --metrics-listen`: `/metrics` alone on its own address, so that a scraper let in to that port
+/// reaches neither the dashboard, the API nor the probes.
+#[test]
+fn the_metrics_listener_answers_metrics_and_nothing_else() {
+    let state = AppState::new(winplace::source::demo::info(), Timing::default());
+    let addr = "127.0.0.1:0".parse().expect("addr");
+    let metrics = winplace::http::probes::ProbeServer::start_metrics(
+        addr,
+        state,
+        AllowedHosts::for_listen(&addr, &[]),
+    )
+    .expect("metrics listener");
+    let answer = ask_blocking(metrics.addr(), "/metrics", GUARD).expect("/metrics answered");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("winplace_"), "{answer}");
+    for path in ["/healthz", "/readyz", "/api/summary", "/"] {
+        let other = ask_blocking(metrics.addr(), path, GUARD).expect("answered");
+        assert!(other.starts_with("HTTP/1.1 404"), "{path}: {other}");
+    }
+}

@@ -29,11 +29,11 @@ mod common {
 
 mod answers;
 mod api;
+mod chart;
 mod ci_files;
 mod ci_formats;
 mod cli;
 mod connections;
-mod deploy;
 mod explain;
 mod infra;
 mod live;
@@ -46,6 +46,7 @@ mod place_faults;
 mod place_leader;
 mod policy_report;
 mod registry;
+mod release;
 mod snapshot;
 mod what_if;
 

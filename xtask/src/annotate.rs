@@ -36,7 +36,7 @@ pub fn annotate(wasm: &Path, metadata: &Path) -> Result<(), String> {
 }
 
 /// metadata.yml as a JSON object.
-fn metadata_json(text: &str) -> Result<Map<String, Value>, String> {
+pub fn metadata_json(text: &str) -> Result<Map<String, Value>, String> {
     let docs = Yaml::load_from_str(text).map_err(|e| e.to_string())?;
     match docs.first().map(to_json).transpose()? {
         Some(Value::Object(map)) => Ok(map),

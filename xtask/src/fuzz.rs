@@ -20,7 +20,7 @@ const TARGETS: &[(&str, Option<&str>, &[&str])] = &[
         &[
             "corpus/*/input.yaml",
             "corpus/*/cluster.yaml",
-            "deploy/server/*.yaml",
+            "deploy/vap/*.yaml",
             "deploy/policy/*.yaml",
         ],
     ),

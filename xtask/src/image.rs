@@ -11,15 +11,16 @@
 //! The archive is an OCI image layout in a tar (`oci-layout`, `index.json`, `blobs/sha256/…`), what
 //! `skopeo copy oci-archive:FILE docker://REGISTRY/winplace:TAG` pushes (docs/deploy.md).
 
+use crate::oci::{self, Entry, Layout, gzip, rfc3339, sha256, tar_of};
 use crate::util::{cargo, root, run, target_dir};
-use flate2::{Compression, GzBuilder};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The user the image runs as: a number, so that Kubernetes' `runAsNonRoot` can check it without reading
-/// the image's /etc/passwd (65532 is distroless' `nonroot`; deploy/server/deployment.yaml runs as it).
+/// the image's /etc/passwd (65532 is distroless' `nonroot`). The chart sets no `runAsUser`: where the
+/// platform assigns one (OpenShift's `restricted-v2`), that one runs the binary, which reads only what
+/// every user may.
 pub const UID: u32 = 65532;
 /// Where the binary is in the image; the entrypoint.
 pub const BINARY: &str = "usr/local/bin/winplace";
@@ -27,7 +28,9 @@ pub const BINARY: &str = "usr/local/bin/winplace";
 /// and the Kubernetes API are reached over TLS with the system's roots.
 const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// The target of the release binary: musl links statically, and its resolver needs no NSS modules.
-const STATIC_TARGET: &str = "x86_64-unknown-linux-musl";
+pub const STATIC_TARGET: &str = "x86_64-unknown-linux-musl";
+/// The repository, as the images' and artifacts' `org.opencontainers.image.source`.
+pub const SOURCE_URL: &str = "https://github.com/winplace/winplace";
 
 /// `image --output FILE [--binary PATH]`.
 pub fn command(args: &[String]) -> Result<(), String> {
@@ -56,19 +59,17 @@ pub fn command(args: &[String]) -> Result<(), String> {
 }
 
 /// The statically linked release `winplace`, with policy.wasm and the dashboard built first (it embeds
-/// them). Paths are remapped, so that two clones of one commit build the same bytes.
+/// them).
 fn release_binary() -> Result<PathBuf, String> {
-    static_toolchain()?;
     crate::build::assets()?;
-    let home = std::env::var("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|_| std::env::var("HOME").map(|h| Path::new(&h).join(".cargo")))
-        .map_err(|_| "neither CARGO_HOME nor HOME is set")?;
-    let flags = format!(
-        "--remap-path-prefix={}=/winplace --remap-path-prefix={}=/cargo",
-        root().display(),
-        home.display()
-    );
+    static_binary()
+}
+
+/// The statically linked release `winplace` for linux/amd64 (musl), from the static/ already built. Paths
+/// are remapped, so that two clones of one commit build the same bytes.
+pub fn static_binary() -> Result<PathBuf, String> {
+    static_toolchain()?;
+    let flags = remapped_paths()?;
     run(Command::new(cargo())
         .args([
             "build",
@@ -82,13 +83,23 @@ fn release_binary() -> Result<PathBuf, String> {
     Ok(target_dir()?.join(STATIC_TARGET).join("release/winplace"))
 }
 
+/// rustc's flags that write the workspace's and cargo's home paths as `/winplace` and `/cargo` into the
+/// binary (panic messages, debug info): two clones in different folders build the same bytes.
+pub fn remapped_paths() -> Result<String, String> {
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .map_err(|_| "neither CARGO_HOME nor HOME is set")?;
+    Ok(format!(
+        "--remap-path-prefix={}=/winplace --remap-path-prefix={}=/cargo",
+        root().display(),
+        home.display()
+    ))
+}
+
 /// The musl target (rustup), Debian's musl-gcc for the C parts (ring, mimalloc) and the CA bundle.
 fn static_toolchain() -> Result<(), String> {
-    let installed =
-        crate::util::output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
-    if !installed.lines().any(|l| l.trim() == STATIC_TARGET) {
-        run(Command::new("rustup").args(["target", "add", STATIC_TARGET]))?;
-    }
+    crate::setup::rustup_targets(&[STATIC_TARGET])?;
     let missing: Vec<&str> = [
         ("/usr/bin/musl-gcc", "musl-tools"),
         (CA_BUNDLE, "ca-certificates"),
@@ -111,7 +122,21 @@ pub struct Source {
 }
 
 impl Source {
-    fn of_head() -> Result<Source, String> {
+    /// The image's labels (its config's `Labels`, its manifest's annotations).
+    pub fn labels(&self) -> Value {
+        json!({
+            "org.opencontainers.image.created": rfc3339(self.epoch),
+            "org.opencontainers.image.description": "winplace: keeps Windows and Linux workloads on the right nodes of mixed Kubernetes clusters (dashboard, API, audit)",
+            "org.opencontainers.image.licenses": "Apache-2.0",
+            "org.opencontainers.image.revision": self.revision,
+            "org.opencontainers.image.source": SOURCE_URL,
+            "org.opencontainers.image.title": "winplace",
+            "org.opencontainers.image.version": self.version,
+        })
+    }
+
+    /// The commit checked out, its time (or `SOURCE_DATE_EPOCH`) and the workspace's version.
+    pub fn of_head() -> Result<Source, String> {
         let git = |args: &[&str]| {
             crate::util::output("git", args)
                 .map(|s| s.trim().to_string())
@@ -150,33 +175,42 @@ fn workspace_version() -> Result<String, String> {
         .ok_or_else(|| "Cargo.toml: no version in [workspace.package]".into())
 }
 
-/// A file of the image's layer.
-struct File {
-    path: String,
-    mode: u32,
-    data: Vec<u8>,
+/// Writes the archive of `binary` (linux/amd64) to `output`; returns the manifest's digest (`sha256:…`).
+pub fn write(binary: &Path, output: &Path, source: &Source) -> Result<String, String> {
+    let mut layout = Layout::default();
+    let manifest = manifest(&mut layout, binary, "amd64", source)?;
+    let digest = manifest["digest"].as_str().unwrap_or_default().to_string();
+    layout.list(manifest, Some(&source.version));
+    layout.write_archive(output, source.epoch)?;
+    Ok(digest)
 }
 
-/// Writes the archive of `binary` to `output`; returns the manifest's digest (`sha256:…`).
-pub fn write(binary: &Path, output: &Path, source: &Source) -> Result<String, String> {
+/// The image of `binary` for linux/`architecture` (`amd64`, `arm64`): its layer, config and manifest into
+/// `layout`; returns the manifest's descriptor, with its platform.
+pub fn manifest(
+    layout: &mut Layout,
+    binary: &Path,
+    architecture: &str,
+    source: &Source,
+) -> Result<Value, String> {
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let files = vec![
-        File {
+        Entry {
             path: BINARY.into(),
             mode: 0o755,
             data: read(binary)?,
         },
-        File {
+        Entry {
             path: CA_BUNDLE.trim_start_matches('/').into(),
             mode: 0o644,
             data: read(Path::new(CA_BUNDLE))?,
         },
-        File {
+        Entry {
             path: "etc/passwd".into(),
             mode: 0o644,
             data: format!("root:x:0:0:root:/root:/sbin/nologin\nwinplace:x:{UID}:{UID}:winplace:/home/winplace:/sbin/nologin\n").into_bytes(),
         },
-        File {
+        Entry {
             path: "etc/group".into(),
             mode: 0o644,
             data: format!("root:x:0:\nwinplace:x:{UID}:\n").into_bytes(),
@@ -184,20 +218,15 @@ pub fn write(binary: &Path, output: &Path, source: &Source) -> Result<String, St
     ];
     let layer_tar = layer(&files, source.epoch)?;
     let diff_id = sha256(&layer_tar);
-    let layer = gzip(&layer_tar)?;
+    let layer = layout.blob(
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+        gzip(&layer_tar)?,
+    );
+    let labels = source.labels();
     let created = rfc3339(source.epoch);
-    let labels = json!({
-        "org.opencontainers.image.created": created,
-        "org.opencontainers.image.description": "winplace: keeps Windows and Linux workloads on the right nodes of mixed Kubernetes clusters (dashboard, API, audit)",
-        "org.opencontainers.image.licenses": "Apache-2.0",
-        "org.opencontainers.image.revision": source.revision,
-        "org.opencontainers.image.source": "https://github.com/winplace/winplace",
-        "org.opencontainers.image.title": "winplace",
-        "org.opencontainers.image.version": source.version,
-    });
     let user = format!("{UID}:{UID}");
     let config = json!({
-        "architecture": "amd64",
+        "architecture": architecture,
         "os": "linux",
         "created": created,
         "author": "winplace",
@@ -216,64 +245,22 @@ pub fn write(binary: &Path, output: &Path, source: &Source) -> Result<String, St
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},
         "history": [{"created": created, "created_by": "cargo xtask image"}],
     });
-    let config = bytes(&config)?;
+    let config = layout.document("application/vnd.oci.image.config.v1+json", &config)?;
     let manifest = json!({
         "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            "digest": sha256(&config),
-            "size": config.len(),
-        },
-        "layers": [{
-            "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-            "digest": sha256(&layer),
-            "size": layer.len(),
-        }],
+        "mediaType": oci::MANIFEST,
+        "config": config,
+        "layers": [layer],
         "annotations": labels,
     });
-    let manifest = bytes(&manifest)?;
-    let digest = sha256(&manifest);
-    let index = json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": [{
-            "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "digest": digest,
-            "size": manifest.len(),
-            "platform": {"architecture": "amd64", "os": "linux"},
-            "annotations": {"org.opencontainers.image.ref.name": source.version},
-        }],
-    });
-    let mut entries = vec![
-        File {
-            path: "oci-layout".into(),
-            mode: 0o644,
-            data: bytes(&json!({"imageLayoutVersion": "1.0.0"}))?,
-        },
-        File {
-            path: "index.json".into(),
-            mode: 0o644,
-            data: bytes(&index)?,
-        },
-    ];
-    for blob in [config, manifest, layer] {
-        entries.push(File {
-            path: format!("blobs/sha256/{}", &sha256(&blob)["sha256:".len()..]),
-            mode: 0o644,
-            data: blob,
-        });
-    }
-    let archive = archive_of(&entries, source.epoch)?;
-    let tmp = output.with_extension("tmp");
-    std::fs::write(&tmp, archive).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, output).map_err(|e| format!("{}: {e}", output.display()))?;
-    Ok(digest)
+    let mut descriptor = layout.document(oci::MANIFEST, &manifest)?;
+    descriptor["platform"] = json!({"architecture": architecture, "os": "linux"});
+    Ok(descriptor)
 }
 
 /// The layer: `files` with every directory above them, and `/tmp` (world-writable, sticky).
-fn layer(files: &[File], epoch: u64) -> Result<Vec<u8>, String> {
-    let mut all: Vec<File> = Vec::new();
+fn layer(files: &[Entry], epoch: u64) -> Result<Vec<u8>, String> {
+    let mut all: Vec<Entry> = Vec::new();
     let mut dirs = std::collections::BTreeSet::from(["tmp".to_string()]);
     for f in files {
         let mut parent = Path::new(&f.path).parent();
@@ -284,96 +271,18 @@ fn layer(files: &[File], epoch: u64) -> Result<Vec<u8>, String> {
     }
     for dir in dirs {
         let mode = if dir == "tmp" { 0o1777 } else { 0o755 };
-        all.push(File {
+        all.push(Entry {
             path: format!("{dir}/"),
             mode,
             data: Vec::new(),
         });
     }
-    all.extend(files.iter().map(|f| File {
+    all.extend(files.iter().map(|f| Entry {
         path: f.path.clone(),
         mode: f.mode,
         data: f.data.clone(),
     }));
-    archive_of(&all, epoch)
-}
-
-/// A tar of `entries` (a path ending in `/` is a directory), sorted by path, owned by root, at `epoch`.
-fn archive_of(entries: &[File], epoch: u64) -> Result<Vec<u8>, String> {
-    let mut sorted: Vec<&File> = entries.iter().collect();
-    sorted.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut builder = tar::Builder::new(Vec::new());
-    for entry in sorted {
-        let mut header = tar::Header::new_ustar();
-        let directory = entry.path.ends_with('/');
-        header.set_entry_type(if directory {
-            tar::EntryType::Directory
-        } else {
-            tar::EntryType::Regular
-        });
-        header.set_mode(entry.mode);
-        header.set_uid(0);
-        header.set_gid(0);
-        header.set_mtime(epoch);
-        header.set_size(entry.data.len() as u64);
-        builder
-            .append_data(&mut header, &entry.path, entry.data.as_slice())
-            .map_err(|e| format!("tar {}: {e}", entry.path))?;
-    }
-    builder.into_inner().map_err(|e| format!("tar: {e}"))
-}
-
-/// gzip without a file name or a time (the header's MTIME is 0), at a fixed level.
-fn gzip(data: &[u8]) -> Result<Vec<u8>, String> {
-    use std::io::Write as _;
-    let mut encoder = GzBuilder::new()
-        .mtime(0)
-        .write(Vec::new(), Compression::new(6));
-    encoder.write_all(data).map_err(|e| format!("gzip: {e}"))?;
-    encoder.finish().map_err(|e| format!("gzip: {e}"))
-}
-
-fn sha256(data: &[u8]) -> String {
-    let digest = Sha256::digest(data);
-    format!(
-        "sha256:{}",
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
-}
-
-/// A JSON document as bytes; keys sorted (serde_json's map), so equal documents are equal bytes.
-fn bytes(value: &Value) -> Result<Vec<u8>, String> {
-    serde_json::to_vec(value).map_err(|e| format!("JSON: {e}"))
-}
-
-/// Seconds since the epoch as an RFC 3339 UTC time, `2026-11-25T22:39:00Z` (the civil-from-days
-/// algorithm: days since 1970-01-01 to a proleptic Gregorian date).
-fn rfc3339(epoch: u64) -> String {
-    let days = (epoch / 86_400) as i64;
-    let seconds = epoch % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        seconds / 3_600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
+    tar_of(&all, epoch)
 }
 
 #[cfg(test)]
@@ -381,16 +290,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rfc3339_of_known_times() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_709_251_199), "2024-02-29T23:59:59Z");
-        assert_eq!(rfc3339(4_102_444_800), "2100-01-01T00:00:00Z");
-    }
-
-    #[test]
     fn the_layer_is_sorted_owned_by_root_and_dated() {
-        let files = [File {
+        let files = [Entry {
             path: "usr/local/bin/x".into(),
             mode: 0o755,
             data: b"x".to_vec(),
@@ -421,8 +322,5 @@ mod tests {
                 ("usr/local/bin/x".into(), 0o755, 0, 1_700_000_000),
             ]
         );
-        assert_eq!(gzip(&tar).expect("gzip"), gzip(&tar).expect("gzip"));
-        // No time in gzip's header: bytes 4..8 are MTIME.
-        assert_eq!(&gzip(&tar).expect("gzip")[4..8], &[0, 0, 0, 0]);
     }
 }

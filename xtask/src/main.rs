@@ -2,7 +2,7 @@
 //!
 //! - `setup`  installs what the build needs: Rust targets and wasm-opt (npm `binaryen`, never Debian's 108,
 //!   which corrupts wasm-bindgen output); wasm-bindgen is a library linked into xtask; and the tests'
-//!   Python packages (cel-expr-python, the CEL type check) in `.tools/python`.
+//!   Python packages (cel-expr-python, Helm's library, actionlint) in `.tools/python`.
 //! - `build [--release]`  policy.wasm, the dashboard (static/pkg: its main module and the chunks of its lazy
 //!   routes, `split.rs`) and the `winplace` binary that embeds both.
 //! - `policy`  only static/policy.wasm (and its metadata): what the waPC host tests and the admission
@@ -17,14 +17,20 @@
 //!   container engine (`image.rs`); the statically linked release binary unless `--binary` names one.
 //! - `man [--out DIR]`  the man pages (`winplace.1`, `winplace-check.1`, …), which the binary renders from
 //!   its own command line (clap_mangen): `$CARGO_TARGET_DIR/man` unless `--out` names a folder.
+//! - `release --output DIR [--from INPUTS]`  the release set, offline and reproducibly (`release/`): the
+//!   image index for linux/amd64 and arm64 with its SBOM and provenance, the policy artifact, the CLI for
+//!   Linux and Windows, the krew manifest, the chart, SHA256SUMS. Cross-compiles: not part of `test`.
 //!
-//! Nothing here downloads a prebuilt binary: every tool comes from crates.io, npm, Debian or rustup.
+//! Nothing here downloads a prebuilt binary from anywhere but a package registry: every tool comes from
+//! crates.io, npm, PyPI, Debian or rustup.
 
 mod annotate;
 mod build;
 mod fuzz;
 mod image;
 mod imports;
+mod oci;
+mod release;
 mod setup;
 mod split;
 mod test;
@@ -42,6 +48,7 @@ fn main() -> ExitCode {
         Some("test") => test::all(),
         Some("image") => image::command(&args[1..]),
         Some("man") => man(&args[1..]),
+        Some("release") => release::command(&args[1..]),
         Some("imports") => imports::command(),
         Some("bench") => test::benches(),
         Some("fuzz") => match args.get(1).map(|s| s.parse::<u64>()) {
@@ -54,7 +61,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]|man [--out DIR]>"
+                "usage: cargo xtask <setup|build [--release]|policy|run [--release] [-- serve args]|test|bench|imports|fuzz [SECONDS]|image --output FILE [--binary PATH]|man [--out DIR]|release --output DIR [--from INPUTS]>"
             );
             return ExitCode::from(2);
         }

@@ -8,11 +8,11 @@ use std::process::Command;
 /// Chromium (apt) and the Playwright packages (npm) are installed on a second thread while cargo works:
 /// downloads cost no CPU, and nothing needs them before Playwright. The registry tools (apt) are installed
 /// first, before that thread starts (two apt-gets would fight over its lock): `cargo test` needs them, and
-/// so the Python packages (PyPI) the CEL type check runs.
+/// so the Python packages (PyPI) the CEL type check, the chart and the workflow lint run.
 pub fn all() -> Result<(), String> {
     crate::setup::rust_targets()?;
     crate::setup::registry_tools()?;
-    crate::setup::python_tools()?;
+    crate::setup::python_tools("test", &crate::setup::TEST_PYTHON_PACKAGES)?;
     let browser = std::thread::spawn(crate::setup::browser_tools);
     let checked = checks();
     let installed = browser

@@ -17,6 +17,10 @@ pub struct ServeArgs {
     /// on `--listen` can delay (point the kubelet's probes at it; the deployment uses 0.0.0.0:8081).
     #[arg(long, value_name = "ADDR", env = "WINPLACE_PROBE_LISTEN")]
     pub probe_listen: Option<SocketAddr>,
+    /// Also answer `/metrics` on this address, alone, from a thread of its own (the chart uses
+    /// 0.0.0.0:9090): a scraper can be let in to it without being let in to the dashboard and the API.
+    #[arg(long, value_name = "ADDR", env = "WINPLACE_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Where the cluster comes from.
     #[command(flatten)]
     pub source: crate::source::SourceArgs,
@@ -173,6 +177,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let listen = crate::http::serve::Listen {
         addr: args.listen,
         probes: args.probe_listen,
+        metrics: args.metrics_listen,
         allowed_hosts: args.allowed_hosts,
         max_connections: args.max_connections,
     };

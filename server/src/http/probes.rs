@@ -1,5 +1,7 @@
 //! The probe listener (`serve --probe-listen ADDR`): `/healthz` and `/readyz` on their own address,
-//! accepted and answered by their own thread and Tokio runtime.
+//! accepted and answered by their own thread and Tokio runtime; and the same kind of listener for
+//! `/metrics` alone (`serve --metrics-listen ADDR`), so that a scraper is let in to a port that serves
+//! neither the dashboard nor the API.
 //!
 //! On the main listener a probe shares everything with the load: the kernel's queue of connections
 //! waiting for `accept` (under the load script 3,000 reconnecting clients overflowed it and a probe's
@@ -38,24 +40,51 @@ impl ProbeServer {
     /// assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("ok"));
     /// ```
     pub fn start(addr: SocketAddr, state: AppState, allowed: AllowedHosts) -> anyhow::Result<Self> {
+        Self::start_with(
+            addr,
+            crate::http::routes::health::probes(),
+            Served::Probes,
+            state,
+            allowed,
+        )
+    }
+
+    /// `/metrics` alone on `addr`, on a thread of its own, as [`ProbeServer::start`] serves the probes.
+    pub fn start_metrics(
+        addr: SocketAddr,
+        state: AppState,
+        allowed: AllowedHosts,
+    ) -> anyhow::Result<Self> {
+        Self::start_with(
+            addr,
+            crate::http::routes::health::metrics_only(),
+            Served::Metrics,
+            state,
+            allowed,
+        )
+    }
+
+    fn start_with(
+        addr: SocketAddr,
+        routes: axum::Router<AppState>,
+        served: Served,
+        state: AppState,
+        allowed: AllowedHosts,
+    ) -> anyhow::Result<Self> {
         let listener = std::net::TcpListener::bind(addr)
-            .map_err(|e| anyhow::anyhow!("cannot listen for probes on {addr}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("cannot listen for {} on {addr}: {e}", served.what()))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let app = crate::http::security_headers::with_security_headers(
-            crate::http::routes::health::probes()
-                .with_state(state)
-                .layer(axum::middleware::from_fn_with_state(
-                    allowed,
-                    crate::http::hosts::check_host,
-                )),
-        );
+        let app =
+            crate::http::security_headers::with_security_headers(routes.with_state(state).layer(
+                axum::middleware::from_fn_with_state(allowed, crate::http::hosts::check_host),
+            ));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
-            .name("winplace-probes".into())
+            .name(served.thread().into())
             .spawn(move || {
                 runtime.block_on(async move {
                     match tokio::net::TcpListener::from_std(listener) {
@@ -65,11 +94,11 @@ impl ProbeServer {
                             })
                             .await
                         }
-                        Err(e) => tracing::error!("the probe listener failed: {e}"),
+                        Err(e) => tracing::error!("the {} listener failed: {e}", served.what()),
                     }
                 })
             })?;
-        tracing::info!("probes (/healthz, /readyz) on http://{addr}");
+        tracing::info!("{} on http://{addr}", served.paths());
         Ok(ProbeServer {
             addr,
             stop: Some(stop),
@@ -80,6 +109,36 @@ impl ProbeServer {
     /// The address it listens on (the port chosen when it was 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+}
+
+/// What a side listener answers.
+#[derive(Debug, Clone, Copy)]
+enum Served {
+    Probes,
+    Metrics,
+}
+
+impl Served {
+    fn what(self) -> &'static str {
+        match self {
+            Served::Probes => "probes",
+            Served::Metrics => "metrics",
+        }
+    }
+
+    fn paths(self) -> &'static str {
+        match self {
+            Served::Probes => "probes (/healthz, /readyz)",
+            Served::Metrics => "metrics (/metrics)",
+        }
+    }
+
+    fn thread(self) -> &'static str {
+        match self {
+            Served::Probes => "winplace-probes",
+            Served::Metrics => "winplace-metrics",
+        }
     }
 }
 

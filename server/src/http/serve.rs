@@ -12,6 +12,8 @@ pub struct Listen {
     pub addr: SocketAddr,
     /// The probes alone, on their own thread ([`crate::http::probes`]), when given.
     pub probes: Option<SocketAddr>,
+    /// `/metrics` alone, on its own thread ([`crate::http::probes`]), when given.
+    pub metrics: Option<SocketAddr>,
     /// Host names answered besides the defaults ([`crate::http::hosts::AllowedHosts::for_listen`]).
     pub allowed_hosts: Vec<String>,
     /// Connections served at once ([`crate::http::conn::DEFAULT_MAX_CONNECTIONS`]).
@@ -32,6 +34,14 @@ pub async fn serve(listen: Listen, state: AppState) -> anyhow::Result<()> {
             let allowed =
                 crate::http::hosts::AllowedHosts::for_listen(&probes, &listen.allowed_hosts);
             crate::http::probes::ProbeServer::start(probes, state.clone(), allowed)
+        })
+        .transpose()?;
+    let _metrics = listen
+        .metrics
+        .map(|metrics| {
+            let allowed =
+                crate::http::hosts::AllowedHosts::for_listen(&metrics, &listen.allowed_hosts);
+            crate::http::probes::ProbeServer::start_metrics(metrics, state.clone(), allowed)
         })
         .transpose()?;
     let listener = crate::http::conn::bind(addr)

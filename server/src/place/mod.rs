@@ -37,7 +37,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
 pub struct PlaceArgs {
     /// Place the pods the policy gated with `winplace.io/placement` (setting `placementGate`): read their
     /// images from the registries, pin OS, Windows build and toleration, and remove the gate. Needs the
-    /// RBAC of deploy/place/rbac.yaml.
+    /// RBAC of the chart's placement controller (`placement.enabled`, docs/deploy.md).
     #[arg(long, env = "WINPLACE_PLACE")]
     pub place: bool,
     /// A gated pod whose images are not read within this many seconds is released (its gate removed,

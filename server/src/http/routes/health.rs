@@ -1,5 +1,5 @@
-//! Liveness, readiness and metrics. The two probes are also served alone, on the probe listener
-//! ([`crate::http::probes`]).
+//! Liveness, readiness and metrics. The two probes are also served alone, on the probe listener, and
+//! the metrics alone on the metrics listener ([`crate::http::probes`]).
 
 use crate::metrics::Exposition;
 use crate::state::AppState;
@@ -12,6 +12,11 @@ use axum::{Router, routing::get};
 /// `GET /healthz`, `GET /readyz`, `GET /metrics`.
 pub fn router() -> Router<AppState> {
     probes().route("/metrics", get(metrics))
+}
+
+/// `GET /metrics` only: what the metrics listener (`serve --metrics-listen`) answers.
+pub fn metrics_only() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics))
 }
 
 /// `GET /healthz` and `GET /readyz` only: what the probe listener answers.
