@@ -1,7 +1,7 @@
 //! The exported policies and policy.wasm together, in the API server's admission chain
 //! (docs/reference/admission-policies.md §9): MutatingAdmissionPolicies in every order, then policy.wasm
-//! (natively: `winplace_policy_wasm::admission::review`, the function the module runs), then the
-//! ValidatingAdmissionPolicies; and each on its own. The combinations docs/policy.md calls supported, each
+//! (in wasmtime through waPC, as policy-server runs it), then the ValidatingAdmissionPolicies; and each
+//! on its own. The combinations docs/policy.md calls supported, each
 //! held here: the same verdicts on the UPDATEs of every day, and one story with the placement gate.
 //! The chain and the policies' evaluation (kube-cel) are the rules crate's parity harness.
 
@@ -12,15 +12,37 @@ use std::collections::BTreeMap;
 
 use admission::{Compiled, Request, every_order, fired_on, mutating_chain, with_stack};
 use serde_json::{Value, json};
-use winplace_policy_wasm::admission::{AdmissionRequest, Verdict, review};
+use winplace_policy_host::{PolicyHost, built_policy, capability};
+use winplace_policy_wasm::host_answers::HostAnswers;
 use winplace_rules::Settings;
 use winplace_rules::rules::RuleId;
 
-/// policy.wasm's answer to `request` under `settings` (no cluster context, no manifest read).
-fn policy_wasm(
-    request: &Request,
-    settings: &Settings,
-) -> winplace_policy_wasm::admission::Decision {
+/// What policy.wasm answers through waPC, as the chain reads it.
+enum Verdict {
+    Accept,
+    Mutate(Value),
+    Reject(String),
+}
+
+/// policy.wasm in wasmtime, its host answering `get_resource` of a placement controller's Lease renewed a
+/// second ago when `controller` (so that `placementGate` gates), and nothing else.
+fn policy_host(controller: bool) -> PolicyHost {
+    let module = built_policy().unwrap_or_else(|e| panic!("{e}"));
+    let mut answers = HostAnswers::default();
+    if controller {
+        let renewed = k8s_openapi::jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string();
+        answers.insert_object(json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "winplace-placer", "namespace": "winplace", "resourceVersion": "7"},
+            "spec": {"holderIdentity": "placer-0", "leaseDurationSeconds": 15, "leaseTransitions": 0,
+                     "acquireTime": renewed, "renewTime": renewed}}));
+    }
+    PolicyHost::new(&module, Some(capability(answers))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// policy.wasm's answer to `request` under `settings` (its settings as policy-server hands them over).
+fn policy_wasm(host: &PolicyHost, request: &Request, settings: &Value) -> Verdict {
     let mut json = winplace_policy_wasm::request::request(
         request.operation,
         &request.object,
@@ -32,8 +54,16 @@ fn policy_wasm(
     if !request.sub_resource.is_empty() {
         json["subResource"] = request.sub_resource.into();
     }
-    let parsed: AdmissionRequest = serde_json::from_value(json).expect("an AdmissionRequest");
-    review(parsed, settings, None, &BTreeMap::new())
+    let response = host
+        .validate(&json, settings)
+        .unwrap_or_else(|e| panic!("policy.wasm: {e}"));
+    if response["accepted"] != json!(true) {
+        return Verdict::Reject(response["message"].as_str().unwrap_or_default().to_string());
+    }
+    match &response["mutated_object"] {
+        Value::Null => Verdict::Accept,
+        object => Verdict::Mutate(object.clone()),
+    }
 }
 
 /// The rules whose validating policies deny `request` (binding action Deny: error severity).
@@ -49,8 +79,8 @@ fn denied_by_vaps(vaps: &Compiled, settings: &Settings, request: &Request) -> Ve
 }
 
 /// The rules policy.wasm's rejection names (`[rule] path: message`), empty when it does not reject.
-fn denied_by_policy_wasm(decision: &winplace_policy_wasm::admission::Decision) -> Vec<String> {
-    let Verdict::Reject(message) = &decision.verdict else {
+fn denied_by_policy_wasm(verdict: &Verdict) -> Vec<String> {
+    let Verdict::Reject(message) = verdict else {
         return Vec::new();
     };
     let mut rules: Vec<String> = RuleId::ALL
@@ -68,21 +98,18 @@ fn denied_by_policy_wasm(decision: &winplace_policy_wasm::admission::Decision) -
 fn updates_get_the_same_verdicts_from_the_exported_policies_and_policy_wasm() {
     with_stack(|| {
         let settings = Settings::default();
-        let mutate = Settings {
-            mutate: true,
-            ..Settings::default()
-        };
         let vaps = Compiled::new(&settings, false).expect("policies");
         let maps = Compiled::new(&settings, true).expect("fixes");
+        let host = policy_host(false);
         for case in admission::update_cases() {
             let what = case.what;
             let mut vap = denied_by_vaps(&vaps, &settings, &case.request);
             vap.sort();
-            let wasm = denied_by_policy_wasm(&policy_wasm(&case.request, &settings));
+            let wasm = denied_by_policy_wasm(&policy_wasm(&host, &case.request, &json!({})));
             assert_eq!(vap, wasm, "{what}: the policies and policy.wasm");
             // Repaired: the mutating policies' result is policy.wasm's (`mutate`), or both leave it.
             let by_maps = admission::repaired_on(&maps, &case.request).expect("the fixes evaluate");
-            let by_wasm = match policy_wasm(&case.request, &mutate).verdict {
+            let by_wasm = match policy_wasm(&host, &case.request, &json!({"mutate": true})) {
                 Verdict::Mutate(object) => object,
                 _ => case.request.object.clone(),
             };
@@ -118,6 +145,8 @@ fn the_placement_gate_tells_one_story() {
     with_stack(|| {
         let gating =
             Settings::from_text("s.yaml", "mutate: true\nplacementGate: true\n").expect("settings");
+        let gating_json = json!({"mutate": true, "placementGate": true});
+        let host = policy_host(true);
         let vaps = Compiled::new(&gating, false).expect("policies");
         let maps = Compiled::new(&gating, true).expect("fixes");
         let none = BTreeMap::new();
@@ -126,7 +155,7 @@ fn the_placement_gate_tells_one_story() {
             let object = private(kind);
             for order in &orders {
                 let request = Request::create(&object, "shop");
-                let webhook = |r: &Request| match policy_wasm(r, &gating).verdict {
+                let webhook = |r: &Request| match policy_wasm(&host, r, &gating_json) {
                     Verdict::Mutate(o) => Ok(Some(o)),
                     Verdict::Accept => Ok(None),
                     Verdict::Reject(m) => Err(format!("policy.wasm rejects: {m}")),
@@ -156,12 +185,12 @@ fn the_placement_gate_tells_one_story() {
                 );
             }
         }
-        // No controller: policy.wasm does not gate (its host finds no fresh Lease, as with the setting
-        // off); the MAPs still pin no presumed OS, policy.wasm repairs the pod itself, the VAPs pass it.
-        let not_gating = Settings::from_text("s.yaml", "mutate: true\n").expect("settings");
+        // No controller: policy.wasm does not gate (its host finds no Lease); the MAPs still pin no
+        // presumed OS, policy.wasm repairs the pod itself, the VAPs pass it.
+        let no_controller = policy_host(false);
         let object = private("Pod");
         let request = Request::create(&object, "shop");
-        let webhook = |r: &Request| match policy_wasm(r, &not_gating).verdict {
+        let webhook = |r: &Request| match policy_wasm(&no_controller, r, &gating_json) {
             Verdict::Mutate(o) => Ok(Some(o)),
             Verdict::Accept => Ok(None),
             Verdict::Reject(m) => Err(format!("policy.wasm rejects: {m}")),

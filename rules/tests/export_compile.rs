@@ -116,29 +116,28 @@ fn planning_errors(e: &IdedExpr, out: &mut Vec<String>) {
     let is_literal = matches!(e.expr, Expr::Literal(_));
     let mut free = BTreeSet::new();
     free_identifiers(e, &mut free);
-    if free.is_empty() && !is_literal {
-        if let Err(error) = evaluate_constant(e) {
-            let mut shown = format!("{:?}", e.expr);
-            shown.truncate(300);
-            out.push(format!("constant {shown} fails: {error}"));
-            // Its own constant children are reported as well: the innermost is the one to fix.
-        }
+    if free.is_empty()
+        && !is_literal
+        && let Err(error) = evaluate_constant(e)
+    {
+        let mut shown = format!("{:?}", e.expr);
+        shown.truncate(300);
+        out.push(format!("constant {shown} fails: {error}"));
+        // Its own constant children are reported as well: the innermost is the one to fix.
     }
-    if let Expr::Call(c) = &e.expr {
-        if REGEX_FUNCTIONS.contains(&c.func_name.as_str()) && c.target.is_some() {
-            if let Some(IdedExpr {
-                expr: Expr::Literal(LiteralValue::String(pattern)),
-                ..
-            }) = c.args.first()
-            {
-                if let Err(error) = regex::Regex::new(pattern.inner()) {
-                    out.push(format!(
-                        "pattern {:?} does not compile: {error}",
-                        pattern.inner()
-                    ));
-                }
-            }
-        }
+    if let Expr::Call(c) = &e.expr
+        && REGEX_FUNCTIONS.contains(&c.func_name.as_str())
+        && c.target.is_some()
+        && let Some(IdedExpr {
+            expr: Expr::Literal(LiteralValue::String(pattern)),
+            ..
+        }) = c.args.first()
+        && let Err(error) = regex::Regex::new(pattern.inner())
+    {
+        out.push(format!(
+            "pattern {:?} does not compile: {error}",
+            pattern.inner()
+        ));
     }
     for child in children(e) {
         planning_errors(child, out);

@@ -44,7 +44,8 @@ fn playground_examples() -> Vec<(String, String)> {
 
 /// Pods over the images the classification tables know (one per row, with tags that name a build, a
 /// Windows variant, a Linux distribution, nothing, a digest), alone, with a Linux image, pinned to a
-/// build and to an OS: the image rules of the CEL against `classify_image`.
+/// build and to an OS, pinned to a node by name as a DaemonSet's pod: the image rules of the CEL against
+/// `classify_image`.
 fn image_pods() -> String {
     let images = [
         "mcr.microsoft.com/windows/servercore:ltsc2019",
@@ -98,7 +99,19 @@ fn image_pods() -> String {
     let pinned = "  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n";
     let range = "  nodeSelector: {kubernetes.io/os: windows}\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.17763\", \"10.0.26100\"]}]}]}}}\n";
     let linux = "  nodeSelector: {kubernetes.io/os: linux}\n";
+    // A DaemonSet's pod, pinned by its controller to one node by name: a toleration in the wrong case
+    // (even rows) or of every taint (odd rows), no OS selector, no build pin.
+    let daemon = |tolerations: &str| {
+        format!(
+            "  tolerations: [{tolerations}]\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [n1]}}]}}]}}}}}}\n"
+        )
+    };
+    let daemons = [
+        daemon("{key: os, operator: Equal, value: Windows, effect: NoSchedule}"),
+        daemon("{operator: Exists}"),
+    ];
     for (i, image) in images.iter().enumerate() {
+        out.push_str(&pod(&format!("daemon-{i}"), &daemons[i % 2], &[image]));
         out.push_str(&pod(&format!("alone-{i}"), "", &[image]));
         out.push_str(&pod(&format!("with-nginx-{i}"), "", &[image, "nginx:1.27"]));
         out.push_str(&pod(&format!("pinned-{i}"), pinned, &[image]));

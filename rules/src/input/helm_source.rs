@@ -152,7 +152,9 @@ mod tests {
     /// one; `...` ends a document, and line ends count as parse counts them.
     #[test]
     fn only_comments_before_a_document_name_it() {
-        let rows: [(&str, &[(u32, Option<&str>)]); 5] = [
+        // A text, and each of its documents' first line with the template that rendered it.
+        type Row<'a> = (&'a str, &'a [(u32, Option<&'a str>)]);
+        let rows: [Row; 5] = [
             ("kind: Pod\n# Source: late.yaml\n", &[(1, None), (2, None)]),
             (
                 "# Source: c/templates/a.yaml\nkind: Pod\n...\nkind: Node\n",

@@ -123,50 +123,13 @@ fn what_keeps_it_off_windows(cx: &TemplateCx<'_>) -> String {
     }
 }
 
-/// The nodes a pod's required node affinity names, when every term pins it by name (`matchFields`
-/// `metadata.name In [...]`): how the DaemonSet controller pins each pod it creates to its node
-/// (`ReplaceDaemonSetPodNodeNameNodeAffinity`, `rules/src/audit/owner.rs`). `None` when a term does not.
-pub(crate) fn pinned_node_names(cx: &TemplateCx<'_>) -> Option<Vec<String>> {
-    let terms = &cx
-        .template
-        .spec
-        .affinity
-        .as_ref()?
-        .node_affinity
-        .as_ref()?
-        .required_during_scheduling_ignored_during_execution
-        .as_ref()?
-        .node_selector_terms;
-    if terms.is_empty() {
-        return None;
-    }
-    let mut names = Vec::new();
-    for term in terms {
-        let by_name: Vec<_> = term
-            .match_fields
-            .iter()
-            .flatten()
-            .filter(|f| f.key == "metadata.name" && f.operator == "In")
-            .collect();
-        if by_name.is_empty() {
-            return None;
-        }
-        names.extend(
-            by_name
-                .iter()
-                .flat_map(|f| f.values.iter().flatten().cloned()),
-        );
-    }
-    Some(names)
-}
-
 /// `linux-pod-tolerates-windows-taint`: a toleration lets this unpinned Linux pod onto Windows nodes. A
 /// pod pinned to nodes by name (a DaemonSet's pod, placed by its controller on a node it chose) is not
 /// judged without cluster context, which alone says whether such a node is Windows (with it, the
 /// placement reads the named nodes, and a Windows one is `schedulable-on-wrong-os`).
 fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
-    if cx.nodes.is_none() && pinned_node_names(cx).is_some() {
+    if cx.pinned_to_unseen_nodes() {
         return;
     }
     let taints = plan::windows_taints(cx.context, cx.settings);

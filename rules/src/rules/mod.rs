@@ -68,6 +68,53 @@ pub(crate) struct TemplateCx<'a> {
     pub nodes: Option<&'a NodeIndex>,
 }
 
+impl TemplateCx<'_> {
+    /// The nodes the pod's required node affinity names, when every term pins it by name (`matchFields`
+    /// `metadata.name In [...]`): how the DaemonSet controller pins each pod it creates to its node
+    /// (`ReplaceDaemonSetPodNodeNameNodeAffinity`, `rules/src/audit/owner.rs`). `None` when a term does not.
+    pub(crate) fn pinned_node_names(&self) -> Option<Vec<String>> {
+        let terms = &self
+            .template
+            .spec
+            .affinity
+            .as_ref()?
+            .node_affinity
+            .as_ref()?
+            .required_during_scheduling_ignored_during_execution
+            .as_ref()?
+            .node_selector_terms;
+        if terms.is_empty() {
+            return None;
+        }
+        let mut names = Vec::new();
+        for term in terms {
+            let by_name: Vec<_> = term
+                .match_fields
+                .iter()
+                .flatten()
+                .filter(|f| f.key == "metadata.name" && f.operator == "In")
+                .collect();
+            if by_name.is_empty() {
+                return None;
+            }
+            names.extend(
+                by_name
+                    .iter()
+                    .flat_map(|f| f.values.iter().flatten().cloned()),
+            );
+        }
+        Some(names)
+    }
+
+    /// The pod is pinned by name to nodes this evaluation cannot see (no cluster context): a DaemonSet's
+    /// pod, placed by its controller on a node it chose by the template's selectors and tolerations. Only
+    /// the context says whether that node is Windows or Linux, so the rules that judge where a pod may
+    /// land leave it to the template (judged on the DaemonSet) and to the context (`schedulable-on-wrong-os`).
+    pub(crate) fn pinned_to_unseen_nodes(&self) -> bool {
+        self.nodes.is_none() && self.pinned_node_names().is_some()
+    }
+}
+
 /// What an object rule (Node, RuntimeClass) sees.
 pub(crate) struct ObjectCx<'a> {
     /// The object.

@@ -3,6 +3,10 @@
 //!
 //! Every rule here except `deprecated-os-label` looks only at pods whose OS resolved to Windows (a pod whose
 //! signals disagree gets `os-conflict` instead).
+//!
+//! Where the pod may land (OS selector, tolerations, build selector) is not judged on a pod pinned by name
+//! to nodes the evaluation cannot see (`TemplateCx::pinned_to_unseen_nodes`: a DaemonSet's pod): its
+//! DaemonSet's template is judged instead, and with cluster context, the nodes it names.
 
 use k8s_openapi::api::core::v1::Taint;
 use serde_json::{Value, json};
@@ -73,7 +77,7 @@ fn windows_pod_without_os_selector(
     out: &mut Emitter<'_>,
 ) {
     let p = cx.placement;
-    if !plan::windows_needs_os_selector(p) {
+    if !plan::windows_needs_os_selector(p) || cx.pinned_to_unseen_nodes() {
         return;
     }
     let ops = plan::selector_ops(p, cx.template.raw, plan, OS_LABEL);
@@ -193,7 +197,7 @@ fn missing_tolerations(cx: &TemplateCx<'_>) -> (Vec<Taint>, &'static str) {
 /// `windows-pod-without-toleration`: the pod's tolerations (RuntimeClass merged) miss a Windows taint.
 fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
-    if p.runtime_class.is_unchecked() {
+    if p.runtime_class.is_unchecked() || cx.pinned_to_unseen_nodes() {
         return;
     }
     let (missing, source) = missing_tolerations(cx);
@@ -238,6 +242,9 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 /// `toleration-case-mismatch`: a toleration equals a Windows taint except for letter case; the message
 /// names every part that differs (key, operator, value, effect) and the fix respells them all.
 fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
+    if cx.pinned_to_unseen_nodes() {
+        return;
+    }
     let p = cx.placement;
     let taints = plan::windows_taints(cx.context, cx.settings);
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
@@ -336,7 +343,7 @@ fn windows_pod_without_build_selector(
     out: &mut Emitter<'_>,
 ) {
     let p = cx.placement;
-    if !plan::needs_build_selector(p) {
+    if !plan::needs_build_selector(p) || cx.pinned_to_unseen_nodes() {
         return;
     }
     // No build of the cluster runs the images: pinning one would leave the pod Pending, and
@@ -783,6 +790,44 @@ mod tests {
             .map(|(i, image)| format!("{{name: c{i}, image: \"{image}\"}}"))
             .collect();
         format!("  containers: [{}]\n", list.join(", "))
+    }
+
+    /// A DaemonSet's Windows pod, pinned by its controller to one node by `matchFields metadata.name`,
+    /// with no OS selector, a toleration spelt in the wrong case and no build pin: where it may land is
+    /// the node's to say, so without cluster context none of the placement rules judges it (its
+    /// DaemonSet's template is judged instead); with the cluster, a Linux node it names is
+    /// `schedulable-on-wrong-os`.
+    #[test]
+    fn a_pod_pinned_to_a_node_by_name_is_placed_by_the_cluster() {
+        let pinned = |node: &str| {
+            pod(&format!(
+                "  tolerations: [{{key: os, operator: Equal, value: Windows, effect: NoSchedule}}]\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchFields: [{{key: metadata.name, operator: In, values: [{node}]}}]\n{}",
+                containers(&[WIN])
+            ))
+        };
+        let placement = &RULES[..4];
+        let unseen = findings(&pinned("w0"), None, &Settings::default(), placement);
+        assert!(unseen.is_empty(), "{unseen:?}");
+        let cluster = context(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: l1, labels: {kubernetes.io/os: linux}}\nstatus: {nodeInfo: {operatingSystem: linux}}\n",
+        );
+        let on_linux = findings(
+            &pinned("l1"),
+            Some(&cluster),
+            &Settings::default(),
+            &["schedulable-on-wrong-os"],
+        );
+        assert_eq!(on_linux.len(), 1, "{on_linux:?}");
+        // Not pinned by name: judged as every pod.
+        let unpinned = pod(&format!(
+            "  tolerations: [{{key: os, operator: Equal, value: Windows, effect: NoSchedule}}]\n{}",
+            containers(&[WIN])
+        ));
+        let rules: Vec<String> = findings(&unpinned, None, &Settings::default(), placement)
+            .into_iter()
+            .map(|f| f.rule.to_string())
+            .collect();
+        assert_eq!(rules.len(), 4, "{rules:?}");
     }
 
     fn win_nodes(builds: &[&str], taint: &str) -> ClusterContext {

@@ -977,13 +977,12 @@ pub fn mutating_chain(
                 previously.insert(i);
             }
             last_policy_output = Some(object.clone());
-            if !reinvocation {
-                if let Some(mutated) = webhook(&request.with_object(&object))? {
-                    if mutated != object {
-                        object = mutated;
-                        should_reinvoke = true;
-                    }
-                }
+            if !reinvocation
+                && let Some(mutated) = webhook(&request.with_object(&object))?
+                && mutated != object
+            {
+                object = mutated;
+                should_reinvoke = true;
             }
         }
         Ok(object)

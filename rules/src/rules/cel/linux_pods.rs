@@ -1,5 +1,6 @@
 //! The CEL of the Linux-pod family (`rules/src/rules/linux_pods.rs`).
 
+use super::PINNED_BY_NAME;
 use super::{CelSettings, FixCel, RuleCel, json_patch, pointer_key, str_map, tolerates};
 use crate::catalog::RuleId;
 
@@ -50,10 +51,6 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         },
     ]
 }
-
-/// Every term of the required node affinity pins the pod to nodes by name (`pinned_node_names` of
-/// linux_pods.rs).
-const PINNED_BY_NAME: &str = "(variables.terms.size() > 0 && variables.terms.all(t, has(t.matchFields) && t.matchFields.exists(f, f.key == 'metadata.name' && f.operator == 'In')))";
 
 /// `plan::linux_needs_os_selector`.
 const LINUX_NEEDS_OS_SELECTOR: &str =

@@ -162,6 +162,18 @@ pub fn has_pod_spec() -> String {
 }
 
 /// The OS label keys a selector may pin the OS with (GA first).
+/// Every term of the required node affinity pins the pod to nodes by name: `TemplateCx::pinned_node_names`
+/// (a DaemonSet's pod). A macro so that constant expressions can be built with it (`concat!`).
+macro_rules! pinned_by_name {
+    () => {
+        "(variables.terms.size() > 0 && variables.terms.all(t, has(t.matchFields) && t.matchFields.exists(f, f.key == 'metadata.name' && f.operator == 'In')))"
+    };
+}
+pub(super) use pinned_by_name;
+
+/// [`pinned_by_name!`] as a value.
+pub(super) const PINNED_BY_NAME: &str = pinned_by_name!();
+
 const OS_KEYS: [&str; 2] = [crate::placement::OS_LABEL, crate::placement::BETA_OS_LABEL];
 
 /// A node selector requirement `r` that parses (`parse_label_requirement`): known operator, qualified

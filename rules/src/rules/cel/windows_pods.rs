@@ -6,6 +6,7 @@ use super::{
     CelSettings, FixCel, RuleCel, has_path, json_patch, str_map, tolerates,
     tolerates_after_respelling,
 };
+use super::{PINNED_BY_NAME, pinned_by_name};
 use crate::catalog::RuleId;
 use crate::placement::{BETA_ARCH_LABEL, BETA_OS_LABEL};
 
@@ -63,7 +64,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         RuleCel {
             rule: RuleId::WindowsPodWithoutToleration,
             fires: format!(
-                "{windows} && !variables.runtimeClassUnchecked && {}",
+                "{windows} && !variables.runtimeClassUnchecked && !{PINNED_BY_NAME} && {}",
                 or_false(untolerated)
             ),
             message: untolerated_message(cx),
@@ -72,7 +73,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         RuleCel {
             rule: RuleId::TolerationCaseMismatch,
             fires: format!(
-                "{windows} && variables.tolerations.exists(t, {})",
+                "{windows} && !{PINNED_BY_NAME} && variables.tolerations.exists(t, {})",
                 or_false(almost)
             ),
             message: None,
@@ -169,14 +170,19 @@ fn deprecated_message() -> String {
 }
 
 /// `plan::windows_needs_os_selector`.
-const WINDOWS_NEEDS_OS_SELECTOR: &str =
-    "variables.os == 'windows' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
+const WINDOWS_NEEDS_OS_SELECTOR: &str = concat!(
+    "variables.os == 'windows' && variables.osPin == 'none' && !variables.runtimeClassUnchecked && !",
+    pinned_by_name!()
+);
 
 /// `plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
 /// only then).
 // `[-2]` is a multi-OS image's class (`image::MULTI_OS`): a pod whose every image is one needs no pin.
 const _: () = assert!(super::image::MULTI_OS == -2);
-const NEEDS_BUILD_SELECTOR: &str = "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0) && !(variables.classes.size() > 0 && variables.classes.all(c, c == [-2]))";
+const NEEDS_BUILD_SELECTOR: &str = concat!(
+    "variables.affinityBounded && variables.os == 'windows' && !variables.hostProcess && !variables.buildPinned && !variables.runtimeClassUnchecked && (variables.imageBuilds.size() == 0 || variables.imageHosts.size() > 0) && !(variables.classes.size() > 0 && variables.classes.all(c, c == [-2])) && !",
+    pinned_by_name!()
+);
 
 // The most node selector terms the build-range fix adds its requirement to (a JSON patch names each
 // term by index, and CEL has no index loop) is the build rules' guard: a pod with more terms is not

@@ -216,7 +216,9 @@ mod tests {
 
     #[test]
     fn each_output_belongs_to_the_format_before_it() {
-        let rows: [(&[&str], Vec<(Format, Option<&str>)>); 5] = [
+        // The flags given, and the reports they ask for (format, output file).
+        type Row<'a> = (&'a [&'a str], Vec<(Format, Option<&'a str>)>);
+        let rows: [Row; 5] = [
             (&[], vec![(Format::Text, None)]),
             (&["--format", "json"], vec![(Format::Json, None)]),
             (
