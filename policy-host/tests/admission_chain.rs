@@ -24,18 +24,23 @@ enum Verdict {
     Reject(String),
 }
 
-/// policy.wasm in wasmtime, its host answering `get_resource` of a placement controller's Lease renewed a
-/// second ago when `controller` (so that `placementGate` gates), and nothing else.
+/// policy.wasm in wasmtime, its host answering `get_resource` of a placement controller's Lease renewed
+/// now when `controller` (so that `placementGate` gates), and nothing else. The Lease lasts an hour, not
+/// the controller's 15 s: the chain in every order outlasts 15 s in a debug build.
 fn policy_host(controller: bool) -> PolicyHost {
     let module = built_policy().unwrap_or_else(|e| panic!("{e}"));
     let mut answers = HostAnswers::default();
     if controller {
-        let renewed = k8s_openapi::jiff::Timestamp::now()
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("a clock after 1970");
+        let renewed = k8s_openapi::jiff::Timestamp::new(now.as_secs() as i64, 0)
+            .expect("a timestamp")
             .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
             .to_string();
         answers.insert_object(json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
             "metadata": {"name": "winplace-placer", "namespace": "winplace", "resourceVersion": "7"},
-            "spec": {"holderIdentity": "placer-0", "leaseDurationSeconds": 15, "leaseTransitions": 0,
+            "spec": {"holderIdentity": "placer-0", "leaseDurationSeconds": 3600, "leaseTransitions": 0,
                      "acquireTime": renewed, "renewTime": renewed}}));
     }
     PolicyHost::new(&module, Some(capability(answers))).unwrap_or_else(|e| panic!("{e}"))
@@ -139,7 +144,7 @@ fn private(kind: &str) -> Value {
 /// With `placementGate` in every piece's settings: the chain (MAPs in every order, policy.wasm, VAPs)
 /// admits the private-image pod gated and labelled, with no OS pinned (the MAPs pin no presumed OS, the
 /// VAPs skip it), and the Deployment unpinned (its pods will be gated when created); without a controller
-/// (policy.wasm not gating), the pod is judged and repaired in full, as without the setting.
+/// (policy.wasm not gating), the pod is judged in full, as without the setting.
 #[test]
 fn the_placement_gate_tells_one_story() {
     with_stack(|| {
@@ -185,24 +190,47 @@ fn the_placement_gate_tells_one_story() {
                 );
             }
         }
-        // No controller: policy.wasm does not gate (its host finds no Lease); the MAPs still pin no
-        // presumed OS, policy.wasm repairs the pod itself, the VAPs pass it.
+        // No controller: policy.wasm does not gate (its host finds no Lease) and judges the pod in full.
+        // The OS it would pin is only presumed, so neither policy.wasm nor the MAPs pin it: the pod is
+        // refused with the question of which OS it needs. With `presumeLinux` in every piece's settings,
+        // the presumption is taken: the pod is pinned to Linux and the VAPs pass it.
         let no_controller = policy_host(false);
         let object = private("Pod");
         let request = Request::create(&object, "shop");
-        let webhook = |r: &Request| match policy_wasm(&no_controller, r, &gating_json) {
-            Verdict::Mutate(o) => Ok(Some(o)),
-            Verdict::Accept => Ok(None),
-            Verdict::Reject(m) => Err(format!("policy.wasm rejects: {m}")),
+        let chain = |maps: &Compiled, settings: &Value| {
+            let webhook = |r: &Request| match policy_wasm(&no_controller, r, settings) {
+                Verdict::Mutate(o) => Ok(Some(o)),
+                Verdict::Accept => Ok(None),
+                Verdict::Reject(m) => Err(format!("policy.wasm rejects: {m}")),
+            };
+            mutating_chain(maps, &orders[0], &none, &webhook, &request)
         };
-        let admitted =
-            mutating_chain(&maps, &orders[0], &none, &webhook, &request).expect("admitted");
+        let refused = chain(&maps, &gating_json).expect_err("refused without a controller");
+        assert!(
+            refused.contains("[linux-pod-tolerates-windows-taint]")
+                && refused.contains("Which OS does it need?"),
+            "{refused}"
+        );
+        let presuming = Settings::from_text(
+            "s.yaml",
+            "mutate: true\nplacementGate: true\npresumeLinux: true\n",
+        )
+        .expect("settings");
+        let presuming_maps = Compiled::new(&presuming, true).expect("fixes");
+        let presuming_vaps = Compiled::new(&presuming, false).expect("policies");
+        let admitted = chain(
+            &presuming_maps,
+            &json!({"mutate": true, "placementGate": true, "presumeLinux": true}),
+        )
+        .expect("admitted");
         assert_eq!(
             admitted["spec"]["nodeSelector"],
             json!({"kubernetes.io/os": "linux"}),
             "{admitted}"
         );
         assert!(admitted["spec"].get("schedulingGates").is_none());
-        assert!(denied_by_vaps(&vaps, &gating, &request.with_object(&admitted)).is_empty());
+        assert!(
+            denied_by_vaps(&presuming_vaps, &presuming, &request.with_object(&admitted)).is_empty()
+        );
     });
 }
