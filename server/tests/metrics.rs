@@ -9,7 +9,7 @@ use crate::common::router;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use winplace::place::report::{PlaceReport, reason};
+use winplace::place::report::{PlaceReport, ReleaseReason};
 use winplace::registry::ImageResolver;
 use winplace::source::{SourceEvent, WatchFailure};
 use winplace::state::{AppState, Applier, Timing};
@@ -532,8 +532,18 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     place.set_leading(true);
     place.placed("shop/a".into(), vec![], vec![], "placed".into());
     place.placed("shop/b".into(), vec![], vec![], "placed".into());
-    place.released("shop/c".into(), vec![], reason::DEADLINE, "late".into());
-    place.released("shop/d".into(), vec![], "unauthorized", "denied".into());
+    place.released(
+        "shop/c".into(),
+        vec![],
+        ReleaseReason::Deadline,
+        "late".into(),
+    );
+    place.released(
+        "shop/d".into(),
+        vec![],
+        ReleaseReason::Registry("unauthorized"),
+        "denied".into(),
+    );
     place.deleted();
     place.resolve_retried(3);
     place.conflicted();
@@ -555,11 +565,11 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     assert_eq!(sample(&after, "winplace_watch_restarts_total", &[]), 1.0);
     assert_eq!(sample(&after, "winplace_place_placed_total", &[]), 2.0);
     for (reason, n) in [
-        (reason::DEADLINE, 1.0),
+        (ReleaseReason::Deadline.label(), 1.0),
         ("unauthorized", 1.0),
-        (reason::REFUSED, 0.0),
-        (reason::NO_PLATFORM, 0.0),
-        (reason::NOTHING_TO_PIN, 0.0),
+        (ReleaseReason::Refused.label(), 0.0),
+        (ReleaseReason::NoPlatform.label(), 0.0),
+        (ReleaseReason::NothingToPin.label(), 0.0),
     ] {
         assert_eq!(
             sample(
