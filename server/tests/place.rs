@@ -124,8 +124,11 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     add_fault_pods(&api, &faulty, &img2022, &own_secret);
     let fault_host = faulty.server.host();
     let insecure = [host.as_str(), realm.as_str(), fault_host.as_str()];
+    // A 3 s look-up limit: `slow` (8 s) and the hanging registry are never answered in time, and a look-up
+    // started before the 5 s deadline runs to its limit, not to the deadline.
     let placer = Launch::new(work.path(), &url, "placer")
         .insecure(&insecure)
+        .args(&["--registry-timeout", "3"])
         .start();
     // The pod deleted while its image resolves: deleted once the controller asked for the image (whose
     // answer waits for the deletion).
@@ -308,7 +311,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
 
 /// A registry for the faults Debian's never gives, anonymous over plain HTTP (`fake_http`): by
 /// repository, `flaky` answers 500 twice then a Windows Server 2022 index; `down` answers 500 always;
-/// `slow` answers after 8 s (beyond the 5 s deadline); `linux-only` an index of Linux entries only;
+/// `slow` answers after 8 s (beyond the 5 s deadline and the test's 3 s look-up limit); `linux-only` an index of Linux entries only;
 /// `gone` answers the 2022 index once the test has deleted the pod that names it.
 struct FaultRegistry {
     server: FakeServer,
