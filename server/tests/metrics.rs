@@ -375,6 +375,24 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         &[],
     ),
     (
+        "winplace_place_answers_lost_total",
+        "counter",
+        "Patches whose answer was lost on the way, found landed when the pod was read again.",
+        &[],
+    ),
+    (
+        "winplace_place_list_failures_total",
+        "counter",
+        "Failed lists and watches of the controller's caches (nodes, serviceaccounts, pull secrets, unscheduled pods), by resource.",
+        &["resource"],
+    ),
+    (
+        "winplace_place_can_place",
+        "gauge",
+        "1 while this replica can place pods (its caches are listed and the controller runs); only then does it ask for the Lease.",
+        &[],
+    ),
+    (
         "winplace_place_resolution_seconds",
         "histogram",
         "Time to read one gated pod's images from their registries.",
@@ -550,6 +568,9 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     place.api_retried();
     place.api_retried();
     place.unrunnable();
+    place.answer_lost();
+    place.list_failed("secrets");
+    place.list_failed("secrets");
     place.observe_resolution(std::time::Duration::from_millis(40));
     let after = scrape(&state).await;
     assert_eq!(
@@ -588,6 +609,20 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     );
     assert_eq!(sample(&after, "winplace_place_conflicts_total", &[]), 1.0);
     assert_eq!(sample(&after, "winplace_place_api_retries_total", &[]), 2.0);
+    assert_eq!(
+        sample(&after, "winplace_place_answers_lost_total", &[]),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            &after,
+            "winplace_place_list_failures_total",
+            &[("resource", "secrets")]
+        ),
+        2.0
+    );
+    // Still starting (nothing told it the caches are listed): it cannot place.
+    assert_eq!(sample(&after, "winplace_place_can_place", &[]), 0.0);
     assert_eq!(sample(&after, "winplace_place_unrunnable_total", &[]), 1.0);
     assert_eq!(sample(&after, "winplace_place_leading", &[]), 1.0);
     assert_eq!(
