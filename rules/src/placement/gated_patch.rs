@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::gate::{PLACEMENT_GATE, gate_index, pod_placement};
+use super::gate::{PLACEMENT_GATE, PLACEMENT_LABEL, gate_index, pod_placement};
 use super::plan::{self, BuildPinPlan};
 use super::{BUILD_LABEL, OS_LABEL, OsPin, PodOs, build_range, unrunnable};
 use crate::model::ClusterContext;
@@ -48,13 +48,8 @@ pub struct GatedPatch {
     pub warning: Option<String>,
 }
 
-/// The label the policy puts on a pod it gates (`kubectl get pods -l winplace.io/placement` lists the
-/// pods waiting for the controller); the controller removes it with the gate.
-// One name with the gate's; the policy's own constant may live beside `PLACEMENT_GATE`.
-pub const GATED_LABEL: &str = "winplace.io/placement";
-
 /// The ops that remove only winplace's gate (guarded by `test`s on the uid and the gate's index), and
-/// the [`GATED_LABEL`] when the pod carries it (a pod gated by an older policy does not: nothing to
+/// the [`PLACEMENT_LABEL`] when the pod carries it (a pod gated by an older policy does not: nothing to
 /// remove, and a `remove` of a missing member would fail the patch); `None` when the pod does not carry
 /// the gate.
 ///
@@ -76,12 +71,12 @@ pub fn release_ops(pod: &Value) -> Option<Vec<Value>> {
     if pod
         .pointer("/metadata/labels")
         .and_then(Value::as_object)
-        .is_some_and(|labels| labels.contains_key(GATED_LABEL))
+        .is_some_and(|labels| labels.contains_key(PLACEMENT_LABEL))
     {
         // RFC 6901: `/` in a member name is written `~1`.
         let path = format!(
             "/metadata/labels/{}",
-            GATED_LABEL.replace('~', "~0").replace('/', "~1")
+            PLACEMENT_LABEL.replace('~', "~0").replace('/', "~1")
         );
         ops.push(json!({"op": "remove", "path": path}));
     }
@@ -448,7 +443,7 @@ mod tests {
     #[test]
     fn the_gated_label_goes_with_the_gate_and_its_absence_is_no_error() {
         let mut labelled = gated(json!({}));
-        labelled["metadata"]["labels"] = json!({"app": "shop", GATED_LABEL: "gated"});
+        labelled["metadata"]["labels"] = json!({"app": "shop", PLACEMENT_LABEL: "gated"});
         let patch =
             placement_patch(&labelled, &Settings::default(), None, &windows(&[20348])).unwrap();
         let out = check(&labelled, &patch);
@@ -472,7 +467,7 @@ mod tests {
     fn a_patch_is_known_landed_only_by_exactly_what_it_makes() {
         let mut pod = gated(json!({}));
         pod["metadata"]["resourceVersion"] = json!("7");
-        pod["metadata"]["labels"] = json!({GATED_LABEL: "gated"});
+        pod["metadata"]["labels"] = json!({PLACEMENT_LABEL: "gated"});
         let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
         // What the API server stores: the patch applied, a new resourceVersion.
         let mut stored = apply(&pod, &patch.ops);
