@@ -1,7 +1,7 @@
-//! `winplace serve --place` (issue 30, "Done when"): the built binary against the fake API server (real
+//! `winplace serve --place` (docs/placement.md): the built binary against the fake API server (real
 //! HTTP: list, watch, get, JSON patches refused with 422 as kube-apiserver refuses them on a gated pod)
 //! and Debian's `docker-registry` with token auth, images pushed by `skopeo`. One registry, one fake
-//! API server and one test: the cases share the setup. The faults of issue 30 item 4 (a pod deleted while
+//! API server and one test: the cases share the setup. The faults (a pod deleted while
 //! its images resolve, a Linux-only index on a Windows-bound pod, a registry that answers slowly or with
 //! 500s, a patch refused with 422) run in the same controller, beside the others, with a small fake
 //! registry (`fake_http`) for the answers Debian's registry never gives.
@@ -396,7 +396,7 @@ fn add_fault_pods(api: &FakeApi, faulty: &FaultRegistry, img2022: &str, own_secr
     api.lock().refuse_pins.push("shop/fault-refused".into());
 }
 
-/// Issue 30 item 4: each fault is logged once, counted, its gate released (or the pod placed after a
+/// Each fault is logged once, counted, its gate released (or the pod placed after a
 /// retry), never a crash loop.
 async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegistry) {
     let log = || std::fs::read_to_string(dir.join("placer.log")).unwrap_or_default();

@@ -1,4 +1,4 @@
-//! `winplace serve --place` under the faults of issue 37 (items 1, 2, 3 and 5): the built binary against
+//! `winplace serve --place` under faults (docs/placement.md, "When things fail"): the built binary against
 //! the fake API server (real HTTP; a failed JSON-patch `test` answers 422; a second client, the test,
 //! edits pods while the controller reads the registry; a throttle answers 429) and Debian's
 //! `docker-registry` with token auth (images pushed by `skopeo`), as `place.rs` runs it.
