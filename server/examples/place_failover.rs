@@ -86,7 +86,7 @@ async fn main() {
     let url = api.serve().await;
     let replica = |id: &str| {
         let mut launch = Launch::new(work.path(), &url, id)
-            .insecure(&[host.clone()])
+            .insecure(std::slice::from_ref(&host))
             .deadline(&deadline)
             .lease(&lease)
             .args(&["--place-lease-namespace", "bench"]);

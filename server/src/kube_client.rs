@@ -161,7 +161,8 @@ mod tests {
         let plain: http::Uri = "http://api.prod.example:8080".parse().unwrap();
         let proxy = "http://proxy.corp:3128/";
         // (the server, the environment, the proxy)
-        let rows: [(&http::Uri, &[(&str, &str)], Option<&str>); 10] = [
+        type Row<'a> = (&'a http::Uri, &'a [(&'a str, &'a str)], Option<&'a str>);
+        let rows: [Row; 10] = [
             (&https, &[], None),
             (
                 &https,

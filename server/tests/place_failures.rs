@@ -228,7 +228,7 @@ async fn the_deadline_bounds_the_registry_and_a_lost_answer_is_placed_once() {
     // The pin patch of `lost` lands, and its answer is lost on the way.
     api.lock().drop_answers.push("shop/lost".into());
     let controller = Launch::new(dir, &url, "placer")
-        .insecure(&[host.clone()])
+        .insecure(std::slice::from_ref(&host))
         .deadline("10")
         .args(&["--registry-timeout", "2"])
         .start();

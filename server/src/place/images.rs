@@ -194,11 +194,12 @@ mod tests {
             ))
         };
         // (answers, the reason, what the note says)
-        let rows: Vec<(
+        type Row = (
             Vec<Result<ManifestFacts, ResolveError>>,
             ReleaseReason,
-            &str,
-        )> = vec![
+            &'static str,
+        );
+        let rows: Vec<Row> = vec![
             (
                 vec![Err(ResolveError::Timeout(s(10))), down()],
                 ReleaseReason::Deadline,
