@@ -81,7 +81,10 @@ async fn a_controller_that_cannot_list_holds_no_lease_and_the_policy_does_not_ga
     })
     .await;
     let (_, body) = readyz(&controller).expect("readyz");
-    assert!(body.contains("apply deploy/place/rbac.yaml"), "{body}");
+    assert!(
+        body.contains("upgrade the placement ClusterRole (the Helm chart's placement.enabled)"),
+        "{body}"
+    );
     let log = std::fs::read_to_string(dir.join("placer.log")).unwrap_or_default();
     assert!(
         log.lines().any(|l| l.contains("WARN")

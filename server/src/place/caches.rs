@@ -2,8 +2,8 @@
 //! Secrets of each type the kubelet reads) and whether they let it place ([`CacheHealth`]).
 //!
 //! A list that fails is said loudly, once per failure: a Warning log line with the resource, the verb
-//! and the API server's status (`cannot list secrets: 403 Forbidden — …; apply
-//! deploy/place/rbac.yaml`), a count on `/metrics` (`winplace_place_list_failures_total{resource}`),
+//! and the API server's status (`cannot list secrets: 403 Forbidden — …; upgrade the
+//! placement ClusterRole (the Helm chart's placement.enabled)`), a count on `/metrics` (`winplace_place_list_failures_total{resource}`),
 //! and, while it lasts, the reason `/readyz` gives. The controller can place only once every cache has
 //! listed and while none has been failing for longer than the bound (the lease duration): a replica that
 //! cannot place does not hold the Lease, so that the policy stops gating (docs/placement.md, "When the
@@ -288,7 +288,9 @@ impl CacheHealth {
 /// A description of a failed list, with what to do for a refusal of RBAC.
 fn advice(description: String) -> String {
     if description.contains(" 403 ") {
-        format!("{description}; apply deploy/place/rbac.yaml")
+        format!(
+            "{description}; upgrade the placement ClusterRole (the Helm chart's placement.enabled)"
+        )
     } else {
         description
     }
@@ -381,7 +383,12 @@ mod tests {
             panic!("placing without service accounts")
         };
         assert!(why.contains("403 Forbidden"), "{why}");
-        assert!(why.ends_with("; apply deploy/place/rbac.yaml"), "{why}");
+        assert!(
+            why.ends_with(
+                "; upgrade the placement ClusterRole (the Helm chart's placement.enabled)"
+            ),
+            "{why}"
+        );
         assert!(
             report
                 .exposition()
