@@ -535,9 +535,9 @@ fn with_lease(lease: Option<Value>) -> PolicyHost {
     host(Some(answers))
 }
 
-/// Issue 30 and 37 (item 6) through wasmtime: with `placementGate` and a placement controller holding its
+/// Through wasmtime: with `placementGate` and a placement controller holding its
 /// Lease fresh, a Pod CREATE whose image leaves its OS and build open is accepted with the scheduling
-/// gate added and no pin (and no registry call); one whose image names its build is repaired as before,
+/// gate and its label added and no pin (and no registry call); one whose image names its build is repaired as before,
 /// without the gate.
 #[test]
 fn the_placement_gate_is_added_to_unplaced_pod_creates() {
@@ -606,7 +606,7 @@ fn the_placement_gate_is_added_to_unplaced_pod_creates() {
     );
 }
 
-/// Issue 37 item 6 through wasmtime: no live controller, no gate. With the Lease expired, released
+/// Through wasmtime: no live controller, no gate. With the Lease expired, released
 /// (no holder, as client-go gives it up), missing, in another namespace than the settings name, or not
 /// granted at all, the pod is answered exactly as without `placementGate` (its checks and fixes still
 /// apply); with the settings naming where the fresh Lease is, it is gated again.

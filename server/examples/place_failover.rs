@@ -1,87 +1,37 @@
-//! Issue 37's number: placement under faults. Two `winplace serve --place` replicas against the tests'
-//! fake API server (`tests/common/fake_api.rs`, real HTTP) and Debian's `docker-registry` on 127.0.0.1
-//! (IMAGES Windows Server 2022 images pushed by `skopeo`); PODS gated pods are created at once while
-//! replica `a` leads, and `a` is killed (`kill`: SIGKILL, the Lease expires) or stopped (`term`:
-//! SIGTERM, the Lease is given up) when half of them are ungated. Prints the time from the pods'
-//! creation until none carries the gate, when `a` was stopped and when `b` took the Lease, and fails
-//! unless every pod was patched exactly once and none was released without pins.
+//! Placement under faults: two `winplace serve --place` replicas against the tests' fake API server
+//! (`tests/common/fake_api.rs`, real HTTP), set up by the placement test kit (`tests/common/place.rs`).
+//! PODS gated pods naming IMAGES distinct images are created at once while replica `a` leads, and `a` is
+//! killed (`kill`: SIGKILL, the Lease expires) or stopped (`term`: SIGTERM, the Lease is given up) when
+//! half of them are ungated. The images are Windows Server 2022 images in Debian's `docker-registry`
+//! (pushed by `skopeo`); with DOWN_SECONDS > 0 they are served by a fake registry that answers 500 for
+//! the first DOWN_SECONDS after the pods' creation (with a DEADLINE_SECONDS deadline: a registry down
+//! for part of it must cost no pod its placement). Prints the time from the pods' creation until none
+//! carries the gate, when `a` was stopped and when `b` took the Lease, and fails unless every pod was
+//! patched exactly once and none was released without pins.
 //!
-//! `bash server/bench/place_failover.sh [PODS] [IMAGES] [kill|term] [LEASE_SECONDS]`
+//! `bash server/bench/place_failover.sh [PODS] [IMAGES] [kill|term] [LEASE_SECONDS] [DEADLINE_SECONDS] [DOWN_SECONDS]`
 //! (= `cargo build --release -p winplace --bin winplace --example place_failover &&
 //! target/release/examples/place_failover …`; `WINPLACE_BIN` names another binary). A wall-clock figure
 //! for docs/benchmarks.md (with the machine's load), not an assertion.
 
 #[path = "../tests/common/fake_api.rs"]
 mod fake_api;
+#[path = "../tests/common/fake_http.rs"]
+mod fake_http;
 #[path = "../tests/common/oci_registry.rs"]
 mod oci_registry;
+#[path = "../tests/common/place.rs"]
+mod place;
 
-use fake_api::{FakeApi, node};
-use oci_registry::{Layout, Registry};
-use serde_json::{Value, json};
-use std::process::{Child, Command, Stdio};
+use fake_http::FakeServer;
+use place::{
+    Launch, Log, cluster, gated, gated_pod_in, holder, index_reply, public_images, server_error,
+    writes,
+};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
-const GATE: &str = "winplace.io/placement";
-
-fn gated(api: &FakeApi) -> usize {
-    api.all("Pod")
-        .iter()
-        .filter(|p| {
-            p["spec"]["schedulingGates"]
-                .as_array()
-                .is_some_and(|g| g.iter().any(|g| g["name"] == GATE))
-        })
-        .count()
-}
-
-fn holder(api: &FakeApi) -> Option<String> {
-    api.get("Lease", "bench/winplace-placer")
-        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
-}
-
-/// One replica with identity and kubeconfig token `id`.
-fn replica(
-    bin: &str,
-    dir: &std::path::Path,
-    url: &str,
-    id: &str,
-    lease: &str,
-    registry: &str,
-) -> Child {
-    let kubeconfig = dir.join(format!("kubeconfig-{id}"));
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {url}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\nusers:\n- name: fake\n  user:\n    token: {id}\n"
-        ),
-    )
-    .expect("kubeconfig");
-    let listen = format!("127.0.0.1:{}", oci_registry::free_port());
-    Command::new(bin)
-        .args(["serve", "--place", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .args([
-            "--insecure-registry",
-            registry,
-            "--place-deadline",
-            "120",
-            "--place-lease-namespace",
-            "bench",
-            "--place-lease-duration",
-            lease,
-            "--place-identity",
-            id,
-            "--listen",
-            &listen,
-        ])
-        .env("DOCKER_CONFIG", dir)
-        .env("RUST_LOG", "winplace=warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{bin}: {e} (cargo build --release -p winplace first)"))
-}
+const LEASE: &str = "bench/winplace-placer";
 
 async fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -91,6 +41,21 @@ async fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// A registry that answers 500 until `down_until`, then a Windows Server 2022 index for every tag.
+fn flaky_registry(down_until: std::sync::Arc<std::sync::Mutex<Option<Instant>>>) -> FakeServer {
+    FakeServer::start(move |_| {
+        let down = down_until
+            .lock()
+            .map(|d| d.is_none_or(|until| Instant::now() < until))
+            .unwrap_or(true);
+        if down {
+            server_error()
+        } else {
+            index_reply(&["windows"])
+        }
+    })
+}
+
 #[tokio::main]
 async fn main() {
     let mut args = std::env::args().skip(1);
@@ -98,60 +63,64 @@ async fn main() {
     let images: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
     let mode = args.next().unwrap_or_else(|| "kill".into());
     let lease = args.next().unwrap_or_else(|| "15".into());
+    let deadline = args.next().unwrap_or_else(|| "120".into());
+    let down: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(0);
     assert!(mode == "kill" || mode == "term", "mode: kill or term");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = std::env::var("WINPLACE_BIN").unwrap_or_else(|_| {
-        let target = std::env::var("CARGO_TARGET_DIR")
-            .unwrap_or_else(|_| root.join("target").display().to_string());
-        format!("{target}/release/winplace")
-    });
     let work = tempfile::tempdir().expect("tempdir");
 
-    let registry = Registry::start(None);
-    let mut layout = Layout::new(&work.path().join("layout"));
-    for i in 0..images {
-        let image = layout.image("windows", Some(&format!("10.0.20348.{}", 1000 + i)));
-        layout.tag(&format!("v{i}"), &image);
-    }
-    for i in 0..images {
-        registry.push(&layout.dir, &format!("v{i}"), "bench/app", None);
-    }
-
-    let api = FakeApi::default();
-    api.lock().version = true;
-    api.apply("Node", node("linux-1", "linux"));
-    let mut win = node("win22-1", "windows");
-    win["metadata"]["labels"]["node.kubernetes.io/windows-build"] = json!("10.0.20348");
-    api.apply("Node", win);
+    // The images: Debian's registry, or (DOWN_SECONDS > 0) the fake one that is down at first.
+    let down_until = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let (_registry, _flaky, host, references) = if down > 0 {
+        let flaky = flaky_registry(down_until.clone());
+        let host = flaky.host();
+        let references = (0..images)
+            .map(|i| format!("{host}/bench/app:v{i}"))
+            .collect();
+        (None, Some(flaky), host, references)
+    } else {
+        let (registry, references) = public_images(work.path(), images);
+        let host = registry.host();
+        (Some(registry), None, host, references)
+    };
+    let api = cluster();
     let url = api.serve().await;
-    let host = registry.host();
+    let replica = |id: &str| {
+        let mut launch = Launch::new(work.path(), &url, id)
+            .insecure(std::slice::from_ref(&host))
+            .deadline(&deadline)
+            .lease(&lease)
+            .args(&["--place-lease-namespace", "bench"]);
+        launch.rust_log = "winplace=warn".into();
+        launch.log = Log::Inherit;
+        launch.start()
+    };
 
     // a leads; b has read the Lease held by a.
-    let mut a = replica(&bin, work.path(), &url, "a", &lease, &host);
+    let mut a = replica("a");
     wait_for("a leads", Duration::from_secs(60), || {
-        holder(&api).as_deref() == Some("a")
+        holder(&api, LEASE).as_deref() == Some("a")
     })
     .await;
-    let mut b = replica(&bin, work.path(), &url, "b", &lease, &host);
+    let b = replica("b");
     let gets = api.requests("Lease", "get");
     wait_for("b reads the Lease", Duration::from_secs(60), || {
         api.requests("Lease", "get") > gets
     })
     .await;
 
-    let created_at = k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
     let created = Instant::now();
+    if let Ok(mut until) = down_until.lock() {
+        *until = Some(created + Duration::from_secs(down));
+    }
     api.apply_all(
         "Pod",
-        (0..pods).map(|i| -> Value {
-            json!({"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": format!("p-{i}"), "namespace": "bench", "uid": format!("uid-{i}"),
-                             "creationTimestamp": created_at},
-                "spec": {"schedulingGates": [{"name": GATE}],
-                         "containers": [{"name": "app", "image": format!("{host}/bench/app:v{}", i % images)}]},
-                "status": {"phase": "Pending"}})
+        (0..pods).map(|i| {
+            gated_pod_in(
+                "bench",
+                &format!("p-{i}"),
+                &references[i % images],
+                json!({}),
+            )
         }),
     );
     wait_for("half the pods", Duration::from_secs(300), || {
@@ -161,19 +130,16 @@ async fn main() {
     let stopped = created.elapsed();
     let placed_by_a = pods - gated(&api);
     if mode == "kill" {
-        let _ = a.kill();
+        a.kill();
     } else {
-        let _ = Command::new("kill")
-            .args(["-TERM", &a.id().to_string()])
-            .status();
+        a.terminate();
     }
     wait_for("every pod", Duration::from_secs(300), || gated(&api) == 0).await;
     let took = created.elapsed();
-    let _ = a.wait();
-    let _ = b.kill();
-    let _ = b.wait();
+    let _ = a.exited_within(Duration::from_secs(30));
+    drop(b);
 
-    let writes = api.lock().writes.clone();
+    let writes = writes(&api);
     let b_leads = writes
         .iter()
         .find(|w| w.token == "b" && w.what.contains(" Lease ") && (200..300).contains(&w.status))
@@ -196,8 +162,13 @@ async fn main() {
         "every pod placed with its pins, none released blind"
     );
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let registry = if down > 0 {
+        format!("a registry down for the first {down} s, ")
+    } else {
+        String::new()
+    };
     println!(
-        "{pods} gated pods, {images} images, lease {lease} s, leader {}ed at {:.2} s ({placed_by_a} placed by it); \
+        "{pods} gated pods, {images} images, {registry}deadline {deadline} s, lease {lease} s, leader {}ed at {:.2} s ({placed_by_a} placed by it); \
          b took the Lease at {:.2} s; all placed {:.2} s after creation, each patched once; load average {}",
         mode,
         stopped.as_secs_f64(),

@@ -7,13 +7,16 @@
 //!
 //! * [`bounded_read`]: every input read with a byte cap (files, standard input, FIFOs, devices);
 //! * [`clock`]: today's date, the one the retirement calendar is read at;
+//! * [`kube_client`]: how every command reaches the Kubernetes API (User-Agent, kubectl's proxy);
 //! * [`logging`]: text or JSON logs on standard error (`--log-format`);
 //! * [`inputs`]: what the commands read (settings and `--platform`, cluster files, manifests, seconds);
 //! * [`metrics`]: `/metrics` in the Prometheus text format;
 //! * [`registry`]: the registry client (images' manifests: credentials, limits, caches);
 //! * [`source`]: where the cluster comes from (embedded demo, snapshot file, live cluster through
 //!   kube-rs), streamed object by object;
-//! * [`place`]: the placement controller (`serve --place`): reconcile, pull secrets, the Lease;
+//! * [`lease`]: leader election over a Lease, held only while the work it guards can act;
+//! * [`place`]: the placement controller (`serve --place`): caches, reconcile, deadlines, retries, pull
+//!   secrets;
 //! * [`state`]: what every handler reads ([`state::AppState`]): the published audit and its answers,
 //!   freshness and readiness, the change broadcast; and the audit thread that applies the source's
 //!   changes ([`state::applier`]);
@@ -33,6 +36,8 @@ pub mod commands;
 pub mod http;
 pub mod image_resolution;
 pub mod inputs;
+pub mod kube_client;
+pub mod lease;
 pub mod logging;
 pub mod metrics;
 pub mod place;

@@ -961,7 +961,7 @@ async fn placements_are_empty_without_place_and_newest_first_with_it() {
     report.released(
         "shop/web-1".into(),
         vec!["registry.example/web:2".into()],
-        winplace::place::report::reason::DEADLINE,
+        winplace::place::report::ReleaseReason::Deadline,
         "not read in time".into(),
     );
     s.set_place_report(report);

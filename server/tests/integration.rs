@@ -22,6 +22,7 @@ mod common {
     pub mod fake_http;
     pub mod http;
     pub mod oci_registry;
+    pub mod place;
     pub mod report;
     pub mod router;
     pub mod run;
@@ -42,6 +43,7 @@ mod memory;
 mod metrics;
 mod parity;
 mod place;
+mod place_failures;
 mod place_faults;
 mod place_leader;
 mod policy_report;

@@ -9,7 +9,7 @@ use crate::common::router;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use winplace::place::report::{PlaceReport, reason};
+use winplace::place::report::{PlaceReport, ReleaseReason};
 use winplace::registry::ImageResolver;
 use winplace::source::{SourceEvent, WatchFailure};
 use winplace::state::{AppState, Applier, Timing};
@@ -375,6 +375,24 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         &[],
     ),
     (
+        "winplace_place_answers_lost_total",
+        "counter",
+        "Patches whose answer was lost on the way, found landed when the pod was read again.",
+        &[],
+    ),
+    (
+        "winplace_place_list_failures_total",
+        "counter",
+        "Failed lists and watches of the controller's caches (nodes, serviceaccounts, pull secrets, unscheduled pods), by resource.",
+        &["resource"],
+    ),
+    (
+        "winplace_place_can_place",
+        "gauge",
+        "1 while this replica can place pods (its caches are listed and the controller runs); only then does it ask for the Lease.",
+        &[],
+    ),
+    (
         "winplace_place_resolution_seconds",
         "histogram",
         "Time to read one gated pod's images from their registries.",
@@ -532,14 +550,27 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     place.set_leading(true);
     place.placed("shop/a".into(), vec![], vec![], "placed".into());
     place.placed("shop/b".into(), vec![], vec![], "placed".into());
-    place.released("shop/c".into(), vec![], reason::DEADLINE, "late".into());
-    place.released("shop/d".into(), vec![], "unauthorized", "denied".into());
+    place.released(
+        "shop/c".into(),
+        vec![],
+        ReleaseReason::Deadline,
+        "late".into(),
+    );
+    place.released(
+        "shop/d".into(),
+        vec![],
+        ReleaseReason::Registry("unauthorized"),
+        "denied".into(),
+    );
     place.deleted();
     place.resolve_retried(3);
     place.conflicted();
     place.api_retried();
     place.api_retried();
     place.unrunnable();
+    place.answer_lost();
+    place.list_failed("secrets");
+    place.list_failed("secrets");
     place.observe_resolution(std::time::Duration::from_millis(40));
     let after = scrape(&state).await;
     assert_eq!(
@@ -555,11 +586,11 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     assert_eq!(sample(&after, "winplace_watch_restarts_total", &[]), 1.0);
     assert_eq!(sample(&after, "winplace_place_placed_total", &[]), 2.0);
     for (reason, n) in [
-        (reason::DEADLINE, 1.0),
+        (ReleaseReason::Deadline.label(), 1.0),
         ("unauthorized", 1.0),
-        (reason::REFUSED, 0.0),
-        (reason::NO_PLATFORM, 0.0),
-        (reason::NOTHING_TO_PIN, 0.0),
+        (ReleaseReason::Refused.label(), 0.0),
+        (ReleaseReason::NoPlatform.label(), 0.0),
+        (ReleaseReason::NothingToPin.label(), 0.0),
     ] {
         assert_eq!(
             sample(
@@ -578,6 +609,20 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     );
     assert_eq!(sample(&after, "winplace_place_conflicts_total", &[]), 1.0);
     assert_eq!(sample(&after, "winplace_place_api_retries_total", &[]), 2.0);
+    assert_eq!(
+        sample(&after, "winplace_place_answers_lost_total", &[]),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            &after,
+            "winplace_place_list_failures_total",
+            &[("resource", "secrets")]
+        ),
+        2.0
+    );
+    // Still starting (nothing told it the caches are listed): it cannot place.
+    assert_eq!(sample(&after, "winplace_place_can_place", &[]), 0.0);
     assert_eq!(sample(&after, "winplace_place_unrunnable_total", &[]), 1.0);
     assert_eq!(sample(&after, "winplace_place_leading", &[]), 1.0);
     assert_eq!(

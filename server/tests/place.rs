@@ -1,233 +1,24 @@
-//! `winplace serve --place` (issue 30, "Done when"): the built binary against the fake API server (real
+//! `winplace serve --place` (docs/placement.md): the built binary against the fake API server (real
 //! HTTP: list, watch, get, JSON patches refused with 422 as kube-apiserver refuses them on a gated pod)
 //! and Debian's `docker-registry` with token auth, images pushed by `skopeo`. One registry, one fake
-//! API server and one test: the cases share the setup. The faults of issue 30 item 4 (a pod deleted while
+//! API server and one test: the cases share the setup. The faults (a pod deleted while
 //! its images resolve, a Linux-only index on a Windows-bound pod, a registry that answers slowly or with
 //! 500s, a patch refused with 422) run in the same controller, beside the others, with a small fake
 //! registry (`fake_http`) for the answers Debian's registry never gives.
 
-use crate::common::fake_api;
+use crate::common::fake_api::FakeApi;
 use crate::common::fake_http::{FakeServer, Reply};
-use crate::common::oci_registry;
+use crate::common::oci_registry::{
+    self, Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, hanging_listener, token_server,
+};
+use crate::common::place::{
+    GATE, LEASE, Launch, apply_pull_secret, build_values, cluster, events_for, gated_pod, gates,
+    holder, index_reply, now_minus, patches_of, pod, server_error, ungated, until, windows_node,
+};
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use fake_api::FakeApi;
-use oci_registry::{Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, hanging_listener, token_server};
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
-
-pub(crate) const GATE: &str = "winplace.io/placement";
-pub(crate) const BUILD: &str = "node.kubernetes.io/windows-build";
-
-pub(crate) fn now_minus(seconds: i64) -> String {
-    let t =
-        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(seconds);
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-pub(crate) fn gated_pod(name: &str, image: &str, extra: Value) -> Value {
-    let mut pod = json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-                     "creationTimestamp": now_minus(0)},
-        "spec": {"schedulingGates": [{"name": GATE}],
-                 "containers": [{"name": "app", "image": image}]},
-        "status": {"phase": "Pending"}
-    });
-    for (k, v) in extra.as_object().into_iter().flatten() {
-        pod["spec"][k] = v.clone();
-    }
-    pod
-}
-
-pub(crate) fn windows_node(name: &str, kernel: &str, build: &str) -> Value {
-    let mut node = fake_api::node(name, "windows");
-    node["status"]["nodeInfo"]["kernelVersion"] = json!(kernel);
-    node["metadata"]["labels"][BUILD] = json!(build);
-    node
-}
-
-/// Runs `winplace serve --place` against `api`; killed on drop.
-pub(crate) struct Placer {
-    child: Child,
-    /// Where it serves `/metrics` and the API.
-    pub(crate) listen: String,
-}
-
-impl Placer {
-    /// `winplace serve --place` reaching the registries in `insecure` over plain HTTP, with one identity
-    /// across a restart, as a restarted container keeps its pod's name: it renews its own Lease at once
-    /// instead of waiting for it to expire.
-    pub(crate) fn start(dir: &std::path::Path, api: &str, insecure: &[&str]) -> Placer {
-        let mut extra: Vec<&str> = insecure
-            .iter()
-            .flat_map(|r| ["--insecure-registry", *r])
-            .collect();
-        extra.extend(["--place-identity", "placer"]);
-        Placer::start_with(dir, api, &extra, "placer.log")
-    }
-
-    /// The body of a `GET` of `path` from this controller's server (`/metrics`, `/api/placements`).
-    pub(crate) async fn get(&self, http: &reqwest::Client, path: &str) -> Vec<u8> {
-        http.get(format!("http://{}{path}", self.listen))
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
-            .bytes()
-            .await
-            .expect("body")
-            .to_vec()
-    }
-
-    /// `winplace serve --place` with `extra` flags (`--place-deadline 5` unless they name one), logging
-    /// to `log` in `dir` (appended: the log of a restarted controller follows the first one's).
-    pub(crate) fn start_with(
-        dir: &std::path::Path,
-        api: &str,
-        extra: &[&str],
-        log: &str,
-    ) -> Placer {
-        let kubeconfig = dir.join("kubeconfig");
-        std::fs::write(
-            &kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {api}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\nusers:\n- name: fake\n  user:\n    token: fake\n"
-            ),
-        )
-        .expect("write kubeconfig");
-        // The cluster supports the Windows builds of its nodes (2019 is not among the defaults).
-        let settings = dir.join("settings.yaml");
-        std::fs::write(
-            &settings,
-            "supportedBuilds: [10.0.17763, 10.0.20348, 10.0.26100]\n",
-        )
-        .expect("write settings");
-        let listen = format!("127.0.0.1:{}", oci_registry::free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_winplace"))
-            .args(["serve", "--place", "--kubeconfig"])
-            .arg(&kubeconfig)
-            .arg("--settings")
-            .arg(&settings)
-            .args(extra)
-            .args(if extra.contains(&"--place-deadline") {
-                &[][..]
-            } else {
-                &["--place-deadline", "5"][..]
-            })
-            .args(["--listen", &listen])
-            // No Docker config of the machine: the pull secrets are the only credentials.
-            .env("DOCKER_CONFIG", dir)
-            .env("HOME", dir)
-            .env_remove("KUBECONFIG")
-            .env("RUST_LOG", "winplace=info")
-            .stdout(Stdio::null())
-            // Appended: the log of a restarted controller follows the first one's.
-            .stderr(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(dir.join(log))
-                    .expect("log file"),
-            )
-            .spawn()
-            .expect("winplace serve --place starts");
-        Placer { child, listen }
-    }
-}
-
-impl Drop for Placer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Polls `done` until it holds (the controller works while the test waits); fails after 30 s with
-/// the controllers' logs (`*.log` in `dir`).
-pub(crate) async fn until(dir: &std::path::Path, what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out: {what}; winplace's logs:\n{}",
-            logs(dir)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// The pull secret `shop/pull` for `host` with `creds` (`user:password`), and the default service
-/// account of `shop` naming it.
-pub(crate) fn apply_pull_secret(api: &FakeApi, host: &str, creds: &str) {
-    let auth = base64::engine::general_purpose::STANDARD.encode(creds);
-    let config = json!({"auths": {host: {"auth": auth}}}).to_string();
-    api.apply(
-        "Secret",
-        json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "pull", "namespace": "shop"}, "type": "kubernetes.io/dockerconfigjson",
-        "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(config)}}),
-    );
-    api.apply("ServiceAccount", json!({"apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": "default", "namespace": "shop"}, "imagePullSecrets": [{"name": "pull"}]}));
-}
-
-pub(crate) fn logs(dir: &std::path::Path) -> String {
-    let mut out = String::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "log") {
-            out.push_str(&format!("== {}\n", path.display()));
-            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
-        }
-    }
-    out
-}
-
-pub(crate) fn pod(api: &FakeApi, name: &str) -> Value {
-    api.get("Pod", &format!("shop/{name}")).expect(name)
-}
-
-pub(crate) fn gates(api: &FakeApi, name: &str) -> Value {
-    pod(api, name)["spec"]
-        .get("schedulingGates")
-        .cloned()
-        .unwrap_or(json!([]))
-}
-
-pub(crate) fn ungated(api: &FakeApi, name: &str) -> bool {
-    !gates(api, name)
-        .as_array()
-        .is_some_and(|g| g.iter().any(|g| g["name"] == GATE))
-}
-
-pub(crate) fn build_values(pod: &Value) -> Value {
-    pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        ["nodeSelectorTerms"][0]["matchExpressions"]
-        .as_array()
-        .and_then(|e| e.iter().find(|e| e["key"] == BUILD))
-        .map(|e| e["values"].clone())
-        .unwrap_or(Value::Null)
-}
-
-pub(crate) fn events_for(api: &FakeApi, name: &str) -> Vec<Value> {
-    api.all("EventsEvent")
-        .into_iter()
-        .filter(|e| e["regarding"]["name"] == name)
-        .collect()
-}
-
-pub(crate) fn patches_of(api: &FakeApi, name: &str, status: u16) -> usize {
-    let key = format!("shop/{name}");
-    api.lock()
-        .patches
-        .iter()
-        .filter(|(k, _, s)| *k == key && *s == status)
-        .count()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline() {
@@ -256,7 +47,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     let hanging = format!("127.0.0.1:{}/private/win:2022", hanging_listener());
 
     // The cluster: Linux, Windows Server 2022 and 2019 nodes (tainted os=windows:NoSchedule).
-    let api = linux_and_2022_nodes();
+    let api = cluster();
     api.apply(
         "Node",
         windows_node("win19-1", "10.0.17763.6414", "10.0.17763"),
@@ -333,7 +124,12 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     add_fault_pods(&api, &faulty, &img2022, &own_secret);
     let fault_host = faulty.server.host();
     let insecure = [host.as_str(), realm.as_str(), fault_host.as_str()];
-    let placer = Placer::start(work.path(), &url, &insecure);
+    // A 3 s look-up limit: `slow` (8 s) and the hanging registry are never answered in time, and a look-up
+    // started before the 5 s deadline runs to its limit, not to the deadline.
+    let placer = Launch::new(work.path(), &url, "placer")
+        .insecure(&insecure)
+        .args(&["--registry-timeout", "3"])
+        .start();
     // The pod deleted while its image resolves: deleted once the controller asked for the image (whose
     // answer waits for the deletion).
     until(
@@ -412,7 +208,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     // What /metrics and /api/placements say of it, the faults included: one successful registry
     // look-up per distinct reference read (2022's is shared by two pods, the Linux-only index by two),
     // this replica leads.
-    let text = String::from_utf8(placer.get(&http, "/metrics").await).expect("utf-8");
+    let text = placer.get_ok("/metrics");
     for line in [
         // win2022, win2019, two-gates; fault-flaky after two 500s; fault-linux-unpinned on Linux.
         "winplace_place_placed_total 5",
@@ -438,8 +234,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
         .and_then(|n| n.parse().ok())
         .expect("resolution histogram");
     assert!(resolved >= 4, "{text}");
-    let placements: Value =
-        serde_json::from_slice(&placer.get(&http, "/api/placements").await).expect("json");
+    let placements: Value = serde_json::from_str(&placer.get_ok("/api/placements")).expect("json");
     let rows = placements["placements"].as_array().expect("rows");
     // One row per pod placed or released (the deleted pod has none).
     assert_eq!(rows.len(), 10, "{placements}");
@@ -468,7 +263,9 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
     // what was placed is not patched again.
     drop(placer);
     api.apply("Pod", gated_pod("after-restart", &img2022, own_secret));
-    let _placer = Placer::start(work.path(), &url, &insecure);
+    let _placer = Launch::new(work.path(), &url, "placer")
+        .insecure(&insecure)
+        .start();
     until(
         work.path(),
         "the pod gated during the restart is placed",
@@ -514,7 +311,7 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
 
 /// A registry for the faults Debian's never gives, anonymous over plain HTTP (`fake_http`): by
 /// repository, `flaky` answers 500 twice then a Windows Server 2022 index; `down` answers 500 always;
-/// `slow` answers after 8 s (beyond the 5 s deadline); `linux-only` an index of Linux entries only;
+/// `slow` answers after 8 s (beyond the 5 s deadline and the test's 3 s look-up limit); `linux-only` an index of Linux entries only;
 /// `gone` answers the 2022 index once the test has deleted the pod that names it.
 struct FaultRegistry {
     server: FakeServer,
@@ -577,44 +374,6 @@ impl FaultRegistry {
     }
 }
 
-pub(crate) fn server_error() -> Reply {
-    Reply::Full {
-        status: "500 Internal Server Error",
-        headers: vec!["Content-Type: application/json".into()],
-        body: br#"{"errors":[{"code":"UNKNOWN","message":"storage backend down"}]}"#.to_vec(),
-    }
-}
-
-/// An OCI index with one amd64 entry per `os` (Windows entries are Windows Server 2022).
-pub(crate) fn index_reply(oses: &[&str]) -> Reply {
-    let manifests: Vec<Value> = oses
-        .iter()
-        .enumerate()
-        .map(|(i, os)| {
-            let architecture = if i == 0 { "amd64" } else { "arm64" };
-            let mut platform = json!({"os": os, "architecture": architecture});
-            if *os == "windows" {
-                platform["os.version"] = json!("10.0.20348.2762");
-            }
-            json!({"mediaType": oci_registry::MANIFEST, "size": 500,
-                   "digest": format!("sha256:{:064x}", i + 1), "platform": platform})
-        })
-        .collect();
-    let body = serde_json::to_vec(
-        &json!({"schemaVersion": 2, "mediaType": oci_registry::INDEX,
-        "manifests": manifests}),
-    )
-    .expect("json");
-    Reply::Full {
-        status: "200 OK",
-        headers: vec![
-            format!("Content-Type: {}", oci_registry::INDEX),
-            format!("Docker-Content-Digest: sha256:{:x}", Sha256::digest(&body)),
-        ],
-        body,
-    }
-}
-
 /// The fault cases' pods, all gated, created now (what each expects: [`FaultRegistry`], `check_faults`).
 fn add_fault_pods(api: &FakeApi, faulty: &FaultRegistry, img2022: &str, own_secret: &Value) {
     let windows = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
@@ -637,7 +396,7 @@ fn add_fault_pods(api: &FakeApi, faulty: &FaultRegistry, img2022: &str, own_secr
     api.lock().refuse_pins.push("shop/fault-refused".into());
 }
 
-/// Issue 30 item 4: each fault is logged once, counted, its gate released (or the pod placed after a
+/// Each fault is logged once, counted, its gate released (or the pod placed after a
 /// retry), never a crash loop.
 async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegistry) {
     let log = || std::fs::read_to_string(dir.join("placer.log")).unwrap_or_default();
@@ -741,48 +500,23 @@ async fn check_faults(dir: &std::path::Path, api: &FakeApi, faulty: &FaultRegist
     assert!(events_for(api, "fault-gone").is_empty());
 }
 
-/// An API server with a Linux node and a Windows Server 2022 node (tainted os=windows:NoSchedule).
-pub(crate) fn linux_and_2022_nodes() -> FakeApi {
-    let api = FakeApi::default();
-    api.lock().version = true;
-    api.apply("Node", fake_api::node("linux-1", "linux"));
-    api.apply(
-        "Node",
-        windows_node("win22-1", "10.0.20348.2762", "10.0.20348"),
-    );
-    api
-}
-
-/// The Lease holder's identity, if any.
-fn holder(api: &FakeApi) -> Option<String> {
-    api.get("Lease", "default/winplace-placer")
-        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
-}
-
 /// Two replicas against one API server: only the Lease's holder patches; when it dies, the other
 /// takes over once the (2 s) Lease has expired, and no pod is patched twice. The images' names say
 /// their OS and build, so no registry is needed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_place_each_pod_once_and_the_other_takes_over() {
     let work = tempfile::tempdir().expect("tempdir");
-    let api = linux_and_2022_nodes();
+    let api = cluster();
     let image = "mcr.microsoft.com/windows/servercore:ltsc2022";
     for name in ["first-1", "first-2", "first-3"] {
         api.apply("Pod", gated_pod(name, image, json!({})));
     }
     let url = api.serve().await;
-    let replica = |id: &str| {
-        Placer::start_with(
-            work.path(),
-            &url,
-            &["--place-identity", id, "--place-lease-duration", "2"],
-            &format!("placer-{id}.log"),
-        )
-    };
+    let replica = |id: &str| Launch::new(work.path(), &url, id).lease("2").start();
     // `a` takes the Lease first (it creates it), then `b` starts and finds it held.
     let a = replica("a");
     until(work.path(), "a holds the Lease", || {
-        holder(&api).as_deref() == Some("a")
+        holder(&api, LEASE).as_deref() == Some("a")
     })
     .await;
     let _b = replica("b");
@@ -813,7 +547,7 @@ async fn two_replicas_place_each_pod_once_and_the_other_takes_over() {
     })
     .await;
     assert_eq!(
-        holder(&api).as_deref(),
+        holder(&api, LEASE).as_deref(),
         Some("b"),
         "{:?}",
         api.lock().lease_writes

@@ -1,4 +1,4 @@
-//! `winplace serve --place` under the faults of issue 37 (items 1, 2, 3 and 5): the built binary against
+//! `winplace serve --place` under faults (docs/placement.md, "When things fail"): the built binary against
 //! the fake API server (real HTTP; a failed JSON-patch `test` answers 422; a second client, the test,
 //! edits pods while the controller reads the registry; a throttle answers 429) and Debian's
 //! `docker-registry` with token auth (images pushed by `skopeo`), as `place.rs` runs it.
@@ -11,71 +11,20 @@
 //!   both edits survive and the pod is placed;
 //! * 1,000 gated pods with 429s on Secrets and pods: all placed, no anonymous pull.
 
-use crate::common::fake_api;
+use crate::common::fake_api::FakeApi;
 use crate::common::fake_http::FakeServer;
-use crate::common::oci_registry;
-use crate::place::{
-    GATE, Placer, apply_pull_secret, build_values, events_for, gated_pod, index_reply,
-    linux_and_2022_nodes, now_minus, patches_of, pod, ungated, until,
+use crate::common::place::{
+    GATE, Launch, build_values, cluster, events_for, gated_pod, index_reply, logs, metric_in,
+    now_minus, patches_of, pod, private_registry, released_in, ungated, until,
 };
 
 use std::time::{Duration, Instant};
 
-use fake_api::FakeApi;
-use oci_registry::{Layout, Registry, TOKEN_PASSWORD, TOKEN_USER, counted_token_server};
 use serde_json::{Value, json};
-
-/// Debian's registry with token auth, holding a Windows Server 2022 image under `tags` and a 2019 index
-/// under `2019`, in `private/win`; the namespace `shop` has the pull secret `pull` and a default service
-/// account naming it. Returns the registry, the insecure hosts, and the count of token requests that
-/// came without the credentials (anonymous pulls).
-fn private_registry(
-    dir: &std::path::Path,
-    api: &FakeApi,
-    tags: &[&str],
-) -> (
-    Registry,
-    Vec<String>,
-    std::sync::Arc<std::sync::atomic::AtomicU64>,
-) {
-    let (token_port, anonymous) = counted_token_server();
-    let registry = Registry::start(Some(format!(
-        "auth:\n  token:\n    realm: http://127.0.0.1:{token_port}/token\n    service: {}\n    issuer: {}\n    rootcertbundle: {}\n",
-        oci_registry::TOKEN_SERVICE,
-        oci_registry::TOKEN_ISSUER,
-        oci_registry::data("token-cert.pem").display()
-    )));
-    let mut layout = Layout::new(&dir.join("layout"));
-    let ws2022 = layout.image("windows", Some("10.0.20348.2762"));
-    for tag in tags {
-        layout.tag(tag, &ws2022);
-    }
-    let ws2019 = layout.image("windows", Some("10.0.17763.6414"));
-    let index = layout.index(vec![ws2019]);
-    layout.tag("2019", &index);
-    let creds = format!("{TOKEN_USER}:{TOKEN_PASSWORD}");
-    for tag in tags.iter().chain(&["2019"]) {
-        registry.push(&layout.dir, tag, "private/win", Some(&creds));
-    }
-    let host = registry.host();
-    apply_pull_secret(api, &host, &creds);
-    let insecure = vec![host, format!("127.0.0.1:{token_port}")];
-    (registry, insecure, anonymous)
-}
 
 /// A line of `/metrics`' text, parsed.
 fn metric(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
-}
-
-/// The sum of the `winplace_place_released_total` series.
-fn released(text: &str) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with("winplace_place_released_total{"))
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum()
+    metric_in(text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
 
 /// A registry whose answers for `race-gate` and `race-tol` wait until the test's edit of the pod of the
@@ -124,7 +73,7 @@ async fn edit(http: &reqwest::Client, url: &str, name: &str, ops: Value) {
 async fn pods_gated_before_the_controller_are_placed_unrunnable_ones_pinned_and_races_retried() {
     let work = tempfile::tempdir().expect("tempdir");
     // Linux and Windows Server 2022 nodes: no 2019 node.
-    let api = linux_and_2022_nodes();
+    let api = cluster();
     let (_registry, insecure, anonymous) = private_registry(work.path(), &api, &["2022"]);
     let img2022 = format!("{}/private/win:2022", insecure[0]);
     let img2019 = format!("{}/private/win:2019", insecure[0]);
@@ -161,7 +110,9 @@ async fn pods_gated_before_the_controller_are_placed_unrunnable_ones_pinned_and_
     let mut hosts: Vec<&str> = insecure.iter().map(String::as_str).collect();
     let held_host = held.host();
     hosts.push(&held_host);
-    let placer = Placer::start(work.path(), &url, &hosts);
+    let placer = Launch::new(work.path(), &url, "placer")
+        .insecure(&hosts)
+        .start();
 
     // While winplace waits for the held registry: the other controller removes its own gate (index 0,
     // guarded as winplace guards its own), and someone adds a toleration (the list did not exist).
@@ -289,8 +240,8 @@ async fn pods_gated_before_the_controller_are_placed_unrunnable_ones_pinned_and_
         all.iter().all(|n| !events_for(&api, n).is_empty())
     })
     .await;
-    let text = String::from_utf8(placer.get(&http, "/metrics").await).expect("utf-8");
-    assert_eq!(released(&text), 0.0, "{text}");
+    let text = placer.get_ok("/metrics");
+    assert_eq!(released_in(&text), 0.0, "{text}");
     assert_eq!(metric(&text, "winplace_place_placed_total"), 7.0, "{text}");
     assert_eq!(
         metric(&text, "winplace_place_unrunnable_total"),
@@ -312,7 +263,7 @@ async fn pods_gated_before_the_controller_are_placed_unrunnable_ones_pinned_and_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_gated_pods_through_429s_are_all_placed_with_their_pull_secrets() {
     let work = tempfile::tempdir().expect("tempdir");
-    let api = linux_and_2022_nodes();
+    let api = cluster();
     let tags: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
     let tag_refs: Vec<&str> = tags.iter().map(String::as_str).collect();
     let (_registry, insecure, anonymous) = private_registry(work.path(), &api, &tag_refs);
@@ -335,13 +286,10 @@ async fn a_thousand_gated_pods_through_429s_are_all_placed_with_their_pull_secre
     api.throttle("ServiceAccount", 3);
     api.throttle("Pod", 3);
     let url = api.serve().await;
-    let hosts: Vec<&str> = insecure.iter().map(String::as_str).collect();
-    let mut extra: Vec<&str> = hosts
-        .iter()
-        .flat_map(|h| ["--insecure-registry", *h])
-        .collect();
-    extra.extend(["--place-identity", "burst", "--place-deadline", "60"]);
-    let placer = Placer::start_with(work.path(), &url, &extra, "placer.log");
+    let placer = Launch::new(work.path(), &url, "burst")
+        .insecure(&insecure)
+        .deadline("60")
+        .start();
     api.apply_all("Pod", burst(500..1000));
     let started = Instant::now();
     let names: Vec<String> = (0..1000).map(|i| format!("burst-{i}")).collect();
@@ -350,7 +298,7 @@ async fn a_thousand_gated_pods_through_429s_are_all_placed_with_their_pull_secre
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "{left} pods still gated; winplace's log:\n{}",
-            crate::place::logs(work.path())
+            logs(work.path())
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -364,10 +312,8 @@ async fn a_thousand_gated_pods_through_429s_are_all_placed_with_their_pull_secre
     }
     // The throttle did refuse requests on both kinds.
     assert!(api.throttled("Pod") > 0 && api.throttled("Secret") > 0);
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::new();
-    let text = String::from_utf8(placer.get(&http, "/metrics").await).expect("utf-8");
-    assert_eq!(released(&text), 0.0, "{text}");
+    let text = placer.get_ok("/metrics");
+    assert_eq!(released_in(&text), 0.0, "{text}");
     assert_eq!(
         metric(&text, "winplace_place_placed_total"),
         1000.0,

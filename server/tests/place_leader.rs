@@ -8,163 +8,38 @@
 //!   expires, and every pod is placed (none released blind), each patched once;
 //! * a renewal that hangs: the replica stops writing at its renew deadline, before the other can lead.
 
-use crate::common::fake_api::{self, FakeApi, Write};
+use crate::common::fake_api::FakeApi;
 use crate::common::fake_http::{FakeServer, Reply};
 use crate::common::oci_registry;
-use crate::place::{GATE, logs, pod, ungated};
+use crate::common::place::{
+    Controller, LEASE, Launch, NAMED, cluster, first_lease_write, gated_pod, holder, logs,
+    patches_by, placed, pod, ungated, until_within as until, writes,
+};
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-const LEASE: &str = "default/winplace-placer";
-/// An image whose name tells its OS and build: placed without a registry.
-const NAMED: &str = "mcr.microsoft.com/windows/servercore:ltsc2022";
-
-/// One replica: `winplace serve --place` with identity and token `id`; killed on drop.
-struct Replica {
-    child: Child,
-    id: String,
-}
-
-impl Replica {
-    fn start(dir: &std::path::Path, api: &str, id: &str, lease_secs: u32, extra: &[&str]) -> Self {
-        let kubeconfig = dir.join(format!("kubeconfig-{id}"));
-        std::fs::write(
-            &kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {api}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\nusers:\n- name: fake\n  user:\n    token: {id}\n"
-            ),
-        )
-        .expect("kubeconfig");
-        let listen = format!("127.0.0.1:{}", oci_registry::free_port());
-        let lease = lease_secs.to_string();
-        let child = Command::new(env!("CARGO_BIN_EXE_winplace"))
-            .args(["serve", "--place", "--kubeconfig"])
-            .arg(&kubeconfig)
-            .args(["--place-identity", id, "--place-lease-duration", &lease])
-            .args(["--place-deadline", "30", "--listen", &listen])
-            .args(extra)
-            .env("DOCKER_CONFIG", dir)
-            .env("HOME", dir)
-            .env_remove("KUBECONFIG")
-            .env("RUST_LOG", "winplace=info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).expect("log"))
-            .spawn()
-            .expect("winplace serve --place starts");
-        Replica {
-            child,
-            id: id.to_string(),
-        }
-    }
-
-    /// SIGTERM, as the kubelet stops a container.
-    fn terminate(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill -TERM");
-        assert!(status.success());
-    }
-
-    /// Waits up to `limit` for the process to exit.
-    fn exited_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn until(dir: &std::path::Path, what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < limit,
-            "timed out: {what}; logs:\n{}",
-            logs(dir)
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-fn cluster() -> FakeApi {
-    let api = FakeApi::default();
-    api.lock().version = true;
-    api.apply("Node", fake_api::node("linux-1", "linux"));
-    let mut win = fake_api::node("win22-1", "windows");
-    win["metadata"]["labels"]["node.kubernetes.io/windows-build"] = json!("10.0.20348");
-    api.apply("Node", win);
-    api
-}
-
-fn gated_pod(name: &str, image: &str) -> Value {
-    let created = k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
-    json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-                     "creationTimestamp": created},
-        "spec": {"schedulingGates": [{"name": GATE}],
-                 "containers": [{"name": "app", "image": image}]},
-        "status": {"phase": "Pending"}})
-}
-
-fn holder(api: &FakeApi) -> Option<String> {
-    api.get("Lease", LEASE)
-        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
-}
-
-fn writes(api: &FakeApi) -> Vec<Write> {
-    api.lock().writes.clone()
-}
-
-/// The pod patches of `name`: (who, status).
-fn patches_of(api: &FakeApi, name: &str) -> Vec<(String, u16)> {
-    let what = format!("PATCH Pod shop/{name}");
-    writes(api)
-        .into_iter()
-        .filter(|w| w.what == what)
-        .map(|w| (w.token, w.status))
-        .collect()
-}
-
-/// When `who` first took (or renewed) the Lease with an accepted write.
-fn first_lease_write(api: &FakeApi, who: &str) -> Option<Instant> {
-    writes(api)
-        .iter()
-        .find(|w| w.token == who && w.what.contains(" Lease ") && (200..300).contains(&w.status))
-        .map(|w| w.at)
-}
-
-/// Placed by the rules' pins (not released): the OS selector and the Windows toleration are there.
-fn placed(api: &FakeApi, name: &str) -> bool {
-    let p = pod(api, name);
-    ungated(api, name)
-        && p["spec"]["nodeSelector"]["kubernetes.io/os"] == "windows"
-        && p["spec"]["tolerations"]
-            .as_array()
-            .is_some_and(|t| t.iter().any(|t| t["key"] == "os"))
+/// One replica: `winplace serve --place` with identity and token `id` and a Lease of `lease_secs`.
+fn replica(
+    dir: &std::path::Path,
+    api: &str,
+    id: &str,
+    lease_secs: u32,
+    extra: &[&str],
+) -> Controller {
+    Launch::new(dir, api, id)
+        .lease(&lease_secs.to_string())
+        .deadline("30")
+        .args(extra)
+        .start()
 }
 
 /// Every pod patched exactly once, accepted, and no other patch sent for it.
 fn each_patched_once(api: &FakeApi, names: &[String]) {
     for name in names {
-        let patches = patches_of(api, name);
+        let patches = patches_by(api, name);
         assert_eq!(patches.len(), 1, "{name}: {patches:?}");
         assert_eq!(patches[0].1, 200, "{name}: {patches:?}");
         assert!(placed(api, name), "{name}: {}", pod(api, name));
@@ -178,16 +53,16 @@ async fn sigterm_hands_the_lease_over_and_the_other_replica_places_the_rest() {
     let api = cluster();
     let first: Vec<String> = (0..5).map(|i| format!("first-{i}")).collect();
     for name in &first {
-        api.apply("Pod", gated_pod(name, NAMED));
+        api.apply("Pod", gated_pod(name, NAMED, json!({})));
     }
     let url = api.serve().await;
     // A 6 s Lease: without the release, b would wait at least 6 s.
-    let mut a = Replica::start(dir, &url, "a", 6, &[]);
+    let mut a = replica(dir, &url, "a", 6, &[]);
     until(dir, "a holds the Lease", Duration::from_secs(20), || {
-        holder(&api).as_deref() == Some("a")
+        holder(&api, LEASE).as_deref() == Some("a")
     })
     .await;
-    let b = Replica::start(dir, &url, "b", 6, &[]);
+    let b = replica(dir, &url, "b", 6, &[]);
     until(
         dir,
         "a places the first pods",
@@ -218,7 +93,7 @@ async fn sigterm_hands_the_lease_over_and_the_other_replica_places_the_rest() {
         .any(|(m, _, h, s)| *m == "PUT" && h.is_empty() && *s == 200);
     assert!(released, "{:?}\n{}", api.lock().lease_writes, logs(dir));
     until(dir, "b leads", Duration::from_secs(10), || {
-        holder(&api).as_deref() == Some("b")
+        holder(&api, LEASE).as_deref() == Some("b")
     })
     .await;
     let took = first_lease_write(&api, "b").expect("b's Lease write") - term;
@@ -230,7 +105,7 @@ async fn sigterm_hands_the_lease_over_and_the_other_replica_places_the_rest() {
     // The rest: pods created after the hand-over are b's.
     let rest: Vec<String> = (0..5).map(|i| format!("rest-{i}")).collect();
     for name in &rest {
-        api.apply("Pod", gated_pod(name, NAMED));
+        api.apply("Pod", gated_pod(name, NAMED, json!({})));
     }
     until(dir, "b places the rest", Duration::from_secs(20), || {
         rest.iter().all(|n| ungated(&api, n))
@@ -239,7 +114,7 @@ async fn sigterm_hands_the_lease_over_and_the_other_replica_places_the_rest() {
     let all: Vec<String> = first.iter().chain(&rest).cloned().collect();
     each_patched_once(&api, &all);
     for name in &rest {
-        assert_eq!(patches_of(&api, name)[0].0, b.id, "{name}");
+        assert_eq!(patches_by(&api, name)[0].0, b.id, "{name}");
     }
     // Nothing written by a after its release.
     let release_at = writes(&api)
@@ -290,23 +165,25 @@ async fn a_leader_killed_mid_flight_leaves_no_pod_released_blind() {
     let api = cluster();
     let names: Vec<String> = (0..12).map(|i| format!("p-{i}")).collect();
     for (i, name) in names.iter().enumerate() {
-        api.apply("Pod", gated_pod(name, &format!("{host}/app-{i}:1")));
+        api.apply(
+            "Pod",
+            gated_pod(name, &format!("{host}/app-{i}:1"), json!({})),
+        );
     }
     let url = api.serve().await;
     let insecure = ["--insecure-registry", host.as_str()];
-    let mut a = Replica::start(dir, &url, "a", 2, &insecure);
+    let mut a = replica(dir, &url, "a", 2, &insecure);
     until(dir, "a holds the Lease", Duration::from_secs(20), || {
-        holder(&api).as_deref() == Some("a")
+        holder(&api, LEASE).as_deref() == Some("a")
     })
     .await;
-    let _b = Replica::start(dir, &url, "b", 2, &insecure);
+    let _b = replica(dir, &url, "b", 2, &insecure);
     until(dir, "a reads the images", Duration::from_secs(20), || {
         !registry.received().is_empty()
     })
     .await;
     // kill -9 while a waits on the registry: no release, no last words.
-    let _ = a.child.kill();
-    let _ = a.child.wait();
+    a.kill();
     until(dir, "b places every pod", Duration::from_secs(30), || {
         names.iter().all(|n| ungated(&api, n))
     })
@@ -326,7 +203,7 @@ async fn a_leader_killed_mid_flight_leaves_no_pod_released_blind() {
         .filter(|e| e["type"] == "Warning")
         .collect();
     assert!(warnings.is_empty(), "{warnings:?}");
-    assert_eq!(holder(&api).as_deref(), Some("b"));
+    assert_eq!(holder(&api, LEASE).as_deref(), Some("b"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -336,13 +213,13 @@ async fn a_replica_whose_renewal_hangs_stops_acting_before_another_leads() {
     let api = cluster();
     let url = api.serve().await;
     // A 3 s Lease: renew deadline 2 s, renewals every 0.4 s.
-    let a = Replica::start(dir, &url, "a", 3, &[]);
+    let a = replica(dir, &url, "a", 3, &[]);
     until(dir, "a holds the Lease", Duration::from_secs(20), || {
-        holder(&api).as_deref() == Some("a")
+        holder(&api, LEASE).as_deref() == Some("a")
     })
     .await;
-    let _b = Replica::start(dir, &url, "b", 3, &[]);
-    api.apply("Pod", gated_pod("before", NAMED));
+    let _b = replica(dir, &url, "b", 3, &[]);
+    api.apply("Pod", gated_pod("before", NAMED, json!({})));
     until(dir, "a places a pod", Duration::from_secs(20), || {
         ungated(&api, "before")
     })
@@ -353,14 +230,14 @@ async fn a_replica_whose_renewal_hangs_stops_acting_before_another_leads() {
     let mut names = vec!["before".to_string()];
     let mut created: Vec<(String, Instant)> = Vec::new();
     let mut i = 0;
-    while holder(&api).as_deref() != Some("b") {
+    while holder(&api, LEASE).as_deref() != Some("b") {
         assert!(
             hung.elapsed() < Duration::from_secs(20),
             "b never led\n{}",
             logs(dir)
         );
         let name = format!("during-{i}");
-        api.apply("Pod", gated_pod(&name, NAMED));
+        api.apply("Pod", gated_pod(&name, NAMED, json!({})));
         created.push((name.clone(), Instant::now()));
         names.push(name);
         i += 1;
@@ -404,7 +281,7 @@ async fn a_replica_whose_renewal_hangs_stops_acting_before_another_leads() {
         .collect();
     assert!(!late.is_empty(), "pods were created in the gap");
     for name in late {
-        assert_eq!(patches_of(&api, name)[0].0, "b", "{name}");
+        assert_eq!(patches_by(&api, name)[0].0, "b", "{name}");
     }
     let log = std::fs::read_to_string(dir.join("a.log")).unwrap_or_default();
     assert!(log.contains("stops placing pods"), "{log}");

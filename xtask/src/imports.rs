@@ -54,11 +54,13 @@ pub const LAYERS: &[(&str, &[&str])] = &[
         &[
             "bounded_read",
             "clock",
+            "kube_client",
             "logging",
             "inputs",
             "metrics",
             "registry",
             "source",
+            "lease",
             "place",
             "state",
             "image_resolution",

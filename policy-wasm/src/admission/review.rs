@@ -380,6 +380,86 @@ mod tests {
         assert_eq!(verdict(&d).0, 'R', "{d:?}");
     }
 
+    /// `pod` as admission gates it: the gate appended, the label added, nothing else.
+    fn gated(mut pod: serde_json::Value) -> serde_json::Value {
+        pod["spec"]["schedulingGates"] = json!([{"name": "winplace.io/placement"}]);
+        pod["metadata"]["labels"]["winplace.io/placement"] = json!("gated");
+        pod
+    }
+
+    #[test]
+    fn a_gated_pod_gets_the_gate_and_its_label_and_nothing_a_presumed_os_would_pin() {
+        // Every rule that rests on the OS or build the image names presume is the controller's on a pod
+        // it gates (DEFERRED_RULES): whatever else the pod says, with or without the cluster's nodes,
+        // admission adds the gate and its label and changes nothing the registry may contradict.
+        let gate = settings(json!({"mutate": true, "placementGate": true}));
+        let windows_toleration =
+            json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
+        let shaped = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut r = unplaced_private_pod();
+            edit(&mut r.object["spec"]);
+            r
+        };
+        let ctx = cluster();
+        let cases = [
+            ("bare", shaped(&|_| {})),
+            // A private Windows image whose pod already tolerates the Windows taint: a presumed-Linux
+            // pod that tolerates it would be pinned to Linux.
+            (
+                "windows toleration",
+                shaped(&|spec| spec["tolerations"] = windows_toleration.clone()),
+            ),
+            (
+                "windows build affinity, no OS",
+                shaped(&|spec| {
+                    spec["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/windows-build",
+                            "operator": "In", "values": ["10.0.20348"]}]}]}}})
+                }),
+            ),
+            // A Windows image whose name leaves the build open, with and without the toleration.
+            (
+                "servercore:latest",
+                shaped(&|spec| {
+                    spec["containers"][0]["image"] =
+                        json!("mcr.microsoft.com/windows/servercore:latest")
+                }),
+            ),
+            (
+                "servercore:latest, tolerating",
+                shaped(&|spec| {
+                    spec["containers"][0]["image"] =
+                        json!("mcr.microsoft.com/windows/servercore:latest");
+                    spec["tolerations"] = windows_toleration.clone();
+                }),
+            ),
+        ];
+        for (case, request) in cases {
+            for context in [None, Some(&ctx)] {
+                let d = review(request.clone(), &gate, context, &no_manifests());
+                let Verdict::Mutate(object) = &d.verdict else {
+                    panic!("{case} (context {}): {d:?}", context.is_some())
+                };
+                assert_eq!(
+                    object,
+                    &gated(request.object.clone()),
+                    "{case} (context {}): {:?}",
+                    context.is_some(),
+                    d.warnings
+                );
+                for rule in winplace_rules::placement::gate::DEFERRED_RULES {
+                    assert!(
+                        !d.warnings
+                            .iter()
+                            .any(|w| w.starts_with(&format!("[{rule}]"))),
+                        "{case}: {:?}",
+                        d.warnings
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn nodes_are_warned_never_rejected_nor_mutated() {
         let r = request("node-windows-build-label-mismatch");

@@ -272,20 +272,7 @@ pub(crate) fn blame_sandbox(m: &mut Match, condition: Option<&str>) {
 }
 
 /// Taints that the node lifecycle controller, the kubelet or the cloud provider set for a node's
-/// condition (kubernetes-windows-rules.md §3.2).
+/// condition, as a message writes them (`key=value` or `key`).
 fn is_condition_taint(taint: &str) -> bool {
-    let key = taint.split('=').next().unwrap_or(taint);
-    matches!(
-        key,
-        "node.kubernetes.io/not-ready"
-            | "node.kubernetes.io/unreachable"
-            | "node.kubernetes.io/unschedulable"
-            | "node.kubernetes.io/memory-pressure"
-            | "node.kubernetes.io/disk-pressure"
-            | "node.kubernetes.io/pid-pressure"
-            | "node.kubernetes.io/network-unavailable"
-            | "node.kubernetes.io/out-of-service"
-            | "node.cloudprovider.kubernetes.io/uninitialized"
-            | "node.cloudprovider.kubernetes.io/shutdown"
-    )
+    crate::schedule::taints::is_condition_taint(taint.split('=').next().unwrap_or(taint))
 }

@@ -41,8 +41,8 @@ use crate::schedule::affinity::{
 };
 use crate::schedule::selector::node_selector_matches;
 use crate::schedule::taints::{
-    Gates, filters, first_untolerated, first_untolerated_no_execute, taint_display,
-    tolerated_by_any,
+    Gates, filters, first_untolerated, first_untolerated_no_execute, is_condition_taint,
+    taint_display, tolerated_by_any,
 };
 use crate::windows::Os;
 
@@ -463,7 +463,9 @@ impl NodeIndex {
     }
 
     /// The smallest set of taints a pod must additionally tolerate to reach a Windows node its
-    /// selectors admit (all Windows nodes when they admit none).
+    /// selectors admit (all Windows nodes when they admit none). A node's condition taints
+    /// (`node.kubernetes.io/not-ready`, … [`is_condition_taint`]) are never among them: they pass with
+    /// the condition, and a pod that tolerated them could be placed on a node that is not ready.
     ///
     /// `None` when there is no Windows node; `Some(empty)` when the pod already reaches one.
     pub fn untolerated_windows_taints(&self, placement: &Placement) -> Option<Vec<Taint>> {
@@ -489,6 +491,7 @@ impl NodeIndex {
             .map(|c| {
                 c.taints
                     .iter()
+                    .filter(|t| !is_condition_taint(&t.key))
                     .filter(|t| !tolerated_by_any(&placement.tolerations, t, Gates::default()))
                     .cloned()
                     .collect::<Vec<Taint>>()
@@ -533,7 +536,7 @@ pub fn untolerated_windows_taints(nodes: &[Node], placement: &Placement) -> Opti
         .map(|n| {
             crate::model::node_taints(n)
                 .iter()
-                .filter(|t| filters(t))
+                .filter(|t| filters(t) && !is_condition_taint(&t.key))
                 .filter(|t| !tolerated_by_any(&placement.tolerations, t, Gates::default()))
                 .cloned()
                 .collect::<Vec<Taint>>()

@@ -1,4 +1,4 @@
-//! The placement gate at admission (setting `placementGate`, issue 30): which Pod CREATEs get the
+//! The placement gate at admission (setting `placementGate`, docs/placement.md): which Pod CREATEs get the
 //! scheduling gate `winplace.io/placement`, so that `winplace serve --place` reads their images'
 //! manifests off the admission path, pins them and lifts the gate.
 //!
@@ -51,6 +51,9 @@ pub const DEFERRED_RULES: &[&str] = &[
     "toleration-case-mismatch",
     "schedulable-on-wrong-os",
     "schedulable-on-incompatible-build",
+    // No node takes the pod as admission sees it, before the controller's toleration and pins (a pod
+    // with a Windows build affinity and no toleration yet).
+    "no-schedulable-node",
 ];
 
 /// `settings` with [`DEFERRED_RULES`] disabled: what admission checks a pod it gates with.

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::gate::{PLACEMENT_GATE, gate_index, pod_placement};
+use super::gate::{PLACEMENT_GATE, PLACEMENT_LABEL, gate_index, pod_placement};
 use super::plan::{self, BuildPinPlan};
 use super::{BUILD_LABEL, OS_LABEL, OsPin, PodOs, build_range, unrunnable};
 use crate::model::ClusterContext;
@@ -48,8 +48,10 @@ pub struct GatedPatch {
     pub warning: Option<String>,
 }
 
-/// The ops that remove only winplace's gate (guarded by `test`s on the uid and the gate's index);
-/// `None` when the pod does not carry it.
+/// The ops that remove only winplace's gate (guarded by `test`s on the uid and the gate's index), and
+/// the [`PLACEMENT_LABEL`] when the pod carries it (a pod gated by an older policy does not: nothing to
+/// remove, and a `remove` of a missing member would fail the patch); `None` when the pod does not carry
+/// the gate.
 ///
 /// ```
 /// use serde_json::json;
@@ -66,7 +68,52 @@ pub fn release_ops(pod: &Value) -> Option<Vec<Value>> {
     }
     ops.push(json!({"op": "test", "path": format!("/spec/schedulingGates/{index}/name"), "value": PLACEMENT_GATE}));
     ops.push(json!({"op": "remove", "path": format!("/spec/schedulingGates/{index}")}));
+    if pod
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .is_some_and(|labels| labels.contains_key(PLACEMENT_LABEL))
+    {
+        // RFC 6901: `/` in a member name is written `~1`.
+        let path = format!(
+            "/metadata/labels/{}",
+            PLACEMENT_LABEL.replace('~', "~0").replace('/', "~1")
+        );
+        ops.push(json!({"op": "remove", "path": path}));
+    }
     Some(ops)
+}
+
+/// Whether `fresh` is the pod `read` with `ops` applied (their `test`s aside): the answer to a patch
+/// was lost, and the pod read again shows it landed. winplace's gate is gone and the spec and labels
+/// are exactly what the patch makes of `read`'s; anything else (the pod changed otherwise too) is not
+/// claimed.
+///
+/// ```
+/// use serde_json::json;
+/// use winplace_rules::placement::gated_patch::{landed, release_ops};
+/// let read = json!({"metadata": {"uid": "u"}, "spec": {"schedulingGates": [{"name": "winplace.io/placement"}]}});
+/// let ops = release_ops(&read).unwrap();
+/// assert!(landed(&read, &ops, &json!({"metadata": {"uid": "u"}, "spec": {"schedulingGates": []}})));
+/// assert!(!landed(&read, &ops, &read));
+/// ```
+pub fn landed(read: &Value, ops: &[Value], fresh: &Value) -> bool {
+    if gate_index(fresh).is_some() {
+        return false;
+    }
+    let changes: Vec<Value> = ops
+        .iter()
+        .filter(|op| op["op"] != "test")
+        .cloned()
+        .collect();
+    let Ok(patch) = serde_json::from_value::<json_patch::Patch>(Value::Array(changes)) else {
+        return false;
+    };
+    let mut expected = read.clone();
+    if json_patch::patch(&mut expected, &patch.0).is_err() {
+        return false;
+    }
+    expected.get("spec") == fresh.get("spec")
+        && expected.pointer("/metadata/labels") == fresh.pointer("/metadata/labels")
 }
 
 /// The patch that pins a gated pod as its placement says (images classified by `manifests` where
@@ -391,6 +438,98 @@ mod tests {
         )
         .unwrap();
         assert_eq!(patch.warning, None);
+    }
+
+    #[test]
+    fn the_gated_label_goes_with_the_gate_and_its_absence_is_no_error() {
+        let mut labelled = gated(json!({}));
+        labelled["metadata"]["labels"] = json!({"app": "shop", PLACEMENT_LABEL: "gated"});
+        let patch =
+            placement_patch(&labelled, &Settings::default(), None, &windows(&[20348])).unwrap();
+        let out = check(&labelled, &patch);
+        assert_eq!(out["metadata"]["labels"], json!({"app": "shop"}));
+        let released = apply(&labelled, &release_ops(&labelled).unwrap());
+        assert_eq!(released["metadata"]["labels"], json!({"app": "shop"}));
+        // Gated by an older policy: no label, nothing to remove, the patch still applies.
+        let unlabelled = gated(json!({}));
+        let patch =
+            placement_patch(&unlabelled, &Settings::default(), None, &windows(&[20348])).unwrap();
+        assert!(
+            patch.ops.iter().all(|op| op["path"]
+                .as_str()
+                .is_some_and(|p| !p.starts_with("/metadata/labels"))),
+            "{patch:?}"
+        );
+        check(&unlabelled, &patch);
+    }
+
+    #[test]
+    fn a_patch_is_known_landed_only_by_exactly_what_it_makes() {
+        let mut pod = gated(json!({}));
+        pod["metadata"]["resourceVersion"] = json!("7");
+        pod["metadata"]["labels"] = json!({PLACEMENT_LABEL: "gated"});
+        let patch = placement_patch(&pod, &Settings::default(), None, &windows(&[20348])).unwrap();
+        // What the API server stores: the patch applied, a new resourceVersion.
+        let mut stored = apply(&pod, &patch.ops);
+        stored["metadata"]["resourceVersion"] = json!("8");
+        assert!(landed(&pod, &patch.ops, &stored));
+        // Someone else's change too (a toleration more), the gate still there, or another pod: not ours
+        // to claim.
+        let mut more = stored.clone();
+        more["spec"]["tolerations"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"key": "x", "operator": "Exists"}));
+        assert!(!landed(&pod, &patch.ops, &more));
+        assert!(!landed(&pod, &patch.ops, &pod));
+        let released = apply(&pod, &release_ops(&pod).unwrap());
+        assert!(!landed(&pod, &patch.ops, &released), "released, not placed");
+        assert!(landed(&pod, &release_ops(&pod).unwrap(), &released));
+    }
+
+    #[test]
+    fn condition_taints_are_never_tolerated_by_a_placement() {
+        // A pool that boots (or scales from zero): every Windows node is not ready yet.
+        let mut ctx = cluster(&["10.0.20348", "10.0.20348"]);
+        for node in &mut ctx.nodes {
+            let taints = node.spec.as_mut().and_then(|s| s.taints.as_mut()).unwrap();
+            for key in [
+                "node.kubernetes.io/not-ready",
+                "node.cloudprovider.kubernetes.io/uninitialized",
+            ] {
+                taints.push(
+                    serde_json::from_value(json!({"key": key, "effect": "NoSchedule"})).unwrap(),
+                );
+            }
+        }
+        let pod = gated(json!({}));
+        let patch =
+            placement_patch(&pod, &Settings::default(), Some(&ctx), &windows(&[20348])).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["tolerations"],
+            json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]),
+            "{patch:?}"
+        );
+        // GKE's Windows taint lives under node.kubernetes.io/ and is no condition taint: tolerated.
+        let mut gke = cluster(&["10.0.20348"]);
+        gke.nodes[0].spec.as_mut().unwrap().taints = Some(vec![
+            serde_json::from_value(
+                json!({"key": "node.kubernetes.io/os", "value": "windows", "effect": "NoSchedule"}),
+            )
+            .unwrap(),
+            serde_json::from_value(
+                json!({"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}),
+            )
+            .unwrap(),
+        ]);
+        let patch =
+            placement_patch(&pod, &Settings::default(), Some(&gke), &windows(&[20348])).unwrap();
+        let out = check(&pod, &patch);
+        assert_eq!(
+            out["spec"]["tolerations"],
+            json!([{"key": "node.kubernetes.io/os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}])
+        );
     }
 
     #[test]

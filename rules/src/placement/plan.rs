@@ -269,13 +269,14 @@ pub fn add_tolerations_ops(p: &Placement, raw: &Value, tolerations: Vec<Value>) 
 
 /// The Windows taints a pod does not tolerate (its tolerations after the RuntimeClass merge), and where
 /// they come from: the context's Windows nodes (those its selectors admit, else all), else the
-/// settings' `windowsTaints` that filter.
+/// settings' `windowsTaints` that filter. Never a node-condition taint (`not-ready`, …): a fix does not
+/// tolerate what passes with the node's condition.
 pub fn missing_windows_tolerations(
     p: &Placement,
     context: Option<&ClusterContext>,
     settings: &Settings,
 ) -> (Vec<Taint>, &'static str) {
-    use crate::schedule::taints::{Gates, filters, tolerated_by_any};
+    use crate::schedule::taints::{Gates, filters, is_condition_taint, tolerated_by_any};
     if let Some(ctx) = context
         && let Some(missing) = super::untolerated_windows_taints(&ctx.nodes, p)
     {
@@ -284,7 +285,7 @@ pub fn missing_windows_tolerations(
     let missing = settings
         .windows_taints
         .iter()
-        .filter(|t| filters(t))
+        .filter(|t| filters(t) && !is_condition_taint(&t.key))
         .filter(|t| !tolerated_by_any(&p.tolerations, t, Gates::default()))
         .cloned()
         .collect();
@@ -293,8 +294,9 @@ pub fn missing_windows_tolerations(
 
 /// The taints that keep pods off Windows nodes: with context, the `NoSchedule`/`NoExecute` taints of its
 /// Windows nodes; without (or with no Windows node in it), the settings' `windowsTaints` that filter.
+/// Node-condition taints are not among them: they come and go with the node's condition.
 pub fn windows_taints(context: Option<&ClusterContext>, settings: &Settings) -> Vec<Taint> {
-    use crate::schedule::taints::filters;
+    use crate::schedule::taints::{filters, is_condition_taint};
     let mut out: Vec<Taint> = Vec::new();
     let mut any_windows = false;
     for node in context.map(|c| c.nodes.as_slice()).unwrap_or(&[]) {
@@ -304,6 +306,7 @@ pub fn windows_taints(context: Option<&ClusterContext>, settings: &Settings) -> 
         any_windows = true;
         for t in crate::model::node_taints(node) {
             if filters(t)
+                && !is_condition_taint(&t.key)
                 && !out
                     .iter()
                     .any(|o| o.key == t.key && o.value == t.value && o.effect == t.effect)
@@ -318,7 +321,7 @@ pub fn windows_taints(context: Option<&ClusterContext>, settings: &Settings) -> 
     settings
         .windows_taints
         .iter()
-        .filter(|t| filters(t))
+        .filter(|t| filters(t) && !is_condition_taint(&t.key))
         .cloned()
         .collect()
 }

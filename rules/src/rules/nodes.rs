@@ -18,29 +18,12 @@ use crate::infra::{NodePool, POOL_ANNOTATION, POOL_TAINTS_ANNOTATION};
 use crate::lifecycle;
 use crate::model::{Object, decode, node_os};
 use crate::path::FieldPath;
-use crate::schedule::taints::{filters, taint_display};
+use crate::schedule::taints::{filters, is_condition_taint, taint_display};
 use crate::settings::Settings;
 use crate::windows::builds::{WindowsVersion, build_display};
 
 /// The Windows build label the kubelet sets (`node.kubernetes.io/windows-build`, §5.4).
 pub(crate) const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
-
-/// The taints Kubernetes itself sets for node conditions (kubernetes/api `core/v1/well_known_taints.go`,
-/// docs/reference/kubernetes-windows-rules.md §3.2): they come and go with the condition, so they do not
-/// keep Linux pods away. Exact keys, not the `node.kubernetes.io/` prefix: GKE's Windows taint is
-/// `node.kubernetes.io/os=windows:NoSchedule` (platforms.md §4.3) and does.
-const CONDITION_TAINT_KEYS: &[&str] = &[
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.kubernetes.io/unschedulable",
-    "node.kubernetes.io/memory-pressure",
-    "node.kubernetes.io/disk-pressure",
-    "node.kubernetes.io/pid-pressure",
-    "node.kubernetes.io/network-unavailable",
-    "node.kubernetes.io/out-of-service",
-    "node.cloudprovider.kubernetes.io/uninitialized",
-    "node.cloudprovider.kubernetes.io/shutdown",
-];
 
 /// What the node rules speak of, with the paths their findings point at.
 enum Subject<'a> {
@@ -174,7 +157,7 @@ fn untainted(
         .as_ref()
         .and_then(|s| s.taints.as_deref())
         .unwrap_or(&[]);
-    let condition = |t: &Taint| CONDITION_TAINT_KEYS.contains(&t.key.as_str());
+    let condition = |t: &Taint| is_condition_taint(&t.key);
     let own_filtering = taints.iter().any(|t| filters(t) && !condition(t));
     let wanted = &settings.windows_taints;
     let carries_settings = !wanted.is_empty()

@@ -18,6 +18,37 @@ pub const NO_EXECUTE: &str = "NoExecute";
 /// taint (`tainttoleration.ErrReasonNotMatch`).
 pub const ERR_REASON_NOT_MATCH: &str = "node(s) had taints that the pod didn't tolerate";
 
+/// The taints Kubernetes itself sets and lifts with a node's condition (kubernetes/api
+/// `core/v1/well_known_taints.go`, kubernetes-windows-rules.md §3.2): the node lifecycle controller's and
+/// the kubelet's (`not-ready`, `unreachable`, `unschedulable`, the pressures, `network-unavailable`),
+/// the operator's `out-of-service`, the cloud provider's `uninitialized` and `shutdown`. Exact keys, not
+/// the `node.kubernetes.io/` prefix: GKE's Windows taint `node.kubernetes.io/os` is none of them.
+pub const CONDITION_TAINT_KEYS: &[&str] = &[
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable",
+    "node.kubernetes.io/out-of-service",
+    "node.cloudprovider.kubernetes.io/uninitialized",
+    "node.cloudprovider.kubernetes.io/shutdown",
+];
+
+/// Whether a taint key is one Kubernetes sets for a node's condition ([`CONDITION_TAINT_KEYS`]): it
+/// comes and goes with the condition, keeps no workload away for good, and a placement never adds a
+/// toleration of it (a pod that tolerated `not-ready` could land on a node that is not ready).
+///
+/// ```
+/// use winplace_rules::schedule::taints::is_condition_taint;
+/// assert!(is_condition_taint("node.kubernetes.io/not-ready"));
+/// assert!(!is_condition_taint("node.kubernetes.io/os"));
+/// ```
+pub fn is_condition_taint(key: &str) -> bool {
+    CONDITION_TAINT_KEYS.contains(&key)
+}
+
 /// Options that change matching (feature gates).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Gates {

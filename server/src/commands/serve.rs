@@ -116,20 +116,27 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // process waits for that before it exits (docs/placement.md, "Two replicas").
     let mut place_election = None;
     if args.place.place {
-        let config = match (&args.source.kubeconfig, &args.source.context) {
-            (None, None) => kube::Config::infer()
-                .await
-                .map_err(|e| anyhow::anyhow!("--place needs a cluster: {e}"))?,
+        let mut config = match (&args.source.kubeconfig, &args.source.context) {
+            (None, None) => {
+                crate::kube_client::infer()
+                    .await
+                    .map_err(|e| anyhow::anyhow!("--place needs a cluster: {e:#}"))?
+                    .0
+            }
             (path, context) => {
-                crate::source::live::kube_config(path.as_deref(), context.as_deref()).await?
+                crate::kube_client::from_kubeconfig(path.as_deref(), context.as_deref()).await?
             }
         };
+        // The controller asks the API server again itself, within its budget and counted, and only
+        // while it leads: no retry inside the client (kube's would send a write again after the Lease
+        // was lost, and hold a reconcile for as long as a Retry-After says).
+        config.default_retry = false;
         // Two clients: the election's own, and the controller's, whose every write is refused unless
-        // this replica leads at that instant (place::lease::WriteGuard).
+        // this replica leads at that instant (lease::WriteGuard).
         let client = kube::Client::try_from(config.clone())?;
-        let leadership = crate::place::lease::Leadership::new();
+        let leadership = crate::lease::Leadership::new();
         let place_client = kube::client::ClientBuilder::try_from(config)?
-            .with_layer(&crate::place::lease::WriteGuard::new(leadership.clone()))
+            .with_layer(&crate::lease::WriteGuard::new(leadership.clone()))
             .build();
         let place_resolver = match &resolver {
             Some(r) => r.clone(),
@@ -137,19 +144,25 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         };
         let report = std::sync::Arc::new(crate::place::report::PlaceReport::new(place_resolver));
         state.set_place_report(report.clone());
-        let (leading, election) = crate::place::lease::spawn(
+        // The Lease is asked for only while the controller says it can place.
+        let (can_act, can_act_rx) = tokio::sync::watch::channel(crate::lease::CanAct::No(
+            "the placement controller is starting".into(),
+        ));
+        let (leading, election) = crate::lease::spawn(
             client,
             args.place.lease(),
             leadership,
+            can_act_rx,
             state.shutdown_signal(),
         );
         place_election = Some(election);
-        tokio::spawn(crate::place::controller::run(
+        tokio::spawn(crate::place::run(
             place_client,
             report,
             settings.clone(),
             args.place.options(),
             leading,
+            can_act,
         ));
     }
     if let Some(resolver) = resolver {

@@ -1,8 +1,10 @@
-//! A pod's registry credentials: the image pull secrets it names, then its service account's
-//! (docs/reference/image-registries.md §2.3: `kubernetes.io/dockerconfigjson` secrets hold a Docker
-//! config), read from watched caches ([`PullSecretCaches`]: kube-rs reflectors over the ServiceAccounts
-//! and the `kubernetes.io/dockerconfigjson` Secrets), not with a GET per pod: a burst of gated pods costs
-//! the API server nothing.
+//! A pod's registry credentials: the image pull secrets it names, then its service account's, read as
+//! the kubelet reads them (docs/reference/image-registries.md §2.3): a `kubernetes.io/dockerconfigjson`
+//! secret's `.dockerconfigjson` holds a Docker config (`{"auths": {registry: …}}`), a
+//! `kubernetes.io/dockercfg` secret's `.dockercfg` the older format, the map of registries itself; a
+//! secret of another type, or without its type's key, holds no credentials. They are read from watched
+//! caches ([`PullSecretCaches`]: kube-rs reflectors over the ServiceAccounts and the Secrets of those two
+//! types), not with a GET per pod: a burst of gated pods costs the API server nothing.
 //!
 //! A name the cache does not hold (yet: a Secret created with the pod) is read once with a GET. A
 //! Secret that does not exist, or cannot be parsed, is skipped with a warning, as the kubelet skips a
@@ -13,32 +15,25 @@ use k8s_openapi::api::core::v1::{Pod, Secret, ServiceAccount};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client};
 
+use super::retry::is_transient;
 use crate::registry::Credentials;
 
-/// The key of a `kubernetes.io/dockerconfigjson` secret.
-const DOCKER_CONFIG_JSON: &str = ".dockerconfigjson";
-
-/// The `type` of the Secrets the cache watches (a field selector Secrets support: docs/reference/
-/// scheduling-gates.md §7): only pull secrets are held in memory, not every Secret of the cluster.
-pub const PULL_SECRET_TYPE: &str = "kubernetes.io/dockerconfigjson";
+/// The pull secret types the kubelet reads, each with the key that holds its credentials (kubelet
+/// `credentialprovider/secrets`, image-registries.md §2.3): the Secrets the caches watch (a field
+/// selector on `type`, which Secrets support: scheduling-gates.md §7), so that only pull secrets are
+/// held in memory, not every Secret of the cluster.
+pub const PULL_SECRET_TYPES: [(&str, &str); 2] = [
+    ("kubernetes.io/dockerconfigjson", ".dockerconfigjson"),
+    ("kubernetes.io/dockercfg", ".dockercfg"),
+];
 
 /// The watched caches pull secrets are read from.
 #[derive(Clone)]
 pub struct PullSecretCaches {
     /// Every ServiceAccount.
     pub accounts: Store<ServiceAccount>,
-    /// Every Secret of type [`PULL_SECRET_TYPE`].
-    pub secrets: Store<Secret>,
-}
-
-/// Whether an API error may pass on its own (so the request is worth asking again): 429, a 5xx, or no
-/// answer at all (a lost connection, a timeout).
-pub fn is_transient(error: &kube::Error) -> bool {
-    match error {
-        kube::Error::Api(status) => status.code == 429 || status.code >= 500,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
-        _ => false,
-    }
+    /// The Secrets of each of [`PULL_SECRET_TYPES`], in that order.
+    pub secrets: Vec<Store<Secret>>,
 }
 
 /// The credentials of `pod`'s pull secrets, in order: its own `imagePullSecrets`, then those of its
@@ -87,7 +82,9 @@ pub async fn for_pod(
     names.retain(|n| seen.insert(n.clone()));
     let mut out = Vec::new();
     for name in names {
-        let secret = match caches.secrets.get(&ObjectRef::new(&name).within(namespace)) {
+        let key = ObjectRef::new(&name).within(namespace);
+        let cached = caches.secrets.iter().find_map(|store| store.get(&key));
+        let secret = match cached {
             Some(secret) => Some((*secret).clone()),
             None => read(
                 Api::<Secret>::namespaced(client.clone(), namespace).get_opt(&name),
@@ -100,25 +97,56 @@ pub async fn for_pod(
             tracing::warn!(namespace, secret = name, "pull secret not found; skipped");
             continue;
         };
-        let Some(bytes) = secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get(DOCKER_CONFIG_JSON))
-            .map(|b| b.0.clone())
-        else {
-            tracing::warn!(
-                namespace,
-                secret = name,
-                "the pull secret has no .dockerconfigjson; skipped"
-            );
-            continue;
-        };
-        match Credentials::from_bytes(format!("secret {namespace}/{name}"), bytes) {
+        match credentials(&secret, &format!("secret {namespace}/{name}")) {
             Ok(c) => out.push(c),
-            Err(error) => tracing::warn!(%error, "pull secret skipped"),
+            Err(why) => tracing::warn!(namespace, secret = name, "pull secret skipped: {why}"),
         }
     }
     Ok(out)
+}
+
+/// The credentials a pull secret holds, as the kubelet reads them: its type's key, non-empty, parsed as
+/// that type's format (a `.dockercfg` map becomes the `auths` of a Docker config). `Err` says why it
+/// holds none.
+///
+/// ```
+/// use base64::Engine as _;
+/// use k8s_openapi::api::core::v1::Secret;
+/// use winplace::place::pull_secrets::credentials;
+/// use winplace::registry::Auth;
+/// let cfg = br#"{"registry.example.com": {"auth": "dTpw"}}"#;
+/// let secret: Secret = serde_json::from_value(serde_json::json!({
+///     "type": "kubernetes.io/dockercfg",
+///     "data": {".dockercfg": base64::engine::general_purpose::STANDARD.encode(cfg)}})).unwrap();
+/// let creds = credentials(&secret, "secret shop/old").unwrap();
+/// assert_eq!(creds.auth_for("registry.example.com"),
+///            Auth::Basic { username: "u".into(), password: "p".into() });
+/// ```
+pub fn credentials(secret: &Secret, name: &str) -> Result<Credentials, String> {
+    let type_ = secret.type_.as_deref().unwrap_or("");
+    let Some((_, key)) = PULL_SECRET_TYPES.iter().find(|(t, _)| *t == type_) else {
+        return Err(format!(
+            "its type is {type_:?}, not one the kubelet reads image credentials from"
+        ));
+    };
+    let Some(bytes) = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(*key))
+        .map(|b| b.0.clone())
+        .filter(|b| !b.is_empty())
+    else {
+        return Err(format!("it has no {key}"));
+    };
+    let bytes = if *key == ".dockercfg" {
+        // The older format is the map of registries a Docker config holds under `auths`.
+        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{name}: {key} is not a JSON object: {e}"))?;
+        serde_json::to_vec(&serde_json::json!({ "auths": map })).map_err(|e| e.to_string())?
+    } else {
+        bytes
+    };
+    Credentials::from_bytes(name.to_string(), bytes).map_err(|e| e.to_string())
 }
 
 /// One uncached GET: `Ok(Some(answer))`, `Ok(None)` for an error that will not pass (a 403: logged and
@@ -140,19 +168,43 @@ async fn read<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
+
+    fn secret(type_: &str, key: &str, text: &str) -> Secret {
+        serde_json::from_value(serde_json::json!({"type": type_,
+            "data": {key: base64::engine::general_purpose::STANDARD.encode(text)}}))
+        .expect("secret")
+    }
 
     #[test]
-    fn throttling_server_errors_and_lost_answers_are_transient() {
-        let status = |code: u16| {
-            kube::Error::Api(
-                kube::core::Status::failure("x", "y")
-                    .with_code(code)
-                    .boxed(),
-            )
+    fn each_type_is_read_from_its_own_key_as_the_kubelet_reads_it() {
+        let auths = r#"{"auths": {"r.example": {"auth": "dTpw"}}}"#;
+        let map = r#"{"r.example": {"auth": "dTpw"}}"#;
+        let basic = crate::registry::Auth::Basic {
+            username: "u".into(),
+            password: "p".into(),
         };
-        assert!(is_transient(&status(429)));
-        assert!(is_transient(&status(503)));
-        assert!(!is_transient(&status(403)));
-        assert!(!is_transient(&status(404)));
+        for (type_, key, text, read) in [
+            (
+                "kubernetes.io/dockerconfigjson",
+                ".dockerconfigjson",
+                auths,
+                true,
+            ),
+            ("kubernetes.io/dockercfg", ".dockercfg", map, true),
+            // The key of the other type, or another type: no credentials (the kubelet checks both).
+            ("kubernetes.io/dockercfg", ".dockerconfigjson", auths, false),
+            ("kubernetes.io/dockerconfigjson", ".dockercfg", map, false),
+            ("Opaque", ".dockerconfigjson", auths, false),
+            // Empty, or not the format of its type.
+            ("kubernetes.io/dockercfg", ".dockercfg", "", false),
+            ("kubernetes.io/dockercfg", ".dockercfg", "[1]", false),
+        ] {
+            let got = credentials(&secret(type_, key, text), "s");
+            assert_eq!(got.is_ok(), read, "{type_} {key}: {got:?}");
+            if let Ok(c) = got {
+                assert_eq!(c.auth_for("r.example"), basic, "{type_}");
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
-//! What `serve --place` did, for `/metrics` and `GET /api/placements`: counters of pods placed and
-//! released (by reason), the resolution latency histogram, whether this replica holds the Lease, the
-//! most recent placements. (Its resolver's look-ups are exported with the resolver's own series,
-//! [`ImageResolver::register`].)
+//! What `serve --place` did, for `/metrics`, `/readyz` and `GET /api/placements`: counters of pods
+//! placed and released (by [`ReleaseReason`]), the resolution latency histogram, whether this replica
+//! holds the Lease and whether it can place at all (and why not), the most recent placements. (Its
+//! resolver's look-ups are exported with the resolver's own series, [`ImageResolver::register`].)
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,16 +14,49 @@ use winplace_api::{PlacementOutcome, PlacementRow, PlacementsResponse, RECENT_PL
 use crate::metrics::{self, Counter, Histogram, Series};
 use crate::registry::ImageResolver;
 
-/// Why a gate was released without placing the pod (the `reason` label, [`PlacementRow::reason`]).
-pub mod reason {
-    /// An image was not read within `--place-deadline` of the pod's creation.
-    pub const DEADLINE: &str = "deadline";
+/// Why a gate was released without placing the pod: the `reason` label ([`PlacementRow::reason`]) and
+/// the Event's reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseReason {
+    /// An image's registry did not answer by the pod's deadline (its last try included).
+    Deadline,
+    /// An image's registry answered an error that will not pass (its kind: `unauthorized`,
+    /// `not-found`, …, [`crate::registry::ResolveError::kind`]), or kept failing until the deadline.
+    Registry(&'static str),
     /// A manifest names no platform winplace can read.
-    pub const NO_PLATFORM: &str = "no-platform";
-    /// The API server refused the pins (422).
-    pub const REFUSED: &str = "refused";
-    /// The rules found nothing to pin.
-    pub const NOTHING_TO_PIN: &str = "nothing-to-pin";
+    NoPlatform,
+    /// The rules found nothing to pin (the images contradict the pod, the pins are not a change
+    /// Kubernetes allows on it).
+    NothingToPin,
+    /// The API server refused the pins on their merits (422 on a pod that did not change).
+    Refused,
+}
+
+impl ReleaseReason {
+    /// The labels of the reasons that have no registry error kind, in `/metrics`' order.
+    pub const FIXED_LABELS: [&str; 4] = ["deadline", "no-platform", "refused", "nothing-to-pin"];
+
+    /// The `reason` label on `/metrics` and `/api/placements`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ReleaseReason::Deadline => "deadline",
+            ReleaseReason::Registry(kind) => kind,
+            ReleaseReason::NoPlatform => "no-platform",
+            ReleaseReason::NothingToPin => "nothing-to-pin",
+            ReleaseReason::Refused => "refused",
+        }
+    }
+
+    /// The reason of the Warning Event on the pod.
+    pub fn event(self) -> &'static str {
+        match self {
+            ReleaseReason::Deadline | ReleaseReason::Registry(_) | ReleaseReason::NoPlatform => {
+                "ImagesUnresolved"
+            }
+            ReleaseReason::NothingToPin => "NothingToPin",
+            ReleaseReason::Refused => "PlacementRefused",
+        }
+    }
 }
 
 /// Shared by the controller (which records) and the routes (which read).
@@ -40,6 +73,12 @@ pub struct PlaceReport {
     api_retries: Counter,
     /// Pods pinned to builds no node runs (or no single build runs), left Pending with a Warning.
     unrunnable: Counter,
+    /// Patches whose answer was lost, found landed when the pod was read again.
+    answers_lost: Counter,
+    /// Failed lists and watches of the controller's caches, by resource.
+    list_failures: Mutex<BTreeMap<String, u64>>,
+    /// Why this replica cannot place now (`None`: it can).
+    blocked: Mutex<Option<String>>,
     resolution: Histogram,
     leading: AtomicBool,
     recent: Mutex<VecDeque<PlacementRow>>,
@@ -57,6 +96,9 @@ impl PlaceReport {
             conflicts: Counter::default(),
             api_retries: Counter::default(),
             unrunnable: Counter::default(),
+            answers_lost: Counter::default(),
+            list_failures: Mutex::new(BTreeMap::new()),
+            blocked: Mutex::new(Some("the placement controller is starting".into())),
             resolution: metrics::histogram(),
             leading: AtomicBool::new(false),
             recent: Mutex::new(VecDeque::new()),
@@ -72,6 +114,44 @@ impl PlaceReport {
     /// Whether this replica holds the Lease now.
     pub fn set_leading(&self, leading: bool) {
         self.leading.store(leading, Ordering::Relaxed);
+    }
+
+    /// Why this replica cannot place now (`None`: it can): what `/readyz` says.
+    pub fn set_blocked(&self, why: Option<String>) {
+        *self.blocked.lock().unwrap_or_else(|p| p.into_inner()) = why;
+    }
+
+    /// Why this replica cannot place now, if it cannot.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use winplace::place::report::PlaceReport;
+    /// # use winplace::registry::{ImageResolver, RegistryOptions};
+    /// let report = PlaceReport::new(Arc::new(ImageResolver::new(RegistryOptions::default())));
+    /// assert!(report.blocked().is_some(), "not before its caches are listed");
+    /// report.set_blocked(None);
+    /// assert_eq!(report.blocked(), None);
+    /// ```
+    pub fn blocked(&self) -> Option<String> {
+        self.blocked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A list or watch of `resource` (a cache of the controller) failed.
+    pub fn list_failed(&self, resource: &str) {
+        *self
+            .list_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(resource.to_string())
+            .or_default() += 1;
+    }
+
+    /// A patch whose answer was lost was found landed.
+    pub fn answer_lost(&self) {
+        self.answers_lost.inc();
     }
 
     /// How long reading one pod's images took.
@@ -94,7 +174,8 @@ impl PlaceReport {
     }
 
     /// A pod released (ungated, nothing else changed) for `reason`.
-    pub fn released(&self, pod: String, images: Vec<String>, reason: &str, note: String) {
+    pub fn released(&self, pod: String, images: Vec<String>, reason: ReleaseReason, note: String) {
+        let reason = reason.label();
         *self
             .released
             .lock()
@@ -166,15 +247,10 @@ impl PlaceReport {
             "Gated pods pinned and ungated.",
             self.placed.clone(),
         );
-        let mut reasons: BTreeMap<String, u64> = [
-            reason::DEADLINE,
-            reason::NO_PLATFORM,
-            reason::REFUSED,
-            reason::NOTHING_TO_PIN,
-        ]
-        .into_iter()
-        .map(|r| (r.to_string(), 0))
-        .collect();
+        let mut reasons: BTreeMap<String, u64> = ReleaseReason::FIXED_LABELS
+            .into_iter()
+            .map(|r| (r.to_string(), 0))
+            .collect();
         reasons.extend(
             self.released
                 .lock()
@@ -220,6 +296,30 @@ impl PlaceReport {
         );
         metrics::add(
             registry,
+            "winplace_place_answers_lost_total",
+            "Patches whose answer was lost on the way, found landed when the pod was read again.",
+            self.answers_lost.clone(),
+        );
+        metrics::add(
+            registry,
+            "winplace_place_list_failures_total",
+            "Failed lists and watches of the controller's caches (nodes, serviceaccounts, pull secrets, unscheduled pods), by resource.",
+            Series::counter_by(
+                "resource",
+                self.list_failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+            ),
+        );
+        metrics::add(
+            registry,
+            "winplace_place_can_place",
+            "1 while this replica can place pods (its caches are listed and the controller runs); only then does it ask for the Lease.",
+            Series::gauge_value(u64::from(self.blocked().is_none())),
+        );
+        metrics::add(
+            registry,
             "winplace_place_resolution_seconds",
             "Time to read one gated pod's images from their registries.",
             self.resolution.clone(),
@@ -236,15 +336,16 @@ impl PlaceReport {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use winplace::place::report::{PlaceReport, reason};
+    /// # use winplace::place::report::{PlaceReport, ReleaseReason};
     /// # use winplace::registry::{ImageResolver, RegistryOptions};
     /// let report = PlaceReport::new(Arc::new(ImageResolver::new(RegistryOptions::default())));
     /// report.placed("shop/a".into(), vec![], vec![], "placed".into());
-    /// report.released("shop/b".into(), vec![], reason::DEADLINE, "late".into());
+    /// report.released("shop/b".into(), vec![], ReleaseReason::Deadline, "late".into());
     /// let text = report.exposition();
     /// assert!(text.contains("winplace_place_placed_total 1\n"));
     /// assert!(text.contains("winplace_place_released_total{reason=\"deadline\"} 1\n"));
     /// assert!(text.contains("winplace_place_leading 0\n"));
+    /// assert!(text.contains("winplace_place_can_place 0\n"));
     /// report.deleted();
     /// assert!(report.exposition().contains("winplace_place_deleted_total 1\n"));
     /// ```

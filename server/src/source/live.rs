@@ -72,21 +72,10 @@ impl Default for LiveOptions {
 }
 
 /// The client configuration of kubeconfig `path` (default: $KUBECONFIG or ~/.kube/config), context
-/// `context` (default: the current context).
+/// `context` (default: the current context), with winplace's User-Agent and kubectl's proxy
+/// ([`crate::kube_client`]).
 pub async fn kube_config(path: Option<&Path>, context: Option<&str>) -> anyhow::Result<Config> {
-    let kube_options = kube::config::KubeConfigOptions {
-        context: context.map(str::to_string),
-        ..Default::default()
-    };
-    match path {
-        Some(path) => {
-            let kubeconfig = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
-            Config::from_custom_kubeconfig(kubeconfig, &kube_options).await
-        }
-        None => Config::from_kubeconfig(&kube_options).await,
-    }
-    .context("cannot load the kubeconfig")
+    crate::kube_client::from_kubeconfig(path, context).await
 }
 
 /// A cluster reached through the Kubernetes API.
@@ -133,16 +122,13 @@ impl LiveSource {
 
     /// The default kubeconfig's cluster, else the in-cluster service account; `true` when in-cluster.
     pub async fn infer(options: LiveOptions) -> anyhow::Result<(Self, bool)> {
-        match Self::from_kubeconfig(None, None, options).await {
-            Ok(source) => Ok((source, false)),
-            Err(kubeconfig_error) => {
-                let config = Config::incluster().map_err(|e| {
-                    anyhow::anyhow!("{kubeconfig_error:#}; not in a cluster either: {e}")
-                })?;
-                let description = format!("Live cluster (in-cluster) {}", config.cluster_url);
-                Ok((Self::from_config(config, description, options)?, true))
-            }
-        }
+        let (config, in_cluster) = crate::kube_client::infer().await?;
+        let description = if in_cluster {
+            format!("Live cluster (in-cluster) {}", config.cluster_url)
+        } else {
+            format!("Live cluster {}", config.cluster_url)
+        };
+        Ok((Self::from_config(config, description, options)?, in_cluster))
     }
 
     /// Asks the API server for its version: fails fast when nothing answers.

@@ -10,7 +10,7 @@ use kube::runtime::watcher;
 /// The longest description kept (a proxy's HTML error page can be long).
 const MAX_CHARS: usize = 400;
 
-/// A kind the live source watches, as RBAC names it.
+/// A kind the live source (or the placement controller) watches, as RBAC names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Watch {
     /// `nodes`.
@@ -23,6 +23,10 @@ pub enum Watch {
     CoreEvents,
     /// `events` (`events.k8s.io`).
     Events,
+    /// `secrets` (the placement controller's cache of pull secrets).
+    Secrets,
+    /// `serviceaccounts` (the placement controller's cache).
+    ServiceAccounts,
 }
 
 impl Watch {
@@ -40,6 +44,8 @@ impl Watch {
             Watch::RuntimeClasses => "runtimeclasses.node.k8s.io",
             Watch::CoreEvents => "events",
             Watch::Events => "events.events.k8s.io",
+            Watch::Secrets => "secrets",
+            Watch::ServiceAccounts => "serviceaccounts",
         }
     }
 }

@@ -68,8 +68,13 @@ impl AppState {
                 None => NotReady::NotSynced(self.current_error(&health, Instant::now())),
             });
         }
-        match self.stale_reason(&health, Instant::now()) {
-            Some(reason) => Err(NotReady::Stale(reason)),
+        if let Some(reason) = self.stale_reason(&health, Instant::now()) {
+            return Err(NotReady::Stale(reason));
+        }
+        match self.place_report().and_then(|p| p.blocked()) {
+            Some(why) => Err(NotReady::Placement(format!(
+                "the placement controller cannot place pods: {why}"
+            ))),
             None => Ok(()),
         }
     }

@@ -12,6 +12,8 @@ pub enum NotReady {
     Rejected(String),
     /// The watch has been failing for longer than the grace period.
     Stale(String),
+    /// `serve --place` cannot place pods (a cache it cannot list, its controller ended): why.
+    Placement(String),
 }
 
 /// What readiness was at the last probe, so that only changes are logged (a probe every few seconds
@@ -33,6 +35,8 @@ pub enum Readiness {
     Stale,
     /// The first list was refused (not a cluster).
     Rejected,
+    /// The placement controller cannot place.
+    Placement,
 }
 
 impl ReadinessLog {
@@ -53,6 +57,7 @@ impl ReadinessLog {
             Err(NotReady::NotSynced(_)) => Readiness::NotSynced,
             Err(NotReady::Stale(_)) => Readiness::Stale,
             Err(NotReady::Rejected(_)) => Readiness::Rejected,
+            Err(NotReady::Placement(_)) => Readiness::Placement,
         };
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         (last.replace(kind) != Some(kind)).then_some(kind)

@@ -1,18 +1,33 @@
 //! A fake Kubernetes API server over real HTTP on 127.0.0.1, for kube-rs: list and watch for nodes, pods,
-//! RuntimeClasses and Events (both APIs) with resourceVersions and bookmarks, `410 Gone` to force a
-//! relist, dropped connections, and faults on lists (no answer at all, or an error Status). For the
-//! placement controller (`tests/place.rs`): lists and watches of Secrets and ServiceAccounts (its caches),
-//! `GET` of one pod, Secret or ServiceAccount, JSON patches of
-//! pods (`application/json-patch+json`) refused with 422 as kube-apiserver refuses them (a failed `test`
-//! op, or an update `ValidatePodUpdate` refuses: docs/reference/scheduling-gates.md §2, §3, or any change but
-//! a gate's removal for the pods named in `refuse_pins`), and Events
-//! created through `events.k8s.io/v1`; `coordination.k8s.io/v1` Leases (get, create, update with the
-//! resourceVersion guard: 409 on a stale one, events-and-leases.md §2.5); every write recorded with
-//! when it arrived and who sent it (the bearer token of its kubeconfig, [`Write`]), and Lease writes of
-//! the tokens in `hang_lease_writes` never answered (a renewal that hangs); a throttle that answers every
-//! Nth request of a kind 429 (`throttle`). A second client (the test) edits pods with the same JSON
-//! patches, over HTTP, while the controller works. Shared by `tests/live.rs`, `tests/place.rs` and the flood
-//! benchmark (`examples/flood.rs`), included with `#[path]`.
+//! RuntimeClasses and Events (both APIs) with resourceVersions, bookmarks and field selectors, `410 Gone`
+//! to force a relist, dropped connections, and faults on lists (no answer at all, or an error Status). For
+//! the placement controller (`tests/place*.rs`): lists and watches of Secrets and ServiceAccounts (its
+//! caches), `GET` of one pod, Secret or ServiceAccount, JSON patches of pods
+//! (`application/json-patch+json`), Events created through `events.k8s.io/v1`, and
+//! `coordination.k8s.io/v1` Leases (get, create, update); every write recorded with when it arrived and
+//! who sent it (the bearer token of its kubeconfig, [`Write`]), and the User-Agent of every request.
+//!
+//! It refuses what kube-apiserver refuses, in the order its handler chain does (docs/reference/
+//! scheduling-gates.md §2, §3; events-and-leases.md §2.5, §4):
+//! * **403** where RBAC would: a resource and verb the test forbade ([`FakeApi::forbid`]), with the
+//!   authorizer's message;
+//! * **429** from priority and fairness: every Nth request of a kind ([`FakeApi::throttle`]), and **429 or
+//!   5xx** for a while ([`FakeApi::outage`]);
+//! * **404** for a resource it does not serve ([`FakeApi::unserve`]: `404 page not found`, as for a path no
+//!   API group installs), and for an object that does not exist;
+//! * **422** for a failed JSON-patch op (a `test` that does not match, a `remove` of a missing member), for
+//!   an update `ValidatePodUpdate` refuses, on gated and ungated pods alike (scheduling-gates.md §2: the
+//!   gated-only relaxations keyed on the stored pod), for a change of an immutable metadata field, and
+//!   for any change but a gate's removal on the pods named in `refuse_pins`;
+//! * **409** for a stale `resourceVersion`: a patched pod whose `metadata.resourceVersion` is not the
+//!   stored one, a Lease update against a newer Lease (and 422 for one without a resourceVersion);
+//! * a **lost answer**: a patch of a pod named in `drop_answers` lands, then the connection is closed
+//!   before the answer's body (the client cannot tell whether it landed).
+//!
+//! Lease writes of the tokens in `hang_lease_writes` are never answered (a renewal that hangs). A second
+//! client (the test) edits pods with the same JSON patches, over HTTP, while the controller works.
+//! Shared by `tests/live.rs`, the placement tests' kit (`tests/common/place.rs`) and the benchmark
+//! examples, included with `#[path]`.
 
 #![allow(dead_code)]
 
@@ -60,8 +75,8 @@ struct Kind {
     history: Vec<(u64, &'static str, Value)>,
     /// Watches resuming from a resourceVersion below this get `410 Gone`.
     compacted_before: u64,
-    /// Open watch streams.
-    watchers: Vec<mpsc::UnboundedSender<Chunk>>,
+    /// Open watch streams, each with its field selector.
+    watchers: Vec<(mpsc::UnboundedSender<Chunk>, FieldSelector)>,
 }
 
 /// What a list of one kind answers instead of its objects.
@@ -102,6 +117,31 @@ pub struct Fake {
     /// Bearer tokens whose Lease writes (create, update) are never answered: the connection stays open,
     /// as with an API server or a network that hangs.
     pub hang_lease_writes: Vec<String>,
+    /// (resource, verb) pairs RBAC refuses with 403: `("secrets", "list")`.
+    forbidden: Vec<(String, String)>,
+    /// Resources not served at all (`404 page not found`): `"serviceaccounts"`.
+    unserved: Vec<String>,
+    /// Failures answered for a while ([`Outage`]).
+    outages: Vec<Outage>,
+    /// Pods (`namespace/name`) whose next accepted patch lands but whose answer is lost.
+    pub drop_answers: Vec<String>,
+    /// The `User-Agent` of every request, in order.
+    pub user_agents: Vec<String>,
+}
+
+/// A kind and verb answered with errors until a time: 429 (priority and fairness) or a 5xx, in turn.
+#[derive(Debug, Clone)]
+pub struct Outage {
+    /// The kind, as the fake stores it (`Pod`).
+    pub kind: &'static str,
+    /// `list`, `watch`, `get`, `patch`, `create` or `update`.
+    pub verb: &'static str,
+    /// When the outage ends.
+    pub until: std::time::Instant,
+    /// The statuses answered, in turn (`[429, 500, 503]`).
+    pub statuses: Vec<u16>,
+    /// How many requests it answered.
+    pub answered: usize,
 }
 
 /// One write as the fake received it.
@@ -163,7 +203,8 @@ impl FakeApi {
         if let Some(mut object) = k.objects.remove(key_) {
             object["metadata"]["resourceVersion"] = json!(rv.to_string());
             let event = json!({ "type": "DELETED", "object": object });
-            k.watchers.retain(|w| w.send(line(&event)).is_ok());
+            k.watchers
+                .retain(|(w, f)| !f.matches(&object) || w.send(line(&event)).is_ok());
             k.history.push((rv, "DELETED", object));
         }
     }
@@ -187,7 +228,7 @@ impl FakeApi {
     pub fn drop_watches(&self, kind: &'static str) {
         let mut fake = self.lock();
         let k = fake.kinds.entry(kind).or_default();
-        for w in k.watchers.drain(..) {
+        for (w, _) in k.watchers.drain(..) {
             let _ = w.send(Err(std::io::Error::other("connection dropped")));
         }
     }
@@ -202,9 +243,64 @@ impl FakeApi {
         self.lock().throttled.get(kind).map_or(0, |t| t.1)
     }
 
-    /// The 429 answer when this request of `kind` is one the throttle refuses.
-    fn refused_by_throttle(&self, kind: &'static str) -> Option<Response> {
-        throttle_locked(&mut self.lock(), kind)
+    /// RBAC refuses `verb` on `resource` (`secrets`, `serviceaccounts`, `pods`, `leases`, …) from now
+    /// on, with kube-apiserver's 403.
+    pub fn forbid(&self, resource: &str, verb: &str) {
+        self.lock()
+            .forbidden
+            .push((resource.to_string(), verb.to_string()));
+    }
+
+    /// RBAC allows everything again (the ClusterRole was applied).
+    pub fn allow_all(&self) {
+        self.lock().forbidden.clear();
+    }
+
+    /// The API server does not serve `resource` at all from now on (`404 page not found`).
+    pub fn unserve(&self, resource: &str) {
+        self.lock().unserved.push(resource.to_string());
+    }
+
+    /// `verb` requests of `kind` are answered `statuses` in turn until `until`.
+    pub fn outage(
+        &self,
+        kind: &'static str,
+        verb: &'static str,
+        until: std::time::Instant,
+        statuses: &[u16],
+    ) {
+        self.lock().outages.push(Outage {
+            kind,
+            verb,
+            until,
+            statuses: statuses.to_vec(),
+            answered: 0,
+        });
+    }
+
+    /// How many requests the outages answered.
+    pub fn outage_answers(&self) -> usize {
+        self.lock().outages.iter().map(|o| o.answered).sum()
+    }
+
+    /// What kube-apiserver answers before any handler runs, in its handler chain's order: 403 where
+    /// RBAC would refuse, 429 or a 5xx from the throttle and the outages, 404 for a resource it does
+    /// not serve. `None`: the request goes on. Records the request's User-Agent.
+    fn refusal(
+        &self,
+        kind: &'static str,
+        verb: &'static str,
+        namespace: Option<&str>,
+        headers: &axum::http::HeaderMap,
+    ) -> Option<Response> {
+        let mut fake = self.lock();
+        let agent = headers
+            .get(axum::http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        fake.user_agents.push(agent);
+        refusal_locked(&mut fake, kind, verb, namespace, &token_of(headers))
     }
 
     /// Records a write and answers `response`.
@@ -245,19 +341,19 @@ impl FakeApi {
     pub async fn serve(&self) -> String {
         let mut router = Router::new();
         for (path, api_version, kind) in KINDS {
-            router =
-                router.route(
-                    path,
-                    get(
-                        move |State(api): State<FakeApi>,
-                              Query(q): Query<HashMap<String, String>>| async move {
-                            match api.handle(api_version, kind, q) {
-                                Some(response) => response,
-                                None => std::future::pending().await,
-                            }
-                        },
-                    ),
-                );
+            router = router.route(
+                path,
+                get(
+                    move |State(api): State<FakeApi>,
+                          headers: axum::http::HeaderMap,
+                          Query(q): Query<HashMap<String, String>>| async move {
+                        match api.handle(api_version, kind, q, &headers) {
+                            Some(response) => response,
+                            None => std::future::pending().await,
+                        }
+                    },
+                ),
+            );
         }
         router = router.route(
             "/version",
@@ -278,19 +374,19 @@ impl FakeApi {
                 "ServiceAccount",
             ),
         ] {
-            router =
-                router.route(
-                    path,
-                    get(
-                        move |State(api): State<FakeApi>,
-                              Path((ns, name)): Path<(String, String)>| async move {
-                            if let Some(refused) = api.refused_by_throttle(kind) {
-                                return refused;
-                            }
-                            found(&api, kind, &ns, &name, &format!("{name} not found"))
-                        },
-                    ),
-                );
+            router = router.route(
+                path,
+                get(
+                    move |State(api): State<FakeApi>,
+                          headers: axum::http::HeaderMap,
+                          Path((ns, name)): Path<(String, String)>| async move {
+                        if let Some(refused) = api.refusal(kind, "get", Some(&ns), &headers) {
+                            return refused;
+                        }
+                        found(&api, kind, &ns, &name, &format!("{name} not found"))
+                    },
+                ),
+            );
         }
         router = router.route(
             "/api/v1/namespaces/{ns}/pods/{name}",
@@ -304,12 +400,14 @@ impl FakeApi {
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("");
                     // The write is recorded by patch_pod before the patched pod is visible.
-                    api.patch_pod(&ns, &name, content_type, &body, token_of(&headers))
+                    api.patch_pod(&ns, &name, content_type, &body, &headers)
                 },
             )
             .get(
-                |State(api): State<FakeApi>, Path((ns, name)): Path<(String, String)>| async move {
-                    if let Some(refused) = api.refused_by_throttle("Pod") {
+                |State(api): State<FakeApi>,
+                 headers: axum::http::HeaderMap,
+                 Path((ns, name)): Path<(String, String)>| async move {
+                    if let Some(refused) = api.refusal("Pod", "get", Some(&ns), &headers) {
                         return refused;
                     }
                     found(
@@ -325,9 +423,14 @@ impl FakeApi {
         router = router.route(
             "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}",
             get(
-                |State(api): State<FakeApi>, Path((ns, name)): Path<(String, String)>| async move {
+                |State(api): State<FakeApi>,
+                 headers: axum::http::HeaderMap,
+                 Path((ns, name)): Path<(String, String)>| async move {
                     let missing = format!("leases.coordination.k8s.io \"{name}\" not found");
                     api.lock().requests.push(("Lease".into(), "get".into()));
+                    if let Some(refused) = api.refusal("Lease", "get", Some(&ns), &headers) {
+                        return refused;
+                    }
                     found(&api, "Lease", &ns, &name, &missing)
                 },
             )
@@ -339,6 +442,9 @@ impl FakeApi {
                     let what = format!("PUT Lease {ns}/{name}");
                     if api.hangs(&headers, what.clone()) {
                         return std::future::pending().await;
+                    }
+                    if let Some(refused) = api.refusal("Lease", "update", Some(&ns), &headers) {
+                        return api.wrote(&headers, what, refused);
                     }
                     let response = api.update_lease(&ns, &name, lease);
                     api.wrote(&headers, what, response)
@@ -359,6 +465,9 @@ impl FakeApi {
                     if api.hangs(&headers, what.clone()) {
                         return std::future::pending().await;
                     }
+                    if let Some(refused) = api.refusal("Lease", "create", Some(&ns), &headers) {
+                        return api.wrote(&headers, what, refused);
+                    }
                     let response = api.create_lease(&ns, lease);
                     api.wrote(&headers, what, response)
                 },
@@ -368,8 +477,13 @@ impl FakeApi {
             "/apis/events.k8s.io/v1/namespaces/{ns}/events",
             post(
                 |State(api): State<FakeApi>,
+                 Path(ns): Path<String>,
                  headers: axum::http::HeaderMap,
                  axum::Json(mut event): axum::Json<Value>| async move {
+                    if let Some(refused) = api.refusal("EventsEvent", "create", Some(&ns), &headers)
+                    {
+                        return refused;
+                    }
                     event["apiVersion"] = json!("events.k8s.io/v1");
                     event["kind"] = json!("Event");
                     api.apply("EventsEvent", event.clone());
@@ -427,29 +541,22 @@ impl FakeApi {
             .unwrap_or_default()
     }
 
-    /// `PATCH` of a pod: a JSON patch applied to the stored pod, then validated as an update.
+    /// `PATCH` of a pod: a JSON patch applied to the stored pod, then validated as an update, under one
+    /// lock (two patches of one pod are applied one after the other, each to what the other left, as
+    /// the API server's optimistic update does).
     fn patch_pod(
         &self,
         ns: &str,
         name: &str,
         content_type: &str,
         body: &[u8],
-        token: String,
+        headers: &axum::http::HeaderMap,
     ) -> Response {
+        let token = token_of(headers);
         let key_ = format!("{ns}/{name}");
-        let answer = |status: u16, body: Value| {
-            (
-                axum::http::StatusCode::from_u16(status)
-                    .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                body.to_string(),
-            )
-                .into_response()
-        };
         let ops: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
         // Recorded before a patched pod is stored, so that whoever sees the pod also sees its write.
-        let record = |status: u16| {
-            let mut fake = self.lock();
+        let record = |fake: &mut Fake, status: u16| {
             fake.patches.push((key_.clone(), ops.clone(), status));
             fake.writes.push(Write {
                 at: std::time::Instant::now(),
@@ -458,77 +565,41 @@ impl FakeApi {
                 status,
             });
         };
-        // A refusal as kube-apiserver answers it: the status and its Status body, recorded.
-        let refuse = |status: u16, reason: &str, message: &str, details: Option<Value>| {
-            record(status);
-            answer(status, status_body(status, reason, message, details))
-        };
         if content_type != "application/json-patch+json" {
-            return refuse(415, "UnsupportedMediaType", "only JSON patches here", None);
+            record(&mut self.lock(), 415);
+            return json_answer(
+                415,
+                status_body(415, "UnsupportedMediaType", "only JSON patches here", None),
+            );
         }
-        if let Some(refused) = self.refused_by_throttle("Pod") {
-            record(429);
+        if let Some(refused) = self.refusal("Pod", "patch", Some(ns), headers) {
+            record(&mut self.lock(), refused.status().as_u16());
             return refused;
         }
-        let Some(old) = self.get("Pod", &key_) else {
-            return refuse(404, "NotFound", &format!("pods \"{name}\" not found"), None);
-        };
-        let Ok(patch) = serde_json::from_value::<json_patch::Patch>(ops.clone()) else {
-            return refuse(400, "BadRequest", "malformed JSON patch", None);
-        };
-        let mut new = old.clone();
-        if json_patch::patch(&mut new, &patch.0).is_err() {
-            // What the apiserver's patch handler answers for a failed op (scheduling-gates.md §3).
-            return refuse(
-                422,
-                "Invalid",
-                "the server rejected our request due to an error in our request",
-                None,
-            );
-        }
-        let refusals = winplace_rules::schedule::pod_update::update_refusals(
-            old.get("spec").unwrap_or(&Value::Null),
-            new.get("spec").unwrap_or(&Value::Null),
-        );
-        let only_gates = |pod: &Value| {
-            let mut pod = pod.clone();
-            if let Some(spec) = pod["spec"].as_object_mut() {
-                spec.remove("schedulingGates");
+        let mut fake = self.lock();
+        let verdict = judge_pod_patch(&fake, &key_, name, &ops);
+        let new = match verdict {
+            Ok(new) => new,
+            Err((status, body)) => {
+                record(&mut fake, status);
+                return json_answer(status, body);
             }
-            pod
         };
-        if self.lock().refuse_pins.contains(&key_) && only_gates(&old) != only_gates(&new) {
-            return refuse(
-                422,
-                "Invalid",
-                &format!("Pod \"{name}\" is invalid: spec: Forbidden: refused by the test"),
-                None,
-            );
+        record(&mut fake, 200);
+        apply_locked(&mut fake, "Pod", new);
+        let stored = fake.kinds["Pod"].objects[&key_].clone();
+        if let Some(at) = fake.drop_answers.iter().position(|k| *k == key_) {
+            // The write landed; the answer is lost on the way (the connection closes before its body).
+            fake.drop_answers.remove(at);
+            let lost = futures::stream::once(async {
+                Err::<Bytes, std::io::Error>(std::io::Error::other("connection closed"))
+            });
+            return Response::builder()
+                .header("content-type", "application/json")
+                .body(Body::from_stream(lost))
+                .unwrap_or_else(|_| Response::new(Body::empty()));
         }
-        if !refusals.is_empty() {
-            let errors: Vec<String> = refusals
-                .iter()
-                .map(|r| format!("{}: {}: {}", r.field, kind_word(r.kind), r.detail))
-                .collect();
-            let message = if errors.len() == 1 {
-                format!("Pod \"{name}\" is invalid: {}", errors[0])
-            } else {
-                format!("Pod \"{name}\" is invalid: [{}]", errors.join(", "))
-            };
-            let causes: Vec<Value> = refusals
-                .iter()
-                .map(|r| json!({"reason": r.kind.reason(), "message": format!("{}: {}", kind_word(r.kind), r.detail), "field": r.field}))
-                .collect();
-            return refuse(
-                422,
-                "Invalid",
-                &message,
-                Some(json!({"name": name, "kind": "Pod", "causes": causes})),
-            );
-        }
-        record(200);
-        self.apply("Pod", new);
-        answer(200, self.get("Pod", &key_).unwrap_or(Value::Null))
+        json_answer(200, stored)
     }
 
     /// `POST` of a Lease: 409 `AlreadyExists` when the name is taken (events-and-leases.md §2.5).
@@ -647,8 +718,16 @@ impl FakeApi {
         api_version: &'static str,
         kind: &'static str,
         q: HashMap<String, String>,
+        headers: &axum::http::HeaderMap,
     ) -> Option<Response> {
         let mut fake = self.lock();
+        let agent = headers
+            .get(axum::http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        fake.user_agents.push(agent);
+        let selector = FieldSelector::parse(q.get("fieldSelector").map_or("", String::as_str));
         let current = fake.rv;
         let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
         let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
@@ -662,7 +741,8 @@ impl FakeApi {
             "list".to_string()
         };
         fake.requests.push((kind.to_string(), what));
-        if let Some(refused) = throttle_locked(&mut fake, kind) {
+        let verb = if watch { "watch" } else { "list" };
+        if let Some(refused) = refusal_locked(&mut fake, kind, verb, None, &token_of(headers)) {
             return Some(refused);
         }
         if !watch {
@@ -694,7 +774,7 @@ impl FakeApi {
                 "kind": format!("{kind}List"),
                 "metadata": { "resourceVersion": current.to_string() },
                 // Like the real API server: list items carry no apiVersion/kind.
-                "items": k.objects.values().map(|o| {
+                "items": k.objects.values().filter(|o| selector.matches(o)).map(|o| {
                     let mut o = o.clone();
                     if let Some(m) = o.as_object_mut() { m.remove("apiVersion"); m.remove("kind"); }
                     o
@@ -719,7 +799,7 @@ impl FakeApi {
             drop(tx);
         } else {
             for (rv, event_type, object) in &k.history {
-                if *rv > from {
+                if *rv > from && selector.matches(object) {
                     let _ = tx.send(line(&json!({ "type": event_type, "object": object })));
                 }
             }
@@ -729,7 +809,7 @@ impl FakeApi {
                     "metadata": { "resourceVersion": current.to_string() }}});
                 let _ = tx.send(line(&bookmark));
             }
-            k.watchers.push(tx);
+            k.watchers.push((tx, selector));
         }
         Some(
             Response::builder()
@@ -737,6 +817,247 @@ impl FakeApi {
                 .body(Body::from_stream(UnboundedReceiverStream::new(rx)))
                 .unwrap_or_else(|_| Response::new(Body::empty())),
         )
+    }
+}
+
+/// What kube-apiserver answers a JSON patch of the pod `key` (`name`): the patched pod, or the refusal
+/// (status and Status body) in the order its patch handler and `ValidatePodUpdate` find them.
+fn judge_pod_patch(fake: &Fake, key: &str, name: &str, ops: &Value) -> Result<Value, (u16, Value)> {
+    let refused = |status: u16, reason: &str, message: &str, details: Option<Value>| {
+        Err((status, status_body(status, reason, message, details)))
+    };
+    let Some(old) = fake
+        .kinds
+        .get("Pod")
+        .and_then(|k| k.objects.get(key))
+        .cloned()
+    else {
+        return refused(404, "NotFound", &format!("pods \"{name}\" not found"), None);
+    };
+    let Ok(patch) = serde_json::from_value::<json_patch::Patch>(ops.clone()) else {
+        return refused(400, "BadRequest", "malformed JSON patch", None);
+    };
+    let mut new = old.clone();
+    if json_patch::patch(&mut new, &patch.0).is_err() {
+        // What the apiserver's patch handler answers for a failed op (scheduling-gates.md §3).
+        return refused(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+            None,
+        );
+    }
+    // A patch that sets a resourceVersion other than the stored one is an update against another
+    // version of the object (scheduling-gates.md §3): a conflict.
+    if new["metadata"]["resourceVersion"] != old["metadata"]["resourceVersion"] {
+        return refused(
+            409,
+            "Conflict",
+            &format!(
+                "Operation cannot be fulfilled on pods \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+            ),
+            None,
+        );
+    }
+    // ValidateObjectMetaUpdate: these never change.
+    for field in ["name", "namespace", "uid", "creationTimestamp"] {
+        if new["metadata"][field] != old["metadata"][field] {
+            let message = format!(
+                "Pod \"{name}\" is invalid: metadata.{field}: Invalid value: {}: field is immutable",
+                new["metadata"][field]
+            );
+            let cause = json!({"reason": "FieldValueInvalid", "message": "Invalid value: field is immutable", "field": format!("metadata.{field}")});
+            return refused(
+                422,
+                "Invalid",
+                &message,
+                Some(json!({"name": name, "kind": "Pod", "causes": [cause]})),
+            );
+        }
+    }
+    let only_gates = |pod: &Value| {
+        let mut pod = pod.clone();
+        if let Some(spec) = pod["spec"].as_object_mut() {
+            spec.remove("schedulingGates");
+        }
+        if let Some(meta) = pod["metadata"].as_object_mut() {
+            meta.remove("labels");
+        }
+        pod
+    };
+    if fake.refuse_pins.iter().any(|k| k == key) && only_gates(&old) != only_gates(&new) {
+        return refused(
+            422,
+            "Invalid",
+            &format!("Pod \"{name}\" is invalid: spec: Forbidden: refused by the test"),
+            None,
+        );
+    }
+    let refusals = winplace_rules::schedule::pod_update::update_refusals(
+        old.get("spec").unwrap_or(&Value::Null),
+        new.get("spec").unwrap_or(&Value::Null),
+    );
+    if !refusals.is_empty() {
+        let errors: Vec<String> = refusals
+            .iter()
+            .map(|r| format!("{}: {}: {}", r.field, kind_word(r.kind), r.detail))
+            .collect();
+        let message = if errors.len() == 1 {
+            format!("Pod \"{name}\" is invalid: {}", errors[0])
+        } else {
+            format!("Pod \"{name}\" is invalid: [{}]", errors.join(", "))
+        };
+        let causes: Vec<Value> = refusals
+            .iter()
+            .map(|r| json!({"reason": r.kind.reason(), "message": format!("{}: {}", kind_word(r.kind), r.detail), "field": r.field}))
+            .collect();
+        return refused(
+            422,
+            "Invalid",
+            &message,
+            Some(json!({"name": name, "kind": "Pod", "causes": causes})),
+        );
+    }
+    Ok(new)
+}
+
+/// The resource and API group RBAC names a kind by.
+fn resource_of(kind: &str) -> (&'static str, &'static str) {
+    match kind {
+        "Node" => ("nodes", ""),
+        "Pod" => ("pods", ""),
+        "RuntimeClass" => ("runtimeclasses", "node.k8s.io"),
+        "Event" => ("events", ""),
+        "EventsEvent" => ("events", "events.k8s.io"),
+        "Secret" => ("secrets", ""),
+        "ServiceAccount" => ("serviceaccounts", ""),
+        "Lease" => ("leases", "coordination.k8s.io"),
+        _ => ("", ""),
+    }
+}
+
+/// [`FakeApi::refusal`] under the lock: 403 (RBAC), 429 or 5xx (throttle, outages), 404 (a resource not
+/// served).
+fn refusal_locked(
+    fake: &mut Fake,
+    kind: &'static str,
+    verb: &'static str,
+    namespace: Option<&str>,
+    token: &str,
+) -> Option<Response> {
+    let (resource, group) = resource_of(kind);
+    if fake
+        .forbidden
+        .iter()
+        .any(|(r, v)| r == resource && v == verb)
+    {
+        // The RBAC authorizer's reason (events-and-leases.md §4.1).
+        let scope = match namespace {
+            Some(ns) => format!("in the namespace \"{ns}\""),
+            None => "at the cluster scope".to_string(),
+        };
+        // `NewForbidden` names the group-qualified resource: `leases.coordination.k8s.io is forbidden`.
+        let qualified = if group.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}.{group}")
+        };
+        let message = format!(
+            "{qualified} is forbidden: User \"{token}\" cannot {verb} resource \"{resource}\" in API group \"{group}\" {scope}"
+        );
+        return Some(json_answer(
+            403,
+            status_body(
+                403,
+                "Forbidden",
+                &message,
+                Some(json!({"group": group, "kind": resource})),
+            ),
+        ));
+    }
+    if let Some(refused) = throttle_locked(fake, kind) {
+        return Some(refused);
+    }
+    let now = std::time::Instant::now();
+    if let Some(outage) = fake
+        .outages
+        .iter_mut()
+        .find(|o| o.kind == kind && o.verb == verb && now < o.until)
+    {
+        let status = outage.statuses[outage.answered % outage.statuses.len().max(1)];
+        outage.answered += 1;
+        let reason = match status {
+            429 => "TooManyRequests",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "InternalError",
+        };
+        let mut answer = json_answer(
+            status,
+            status_body(
+                status,
+                reason,
+                "the fake API server is failing on purpose",
+                None,
+            ),
+        );
+        if status == 429 {
+            answer
+                .headers_mut()
+                .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+        }
+        return Some(answer);
+    }
+    if fake.unserved.iter().any(|r| r == resource) {
+        // No API group installs the path: the mux's NotFound handler, plain text (events-and-leases.md §4.2).
+        return Some(
+            (
+                axum::http::StatusCode::NOT_FOUND,
+                [(
+                    axum::http::header::CONTENT_TYPE,
+                    "text/plain; charset=utf-8",
+                )],
+                "404 page not found\n",
+            )
+                .into_response(),
+        );
+    }
+    None
+}
+
+/// A `fieldSelector` of a list or watch: `a.b=c` (or `==`) and `a.b!=c` requirements, ANDed; a field the
+/// object lacks reads as the empty string, as `spec.nodeName=` selects unscheduled pods.
+#[derive(Debug, Clone, Default)]
+struct FieldSelector(Vec<(String, bool, String)>);
+
+impl FieldSelector {
+    fn parse(text: &str) -> FieldSelector {
+        let mut out = Vec::new();
+        for part in text.split(',').filter(|p| !p.is_empty()) {
+            if let Some((field, value)) = part.split_once("!=") {
+                out.push((field.to_string(), false, value.to_string()));
+            } else if let Some((field, value)) =
+                part.split_once("==").or_else(|| part.split_once('='))
+            {
+                out.push((field.to_string(), true, value.to_string()));
+            }
+        }
+        FieldSelector(out)
+    }
+
+    fn matches(&self, object: &Value) -> bool {
+        self.0.iter().all(|(field, equal, value)| {
+            let mut at = object;
+            for step in field.split('.') {
+                at = &at[step];
+            }
+            let actual = match at {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            (actual == *value) == *equal
+        })
     }
 }
 
@@ -792,7 +1113,8 @@ fn apply_locked(fake: &mut Fake, kind: &'static str, mut object: Value) {
     };
     k.objects.insert(key(&object), object.clone());
     let event = json!({ "type": event_type, "object": object });
-    k.watchers.retain(|w| w.send(line(&event)).is_ok());
+    k.watchers
+        .retain(|(w, f)| !f.matches(&object) || w.send(line(&event)).is_ok());
     k.history.push((rv, event_type, object));
 }
 

@@ -34,8 +34,8 @@ pub fn probes() -> Router<AppState> {
 
 /// 200 once the first full list is audited, saying what is not current: a later list refused, a watch
 /// failing (inside the grace period), a backlog of events not applied yet ("catching up: N events
-/// behind"); 503 before (with what is failing, or why the first list was refused), and while a watch
-/// has been failing past the grace period. Changes are logged once (ready at INFO, stale and refused
+/// behind"); 503 before (with what is failing, or why the first list was refused), while a watch
+/// has been failing past the grace period, and while `serve --place` cannot place pods. Changes are logged once (ready at INFO, stale and refused
 /// at WARN; the watch errors themselves are logged by the audit thread, once per backoff step).
 async fn readyz(State(state): State<AppState>) -> Response {
     let readiness = state.readiness();
@@ -45,7 +45,8 @@ async fn readyz(State(state): State<AppState>) -> Response {
             tracing::info!("not ready: the first list of the cluster has not completed")
         }
         (Some(Readiness::Stale), Err(NotReady::Stale(why)))
-        | (Some(Readiness::Rejected), Err(NotReady::Rejected(why))) => {
+        | (Some(Readiness::Rejected), Err(NotReady::Rejected(why)))
+        | (Some(Readiness::Placement), Err(NotReady::Placement(why))) => {
             tracing::warn!("not ready: {why}")
         }
         _ => {}
@@ -83,7 +84,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             },
         )
             .into_response(),
-        Err(NotReady::Stale(why)) => {
+        Err(NotReady::Stale(why)) | Err(NotReady::Placement(why)) => {
             (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}")).into_response()
         }
     }

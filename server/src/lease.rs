@@ -1,8 +1,13 @@
-//! Leader election over a `coordination.k8s.io/v1` Lease, so that two `serve --place` replicas do not
-//! fight: only the holder places pods (docs/placement.md, "Two replicas").
+//! Leader election over a `coordination.k8s.io/v1` Lease, for any work of which one replica at a time
+//! may write to the cluster: placing pods (`serve --place`, docs/placement.md, "Two replicas") today.
+//! The work names its Lease ([`LeaseConfig`]) and says whether it can act ([`CanAct`]); this module
+//! holds the Lease only while it can, and every write of the work goes through [`WriteGuard`].
 //!
 //! client-go's `LeaderElector` rules (docs/reference/events-and-leases.md §2.3), on `Api<Lease>`: no
-//! crate fits kube 4 and takes the Lease with optimistic concurrency (§2.6).
+//! crate passes the tests these rules are held to (docs/dependencies.md, "Leader election").
+//! * A replica that cannot act (its caches are not listed, its work ended or panicked) does not ask for
+//!   the Lease; a leader that can no longer act gives it up at once (below), so that the Lease says "I
+//!   can do the work", not "I am running": whoever reads it (the placement policy) acts on that.
 //! * Every `retry` the candidate GETs the Lease (404: it CREATEs it and leads; 409 AlreadyExists:
 //!   another won). A Lease held by another is valid while `leaseDurationSeconds` have not passed since
 //!   THIS process saw its record change (its own clock, never the holder's `renewTime`).
@@ -14,11 +19,12 @@
 //!   §2.7), and it may act only until `renew_deadline` after the START of its last successful renewal
 //!   ([`Leadership`]): before anyone else, who waits `leaseDurationSeconds` from when it SAW that
 //!   renewal, can take over.
-//! * Every write of the placement controller goes through [`WriteGuard`], which refuses it unless this
-//!   replica leads at that instant: a replica that lost the Lease (or whose renewal hangs) patches
-//!   nothing more, even before its controller has been stopped.
-//! * On shutdown (SIGTERM) the replica stops writing, waits for the writes in flight, and gives the Lease
-//!   up as client-go's `ReleaseOnCancel` does (§2.7): the next replica leads at its next try.
+//! * Every write of the work goes through [`WriteGuard`], which refuses it unless this replica leads at
+//!   that instant: a replica that lost the Lease (or whose renewal hangs) writes nothing more, even
+//!   before its work has been stopped.
+//! * Giving up (on shutdown, SIGTERM; or when the work can no longer act) stops the writes, waits for
+//!   those in flight, and releases the Lease as client-go's `ReleaseOnCancel` does (§2.7): the next
+//!   replica leads at its next try.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -35,14 +41,14 @@ use kube::{Api, Client};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-/// The default Lease name (`--place-lease-name`).
-pub const DEFAULT_NAME: &str = "winplace-placer";
-/// The default lease duration (`--place-lease-duration`): controller-runtime's (§2.3).
+/// The default lease duration: controller-runtime's (§2.3).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(15);
 
 /// Which Lease, who asks, and how long it lasts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseConfig {
+    /// What the Lease guards, as a log line says it (`placing pods`).
+    pub work: &'static str,
     /// The Lease's namespace.
     pub namespace: String,
     /// The Lease's name.
@@ -58,9 +64,9 @@ impl LeaseConfig {
     /// (controller-runtime's 10 s of 15 s).
     ///
     /// ```
-    /// # use winplace::place::lease::LeaseConfig;
-    /// let c = LeaseConfig { namespace: "ns".into(), name: "l".into(), identity: "a".into(),
-    ///                       duration: std::time::Duration::from_secs(15) };
+    /// # use winplace::lease::LeaseConfig;
+    /// let c = LeaseConfig { work: "placing pods", namespace: "ns".into(), name: "l".into(),
+    ///                       identity: "a".into(), duration: std::time::Duration::from_secs(15) };
     /// assert_eq!(c.renew_deadline().as_secs(), 10);
     /// assert_eq!(c.retry().as_secs(), 2);
     /// ```
@@ -72,6 +78,23 @@ impl LeaseConfig {
     /// 2 s of 15 s), so that `duration > renew_deadline > 1.2 × retry` as client-go requires.
     pub fn retry(&self) -> Duration {
         self.duration * 2 / 15
+    }
+}
+
+/// Whether the work a Lease guards can be done now: `No` says why (`cannot list secrets: 403 …`), for
+/// the logs and `/readyz`. A replica holds the Lease only while its work says `Yes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanAct {
+    /// The work can be done: the replica may hold the Lease.
+    Yes,
+    /// It cannot, for this reason: the replica does not ask for the Lease, and gives it up if it holds it.
+    No(String),
+}
+
+impl CanAct {
+    /// Whether it is [`CanAct::Yes`].
+    pub fn is_yes(&self) -> bool {
+        matches!(self, CanAct::Yes)
     }
 }
 
@@ -201,7 +224,7 @@ impl Elector {
                         self.without_leases(&status.message)
                     }
                     Err(error) => {
-                        tracing::debug!(%error, "creating the placement Lease");
+                        tracing::debug!(%error, lease = %self.config.name, "creating the Lease");
                         false
                     }
                 };
@@ -210,7 +233,7 @@ impl Elector {
                 return self.without_leases(&status.message);
             }
             Err(error) => {
-                tracing::warn!(%error, lease = %self.config.name, "cannot read the placement Lease");
+                tracing::warn!(%error, lease = %self.config.name, "cannot read the Lease");
                 return false;
             }
         };
@@ -242,18 +265,18 @@ impl Elector {
                 true
             }
             Err(error) => {
-                tracing::debug!(%error, "taking the placement Lease");
+                tracing::debug!(%error, lease = %self.config.name, "taking the Lease");
                 false
             }
         }
     }
 
-    /// An API server that serves no Lease resource: this replica places, as the one replica there can
-    /// be, rather than leave every gated pod to its deadline (said once).
+    /// An API server that serves no Lease resource: this replica does the work, as the one replica
+    /// there can be, rather than not at all (said once).
     fn without_leases(&mut self, message: &str) -> bool {
         if !self.no_lease_resource {
-            tracing::warn!(lease = %self.config.name, message,
-                "the API server serves no coordination.k8s.io/v1 Leases: placing without leader \
+            tracing::warn!(lease = %self.config.name, message, work = self.config.work,
+                "the API server serves no coordination.k8s.io/v1 Leases: working without leader \
                  election (run one replica)");
             self.no_lease_resource = true;
         }
@@ -293,11 +316,11 @@ impl Elector {
                 Ok(_) => {
                     self.observed = None;
                     tracing::info!(lease = %self.config.name, identity = %me,
-                        "gave the placement Lease up");
+                        "gave the Lease up");
                     return true;
                 }
                 Err(error) => {
-                    tracing::debug!(%error, "releasing the placement Lease");
+                    tracing::debug!(%error, lease = %self.config.name, "releasing the Lease");
                     // Read it again: still ours (our renewal landed unseen), try once more.
                     match self.api.get_opt(&self.config.name).await {
                         Ok(Some(current))
@@ -316,7 +339,7 @@ impl Elector {
             }
         }
         tracing::warn!(lease = %self.config.name,
-            "cannot give the placement Lease up: the other replicas take it when it expires");
+            "cannot give the Lease up: the other replicas take it when it expires");
         self.observed = None;
         false
     }
@@ -350,7 +373,7 @@ impl Leadership {
     /// Whether this replica may act now.
     ///
     /// ```
-    /// # use winplace::place::lease::Leadership;
+    /// # use winplace::lease::Leadership;
     /// # use std::time::Duration;
     /// let l = Leadership::new();
     /// assert!(!l.is_leading());
@@ -385,6 +408,16 @@ impl Leadership {
         self.inner.writes.clone().try_read_owned().ok()
     }
 
+    /// The work can no longer act: refuses writes (until the replica leads again), then waits (up to
+    /// `wait`) for the writes in flight. Returns whether they all finished.
+    pub async fn pause(&self, wait: Duration) -> bool {
+        self.lost();
+        let writes = self.inner.writes.clone();
+        tokio::time::timeout(wait, writes.write_owned())
+            .await
+            .is_ok()
+    }
+
     /// Shutdown: refuses every write from now on, then waits (up to `wait`) for the writes in flight.
     /// Returns whether they all finished.
     pub async fn stop(&self, wait: Duration) -> bool {
@@ -404,10 +437,10 @@ impl Leadership {
 
 /// The error of a write refused because this replica does not lead (a `kube::Error::Service`).
 #[derive(Debug, thiserror::Error)]
-#[error("this replica does not hold the placement Lease: the write was not sent")]
+#[error("this replica does not hold the Lease: the write was not sent")]
 pub struct NotLeading;
 
-/// A `tower` layer for the placement controller's client: every request but a read (`GET`, `HEAD`,
+/// A `tower` layer for the client of the work a Lease guards: every request but a read (`GET`, `HEAD`,
 /// `OPTIONS`) is sent only while [`Leadership::is_leading`], and holds a permit until its answer so
 /// that shutdown waits for it before giving the Lease up.
 #[derive(Clone)]
@@ -481,31 +514,102 @@ where
 }
 
 /// The election of one replica, running until `shutdown` resolves: `leading` says whether this replica
-/// leads (the controller runs while it does), and `leadership` is what its writes check
-/// ([`WriteGuard`]). On shutdown it stops the writes, waits for those in flight (up to the renew
-/// deadline) and gives the Lease up; the returned handle ends when that is done.
+/// leads (its work runs while it does), and `leadership` is what the work's writes check
+/// ([`WriteGuard`]). It asks for the Lease only while `can_act` says [`CanAct::Yes`] (a closed channel
+/// says no: the work is gone), and gives the Lease up as soon as it says no. On shutdown it stops the
+/// writes, waits for those in flight (up to the renew deadline) and gives the Lease up; the returned
+/// handle ends when that is done.
 pub fn spawn(
     client: Client,
     config: LeaseConfig,
     leadership: Leadership,
+    can_act: watch::Receiver<CanAct>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
     let (tx, rx) = watch::channel(false);
-    let task = tokio::spawn(run(Elector::new(client, config), leadership, tx, shutdown));
+    let task = tokio::spawn(run(
+        Elector::new(client, config),
+        leadership,
+        tx,
+        WorkState::new(can_act),
+        shutdown,
+    ));
     (rx, task)
+}
+
+/// What the work says, as the election reads it: a closed channel is a work that ended.
+struct WorkState {
+    can_act: watch::Receiver<CanAct>,
+    closed: bool,
+}
+
+impl WorkState {
+    fn new(can_act: watch::Receiver<CanAct>) -> Self {
+        WorkState {
+            can_act,
+            closed: false,
+        }
+    }
+
+    /// `None` when the work can act, else why not.
+    fn blocked(&self) -> Option<String> {
+        if self.closed {
+            return Some("the work it guards has ended".into());
+        }
+        match &*self.can_act.borrow() {
+            CanAct::Yes => None,
+            CanAct::No(why) => Some(why.clone()),
+        }
+    }
+
+    /// Resolves at the next change of what the work says (never once the channel closed).
+    async fn changed(&mut self) {
+        if self.closed {
+            return std::future::pending().await;
+        }
+        if self.can_act.changed().await.is_err() {
+            self.closed = true;
+        }
+    }
 }
 
 async fn run(
     mut elector: Elector,
     leadership: Leadership,
     leading: watch::Sender<bool>,
+    mut work: WorkState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let retry = elector.config.retry().max(Duration::from_millis(10));
     let deadline = elector.config.renew_deadline();
+    let name = elector.config.name.clone();
+    let what = elector.config.work;
     let mut renewed: Option<Instant> = None;
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        // A replica that cannot do the work does not ask for the Lease; one that holds it gives it up.
+        if let Some(why) = work.blocked() {
+            if renewed.take().is_some() {
+                tracing::warn!(lease = %name, work = what, reason = %why,
+                    "this replica cannot do the work the Lease guards: giving the Lease up");
+                leading.send_replace(false);
+                tokio::task::yield_now().await;
+                if !leadership.pause(deadline).await {
+                    tracing::warn!(lease = %name, "writes still in flight; giving the Lease up anyway");
+                }
+                if tokio::time::timeout(deadline, elector.release())
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(lease = %name,
+                        "giving the Lease up did not answer in time: the others take it when it expires");
+                }
+            }
+            tokio::select! {
+                () = work.changed() => continue,
+                () = &mut shutdown => break,
+            }
+        }
         let started = Instant::now();
         // Each attempt ends by the renew deadline: a leader's at what is left of it since its last
         // renewal, a candidate's a whole one (client-go: the renew context's timeout, §2.7).
@@ -518,8 +622,8 @@ async fn run(
             held = attempt => match held {
                 Ok(held) => held,
                 Err(_) => {
-                    tracing::warn!(lease = %elector.config.name, ?limit,
-                        "the placement Lease request did not answer within the renew deadline");
+                    tracing::warn!(lease = %name, ?limit,
+                        "the Lease request did not answer within the renew deadline");
                     false
                 }
             },
@@ -528,8 +632,8 @@ async fn run(
         let now = Instant::now();
         if held {
             if renewed.is_none() {
-                tracing::info!(lease = %elector.config.name, identity = %elector.config.identity,
-                    "this replica holds the placement Lease: placing pods");
+                tracing::info!(lease = %name, identity = %elector.config.identity,
+                    "this replica holds the Lease: {what}");
             }
             renewed = Some(started);
             leadership.renewed(started, deadline);
@@ -537,8 +641,8 @@ async fn run(
         } else if let Some(at) = renewed
             && now.duration_since(at) >= deadline
         {
-            tracing::warn!(lease = %elector.config.name,
-                "the placement Lease was not renewed in time: this replica stops placing pods");
+            tracing::warn!(lease = %name,
+                "the Lease was not renewed in time: this replica stops {what}");
             renewed = None;
             leadership.lost();
             leading.send_replace(false);
@@ -551,24 +655,26 @@ async fn run(
         };
         tokio::select! {
             () = tokio::time::sleep(retry + jitter) => {}
+            // What the work says changed: judged at once (a leader that can no longer act gives up).
+            () = work.changed() => {}
             () = &mut shutdown => break,
         }
     }
     // Shutdown: no write from now on; the writes in flight land before the Lease is given up (client-go:
     // "ensure all code guarded by this lease has successfully completed prior to cancelling").
-    // The controller first (it drops its reconciles, which then send nothing), then the writes.
+    // The work first (it drops its reconciles, which then send nothing), then the writes.
     leading.send_replace(false);
     tokio::task::yield_now().await;
     let drained = leadership.stop(deadline).await;
     if !drained {
-        tracing::warn!("writes still in flight at shutdown; giving the placement Lease up anyway");
+        tracing::warn!(lease = %name, "writes still in flight at shutdown; giving the Lease up anyway");
     }
     if tokio::time::timeout(deadline, elector.release())
         .await
         .is_err()
     {
-        tracing::warn!(lease = %elector.config.name,
-            "giving the placement Lease up did not answer in time: the others take it when it expires");
+        tracing::warn!(lease = %name,
+            "giving the Lease up did not answer in time: the others take it when it expires");
     }
 }
 
@@ -599,6 +705,7 @@ mod tests {
     fn timings_follow_client_go_constraints() {
         for secs in [1, 2, 15, 60] {
             let c = LeaseConfig {
+                work: "testing",
                 namespace: "n".into(),
                 name: "l".into(),
                 identity: "i".into(),
