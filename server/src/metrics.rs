@@ -85,6 +85,12 @@ impl Metrics {
     }
 }
 
+/// A part of the server that adds its own series to every scrape (`AppState::export`).
+pub trait Exported: Send + Sync {
+    /// Adds this part's series to a scrape's registry.
+    fn register(&self, registry: &mut Registry);
+}
+
 /// Everything the state's own series show, gathered from the state at one scrape.
 #[derive(Debug, Clone, Copy)]
 pub struct Exposition<'a> {

@@ -7,6 +7,7 @@ pub mod context;
 pub mod demo_snapshot;
 pub mod explain;
 pub mod export;
+pub mod live_reports;
 pub mod man;
 pub mod policy_report;
 pub mod rules;

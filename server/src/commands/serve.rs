@@ -54,6 +54,9 @@ pub struct ServeArgs {
     /// Placing gated pods (`--place`, docs/placement.md).
     #[command(flatten)]
     pub place: crate::place::PlaceArgs,
+    /// Keeping the findings in the cluster as reports (`--reports`, docs/reports.md).
+    #[command(flatten)]
+    pub reports: crate::commands::live_reports::ReportsArgs,
 }
 
 /// The registry flags of `winplace serve`.
@@ -116,14 +119,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // process waits for that before it exits (docs/placement.md, "Two replicas").
     let mut place_election = None;
     if args.place.place {
-        let config = match (&args.source.kubeconfig, &args.source.context) {
-            (None, None) => kube::Config::infer()
-                .await
-                .map_err(|e| anyhow::anyhow!("--place needs a cluster: {e}"))?,
-            (path, context) => {
-                crate::source::live::kube_config(path.as_deref(), context.as_deref()).await?
-            }
-        };
+        let config = cluster_config(&args.source, "--place").await?;
         // Two clients: the election's own, and the controller's, whose every write is refused unless
         // this replica leads at that instant (place::lease::WriteGuard).
         let client = kube::Client::try_from(config.clone())?;
@@ -150,6 +146,35 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             settings.clone(),
             args.place.options(),
             leading,
+        ));
+    }
+    // The reports writer's election: its own Lease, so that the replica that writes the reports need
+    // not be the one that places pods (docs/reports.md).
+    let mut reports_election = None;
+    if args.reports.reports {
+        let config = cluster_config(&args.source, "--reports").await?;
+        let client = kube::Client::try_from(config.clone())?;
+        let leadership = crate::place::lease::Leadership::new();
+        let writer_client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&crate::place::lease::WriteGuard::new(leadership.clone()))
+            .build();
+        let mut lease = args.place.lease();
+        lease.name = args.reports.reports_lease_name.clone();
+        let (leading, election) =
+            crate::place::lease::spawn(client, lease, leadership, state.shutdown_signal());
+        reports_election = Some(election);
+        let status =
+            std::sync::Arc::new(crate::commands::live_reports::writer::ReportsStatus::default());
+        state.export(status.clone());
+        tokio::spawn(crate::commands::live_reports::writer::run(
+            writer_client,
+            state.clone(),
+            crate::commands::live_reports::writer::WriterOptions {
+                api: args.reports.reports_format.api(),
+                interval: args.reports.reports_interval,
+            },
+            leading,
+            status,
         ));
     }
     if let Some(resolver) = resolver {
@@ -182,9 +207,25 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
     };
     crate::http::serve::serve(listen, state).await?;
-    if let Some(election) = place_election {
+    for election in [place_election, reports_election].into_iter().flatten() {
         // Bounded by the election itself (the renew deadline twice); a hard limit besides.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(60), election).await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cluster `--kubeconfig` and `--context` name, else the one kube-rs infers (in a pod: its service
+/// account); `flag` says which flag needs it.
+async fn cluster_config(
+    source: &crate::source::SourceArgs,
+    flag: &str,
+) -> anyhow::Result<kube::Config> {
+    Ok(match (&source.kubeconfig, &source.context) {
+        (None, None) => kube::Config::infer()
+            .await
+            .map_err(|e| anyhow::anyhow!("{flag} needs a cluster: {e}"))?,
+        (path, context) => {
+            crate::source::live::kube_config(path.as_deref(), context.as_deref()).await?
+        }
+    })
 }
