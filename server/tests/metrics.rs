@@ -9,6 +9,8 @@ use crate::common::router;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use winplace::commands::live_reports::writer::ReportsStatus;
+use winplace::commands::support_horizon::SupportHorizon;
 use winplace::place::report::{PlaceReport, reason};
 use winplace::registry::ImageResolver;
 use winplace::source::{SourceEvent, WatchFailure};
@@ -269,8 +271,8 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
     (
         "winplace_findings",
         "gauge",
-        "Current findings, by rule and severity.",
-        &["rule", "severity"],
+        "Current findings, by rule, severity and namespace.",
+        &["rule", "severity", "namespace"],
     ),
     (
         "winplace_watch_restarts_total",
@@ -386,6 +388,30 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         "1 while this replica holds the placement Lease (only the holder places).",
         &[],
     ),
+    (
+        "winplace_reports_writes_total",
+        "counter",
+        "Report writes sent, by operation (apply, delete) and outcome (ok, error).",
+        &["operation", "outcome"],
+    ),
+    (
+        "winplace_reports",
+        "gauge",
+        "Reports winplace keeps in the cluster (namespaced and cluster-scoped).",
+        &[],
+    ),
+    (
+        "winplace_reports_leading",
+        "gauge",
+        "1 while this replica holds the reports Lease and writes the reports.",
+        &[],
+    ),
+    (
+        "winplace_nodes_leaving_support",
+        "gauge",
+        "Nodes whose Windows build or containerd line is out of support within the days given (past it included).",
+        &["component", "within_days"],
+    ),
 ];
 
 async fn scrape(state: &AppState) -> BTreeMap<String, Family> {
@@ -433,6 +459,7 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     let place = Arc::new(PlaceReport::new(resolver.clone()));
     state.set_image_resolver(resolver);
     state.set_place_report(place.clone());
+    export_serve_parts(&state);
 
     // Before the first list: nothing held, not synced, the histograms empty.
     let before = scrape(&state).await;
@@ -507,12 +534,32 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     assert!(changes >= 1.0);
     let misplaced = sample(&listed, "winplace_workloads", &[("state", "misplaced")]);
     assert!(misplaced >= 4.0, "the demo's misplaced workloads");
+    // By namespace, each rule's findings add up to the summary's count of it.
+    let by_rule = |rule: &str| -> f64 {
+        listed["winplace_findings"]
+            .samples
+            .iter()
+            .filter(|s| s.labels["rule"] == rule)
+            .map(|s| s.value)
+            .sum()
+    };
+    let summary = state.published().report.summary.findings_by_rule.clone();
     assert!(
-        sample(
-            &listed,
-            "winplace_findings",
-            &[("rule", "pod-pending-placement"), ("severity", "error")]
-        ) >= 1.0
+        summary
+            .get("pod-pending-placement")
+            .is_some_and(|n| *n >= 1)
+    );
+    for (rule, n) in &summary {
+        assert_eq!(by_rule(rule), *n as f64, "{rule}");
+    }
+    assert!(
+        listed["winplace_findings"]
+            .samples
+            .iter()
+            .any(|s| s.labels["rule"] == "pod-pending-placement"
+                && s.labels["severity"] == "error"
+                && !s.labels["namespace"].is_empty()),
+        "a pod's finding under its namespace"
     );
 
     // A pod deleted, a watch failure, and the placement controller at work.
@@ -598,4 +645,13 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     );
     let sum = sample(&after, "winplace_place_resolution_seconds_sum", &[]);
     assert!((sum - 0.04).abs() < 1e-9, "{sum}");
+}
+
+/// The series `serve --reports` and the support horizon add, as `serve` exports them.
+fn export_serve_parts(state: &AppState) {
+    state.export(Arc::new(ReportsStatus::default()));
+    state.export(Arc::new(SupportHorizon::new(
+        state.clone(),
+        winplace_rules::Settings::default(),
+    )));
 }

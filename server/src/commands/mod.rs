@@ -12,4 +12,5 @@ pub mod man;
 pub mod policy_report;
 pub mod rules;
 pub mod serve;
+pub mod support_horizon;
 pub mod what_if;

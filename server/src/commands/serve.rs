@@ -111,6 +111,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     crate::clock::date_settings(&mut settings, None);
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
+    // The nodes' support horizon at today's date (or the settings' fixed one), read at each scrape.
+    let mut horizon_settings = settings.clone();
+    if !fixed_date {
+        horizon_settings.lifecycle.date = None;
+    }
+    state.export(std::sync::Arc::new(
+        crate::commands::support_horizon::SupportHorizon::new(state.clone(), horizon_settings),
+    ));
     state.event_streams().set_limit(args.max_event_streams);
     tracing::info!("source: {}", state.source().description);
     let mut events = source.events();
