@@ -655,3 +655,160 @@ fn export_serve_parts(state: &AppState) {
         winplace_rules::Settings::default(),
     )));
 }
+
+/// Every series `/metrics` can export: each family's name, and a histogram's `_bucket`, `_sum`, `_count`.
+async fn exported_series() -> BTreeSet<String> {
+    let state = AppState::new(winplace::source::demo::info(), Timing::default());
+    let resolver = Arc::new(ImageResolver::new(Default::default()));
+    state.set_image_resolver(resolver.clone());
+    state.set_place_report(Arc::new(PlaceReport::new(resolver)));
+    export_serve_parts(&state);
+    let families = scrape(&state).await;
+    let mut names = BTreeSet::new();
+    for (name, family) in &families {
+        names.insert(name.clone());
+        if family.kind == "histogram" {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.insert(format!("{name}{suffix}"));
+            }
+        }
+    }
+    names
+}
+
+/// The metric names a PromQL expression reads, from the AST of promql-parser (a maintained parser of
+/// Prometheus' grammar): every vector selector's name, or its `__name__` matcher.
+fn metric_names(expr: &str) -> Result<Vec<String>, String> {
+    use promql_parser::parser::{self, Expr};
+    fn walk(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Aggregate(a) => {
+                walk(&a.expr, out);
+                if let Some(p) = &a.param {
+                    walk(p, out);
+                }
+            }
+            Expr::Unary(u) => walk(&u.expr, out),
+            Expr::Binary(b) => {
+                walk(&b.lhs, out);
+                walk(&b.rhs, out);
+            }
+            Expr::Paren(p) => walk(&p.expr, out),
+            Expr::Subquery(s) => walk(&s.expr, out),
+            Expr::VectorSelector(v) => selector(v, out),
+            Expr::MatrixSelector(m) => selector(&m.vs, out),
+            Expr::Call(c) => c.args.args.iter().for_each(|a| walk(a, out)),
+            Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::Extension(_) => {}
+        }
+    }
+    fn selector(v: &parser::VectorSelector, out: &mut Vec<String>) {
+        match &v.name {
+            Some(name) => out.push(name.clone()),
+            None => out.extend(
+                v.matchers
+                    .matchers
+                    .iter()
+                    .filter(|m| m.name == "__name__")
+                    .map(|m| m.value.clone()),
+            ),
+        }
+    }
+    let ast = parser::parse(expr)?;
+    let mut out = Vec::new();
+    walk(&ast, &mut out);
+    Ok(out)
+}
+
+fn repo_file(path: &str) -> String {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// Each expression parses, and names only series `/metrics` exports (a dashboard or an alert on a
+/// series that does not exist shows nothing and fires never).
+fn check_expressions(what: &str, exprs: &[(String, String)], exported: &BTreeSet<String>) {
+    assert!(!exprs.is_empty(), "{what}: no expression");
+    for (name, expr) in exprs {
+        let names = metric_names(expr).unwrap_or_else(|e| panic!("{what} {name}: {e}\n{expr}"));
+        assert!(!names.is_empty(), "{what} {name} reads no series: {expr}");
+        for metric in names {
+            assert!(
+                exported.contains(&metric),
+                "{what} {name} reads {metric}, which /metrics does not export"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_expression_checker_refuses_bad_promql_and_unknown_series() {
+    assert!(metric_names("sum(rate(winplace_changes_total[5m])").is_err());
+    assert_eq!(
+        metric_names("max by (c) (a) or vector(0) < on() b{x=\"1\"}").ok(),
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    let exported = BTreeSet::from(["winplace_stale".to_string()]);
+    let unknown = vec![("x".to_string(), "winplace_stael == 1".to_string())];
+    let result = std::panic::catch_unwind(|| check_expressions("test", &unknown, &exported));
+    assert!(result.is_err(), "an unknown series passed");
+}
+
+#[tokio::test]
+async fn every_alert_parses_reads_exported_series_and_has_a_runbook() {
+    let exported = exported_series().await;
+    let text = repo_file("deploy/chart/files/alerts.yaml");
+    let parsed = winplace_rules::input::parse("alerts.yaml", &text, &Default::default());
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let file = &parsed.documents[0].value;
+    let mut exprs = Vec::new();
+    for group in file["groups"].as_array().expect("groups") {
+        for rule in group["rules"].as_array().expect("rules") {
+            let alert = rule["alert"].as_str().expect("an alert name");
+            let expr = rule["expr"].as_str().expect("an expression");
+            exprs.push((alert.to_string(), expr.to_string()));
+            assert!(
+                rule["labels"]["severity"].is_string(),
+                "{alert}: no severity"
+            );
+            let url = rule["annotations"]["runbook_url"]
+                .as_str()
+                .expect("runbook_url");
+            let page = url
+                .split_once("/blob/main/")
+                .map(|(_, p)| p)
+                .unwrap_or_else(|| panic!("{alert}: {url}"));
+            assert!(page.starts_with("docs/runbooks/"), "{alert}: {url}");
+            let runbook = repo_file(page);
+            for section in [
+                "## Meaning",
+                "## Impact",
+                "## Diagnosis",
+                "## Mitigation",
+                "kubectl",
+            ] {
+                assert!(runbook.contains(section), "{page}: no {section:?}");
+            }
+            assert!(runbook.contains(alert), "{page} does not name {alert}");
+        }
+    }
+    check_expressions("alert", &exprs, &exported);
+}
+
+#[tokio::test]
+async fn every_dashboard_query_reads_exported_series() {
+    let exported = exported_series().await;
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&repo_file("deploy/chart/files/grafana-dashboard.json"))
+            .expect("the dashboard is JSON");
+    let mut exprs = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        let title = panel["title"].as_str().unwrap_or("").to_string();
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"].as_str().expect("expr");
+            exprs.push((title.clone(), expr.to_string()));
+        }
+    }
+    check_expressions("panel", &exprs, &exported);
+}
