@@ -214,11 +214,10 @@ mod tests {
             .collect())
     }
 
-    /// The arguments, and the (format, output) pairs they ask for.
-    type Row<'a> = (&'a [&'a str], Vec<(Format, Option<&'a str>)>);
-
     #[test]
     fn each_output_belongs_to_the_format_before_it() {
+        // The flags given, and the reports they ask for (format, output file).
+        type Row<'a> = (&'a [&'a str], Vec<(Format, Option<&'a str>)>);
         let rows: [Row; 5] = [
             (&[], vec![(Format::Text, None)]),
             (&["--format", "json"], vec![(Format::Json, None)]),
