@@ -28,7 +28,8 @@ enum Command {
     /// The cluster comes from --snapshot, --kubeconfig/--context, the in-cluster service account or the
     /// default kubeconfig; when none is reachable, the embedded demo cluster is served (marked as demo
     /// data in every API answer).
-    Serve(crate::commands::serve::ServeArgs),
+    // Boxed: its flags outweigh every other command's.
+    Serve(Box<crate::commands::serve::ServeArgs>),
     /// Audit a cluster once and print the report (exit 1 when it has errors).
     Audit(crate::commands::audit::AuditArgs),
     /// Check manifests (files, directories, `-` for standard input); `--fix` repairs them.
@@ -64,7 +65,7 @@ impl Cli {
     /// Runs the chosen command.
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
-            Command::Serve(args) => crate::commands::serve::run(args).await,
+            Command::Serve(args) => crate::commands::serve::run(*args).await,
             Command::Audit(args) => crate::commands::audit::run(args).await,
             Command::Check(args) => crate::commands::check::run(args),
             Command::Rules(args) => crate::commands::rules::run(args),

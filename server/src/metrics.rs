@@ -85,6 +85,12 @@ impl Metrics {
     }
 }
 
+/// A part of the server that adds its own series to every scrape (`AppState::export`).
+pub trait Exported: Send + Sync {
+    /// Adds this part's series to a scrape's registry.
+    fn register(&self, registry: &mut Registry);
+}
+
 /// Everything the state's own series show, gathered from the state at one scrape.
 #[derive(Debug, Clone, Copy)]
 pub struct Exposition<'a> {
@@ -256,13 +262,21 @@ pub fn register(registry: &mut Registry, e: &Exposition<'_>) {
     add(
         registry,
         "winplace_findings",
-        "Current findings, by rule and severity.",
-        Series::gauge(findings(e.report).into_iter().map(|(rule, severity, n)| {
-            (
-                vec![("rule", rule), ("severity", severity.as_str().to_string())],
-                n as u64,
-            )
-        })),
+        "Current findings, by rule, severity and namespace.",
+        Series::gauge(
+            findings(e.report)
+                .into_iter()
+                .map(|(rule, severity, namespace, n)| {
+                    (
+                        vec![
+                            ("rule", rule),
+                            ("severity", severity.as_str().to_string()),
+                            ("namespace", namespace),
+                        ],
+                        n as u64,
+                    )
+                }),
+        ),
     );
     add(
         registry,
@@ -312,31 +326,83 @@ fn workload_states(report: &AuditReport) -> BTreeMap<String, u64> {
     states
 }
 
-/// Finding counts by rule (the summary's, which counts each finding once) with each rule's severity
-/// as the findings carry it (the catalogue's default when none is at hand).
-fn findings(report: &AuditReport) -> Vec<(String, Severity, usize)> {
+/// Namespaces that get a `namespace` label of their own in `winplace_findings`: those with the most
+/// findings. The findings of the others are summed under [`OTHER_NAMESPACES`], so that the family holds
+/// at most (rules in the catalogue) × (this + 2) series however many namespaces the cluster has
+/// (docs/api.md, "Cardinality").
+pub const FINDING_NAMESPACES: usize = 100;
+
+/// The `namespace` label of the findings of the namespaces past [`FINDING_NAMESPACES`].
+pub const OTHER_NAMESPACES: &str = "_other";
+
+/// Finding counts by rule and namespace: a workload's findings under its namespace (`""` for a
+/// cluster-scoped workload), a node's and the rest of the summary's (RuntimeClasses) under `""`; each
+/// rule's total is the summary's, which counts each finding once. Each rule carries its severity as
+/// the findings do (the catalogue's default when none is at hand).
+fn findings(report: &AuditReport) -> Vec<(String, Severity, String, usize)> {
     let mut severity: BTreeMap<&str, Severity> = BTreeMap::new();
-    let all = report
-        .workloads
-        .iter()
-        .flat_map(|w| &w.findings)
-        .chain(report.nodes.iter().flat_map(|n| &n.findings));
-    for f in all {
+    let mut by_namespace: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    for w in &report.workloads {
+        let namespace = w.owner.namespace.as_deref().unwrap_or("");
+        for f in &w.findings {
+            severity.entry(f.rule.as_str()).or_insert(f.severity);
+            *by_namespace
+                .entry(namespace)
+                .or_default()
+                .entry(f.rule.as_str())
+                .or_default() += 1;
+        }
+    }
+    for f in report.nodes.iter().flat_map(|n| &n.findings) {
         severity.entry(f.rule.as_str()).or_insert(f.severity);
     }
-    report
-        .summary
-        .findings_by_rule
+    // The namespaces with the most findings keep their name.
+    let mut ranked: Vec<(&str, usize)> = by_namespace
         .iter()
-        .map(|(rule, n)| {
-            let sev = severity
-                .get(rule.as_str())
-                .copied()
-                .or_else(|| catalog::rule(rule).map(|m| m.severity))
-                .unwrap_or(Severity::Warning);
-            (rule.clone(), sev, *n)
-        })
-        .collect()
+        .filter(|(ns, _)| !ns.is_empty())
+        .map(|(ns, rules)| (*ns, rules.values().sum()))
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let named: std::collections::BTreeSet<&str> = ranked
+        .iter()
+        .take(FINDING_NAMESPACES)
+        .map(|(ns, _)| *ns)
+        .collect();
+    let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (ns, rules) in &by_namespace {
+        let label = if ns.is_empty() || named.contains(ns) {
+            *ns
+        } else {
+            OTHER_NAMESPACES
+        };
+        for (rule, n) in rules {
+            *counts.entry((*rule, label)).or_default() += n;
+        }
+    }
+    let mut out = Vec::new();
+    for (rule, total) in &report.summary.findings_by_rule {
+        let sev = severity
+            .get(rule.as_str())
+            .copied()
+            .or_else(|| catalog::rule(rule).map(|m| m.severity))
+            .unwrap_or(Severity::Warning);
+        let mut counted = 0;
+        for ((_, ns), n) in counts
+            .range((rule.as_str(), "")..)
+            .take_while(|((r, _), _)| *r == rule)
+        {
+            counted += n;
+            if !ns.is_empty() {
+                out.push((rule.clone(), sev, ns.to_string(), *n));
+            }
+        }
+        let cluster =
+            counts.get(&(rule.as_str(), "")).copied().unwrap_or(0) + total.saturating_sub(counted);
+        if cluster > 0 {
+            out.push((rule.clone(), sev, String::new(), cluster));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -359,6 +425,46 @@ mod tests {
                 },
             )
         })
+    }
+
+    /// A report of `namespaces` namespaces, namespace `ns-i` holding `i + 1` findings of one rule.
+    fn report_of(namespaces: usize) -> AuditReport {
+        let mut report = AuditReport::default();
+        let mut total = 0;
+        for i in 0..namespaces {
+            let ns = format!("ns-{i:03}");
+            let object = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "name": "p", "namespace": ns});
+            let finding = serde_json::json!({"rule": "pod-on-wrong-os", "severity": "error",
+                "object": object, "path": "", "message": "m"});
+            let workload = serde_json::json!({"owner": object, "os": "linux", "state": "misplaced",
+                "pods": [], "findings": vec![finding; i + 1], "images": [], "incidents": []});
+            let workload: winplace_rules::audit::WorkloadReport =
+                serde_json::from_value(workload).expect("a workload report");
+            report.workloads.push(std::sync::Arc::new(workload));
+            total += i + 1;
+        }
+        report
+            .summary
+            .findings_by_rule
+            .insert("pod-on-wrong-os".into(), total + 2);
+        report
+    }
+
+    #[test]
+    fn findings_by_namespace_are_bounded_and_add_up() {
+        let report = report_of(FINDING_NAMESPACES + 30);
+        let rows = findings(&report);
+        // The most-found namespaces by name, the rest summed, the summary's remainder under "".
+        assert_eq!(rows.len(), FINDING_NAMESPACES + 2);
+        let named: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+        assert!(named.contains(&"ns-129") && !named.contains(&"ns-000"));
+        let other: usize = (1..=30).sum();
+        assert!(rows.iter().any(|r| r.2 == OTHER_NAMESPACES && r.3 == other));
+        assert!(rows.iter().any(|r| r.2.is_empty() && r.3 == 2));
+        let sum: usize = rows.iter().map(|r| r.3).sum();
+        assert_eq!(sum, report.summary.findings_by_rule["pod-on-wrong-os"]);
+        // Under the bound, every namespace by name.
+        assert_eq!(findings(&report_of(3)).len(), 4);
     }
 
     #[test]

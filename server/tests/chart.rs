@@ -54,6 +54,20 @@ fn cases() -> BTreeMap<String, Value> {
             "settings": {"placementGate": true, "supportedBuilds": ["10.0.20348"], "exemptNamespaces": ["legacy"]},
         }),
     );
+    // The findings in the cluster and the monitoring: reports, alerts, the Grafana dashboard.
+    cases.insert(
+        "monitoring".into(),
+        json!({
+            "placement": {"enabled": true},
+            "reports": {"enabled": true, "interval": 5},
+            "alerts": {"enabled": true, "labels": {"release": "prometheus"}},
+            "grafanaDashboard": {"enabled": true},
+        }),
+    );
+    cases.insert(
+        "policy-reports".into(),
+        json!({"reports": {"enabled": true, "format": "policyreport"}}),
+    );
     cases.insert(
         "admission-policies".into(),
         json!({"admissionPolicies": {"validating": true, "mutating": true}}),
@@ -304,6 +318,7 @@ fn parses_as_its_type(object: &Value) -> Result<(), String> {
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
     static CAP: OnceLock<jsonschema::Validator> = OnceLock::new();
     static SERVICE_MONITOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    static PROMETHEUS_RULE: OnceLock<jsonschema::Validator> = OnceLock::new();
     let against = |v: &jsonschema::Validator| {
         let problems: Vec<String> = v
             .iter_errors(object)
@@ -352,6 +367,11 @@ fn parses_as_its_type(object: &Value) -> Result<(), String> {
         (Some("monitoring.coreos.com/v1"), Some("ServiceMonitor")) => {
             against(SERVICE_MONITOR.get_or_init(|| {
                 crd_validator("prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml")
+            }))
+        }
+        (Some("monitoring.coreos.com/v1"), Some("PrometheusRule")) => {
+            against(PROMETHEUS_RULE.get_or_init(|| {
+                crd_validator("prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml")
             }))
         }
         (version, kind) => Err(format!(
@@ -1179,4 +1199,80 @@ fn the_notes_say_how_to_open_the_dashboard() {
         "{notes}"
     );
     assert!(notes.contains("http://localhost:8080"), "{notes}");
+}
+
+/// `reports.enabled` adds to the dashboard's ServiceAccount the reports of the format asked and the
+/// Lease that elects their writer, nothing else, and passes the flags; `alerts.enabled` renders every
+/// group of files/alerts.yaml (the placement group with the controller), `grafanaDashboard.enabled` the
+/// dashboard JSON in a ConfigMap the sidecar loads; all three off by default.
+#[test]
+fn reports_alerts_and_the_dashboard_add_only_what_they_need() {
+    let lease = (
+        "coordination.k8s.io",
+        "leases",
+        &["get", "create", "update"][..],
+    );
+    for (case, group, kinds) in [
+        (
+            "monitoring",
+            "openreports.io",
+            ["reports", "clusterreports"],
+        ),
+        (
+            "policy-reports",
+            "wgpolicyk8s.io",
+            ["policyreports", "clusterpolicyreports"],
+        ),
+    ] {
+        let write: &[&str] = &["get", "list", "create", "patch", "delete"];
+        let mut want = reader();
+        want.extend(triples(&[
+            (group, kinds[0], write),
+            (group, kinds[1], write),
+            lease,
+        ]));
+        assert_eq!(
+            granted_to(case, "winplace"),
+            want,
+            "{case}: the dashboard's grants"
+        );
+        let d: k8s_openapi::api::apps::v1::Deployment = one(case, "Deployment", "winplace");
+        let args = d.spec.template.spec.expect("pod spec").containers[0]
+            .args
+            .clone()
+            .unwrap_or_default();
+        assert!(args.contains(&"--reports".to_string()), "{args:?}");
+        let format = if group == "openreports.io" {
+            "openreports"
+        } else {
+            "policyreport"
+        };
+        assert!(
+            args.contains(&format!("--reports-format={format}")),
+            "{args:?}"
+        );
+    }
+    for kind in ["PrometheusRule", "ConfigMap"] {
+        assert!(
+            !objects("default").iter().any(|(_, o)| o["kind"] == kind
+                && o["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| !n.ends_with("-settings"))),
+            "default renders a {kind}"
+        );
+    }
+    let rule = of_kind("monitoring", "PrometheusRule").remove(0);
+    assert_eq!(rule["metadata"]["labels"]["release"], "prometheus");
+    let file =
+        std::fs::read_to_string(root().join("deploy/chart/files/alerts.yaml")).expect("alerts");
+    let parsed = parse("alerts.yaml", &file, &Limits::default());
+    assert_eq!(rule["spec"]["groups"], parsed.documents[0].value["groups"]);
+    let map = of_kind("monitoring", "ConfigMap")
+        .into_iter()
+        .find(|c| c["metadata"]["labels"]["grafana_dashboard"] == "1")
+        .expect("the dashboard's ConfigMap");
+    let json: Value =
+        serde_json::from_str(map["data"]["winplace.json"].as_str().expect("the JSON"))
+            .expect("the dashboard parses");
+    assert_eq!(json["uid"], "winplace-overview");
 }

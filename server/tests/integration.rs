@@ -49,6 +49,7 @@ mod place_leader;
 mod policy_report;
 mod registry;
 mod release;
+mod reports;
 mod snapshot;
 mod what_if;
 

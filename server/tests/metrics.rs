@@ -9,6 +9,8 @@ use crate::common::router;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use winplace::commands::live_reports::writer::ReportsStatus;
+use winplace::commands::support_horizon::SupportHorizon;
 use winplace::place::report::{PlaceReport, ReleaseReason};
 use winplace::registry::ImageResolver;
 use winplace::source::{SourceEvent, WatchFailure};
@@ -269,8 +271,8 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
     (
         "winplace_findings",
         "gauge",
-        "Current findings, by rule and severity.",
-        &["rule", "severity"],
+        "Current findings, by rule, severity and namespace.",
+        &["rule", "severity", "namespace"],
     ),
     (
         "winplace_watch_restarts_total",
@@ -404,6 +406,30 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         "1 while this replica holds the placement Lease (only the holder places).",
         &[],
     ),
+    (
+        "winplace_reports_writes_total",
+        "counter",
+        "Report writes sent, by operation (apply, delete) and outcome (ok, error).",
+        &["operation", "outcome"],
+    ),
+    (
+        "winplace_reports",
+        "gauge",
+        "Reports winplace keeps in the cluster (namespaced and cluster-scoped).",
+        &[],
+    ),
+    (
+        "winplace_reports_leading",
+        "gauge",
+        "1 while this replica holds the reports Lease and writes the reports.",
+        &[],
+    ),
+    (
+        "winplace_nodes_leaving_support",
+        "gauge",
+        "Nodes whose Windows build or containerd line is out of support within the days given (past it included).",
+        &["component", "within_days"],
+    ),
 ];
 
 async fn scrape(state: &AppState) -> BTreeMap<String, Family> {
@@ -451,6 +477,7 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     let place = Arc::new(PlaceReport::new(resolver.clone()));
     state.set_image_resolver(resolver);
     state.set_place_report(place.clone());
+    export_serve_parts(&state);
 
     // Before the first list: nothing held, not synced, the histograms empty.
     let before = scrape(&state).await;
@@ -525,12 +552,32 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     assert!(changes >= 1.0);
     let misplaced = sample(&listed, "winplace_workloads", &[("state", "misplaced")]);
     assert!(misplaced >= 4.0, "the demo's misplaced workloads");
+    // By namespace, each rule's findings add up to the summary's count of it.
+    let by_rule = |rule: &str| -> f64 {
+        listed["winplace_findings"]
+            .samples
+            .iter()
+            .filter(|s| s.labels["rule"] == rule)
+            .map(|s| s.value)
+            .sum()
+    };
+    let summary = state.published().report.summary.findings_by_rule.clone();
     assert!(
-        sample(
-            &listed,
-            "winplace_findings",
-            &[("rule", "pod-pending-placement"), ("severity", "error")]
-        ) >= 1.0
+        summary
+            .get("pod-pending-placement")
+            .is_some_and(|n| *n >= 1)
+    );
+    for (rule, n) in &summary {
+        assert_eq!(by_rule(rule), *n as f64, "{rule}");
+    }
+    assert!(
+        listed["winplace_findings"]
+            .samples
+            .iter()
+            .any(|s| s.labels["rule"] == "pod-pending-placement"
+                && s.labels["severity"] == "error"
+                && !s.labels["namespace"].is_empty()),
+        "a pod's finding under its namespace"
     );
 
     // A pod deleted, a watch failure, and the placement controller at work.
@@ -643,4 +690,170 @@ async fn the_whole_exposition_parses_and_follows_the_state() {
     );
     let sum = sample(&after, "winplace_place_resolution_seconds_sum", &[]);
     assert!((sum - 0.04).abs() < 1e-9, "{sum}");
+}
+
+/// The series `serve --reports` and the support horizon add, as `serve` exports them.
+fn export_serve_parts(state: &AppState) {
+    state.export(Arc::new(ReportsStatus::default()));
+    state.export(Arc::new(SupportHorizon::new(
+        state.clone(),
+        winplace_rules::Settings::default(),
+    )));
+}
+
+/// Every series `/metrics` can export: each family's name, and a histogram's `_bucket`, `_sum`, `_count`.
+async fn exported_series() -> BTreeSet<String> {
+    let state = AppState::new(winplace::source::demo::info(), Timing::default());
+    let resolver = Arc::new(ImageResolver::new(Default::default()));
+    state.set_image_resolver(resolver.clone());
+    state.set_place_report(Arc::new(PlaceReport::new(resolver)));
+    export_serve_parts(&state);
+    let families = scrape(&state).await;
+    let mut names = BTreeSet::new();
+    for (name, family) in &families {
+        names.insert(name.clone());
+        if family.kind == "histogram" {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.insert(format!("{name}{suffix}"));
+            }
+        }
+    }
+    names
+}
+
+/// The metric names a PromQL expression reads, from the AST of promql-parser (a maintained parser of
+/// Prometheus' grammar): every vector selector's name, or its `__name__` matcher.
+fn metric_names(expr: &str) -> Result<Vec<String>, String> {
+    use promql_parser::parser::{self, Expr};
+    fn walk(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Aggregate(a) => {
+                walk(&a.expr, out);
+                if let Some(p) = &a.param {
+                    walk(p, out);
+                }
+            }
+            Expr::Unary(u) => walk(&u.expr, out),
+            Expr::Binary(b) => {
+                walk(&b.lhs, out);
+                walk(&b.rhs, out);
+            }
+            Expr::Paren(p) => walk(&p.expr, out),
+            Expr::Subquery(s) => walk(&s.expr, out),
+            Expr::VectorSelector(v) => selector(v, out),
+            Expr::MatrixSelector(m) => selector(&m.vs, out),
+            Expr::Call(c) => c.args.args.iter().for_each(|a| walk(a, out)),
+            Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::Extension(_) => {}
+        }
+    }
+    fn selector(v: &parser::VectorSelector, out: &mut Vec<String>) {
+        match &v.name {
+            Some(name) => out.push(name.clone()),
+            None => out.extend(
+                v.matchers
+                    .matchers
+                    .iter()
+                    .filter(|m| m.name == "__name__")
+                    .map(|m| m.value.clone()),
+            ),
+        }
+    }
+    let ast = parser::parse(expr)?;
+    let mut out = Vec::new();
+    walk(&ast, &mut out);
+    Ok(out)
+}
+
+fn repo_file(path: &str) -> String {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// Each expression parses, and names only series `/metrics` exports (a dashboard or an alert on a
+/// series that does not exist shows nothing and fires never).
+fn check_expressions(what: &str, exprs: &[(String, String)], exported: &BTreeSet<String>) {
+    assert!(!exprs.is_empty(), "{what}: no expression");
+    for (name, expr) in exprs {
+        let names = metric_names(expr).unwrap_or_else(|e| panic!("{what} {name}: {e}\n{expr}"));
+        assert!(!names.is_empty(), "{what} {name} reads no series: {expr}");
+        for metric in names {
+            assert!(
+                exported.contains(&metric),
+                "{what} {name} reads {metric}, which /metrics does not export"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_expression_checker_refuses_bad_promql_and_unknown_series() {
+    assert!(metric_names("sum(rate(winplace_changes_total[5m])").is_err());
+    assert_eq!(
+        metric_names("max by (c) (a) or vector(0) < on() b{x=\"1\"}").ok(),
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    let exported = BTreeSet::from(["winplace_stale".to_string()]);
+    let unknown = vec![("x".to_string(), "winplace_stael == 1".to_string())];
+    let result = std::panic::catch_unwind(|| check_expressions("test", &unknown, &exported));
+    assert!(result.is_err(), "an unknown series passed");
+}
+
+#[tokio::test]
+async fn every_alert_parses_reads_exported_series_and_has_a_runbook() {
+    let exported = exported_series().await;
+    let text = repo_file("deploy/chart/files/alerts.yaml");
+    let parsed = winplace_rules::input::parse("alerts.yaml", &text, &Default::default());
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let file = &parsed.documents[0].value;
+    let mut exprs = Vec::new();
+    for group in file["groups"].as_array().expect("groups") {
+        for rule in group["rules"].as_array().expect("rules") {
+            let alert = rule["alert"].as_str().expect("an alert name");
+            let expr = rule["expr"].as_str().expect("an expression");
+            exprs.push((alert.to_string(), expr.to_string()));
+            assert!(
+                rule["labels"]["severity"].is_string(),
+                "{alert}: no severity"
+            );
+            let url = rule["annotations"]["runbook_url"]
+                .as_str()
+                .expect("runbook_url");
+            let page = url
+                .split_once("/blob/main/")
+                .map(|(_, p)| p)
+                .unwrap_or_else(|| panic!("{alert}: {url}"));
+            assert!(page.starts_with("docs/runbooks/"), "{alert}: {url}");
+            let runbook = repo_file(page);
+            for section in [
+                "## Meaning",
+                "## Impact",
+                "## Diagnosis",
+                "## Mitigation",
+                "kubectl",
+            ] {
+                assert!(runbook.contains(section), "{page}: no {section:?}");
+            }
+            assert!(runbook.contains(alert), "{page} does not name {alert}");
+        }
+    }
+    check_expressions("alert", &exprs, &exported);
+}
+
+#[tokio::test]
+async fn every_dashboard_query_reads_exported_series() {
+    let exported = exported_series().await;
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&repo_file("deploy/chart/files/grafana-dashboard.json"))
+            .expect("the dashboard is JSON");
+    let mut exprs = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        let title = panel["title"].as_str().unwrap_or("").to_string();
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"].as_str().expect("expr");
+            exprs.push((title.clone(), expr.to_string()));
+        }
+    }
+    check_expressions("panel", &exprs, &exported);
 }

@@ -103,6 +103,25 @@ impl Date {
             _ => Date::ymd(9999, 12, 31),
         }
     }
+
+    /// Days since 1970-01-01 (negative: before): the inverse of [`Date::from_unix_days`], Hinnant's
+    /// days-from-civil.
+    ///
+    /// ```
+    /// # use winplace_rules::lifecycle::Date;
+    /// let d: Date = "2026-03-01".parse().unwrap();
+    /// assert_eq!(d.unix_days(), 20_513);
+    /// ```
+    pub fn unix_days(self) -> i64 {
+        let month = i64::from(self.month);
+        let year = i64::from(self.year) - i64::from(month <= 2);
+        let era = year.div_euclid(400);
+        let yoe = year.rem_euclid(400);
+        let mp = (month + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + i64::from(self.day) - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
 }
 
 impl fmt::Display for Date {
@@ -310,6 +329,11 @@ mod tests {
             (20_782, "2026-11-25"),
         ] {
             assert_eq!(Date::from_unix_days(days).to_string(), date, "{days}");
+            assert_eq!(
+                date.parse::<Date>().map(Date::unix_days),
+                Ok(days),
+                "{date}"
+            );
         }
         // Every day of 1999–2001 follows the one before it.
         let mut prev = Date::from_unix_days(10_591);
@@ -317,6 +341,7 @@ mod tests {
             let next = Date::from_unix_days(d);
             assert!(next > prev, "{d}");
             assert_eq!(next.to_string().parse::<Date>(), Ok(next));
+            assert_eq!(next.unix_days(), d);
             prev = next;
         }
     }

@@ -126,7 +126,7 @@ fn pass_result(owner: &ObjectRef, timestamp: &Value) -> Value {
 }
 
 /// The summary of a report's results.
-fn summary(results: &[Value]) -> Value {
+pub fn summary(results: &[Value]) -> Value {
     let count = |what: &str| results.iter().filter(|r| r["result"] == what).count();
     json!({
         "pass": count("pass"),

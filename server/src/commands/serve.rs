@@ -54,6 +54,9 @@ pub struct ServeArgs {
     /// Placing gated pods (`--place`, docs/placement.md).
     #[command(flatten)]
     pub place: crate::place::PlaceArgs,
+    /// Keeping the findings in the cluster as reports (`--reports`, docs/reports.md).
+    #[command(flatten)]
+    pub reports: crate::commands::live_reports::ReportsArgs,
 }
 
 /// The registry flags of `winplace serve`.
@@ -108,6 +111,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     crate::clock::date_settings(&mut settings, None);
     let source = crate::source::select(&args.source).await?;
     let state = crate::state::AppState::new(source.info(), Default::default());
+    // The nodes' support horizon at today's date (or the settings' fixed one), read at each scrape.
+    let mut horizon_settings = settings.clone();
+    if !fixed_date {
+        horizon_settings.lifecycle.date = None;
+    }
+    state.export(std::sync::Arc::new(
+        crate::commands::support_horizon::SupportHorizon::new(state.clone(), horizon_settings),
+    ));
     state.event_streams().set_limit(args.max_event_streams);
     tracing::info!("source: {}", state.source().description);
     let mut events = source.events();
@@ -116,17 +127,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // process waits for that before it exits (docs/placement.md, "Two replicas").
     let mut place_election = None;
     if args.place.place {
-        let mut config = match (&args.source.kubeconfig, &args.source.context) {
-            (None, None) => {
-                crate::kube_client::infer()
-                    .await
-                    .map_err(|e| anyhow::anyhow!("--place needs a cluster: {e:#}"))?
-                    .0
-            }
-            (path, context) => {
-                crate::kube_client::from_kubeconfig(path.as_deref(), context.as_deref()).await?
-            }
-        };
+        let mut config = cluster_config(&args.source, "--place").await?;
         // The controller asks the API server again itself, within its budget and counted, and only
         // while it leads: no retry inside the client (kube's would send a write again after the Lease
         // was lost, and hold a reconcile for as long as a Retry-After says).
@@ -165,6 +166,48 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             can_act,
         ));
     }
+    // The reports writer's election: its own Lease, so that the replica that writes the reports need
+    // not be the one that places pods (docs/reports.md).
+    let mut reports_election = None;
+    if args.reports.reports {
+        let config = cluster_config(&args.source, "--reports").await?;
+        let client = kube::Client::try_from(config.clone())?;
+        let leadership = crate::lease::Leadership::new();
+        let writer_client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&crate::lease::WriteGuard::new(leadership.clone()))
+            .build();
+        let mut lease = args.place.lease();
+        lease.name = args.reports.reports_lease_name.clone();
+        // The writer waits for the audit's first sync and for a fresh source itself, and writes
+        // nothing until then: holding the Lease meanwhile keeps a second replica from writing stale
+        // reports. The Lease is given up when the writer's task ends (its sender dropped).
+        let (can_act, can_act_rx) = tokio::sync::watch::channel(crate::lease::CanAct::Yes);
+        let (leading, election) = crate::lease::spawn(
+            client,
+            lease,
+            leadership,
+            can_act_rx,
+            state.shutdown_signal(),
+        );
+        reports_election = Some(election);
+        let status =
+            std::sync::Arc::new(crate::commands::live_reports::writer::ReportsStatus::default());
+        state.export(status.clone());
+        let writer = crate::commands::live_reports::writer::run(
+            writer_client,
+            state.clone(),
+            crate::commands::live_reports::writer::WriterOptions {
+                api: args.reports.reports_format.api(),
+                interval: args.reports.reports_interval,
+            },
+            leading,
+            status,
+        );
+        tokio::spawn(async move {
+            writer.await;
+            drop(can_act);
+        });
+    }
     if let Some(resolver) = resolver {
         state.set_image_resolver(resolver.clone());
         let answers = crate::image_resolution::spawn(state.clone(), resolver);
@@ -195,9 +238,28 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
     };
     crate::http::serve::serve(listen, state).await?;
-    if let Some(election) = place_election {
+    for election in [place_election, reports_election].into_iter().flatten() {
         // Bounded by the election itself (the renew deadline twice); a hard limit besides.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(60), election).await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cluster `--kubeconfig` and `--context` name, else the one kube-rs infers (in a pod: its service
+/// account); `flag` says which flag needs it.
+async fn cluster_config(
+    source: &crate::source::SourceArgs,
+    flag: &str,
+) -> anyhow::Result<kube::Config> {
+    Ok(match (&source.kubeconfig, &source.context) {
+        (None, None) => {
+            crate::kube_client::infer()
+                .await
+                .map_err(|e| anyhow::anyhow!("{flag} needs a cluster: {e:#}"))?
+                .0
+        }
+        (path, context) => {
+            crate::kube_client::from_kubeconfig(path.as_deref(), context.as_deref()).await?
+        }
+    })
 }

@@ -44,6 +44,8 @@ struct Shared {
     image_resolver: std::sync::OnceLock<Arc<crate::registry::ImageResolver>>,
     /// What the placement controller did, when the server places pods (`serve --place`).
     place_report: std::sync::OnceLock<Arc<crate::place::report::PlaceReport>>,
+    /// The series other parts of the server add to every scrape (`serve --reports`' writer).
+    exported: Mutex<Vec<Arc<dyn crate::metrics::Exported>>>,
     /// Readiness at the last probe, on whichever listener it came (so that a change is logged once).
     readiness_log: ReadinessLog,
     /// The event streams open, and their limit.
@@ -73,6 +75,7 @@ impl AppState {
                 answers: Answers::default(),
                 image_resolver: std::sync::OnceLock::new(),
                 place_report: std::sync::OnceLock::new(),
+                exported: Mutex::new(Vec::new()),
                 readiness_log: Default::default(),
                 event_streams: Default::default(),
             }),
@@ -107,6 +110,26 @@ impl AppState {
     /// The placement controller's report, when the server places pods.
     pub fn place_report(&self) -> Option<&Arc<crate::place::report::PlaceReport>> {
         self.inner.place_report.get()
+    }
+
+    /// Adds `part`'s series to every scrape of `/metrics` from now on.
+    pub fn export(&self, part: Arc<dyn crate::metrics::Exported>) {
+        let mut exported = self
+            .inner
+            .exported
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        exported.push(part);
+    }
+
+    /// The parts whose series `/metrics` adds.
+    pub fn exported(&self) -> Vec<Arc<dyn crate::metrics::Exported>> {
+        let exported = self
+            .inner
+            .exported
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        exported.clone()
     }
 
     /// The latest published audit.

@@ -26,8 +26,14 @@
 //!
 //! Lease writes of the tokens in `hang_lease_writes` are never answered (a renewal that hangs). A second
 //! client (the test) edits pods with the same JSON patches, over HTTP, while the controller works.
-//! Shared by `tests/live.rs`, the placement tests' kit (`tests/common/place.rs`) and the benchmark
-//! examples, included with `#[path]`.
+//! For `serve --reports`: the OpenReports and PolicyReport resources (cluster-wide lists, server-side
+//! apply, get, delete), each apply checked as kube-apiserver checks it against the vendored CRDs
+//! (`tests/data/`): its field manager, apiVersion, kind and name, the fields the schema does not declare
+//! (refused under `fieldValidation=Strict`), the schema's values, and 403 for the tokens in
+//! `forbid_reports`.
+//!
+//! Shared by `tests/live.rs`, the placement tests' kit (`tests/common/place.rs`), `tests/reports.rs` and
+//! the benchmark examples, included with `#[path]`.
 
 #![allow(dead_code)]
 
@@ -127,6 +133,8 @@ pub struct Fake {
     pub drop_answers: Vec<String>,
     /// The `User-Agent` of every request, in order.
     pub user_agents: Vec<String>,
+    /// Bearer tokens the RBAC refuses every report request (403), as without the chart's reports role.
+    pub forbid_reports: Vec<String>,
 }
 
 /// A kind and verb answered with errors until a time: 429 (priority and fairness) or a 5xx, in turn.
@@ -516,6 +524,7 @@ impl FakeApi {
                 },
             ),
         );
+        router = self.report_routes(router);
         let router = router.with_state(self.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -1192,4 +1201,408 @@ pub fn pod(ns: &str, name: &str, node: &str) -> Value {
 pub fn runtime_class(name: &str) -> Value {
     json!({ "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
             "metadata": { "name": name }, "handler": "runhcs-wcow-process" })
+}
+
+/// The report resources `serve --reports` writes: (group/version, plural, kind, namespaced, the CRD file
+/// under `tests/data/`).
+const REPORTS: [(&str, &str, &str, bool, &str); 4] = [
+    (
+        "openreports.io/v1alpha1",
+        "reports",
+        "Report",
+        true,
+        "openreports-crd/openreports.io_install.yaml",
+    ),
+    (
+        "openreports.io/v1alpha1",
+        "clusterreports",
+        "ClusterReport",
+        false,
+        "openreports-crd/openreports.io_install.yaml",
+    ),
+    (
+        "wgpolicyk8s.io/v1alpha2",
+        "policyreports",
+        "PolicyReport",
+        true,
+        "policy-report-crd/wgpolicyk8s.io_policyreports.yaml",
+    ),
+    (
+        "wgpolicyk8s.io/v1alpha2",
+        "clusterpolicyreports",
+        "ClusterPolicyReport",
+        false,
+        "policy-report-crd/wgpolicyk8s.io_clusterpolicyreports.yaml",
+    ),
+];
+
+/// The `openAPIV3Schema` of `kind` at `version` in a vendored CRD file (one file may hold several CRDs).
+pub fn crd_schema(file: &str, kind: &str, version: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let parsed =
+        winplace_rules::input::parse(file, &text, &winplace_rules::input::Limits::default());
+    assert!(parsed.errors.is_empty(), "{file}: {:?}", parsed.errors);
+    parsed
+        .documents
+        .iter()
+        .map(|d| &d.value)
+        .find(|crd| crd["spec"]["names"]["kind"] == kind)
+        .and_then(|crd| crd["spec"]["versions"].as_array())
+        .and_then(|v| v.iter().find(|v| v["name"] == version))
+        .map(|v| v["schema"]["openAPIV3Schema"].clone())
+        .unwrap_or_else(|| panic!("{file}: no {kind} {version} schema"))
+}
+
+/// The fields of `value` its structural `schema` does not declare: what the API server prunes, or
+/// refuses under `fieldValidation=Strict` (`.results[0].foo: field not declared in schema`).
+pub fn undeclared_fields(schema: &Value, value: &Value, path: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if schema["x-kubernetes-preserve-unknown-fields"] == true {
+                return;
+            }
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties");
+            for (k, v) in map {
+                let field = format!("{path}.{k}");
+                if let Some(p) = properties.and_then(|p| p.get(k)) {
+                    undeclared_fields(p, v, &field, out);
+                } else if let Some(a) = additional.filter(|a| a.is_object()) {
+                    undeclared_fields(a, v, &field, out);
+                } else if additional != Some(&Value::Bool(true)) {
+                    out.push(field);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                undeclared_fields(&schema["items"], item, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// ObjectMeta's fields: what `metadata` may hold in any object.
+const OBJECT_META: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+impl FakeApi {
+    /// Serves the report resources of [`REPORTS`] on `router`: cluster-wide lists, and server-side apply,
+    /// get and delete of one report.
+    fn report_routes(&self, mut router: Router<FakeApi>) -> Router<FakeApi> {
+        for (group_version, plural, kind, namespaced, crd) in REPORTS {
+            let (_, version) = group_version.split_once('/').unwrap_or(("", group_version));
+            let schema = Arc::new(crd_schema(crd, kind, version));
+            router = router.route(
+                &format!("/apis/{group_version}/{plural}"),
+                get(
+                    move |State(api): State<FakeApi>,
+                          headers: axum::http::HeaderMap,
+                          Query(q): Query<HashMap<String, String>>| async move {
+                        if let Some(refused) =
+                            api.forbidden(&headers, "list", plural, group_version, None)
+                        {
+                            return refused;
+                        }
+                        match api.handle(group_version, kind, q) {
+                            Some(response) => response,
+                            None => std::future::pending().await,
+                        }
+                    },
+                ),
+            );
+            let one = if namespaced {
+                format!("/apis/{group_version}/namespaces/{{ns}}/{plural}/{{name}}")
+            } else {
+                format!("/apis/{group_version}/{plural}/{{name}}")
+            };
+            let path_of = move |mut p: HashMap<String, String>| -> (Option<String>, String) {
+                (p.remove("ns"), p.remove("name").unwrap_or_default())
+            };
+            let schema_apply = schema.clone();
+            router =
+                router.route(
+                    &one,
+                    patch(
+                        move |State(api): State<FakeApi>,
+                              Path(p): Path<HashMap<String, String>>,
+                              headers: axum::http::HeaderMap,
+                              Query(q): Query<HashMap<String, String>>,
+                              body: Bytes| async move {
+                            let (ns, name) = path_of(p);
+                            let what = format!("APPLY {kind} {}", key_of(ns.as_deref(), &name));
+                            let response = api.apply_report(
+                                ReportResource {
+                                    group_version,
+                                    plural,
+                                    kind,
+                                    schema: &schema_apply,
+                                },
+                                ns.as_deref(),
+                                &name,
+                                &headers,
+                                &q,
+                                &body,
+                            );
+                            api.wrote(&headers, what, response)
+                        },
+                    )
+                    .get(
+                        move |State(api): State<FakeApi>,
+                              Path(p): Path<HashMap<String, String>>| async move {
+                            let (ns, name) = path_of(p);
+                            match api.get(kind, &key_of(ns.as_deref(), &name)) {
+                                Some(o) => axum::Json(o).into_response(),
+                                None => json_answer(
+                                    404,
+                                    status_body(
+                                        404,
+                                        "NotFound",
+                                        &format!(
+                                            "{plural}.{} \"{name}\" not found",
+                                            group_of(group_version)
+                                        ),
+                                        None,
+                                    ),
+                                ),
+                            }
+                        },
+                    )
+                    .delete(
+                        move |State(api): State<FakeApi>,
+                              Path(p): Path<HashMap<String, String>>,
+                              headers: axum::http::HeaderMap| async move {
+                            let (ns, name) = path_of(p);
+                            let key_ = key_of(ns.as_deref(), &name);
+                            let what = format!("DELETE {kind} {key_}");
+                            let response = if let Some(refused) = api.forbidden(
+                                &headers,
+                                "delete",
+                                plural,
+                                group_version,
+                                ns.as_deref(),
+                            ) {
+                                refused
+                            } else if let Some(object) = api.get(kind, &key_) {
+                                api.delete(kind, &key_);
+                                json_answer(200, object)
+                            } else {
+                                json_answer(
+                                    404,
+                                    status_body(
+                                        404,
+                                        "NotFound",
+                                        &format!(
+                                            "{plural}.{} \"{name}\" not found",
+                                            group_of(group_version)
+                                        ),
+                                        None,
+                                    ),
+                                )
+                            };
+                            api.wrote(&headers, what, response)
+                        },
+                    ),
+                );
+        }
+        router
+    }
+
+    /// The 403 kube-apiserver's RBAC answers a token of `forbid_reports`.
+    fn forbidden(
+        &self,
+        headers: &axum::http::HeaderMap,
+        verb: &str,
+        plural: &str,
+        group_version: &str,
+        namespace: Option<&str>,
+    ) -> Option<Response> {
+        let token = token_of(headers);
+        if !self.lock().forbid_reports.contains(&token) {
+            return None;
+        }
+        let group = group_of(group_version);
+        let scope = match namespace {
+            Some(ns) => format!("in the namespace \"{ns}\""),
+            None => "at the cluster scope".to_string(),
+        };
+        Some(json_answer(
+            403,
+            status_body(
+                403,
+                "Forbidden",
+                &format!(
+                    "{plural}.{group} is forbidden: User \"{token}\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}"
+                ),
+                None,
+            ),
+        ))
+    }
+
+    /// Server-side apply of a report, refused as kube-apiserver refuses it: no RBAC (403), not an
+    /// apply patch (415), no field manager (400), another apiVersion or kind than the URL's, or another
+    /// name (400), fields the CRD does not declare under `fieldValidation=Strict` (400), a value its
+    /// schema refuses (422).
+    fn apply_report(
+        &self,
+        resource: ReportResource<'_>,
+        ns: Option<&str>,
+        name: &str,
+        headers: &axum::http::HeaderMap,
+        q: &HashMap<String, String>,
+        body: &[u8],
+    ) -> Response {
+        let ReportResource {
+            group_version,
+            plural,
+            kind,
+            schema,
+        } = resource;
+        if let Some(refused) = self.forbidden(headers, "patch", plural, group_version, ns) {
+            return refused;
+        }
+        let bad =
+            |message: String| json_answer(400, status_body(400, "BadRequest", &message, None));
+        let content_type = headers
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if content_type != "application/apply-patch+yaml" {
+            return json_answer(
+                415,
+                status_body(
+                    415,
+                    "UnsupportedMediaType",
+                    &format!(
+                        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type}"
+                    ),
+                    None,
+                ),
+            );
+        }
+        if q.get("fieldManager").is_none_or(|m| m.is_empty()) {
+            return bad("PATCH /apply requires fieldManager".to_string());
+        }
+        let Ok(object) = serde_json::from_slice::<Value>(body) else {
+            return bad("error decoding YAML: the body is not an object".to_string());
+        };
+        if object["apiVersion"] != group_version || object["kind"] != kind {
+            return bad(format!(
+                "the API version in the data ({}) does not match the expected API version ({group_version})",
+                object["apiVersion"].as_str().unwrap_or("")
+            ));
+        }
+        if object["metadata"]["name"] != name {
+            return bad(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                object["metadata"]["name"].as_str().unwrap_or("")
+            ));
+        }
+        let mut undeclared = Vec::new();
+        if let Some(map) = object.as_object() {
+            for (k, v) in map {
+                match k.as_str() {
+                    "apiVersion" | "kind" => {}
+                    "metadata" => {
+                        for field in v.as_object().into_iter().flat_map(|m| m.keys()) {
+                            if !OBJECT_META.contains(&field.as_str()) {
+                                undeclared.push(format!(".metadata.{field}"));
+                            }
+                        }
+                    }
+                    _ => match schema["properties"].get(k) {
+                        Some(s) => undeclared_fields(s, v, &format!(".{k}"), &mut undeclared),
+                        None => undeclared.push(format!(".{k}")),
+                    },
+                }
+            }
+        }
+        if !undeclared.is_empty() && q.get("fieldValidation").is_some_and(|v| v == "Strict") {
+            let errors: Vec<String> = undeclared
+                .iter()
+                .map(|f| format!("{f}: field not declared in schema"))
+                .collect();
+            return bad(errors.join(", "));
+        }
+        let validator = match jsonschema::validator_for(schema) {
+            Ok(v) => v,
+            Err(e) => {
+                return json_answer(500, status_body(500, "InternalError", &e.to_string(), None));
+            }
+        };
+        let invalid: Vec<String> = validator
+            .iter_errors(&object)
+            .map(|e| format!("{}: Invalid value: {e}", e.instance_path()))
+            .collect();
+        if !invalid.is_empty() {
+            return json_answer(
+                422,
+                status_body(
+                    422,
+                    "Invalid",
+                    &format!(
+                        "{kind}.{} \"{name}\" is invalid: [{}]",
+                        group_of(group_version),
+                        invalid.join(", ")
+                    ),
+                    None,
+                ),
+            );
+        }
+        let mut stored = object;
+        if let Some(ns) = ns {
+            stored["metadata"]["namespace"] = json!(ns);
+        }
+        stored["metadata"]["managedFields"] = json!([{
+            "manager": q.get("fieldManager"), "operation": "Apply", "apiVersion": group_version,
+            "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+        let key_ = key_of(ns, name);
+        let created = self.get(kind, &key_).is_none();
+        self.apply(kind, stored);
+        json_answer(
+            if created { 201 } else { 200 },
+            self.get(kind, &key_).unwrap_or(Value::Null),
+        )
+    }
+}
+
+/// One report resource of [`REPORTS`], with its CRD's schema.
+#[derive(Clone, Copy)]
+struct ReportResource<'a> {
+    group_version: &'static str,
+    plural: &'static str,
+    kind: &'static str,
+    schema: &'a Value,
+}
+
+/// `group` of `group/version`.
+fn group_of(group_version: &str) -> &str {
+    group_version.split_once('/').map_or("", |(g, _)| g)
+}
+
+/// The fake's key of an object: `namespace/name`, or `name` when cluster-scoped.
+fn key_of(ns: Option<&str>, name: &str) -> String {
+    match ns {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
 }

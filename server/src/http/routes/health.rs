@@ -119,6 +119,9 @@ async fn metrics(State(state): State<AppState>) -> Response {
     if let Some(place) = place {
         place.register(&mut registry);
     }
+    for part in state.exported() {
+        part.register(&mut registry);
+    }
     (
         [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
         crate::metrics::encode(&registry),
