@@ -29,39 +29,71 @@ pub fn PlannerPage() -> impl IntoView {
     view! {
         <section class="planner" aria-labelledby="planner-title">
             <h1 id="planner-title">"Planner"</h1>
-            <p>"What breaks, and what gets fixed, when node pools go away or come. The cluster is Nodes or an infrastructure file (eksctl, Karpenter, "
-               <code>"az aks nodepool list -o json"</code>", "<code>"gcloud container node-pools list --format=json"</code>
-               ", OpenShift MachineSet); the page computes the plan with the same rules as "<code>"winplace what-if"</code>
-               ". Its address is the plan: copy it to share."</p>
+            <p>
+                "What breaks, and what gets fixed, when node pools go away or come. The cluster is Nodes or an infrastructure file (eksctl, Karpenter, "
+                <code>"az aks nodepool list -o json"</code>", "
+                <code>"gcloud container node-pools list --format=json"</code>
+                ", OpenShift MachineSet); the page computes the plan with the same rules as "
+                <code>"winplace what-if"</code> ". Its address is the plan: copy it to share."
+            </p>
             <div class="planner-inputs">
-                <label>"Cluster"
-                    <textarea class="planner-cluster" rows="12" spellcheck="false"
+                <label>
+                    "Cluster"
+                    <textarea
+                        class="planner-cluster"
+                        rows="12"
+                        spellcheck="false"
                         prop:value=move || inputs.read().cluster.clone()
-                        on:input=move |ev| state.set_cluster(event_target_value(&ev))/>
+                        on:input=move |ev| state.set_cluster(event_target_value(&ev))
+                    />
                 </label>
-                <label>"Workloads"
-                    <textarea class="planner-manifests" rows="12" spellcheck="false"
+                <label>
+                    "Workloads"
+                    <textarea
+                        class="planner-manifests"
+                        rows="12"
+                        spellcheck="false"
                         prop:value=move || inputs.read().manifests.clone()
-                        on:input=move |ev| state.set_manifests(event_target_value(&ev))/>
+                        on:input=move |ev| state.set_manifests(event_target_value(&ev))
+                    />
                 </label>
             </div>
             <ul class="planner-problems">
-                {move || outcome.read().problems.iter().map(|p| view! { <li class="problem">{p.clone()}</li> }).collect_view()}
+                {move || {
+                    outcome
+                        .read()
+                        .problems
+                        .iter()
+                        .map(|p| view! { <li class="problem">{p.clone()}</li> })
+                        .collect_view()
+                }}
             </ul>
             <p class="planner-date">
-                <label>"Date "<input type="date" class="planner-on" prop:value=move || inputs.read().on.clone()
-                    on:input=move |ev| state.set_date(event_target_value(&ev))/></label>
+                <label>
+                    "Date "
+                    <input
+                        type="date"
+                        class="planner-on"
+                        prop:value=move || inputs.read().on.clone()
+                        on:input=move |ev| state.set_date(event_target_value(&ev))
+                    />
+                </label>
                 " What each node's platform (its labels: AKS, EKS, GKE) or Microsoft has retired by this date goes, as "
-                <code>"winplace what-if --on DATE"</code>" does ("<a href="https://github.com/winplace/winplace/blob/main/docs/reference/lifecycle.md">"the calendar and its sources"</a>"). Empty: no calendar."
+                <code>"winplace what-if --on DATE"</code>
+                " does ("
+                <a href="https://github.com/winplace/winplace/blob/main/docs/reference/lifecycle.md">
+                    "the calendar and its sources"
+                </a>
+                "). Empty: no calendar."
             </p>
             <h2>"Pools"</h2>
-            <PoolsTable state/>
-            <AddPoolForm state/>
-            <Retirements outcome/>
+            <PoolsTable state />
+            <AddPoolForm state />
+            <Retirements outcome />
             <h2>"Windows builds after the plan"</h2>
-            <BuildMatrix outcome/>
+            <BuildMatrix outcome />
             <h2>"Workloads"</h2>
-            <WorkloadChanges outcome/>
+            <WorkloadChanges outcome />
         </section>
     }
 }
