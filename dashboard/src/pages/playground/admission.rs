@@ -76,17 +76,27 @@ pub fn AdmissionPanel(
 
     view! {
         <section class="admission" aria-label="Admission">
-            <p class="muted">"What the policy module itself answers — the artifact policy-server runs, hosted in this page through waPC — for each pasted object the API server would send it on CREATE."</p>
-            <ContextNotGranted ungranted=not_granted/>
-            <ModuleRow module/>
+            <p class="muted">
+                "What the policy module itself answers — the artifact policy-server runs, hosted in this page through waPC — for each pasted object the API server would send it on CREATE."
+            </p>
+            <ContextNotGranted ungranted=not_granted />
+            <ModuleRow module />
             <label class="mutating">
-                <input type="checkbox" id="admission-mutating" prop:checked=move || mutating.get()
-                    on:change=move |ev| mutating.set(event_target_checked(&ev))/>
-                " The ClusterAdmissionPolicy is mutating (" <code>"mutating: true"</code> ")"
+                <input
+                    type="checkbox"
+                    id="admission-mutating"
+                    prop:checked=move || mutating.get()
+                    on:change=move |ev| mutating.set(event_target_checked(&ev))
+                />
+                " The ClusterAdmissionPolicy is mutating ("
+                <code>"mutating: true"</code>
+                ")"
             </label>
-            {move || evaluation.get().map(|evaluation| view! {
-                <Results evaluation mutating ask_server resolved/>
-            })}
+            {move || {
+                evaluation
+                    .get()
+                    .map(|evaluation| view! { <Results evaluation mutating ask_server resolved /> })
+            }}
         </section>
     }
 }
@@ -106,13 +116,16 @@ fn Results(
         skipped,
     } = evaluation;
     view! {
-        <SettingsCheck validity/>
-        <HostContext lists=host.lists.len()/>
-        <ImageResolution ask=ask_server resolved/>
-        <HostLists host/>
+        <SettingsCheck validity />
+        <HostContext lists=host.lists.len() />
+        <ImageResolution ask=ask_server resolved />
+        <HostLists host />
         <ol class="admission-results">
-            {exchanges.into_iter().map(|exchange| view! { <ExchangeRow exchange mutating/> }).collect_view()}
+            {exchanges
+                .into_iter()
+                .map(|exchange| view! { <ExchangeRow exchange mutating /> })
+                .collect_view()}
         </ol>
-        <NotSent skipped/>
+        <NotSent skipped />
     }
 }

@@ -75,8 +75,11 @@ fn ServerStatus(server: RwSignal<ServerContext>) -> impl IntoView {
             );
             view! {
                 <p class="server-status" data-source=r.meta.source.kind.as_str()>
-                    <span class="badge">{r.meta.source.kind.as_str()}</span>" "
-                    {r.meta.source.description.clone()}" — "{sizes}
+                    <span class="badge">{r.meta.source.kind.as_str()}</span>
+                    " "
+                    {r.meta.source.description.clone()}
+                    " — "
+                    {sizes}
                 </p>
             }
             .into_any()
@@ -96,11 +99,20 @@ fn ServerStatus(server: RwSignal<ServerContext>) -> impl IntoView {
 pub fn Problems(#[prop(into)] problems: Signal<Vec<Problem>>) -> impl IntoView {
     view! {
         <ul class="problems">
-            {move || problems.get().into_iter().map(|p| view! {
-                <li class="problem error" data-line=p.line.map(|l| l.to_string())>
-                    {p.line.map(|l| format!("line {l}: ")).unwrap_or_default()}{p.message}
-                </li>
-            }).collect_view()}
+            {move || {
+                problems
+                    .get()
+                    .into_iter()
+                    .map(|p| {
+                        view! {
+                            <li class="problem error" data-line=p.line.map(|l| l.to_string())>
+                                {p.line.map(|l| format!("line {l}: ")).unwrap_or_default()}
+                                {p.message}
+                            </li>
+                        }
+                    })
+                    .collect_view()
+            }}
         </ul>
     }
 }
@@ -135,21 +147,38 @@ pub fn ContextPanel(
     view! {
         <fieldset class="context-panel">
             <legend>"Cluster context"</legend>
-            {options.into_iter().map(|(value, text)| view! {
-                <label class="choice">
-                    <input type="radio" name="context" value=value.as_str()
-                        prop:checked=move || choice.get() == value
-                        on:change=move |_| choice.set(value)/>
-                    " "{text}
-                </label>
-            }).collect_view()}
+            {options
+                .into_iter()
+                .map(|(value, text)| {
+                    view! {
+                        <label class="choice">
+                            <input
+                                type="radio"
+                                name="context"
+                                value=value.as_str()
+                                prop:checked=move || choice.get() == value
+                                on:change=move |_| choice.set(value)
+                            />
+                            " "
+                            {text}
+                        </label>
+                    }
+                })
+                .collect_view()}
             <Show when=move || choice.get() == ContextChoice::Server>
-                <ServerStatus server/>
+                <ServerStatus server />
             </Show>
             <div class="pasted-context" class:hidden=move || choice.get() != ContextChoice::Pasted>
-                <Editor id="context" label="Nodes and RuntimeClasses (YAML or JSON)" rows=10
-                    loaded on_input marks jump/>
-                <Problems problems/>
+                <Editor
+                    id="context"
+                    label="Nodes and RuntimeClasses (YAML or JSON)"
+                    rows=10
+                    loaded
+                    on_input
+                    marks
+                    jump
+                />
+                <Problems problems />
             </div>
         </fieldset>
     }
@@ -170,14 +199,30 @@ pub fn SettingsPanel(
     view! {
         <div class="settings-panel">
             <label for="settings">"Settings (YAML or JSON; empty = defaults)"</label>
-            <textarea id="settings" rows="8" spellcheck="false" wrap="off"
+            <textarea
+                id="settings"
+                rows="8"
+                spellcheck="false"
+                wrap="off"
                 placeholder="windowsTaints: [{key: os, value: windows, effect: NoSchedule}]\nsupportedBuilds: [10.0.20348, 10.0.26100]\nmutate: false\ndisabledRules: []"
                 prop:value=move || loaded.get()
-                on:input=move |ev| on_input(event_target_value(&ev))></textarea>
-            {move || error.get().map(|e| view! {
-                <p class="settings-error error" role="alert">"Settings not applied (defaults used): "{e}</p>
-            })}
-            <p class="muted">"Keys: windowsTaints, supportedBuilds, requireBuildSelector, imageRules, runtimeClasses, mutate, exemptNamespaces, disabledRules, severity."</p>
+                on:input=move |ev| on_input(event_target_value(&ev))
+            ></textarea>
+            {move || {
+                error
+                    .get()
+                    .map(|e| {
+                        view! {
+                            <p class="settings-error error" role="alert">
+                                "Settings not applied (defaults used): "
+                                {e}
+                            </p>
+                        }
+                    })
+            }}
+            <p class="muted">
+                "Keys: windowsTaints, supportedBuilds, requireBuildSelector, imageRules, runtimeClasses, mutate, exemptNamespaces, disabledRules, severity."
+            </p>
         </div>
     }
 }

@@ -205,69 +205,127 @@ pub fn Editor(
     let shift = move || format!("translateY({}px)", -scroll.get());
     let shift_both = move || format!("translate({}px, {}px)", -scroll_left.get(), -scroll.get());
     let top_of = |line: u32| format!("{}px", PAD_PX + (line as i32 - 1) * LINE_PX);
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        let Some(el) = area.get_untracked() else {
+            return;
+        };
+        let unit = if ev.delta_mode() == web_sys::WheelEvent::DOM_DELTA_LINE {
+            LINE_PX as f64
+        } else {
+            1.0
+        };
+        let before = el.scroll_top();
+        el.set_scroll_top(before + (ev.delta_y() * unit) as i32);
+        // At either end the page scrolls instead, as over the text itself.
+        if el.scroll_top() != before {
+            ev.prevent_default();
+            sync_scroll(&el);
+        }
+    };
+    let on_text_input = move |_| {
+        let Some(el) = area.get_untracked() else {
+            return;
+        };
+        if el.text_length() < BIG_TEXT {
+            read(el);
+        } else {
+            // Copying megabytes out of the textarea on every keystroke would slow typing.
+            later(Box::new(move || {
+                if let Some(el) = area.get_untracked() {
+                    read(el);
+                }
+            }));
+        }
+    };
     view! {
         <div class="editor">
-            <label class="editor-label" for=id>{label}</label>
-            <div class="editor-body" style:height=format!("{}px", rows as i32 * LINE_PX + 2 * PAD_PX + 2)>
+            <label class="editor-label" for=id>
+                {label}
+            </label>
+            <div
+                class="editor-body"
+                style:height=format!("{}px", rows as i32 * LINE_PX + 2 * PAD_PX + 2)
+            >
                 <div class="editor-marks" aria-hidden="true" style:transform=shift>
-                    {move || shown.get().into_iter().map(|m| view! {
-                        <div class=format!("mark mark-{}", m.kind.as_str())
-                            data-line=m.line.to_string() style:top=top_of(m.line)></div>
-                    }).collect_view()}
+                    {move || {
+                        shown
+                            .get()
+                            .into_iter()
+                            .map(|m| {
+                                view! {
+                                    <div
+                                        class=format!("mark mark-{}", m.kind.as_str())
+                                        data-line=m.line.to_string()
+                                        style:top=top_of(m.line)
+                                    ></div>
+                                }
+                            })
+                            .collect_view()
+                    }}
                 </div>
                 // The wheel over the numbers scrolls the text, as over the text itself.
-                <div class="editor-gutter" aria-hidden="true"
-                    on:wheel=move |ev: web_sys::WheelEvent| {
-                        let Some(el) = area.get_untracked() else { return };
-                        let unit = if ev.delta_mode() == web_sys::WheelEvent::DOM_DELTA_LINE { LINE_PX as f64 } else { 1.0 };
-                        let before = el.scroll_top();
-                        el.set_scroll_top(before + (ev.delta_y() * unit) as i32);
-                        // At either end the page scrolls instead, as over the text itself.
-                        if el.scroll_top() != before {
-                            ev.prevent_default();
-                            sync_scroll(&el);
-                        }
-                    }>
+                <div class="editor-gutter" aria-hidden="true" on:wheel=on_wheel>
                     <div class="gutter-lines" style:transform=shift>
                         <pre>{gutter}</pre>
-                        {move || shown.get().into_iter().filter(|m| m.kind != MarkKind::Selected).map(|m| view! {
-                            <div class=format!("gutter-mark gutter-{}", m.kind.as_str())
-                                data-line=m.line.to_string() style:top=top_of(m.line)></div>
-                        }).collect_view()}
+                        {move || {
+                            shown
+                                .get()
+                                .into_iter()
+                                .filter(|m| m.kind != MarkKind::Selected)
+                                .map(|m| {
+                                    view! {
+                                        <div
+                                            class=format!("gutter-mark gutter-{}", m.kind.as_str())
+                                            data-line=m.line.to_string()
+                                            style:top=top_of(m.line)
+                                        ></div>
+                                    }
+                                })
+                                .collect_view()
+                        }}
                     </div>
                 </div>
                 <div class="editor-text">
                     <div class="editor-spans" aria-hidden="true">
                         <div class="spans" style:transform=shift_both>
-                            {move || shown.get().into_iter().filter(|m| m.kind != MarkKind::Selected && m.columns.1 > 0).map(|m| view! {
-                                <div class=format!("span span-{}", m.kind.as_str())
-                                    data-line=m.line.to_string() style:top=top_of(m.line)
-                                    style:left=format!("calc(var(--pg-pad) + {}ch)", m.columns.0)
-                                    style:width=format!("{}ch", m.columns.1)></div>
-                            }).collect_view()}
+                            {move || {
+                                shown
+                                    .get()
+                                    .into_iter()
+                                    .filter(|m| m.kind != MarkKind::Selected && m.columns.1 > 0)
+                                    .map(|m| {
+                                        view! {
+                                            <div
+                                                class=format!("span span-{}", m.kind.as_str())
+                                                data-line=m.line.to_string()
+                                                style:top=top_of(m.line)
+                                                style:left=format!(
+                                                    "calc(var(--pg-pad) + {}ch)",
+                                                    m.columns.0,
+                                                )
+                                                style:width=format!("{}ch", m.columns.1)
+                                            ></div>
+                                        }
+                                    })
+                                    .collect_view()
+                            }}
                         </div>
                     </div>
-                    <textarea id=id node_ref=area spellcheck="false" wrap="off"
-                        autocomplete="off" autocapitalize="off"
+                    <textarea
+                        id=id
+                        node_ref=area
+                        spellcheck="false"
+                        wrap="off"
+                        autocomplete="off"
+                        autocapitalize="off"
                         prop:value=move || loaded.get()
-                        on:input=move |_| {
-                            let Some(el) = area.get_untracked() else { return };
-                            if el.text_length() < BIG_TEXT {
-                                read(el);
-                            } else {
-                                // Copying megabytes out of the textarea on every keystroke would slow typing.
-                                later(Box::new(move || {
-                                    if let Some(el) = area.get_untracked() {
-                                        read(el);
-                                    }
-                                }));
-                            }
-                        }
+                        on:input=on_text_input
                         on:scroll=move |_| {
                             if let Some(el) = area.get_untracked() {
                                 sync_scroll(&el);
                             }
-                        }></textarea>
+                        }
+                    ></textarea>
                 </div>
             </div>
         </div>

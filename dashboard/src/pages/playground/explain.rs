@@ -29,32 +29,49 @@ pub fn ExplainPanel(
     view! {
         <section class="pg-explain" aria-labelledby="explain-title">
             <h3 id="explain-title">"Explain an error"</h3>
-            <label for="explain-input">"Paste what the cluster says: an event, kubectl describe pod, a kubelet or containerd log, a kubectl apply error"</label>
-            <textarea id="explain-input" rows="4" spellcheck="false"
+            <label for="explain-input">
+                "Paste what the cluster says: an event, kubectl describe pod, a kubelet or containerd log, a kubectl apply error"
+            </label>
+            <textarea
+                id="explain-input"
+                rows="4"
+                spellcheck="false"
                 on:input=move |ev| text.set(event_target_value(&ev))
-                prop:value=move || text.get()></textarea>
-            <p class="muted explain-settings"
-                data-pinning=move || settings.with(|s| s.build_pinning.as_str())>
+                prop:value=move || text.get()
+            ></textarea>
+            <p
+                class="muted explain-settings"
+                data-pinning=move || settings.with(|s| s.build_pinning.as_str())
+            >
                 "Fixes pin Windows builds as the settings below say: buildPinning "
                 {move || settings.with(|s| s.build_pinning.as_str())}
             </p>
             <div class="explained" aria-live="polite">
                 {move || match found.get() {
                     None => ().into_any(),
-                    Some(matches) if matches.is_empty() => view! {
-                        <p class="no-match" data-matches="0">
-                            "No Windows placement cause: " {winplace_rules::explain::CAUSES_LOOKED_FOR} "."
-                        </p>
-                    }.into_any(),
+                    Some(matches) if matches.is_empty() => {
+                        view! {
+                            <p class="no-match" data-matches="0">
+                                "No Windows placement cause: "
+                                {winplace_rules::explain::CAUSES_LOOKED_FOR}
+                                "."
+                            </p>
+                        }
+                            .into_any()
+                    }
                     Some(matches) => {
+                        let count = matches.len().to_string();
                         // Counted first: the list's items take the matches, and the view macro
                         // may build them before the attribute (it does natively).
-                        let count = matches.len().to_string();
                         view! {
                             <ul class="explained-list" data-matches=count>
-                                {matches.into_iter().map(|m| view! { <Explained m/> }).collect_view()}
+                                {matches
+                                    .into_iter()
+                                    .map(|m| view! { <Explained m /> })
+                                    .collect_view()}
                             </ul>
-                        }.into_any()
+                        }
+                            .into_any()
                     }
                 }}
             </div>
@@ -67,21 +84,36 @@ fn Explained(m: Match) -> impl IntoView {
     let named = m.objects.named();
     let rule = match m.rule.clone() {
         Some(r) => view! {
-            <p>"Caught before deployment by "<a href=format!("/rules#{r}")><code>{r.clone()}</code></a></p>
+            <p>
+                "Caught before deployment by "<a href=format!("/rules#{r}")>
+                    <code>{r.clone()}</code>
+                </a>
+            </p>
         }
         .into_any(),
-        None => view! { <p>"No manifest rule catches it: it is the node's configuration."</p> }.into_any(),
+        None => view! { <p>"No manifest rule catches it: it is the node's configuration."</p> }
+            .into_any(),
     };
     view! {
-        <li class="explained-item" data-cause=m.cause.as_str() data-sandbox=m.sandbox.to_string()
-            data-rule=m.rule.clone().unwrap_or_default()>
-            <p><span class="cause">{m.cause.as_str()}</span>
+        <li
+            class="explained-item"
+            data-cause=m.cause.as_str()
+            data-sandbox=m.sandbox.to_string()
+            data-rule=m.rule.clone().unwrap_or_default()
+        >
+            <p>
+                <span class="cause">{m.cause.as_str()}</span>
                 {m.sandbox.then_some(" (pod sandbox: the pause image)")}
-                {m.line.map(|l| format!(" — line {l}"))}</p>
+                {m.line.map(|l| format!(" — line {l}"))}
+            </p>
             <p>{m.meaning.clone()}</p>
-            {(!named.is_empty()).then(|| view! { <p class="muted">"Names: "{named.join("; ")}</p> })}
+            {(!named.is_empty())
+                .then(|| view! { <p class="muted">"Names: "{named.join("; ")}</p> })}
             {rule}
-            <p class="explained-fix"><strong>"Fix: "</strong>{m.fix.clone()}</p>
+            <p class="explained-fix">
+                <strong>"Fix: "</strong>
+                {m.fix.clone()}
+            </p>
             <p class="muted">"Printed by "{m.source.clone()}</p>
         </li>
     }

@@ -73,12 +73,15 @@ fn FindingItem(
     let fix_button = fix.map(|description| {
         let finding = finding.clone();
         view! {
-            <button class="fix" title=description.clone()
-                on:click=move |_| on_fix(finding.clone())>"Fix: "{description.clone()}</button>
+            <button class="fix" title=description.clone() on:click=move |_| on_fix(finding.clone())>
+                "Fix: "
+                {description.clone()}
+            </button>
         }
     });
     view! {
-        <li class="finding"
+        <li
+            class="finding"
             class:selected=move || selected.get() == Some((source, index))
             data-rule=finding.rule.clone()
             data-object=object.clone()
@@ -86,15 +89,24 @@ fn FindingItem(
             data-path=finding.path.clone()
             data-severity=finding.severity.as_str()
             data-source=source.as_str()
-            data-fixable=fixable.to_string()>
+            data-fixable=fixable.to_string()
+        >
             <button class="goto" title="Show the line" on:click=move |_| show()>
-                <span class="severity">{finding.severity.as_str()}</span>" "
-                <code class="rule" title=title>{finding.rule.clone()}</code>" "
-                <span class="object">{object.clone()}</span>" "
+                <span class="severity">{finding.severity.as_str()}</span>
+                " "
+                <code class="rule" title=title>
+                    {finding.rule.clone()}
+                </code>
+                " "
+                <span class="object">{object.clone()}</span>
+                " "
                 <span class="line">{line.map(|l| format!("line {l}")).unwrap_or_default()}</span>
             </button>
-            <p class="message">{finding.message.clone()}" "
-                <a href=doc target="_blank" rel="noopener">"rule docs"</a></p>
+            <p class="message">
+                {finding.message.clone()}" " <a href=doc target="_blank" rel="noopener">
+                    "rule docs"
+                </a>
+            </p>
             {fix_button}
         </li>
     }
@@ -130,7 +142,7 @@ pub fn FindingsList(
             .take(limit)
             .enumerate()
             .map(|(index, f)| {
-                view! { <FindingItem finding=f.clone() source index selected on_show on_fix/> }
+                view! { <FindingItem finding=f.clone() source index selected on_show on_fix /> }
             })
             .collect_view()
     };
@@ -138,26 +150,45 @@ pub fn FindingsList(
     view! {
         <div class="findings-panel">
             <div class="findings-head">
-                <span class="counts" aria-live="polite">{move || counts(&findings.read())}</span>
+                <span class="counts" aria-live="polite">
+                    {move || counts(&findings.read())}
+                </span>
                 <Show when=any_fix>
-                    <button class="fix-all" on:click=move |_| on_fix_all()>"Fix all"</button>
+                    <button class="fix-all" on:click=move |_| on_fix_all()>
+                        "Fix all"
+                    </button>
                 </Show>
             </div>
             <ul class="findings">
-                {move || parse_errors.get().iter().map(|e| {
-                    let line = e.line;
-                    view! {
-                        <li class="parse-error" data-line=line.to_string() data-source="input">
-                            <button class="goto" title="Show the line"
-                                on:click=move |_| on_show(Source::Input, line)>
-                                <span class="severity">"parse error"</span>" "
-                                <span class="line">{format!("line {}:{}", e.line, e.column)}</span>
-                            </button>
-                            <p class="message">{e.message.clone()}</p>
-                        </li>
-                    }
-                }).collect_view()}
-                {move || list(Source::Input, findings.get())}
+                {move || {
+                    parse_errors
+                        .get()
+                        .iter()
+                        .map(|e| {
+                            let line = e.line;
+                            view! {
+                                <li
+                                    class="parse-error"
+                                    data-line=line.to_string()
+                                    data-source="input"
+                                >
+                                    <button
+                                        class="goto"
+                                        title="Show the line"
+                                        on:click=move |_| on_show(Source::Input, line)
+                                    >
+                                        <span class="severity">"parse error"</span>
+                                        " "
+                                        <span class="line">
+                                            {format!("line {}:{}", e.line, e.column)}
+                                        </span>
+                                    </button>
+                                    <p class="message">{e.message.clone()}</p>
+                                </li>
+                            }
+                        })
+                        .collect_view()
+                }} {move || list(Source::Input, findings.get())}
             </ul>
             <Show when=move || !show_all.get() && hidden() != 0>
                 <button class="show-all" on:click=move |_| show_all.set(true)>

@@ -92,28 +92,55 @@ pub fn RepairPanel(
             );
             let text_value = r.text.clone();
             view! {
-                <section class="repair" aria-labelledby="repair-title"
-                    data-remaining-fixable=r.remaining_fixable.to_string()>
+                <section
+                    class="repair"
+                    aria-labelledby="repair-title"
+                    data-remaining-fixable=r.remaining_fixable.to_string()
+                >
                     <h3 id="repair-title">"Repair: "{r.title.clone()}</h3>
                     <p class="repair-summary">{summary}</p>
                     <ul class="applied">
                         {r.applied.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
-                        {r.skipped.iter().map(|s| view! { <li class="skipped">"Skipped: "{s.clone()}</li> }).collect_view()}
+                        {r
+                            .skipped
+                            .iter()
+                            .map(|s| view! { <li class="skipped">"Skipped: "{s.clone()}</li> })
+                            .collect_view()}
                     </ul>
                     <div class="repair-actions">
-                        <button class="use-repair" on:click=move |_| {
-                            on_use(text());
-                            repair.set(None);
-                        }>"Use in the editor"</button>
-                        <button class="copy-repair" on:click=copy>"Copy"</button>
-                        <button class="download-repair" on:click=download>"Download"</button>
-                        <button class="close-repair" on:click=move |_| repair.set(None)>"Close"</button>
-                        <span class="status" aria-live="polite">{move || status.get()}</span>
+                        <button
+                            class="use-repair"
+                            on:click=move |_| {
+                                on_use(text());
+                                repair.set(None);
+                            }
+                        >
+                            "Use in the editor"
+                        </button>
+                        <button class="copy-repair" on:click=copy>
+                            "Copy"
+                        </button>
+                        <button class="download-repair" on:click=download>
+                            "Download"
+                        </button>
+                        <button class="close-repair" on:click=move |_| repair.set(None)>
+                            "Close"
+                        </button>
+                        <span class="status" aria-live="polite">
+                            {move || status.get()}
+                        </span>
                     </div>
-                    <DiffView view=r.clone()/>
+                    <DiffView view=r.clone() />
                     <label for="repaired">"Repaired manifests"</label>
-                    <textarea id="repaired" class="repaired" readonly rows="12" wrap="off"
-                        spellcheck="false" prop:value=text_value></textarea>
+                    <textarea
+                        id="repaired"
+                        class="repaired"
+                        readonly
+                        rows="12"
+                        wrap="off"
+                        spellcheck="false"
+                        prop:value=text_value
+                    ></textarea>
                 </section>
             }
         })

@@ -79,8 +79,12 @@ pub fn ContextNotGranted(#[prop(into)] ungranted: Signal<Option<Ungranted>>) -> 
             view! {
                 <p class="context-note" role="note" data-differ=u.differ.to_string()>
                     "The Findings tab checks against the chosen cluster, but this policy is not granted it: without "
-                    <code>"contextAware: true"</code>" in its settings it decides from the settings alone, so "
-                    {format!("{} {findings}", u.differ)}" ("{u.rules.join(", ")}")."
+                    <code>"contextAware: true"</code>
+                    " in its settings it decides from the settings alone, so "
+                    {format!("{} {findings}", u.differ)}
+                    " ("
+                    {u.rules.join(", ")}
+                    ")."
                 </p>
             }
         })

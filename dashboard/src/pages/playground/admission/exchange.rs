@@ -101,40 +101,67 @@ pub fn ExchangeRow(exchange: Exchange, mutating: RwSignal<bool>) -> impl IntoVie
     let review_text = serde_json::to_string_pretty(&review(&sent.request)).unwrap_or_default();
     let label = sent.label.clone();
     let raw_text = raw.clone().unwrap_or_default();
-    let body = move || {
-        match &raw {
-        Err(e) => view! { <p class="verdict error" data-verdict="error">"The module failed: "{e.clone()}</p> }.into_any(),
+    let body = move || match &raw {
+        Err(e) => view! {
+            <p class="verdict error" data-verdict="error">
+                "The module failed: "
+                {e.clone()}
+            </p>
+        }
+        .into_any(),
         Ok(text) => match read_answer(text, &object, mutating.get()) {
-            Err(e) => view! { <p class="verdict error" data-verdict="error">{e}</p> }.into_any(),
+            Err(e) => view! {
+                <p class="verdict error" data-verdict="error">
+                    {e}
+                </p>
+            }
+            .into_any(),
             Ok(answer) => {
                 let response = serde_json::to_string_pretty(&answer.response).unwrap_or_default();
                 let warnings = answer.warnings.clone();
                 let (class, head, detail) = match &answer.verdict {
                     Verdict::Allowed => ("allowed", "Allowed".to_string(), None),
                     Verdict::Denied(m) => ("denied", "Denied".to_string(), Some(m.clone())),
-                    Verdict::Mutated { .. } => ("mutated", "Allowed with changes".to_string(), None),
+                    Verdict::Mutated { .. } => {
+                        ("mutated", "Allowed with changes".to_string(), None)
+                    }
                 };
                 let mutation = match answer.verdict {
                     Verdict::Mutated { patch, object } => Some(view! {
                         <h4>"JSONPatch"</h4>
-                        <pre class="patch">{serde_json::to_string_pretty(&patch).unwrap_or_default()}</pre>
+                        <pre class="patch">
+                            {serde_json::to_string_pretty(&patch).unwrap_or_default()}
+                        </pre>
                         <h4>"Patched object"</h4>
                         <pre class="patched">{to_yaml(&object)}</pre>
                     }),
                     _ => None,
                 };
                 view! {
-                    <p class=format!("verdict {class}") data-verdict=class>{head}</p>
+                    <p class=format!("verdict {class}") data-verdict=class>
+                        {head}
+                    </p>
                     {detail.map(|m| view! { <p class="admission-message">{m}</p> })}
-                    {(!warnings.is_empty()).then(|| view! {
-                        <ul class="admission-warnings">{warnings.into_iter().map(|w| view! { <li class="admission-warning">{w}</li> }).collect_view()}</ul>
-                    })}
+                    {(!warnings.is_empty())
+                        .then(|| {
+                            view! {
+                                <ul class="admission-warnings">
+                                    {warnings
+                                        .into_iter()
+                                        .map(|w| view! { <li class="admission-warning">{w}</li> })
+                                        .collect_view()}
+                                </ul>
+                            }
+                        })}
                     {mutation}
-                    <details class="response"><summary>"AdmissionResponse"</summary><pre>{response}</pre></details>
-                }.into_any()
+                    <details class="response">
+                        <summary>"AdmissionResponse"</summary>
+                        <pre>{response}</pre>
+                    </details>
+                }
+                .into_any()
             }
         },
-    }
     };
     view! {
         <li class="admission-result" data-object=sent.label data-ms=format!("{ms:.3}")>
@@ -143,8 +170,12 @@ pub fn ExchangeRow(exchange: Exchange, mutating: RwSignal<bool>) -> impl IntoVie
             <details class="exchange">
                 <summary>"AdmissionReview sent, raw exchange"</summary>
                 <pre class="review">{review_text}</pre>
-                <pre class="payload" data-raw="payload">{payload}</pre>
-                <pre class="raw-answer" data-raw="answer">{raw_text}</pre>
+                <pre class="payload" data-raw="payload">
+                    {payload}
+                </pre>
+                <pre class="raw-answer" data-raw="answer">
+                    {raw_text}
+                </pre>
             </details>
         </li>
     }

@@ -79,15 +79,28 @@ pub fn ImageResolution(
 ) -> impl IntoView {
     view! {
         <label class="ask-images">
-            <input type="checkbox" id="admission-resolve" prop:checked=move || ask.get()
-                on:change=move |ev| ask.set(event_target_checked(&ev))/>
-            " Ask the server for the images' manifests (" <code>"serve --resolve-images"</code> ")"
+            <input
+                type="checkbox"
+                id="admission-resolve"
+                prop:checked=move || ask.get()
+                on:change=move |ev| ask.set(event_target_checked(&ev))
+            />
+            " Ask the server for the images' manifests ("
+            <code>"serve --resolve-images"</code>
+            ")"
         </label>
         <p class="image-resolution muted">
             {move || match resolved.get() {
                 None => "Image manifests: asking the server…".to_string(),
-                Some(Err(e)) => format!("Image manifests: none ({e}); the policy keeps what image names say."),
-                Some(Ok(m)) => format!("Image manifests: {} image(s) resolved by the server, answered to the OCI capability (the policy asks for them only with registryAware: true in its settings).", m.len()),
+                Some(Err(e)) => {
+                    format!("Image manifests: none ({e}); the policy keeps what image names say.")
+                }
+                Some(Ok(m)) => {
+                    format!(
+                        "Image manifests: {} image(s) resolved by the server, answered to the OCI capability (the policy asks for them only with registryAware: true in its settings).",
+                        m.len(),
+                    )
+                }
             }}
         </p>
     }

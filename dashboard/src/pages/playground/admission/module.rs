@@ -56,14 +56,34 @@ pub fn ModuleRow(module: RwSignal<Module, LocalStorage>) -> impl IntoView {
     view! {
         <div class="module-row">
             {move || match module.get() {
-                Module::Loading => view! { <p class="module-identity muted">"Loading the policy module…"</p> }.into_any(),
-                Module::Failed(e) => view! { <p class="module-identity error" role="alert">{e}</p> }.into_any(),
-                Module::Ready(policy, protocol) => view! { <ModuleIdentity identity=policy.identity.clone() protocol/> }.into_any(),
+                Module::Loading => {
+                    view! { <p class="module-identity muted">"Loading the policy module…"</p> }
+                        .into_any()
+                }
+                Module::Failed(e) => {
+                    view! {
+                        <p class="module-identity error" role="alert">
+                            {e}
+                        </p>
+                    }
+                        .into_any()
+                }
+                Module::Ready(policy, protocol) => {
+                    view! { <ModuleIdentity identity=policy.identity.clone() protocol /> }
+                        .into_any()
+                }
             }}
-            <label class="module-file">"Use another policy.wasm "
-                <input type="file" id="policy-file" accept=".wasm,application/wasm" on:change=on_file/>
-            </label>
-            <button class="module-server" on:click=move |_| load(module, None)>"Use the server's module"</button>
+            <label class="module-file">
+                "Use another policy.wasm "
+                <input
+                    type="file"
+                    id="policy-file"
+                    accept=".wasm,application/wasm"
+                    on:change=on_file
+                />
+            </label> <button class="module-server" on:click=move |_| load(module, None)>
+                "Use the server's module"
+            </button>
         </div>
     }
 }
@@ -81,13 +101,30 @@ fn ModuleIdentity(identity: Identity, protocol: Result<String, String>) -> impl 
         Err(e) => format!("unknown ({e})"),
     };
     view! {
-        <dl class="module-identity" data-sha256=identity.sha256.clone() data-size=identity.size.to_string()
-            data-version=identity.version.clone()>
-            <dt>"Module"</dt><dd>{identity.source.clone()}</dd>
-            <dt>"Size"</dt><dd>{format!("{} bytes", identity.size)}</dd>
-            <dt>"SHA-256"</dt><dd><code class="sha256">{if identity.sha256.is_empty() { "(needs https or localhost)".to_string() } else { identity.sha256.clone() }}</code></dd>
-            <dt>"Version"</dt><dd class="version">{version}</dd>
-            <dt>"Protocol"</dt><dd class="protocol">{protocol}</dd>
+        <dl
+            class="module-identity"
+            data-sha256=identity.sha256.clone()
+            data-size=identity.size.to_string()
+            data-version=identity.version.clone()
+        >
+            <dt>"Module"</dt>
+            <dd>{identity.source.clone()}</dd>
+            <dt>"Size"</dt>
+            <dd>{format!("{} bytes", identity.size)}</dd>
+            <dt>"SHA-256"</dt>
+            <dd>
+                <code class="sha256">
+                    {if identity.sha256.is_empty() {
+                        "(needs https or localhost)".to_string()
+                    } else {
+                        identity.sha256.clone()
+                    }}
+                </code>
+            </dd>
+            <dt>"Version"</dt>
+            <dd class="version">{version}</dd>
+            <dt>"Protocol"</dt>
+            <dd class="protocol">{protocol}</dd>
         </dl>
     }
 }
