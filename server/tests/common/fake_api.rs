@@ -1323,7 +1323,7 @@ impl FakeApi {
                         {
                             return refused;
                         }
-                        match api.handle(group_version, kind, q) {
+                        match api.handle(group_version, kind, q, &headers) {
                             Some(response) => response,
                             None => std::future::pending().await,
                         }
