@@ -63,7 +63,7 @@ fn context_resources() -> Value {
 }
 
 #[test]
-fn metadata_covers_every_evaluated_kind_for_create_and_update() {
+fn metadata_covers_every_evaluated_kind_for_create_and_update_and_ephemeral_containers() {
     let m = metadata();
     let mut want: Vec<(String, String, String)> = EVALUATED_KINDS
         .iter()
@@ -71,6 +71,13 @@ fn metadata_covers_every_evaluated_kind_for_create_and_update() {
             ["CREATE", "UPDATE"].map(|o| (g.to_string(), resource(k), o.to_string()))
         })
         .collect();
+    // And the ephemeral containers `kubectl debug` adds: an UPDATE of the Pod's subresource, reviewed
+    // when they are added (policy-wasm/src/admission/scope.rs).
+    want.push((
+        String::new(),
+        "pods/ephemeralcontainers".into(),
+        "UPDATE".into(),
+    ));
     want.sort();
     assert_eq!(covered(&m["rules"]), want);
     assert_eq!(m["mutating"], json!(true));
