@@ -70,34 +70,6 @@ pub async fn copy_text(text: &str) -> Result<(), String> {
         })
 }
 
-/// Offers `text` as a file named `name` (a Blob behind a temporary object URL).
-pub fn download_text(name: &str, text: &str) -> Result<(), String> {
-    let fail = |e: JsValue| {
-        e.as_string()
-            .unwrap_or_else(|| "the browser refused the download".into())
-    };
-    let parts = web_sys::js_sys::Array::of1(&JsValue::from_str(text));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/yaml");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(fail)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(fail)?;
-    let anchor = document()
-        .create_element("a")
-        .map_err(fail)?
-        .unchecked_into::<web_sys::HtmlAnchorElement>();
-    anchor.set_href(&url);
-    anchor.set_download(name);
-    anchor.click();
-    // Revoked after the click has been handled, not before.
-    set_timeout(
-        move || {
-            let _ = web_sys::Url::revoke_object_url(&url);
-        },
-        Duration::from_secs(10),
-    );
-    Ok(())
-}
-
 /// The file chosen in the `<input type="file">` that fired `ev`.
 pub fn chosen_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
     ev.target()?

@@ -76,10 +76,16 @@ pub fn RepairPanel(
         });
     };
     let download = move |_| {
-        status.set(match dom::download_text("repaired.yaml", &text()) {
-            Ok(()) => "Downloaded repaired.yaml.".into(),
-            Err(e) => format!("Cannot download: {e}"),
-        });
+        status.set(
+            match crate::components::download::download_text(
+                "repaired.yaml",
+                "application/yaml",
+                &text(),
+            ) {
+                Ok(()) => "Downloaded repaired.yaml.".into(),
+                Err(e) => format!("Cannot download: {e}"),
+            },
+        );
     };
     move || {
         repair.get().map(|r| {
