@@ -152,6 +152,15 @@ pub struct Outage {
     pub answered: usize,
 }
 
+/// Keeps the request's `User-Agent` (empty when it sent none) in [`Fake::user_agents`].
+fn record_user_agent(fake: &mut Fake, headers: &axum::http::HeaderMap) {
+    let agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    fake.user_agents.push(agent.to_string());
+}
+
 /// One write as the fake received it.
 #[derive(Debug, Clone)]
 pub struct Write {
@@ -302,12 +311,7 @@ impl FakeApi {
         headers: &axum::http::HeaderMap,
     ) -> Option<Response> {
         let mut fake = self.lock();
-        let agent = headers
-            .get(axum::http::header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        fake.user_agents.push(agent);
+        record_user_agent(&mut fake, headers);
         refusal_locked(&mut fake, kind, verb, namespace, &token_of(headers))
     }
 
@@ -730,12 +734,7 @@ impl FakeApi {
         headers: &axum::http::HeaderMap,
     ) -> Option<Response> {
         let mut fake = self.lock();
-        let agent = headers
-            .get(axum::http::header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        fake.user_agents.push(agent);
+        record_user_agent(&mut fake, headers);
         let selector = FieldSelector::parse(q.get("fieldSelector").map_or("", String::as_str));
         let current = fake.rv;
         let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
