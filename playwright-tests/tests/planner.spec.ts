@@ -52,7 +52,7 @@ test('a pasted GKE node pool list becomes the cluster, with its Windows taint', 
   expect(problems).toEqual([]);
 });
 
-// The two controls of issue 25 (what they compute is planner.rs's unit test): a Windows pool upgraded in place
+// The two upgrade controls (what they compute is planner.rs's unit test): a Windows pool upgraded in place
 // breaks the app pinned to exactly 10.0.20348; a date reads the retirement calendar (AKS retired Windows Server
 // 2019 on 2026-03-01, docs/reference/lifecycle.md A1); the address keeps both.
 test('a pool upgraded in place and a date on the calendar', async ({ page, context }) => {

@@ -25,7 +25,7 @@ test('the policy page links policy.wasm and turns settings into a ClusterAdmissi
   await expect(manifest).toContainText('mutate: true');
   await page.getByLabel('Exempt namespaces').fill('kube-system, monitoring');
   await expect(manifest).toContainText('exemptNamespaces:\n    - kube-system\n    - monitoring');
-  // Build pinning (issue 25): range by default, exact for platforms that want the image's own build.
+  // Build pinning: range by default, exact for platforms that want the image's own build.
   await expect(manifest).toContainText('buildPinning: range');
   await page.getByLabel('Build pinning').selectOption('exact');
   await expect(manifest).toContainText('buildPinning: exact');

@@ -16,7 +16,7 @@
 //!
 //! Run (after `cargo xtask build`): `cargo bench -p winplace-policy-host --bench admission`
 //! (`-- --warm-up-time 1 --measurement-time 3` for a quicker run). `cargo bench` is the release
-//! profile: this is the release host issue 13 asks for. The first run also compiles the template fixture.
+//! profile: this is the release host the envelope figures are measured on. The first run also compiles the template fixture.
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};

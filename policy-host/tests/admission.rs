@@ -100,7 +100,7 @@ fn every_fixture_gets_the_expected_answer() {
             "",
         ),
         // Pinned to exactly 2022, which a supported 2025 host would also run: accepted; that an in-place
-        // upgrade of the pool would strand it (issue 25) is information by default, not a warning.
+        // upgrade of the pool would strand it is information by default, not a warning.
         ("pod-windows-pinned", true, true, "", ""),
         ("deployment-windows-pinned", true, true, "", ""),
         ("replicaset-windows-pinned", true, true, "", ""),

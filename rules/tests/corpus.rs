@@ -147,7 +147,7 @@ fn repairing_every_case_leaves_no_fixable_error() {
 
 /// Every repair (and so every `fixed.yaml`) edits only where the fixes change something: a line of the
 /// input survives unless text was only inserted into it, or it holds a field whose value changed or
-/// that was removed (issue 31: several fixes of one document are several in-place edits; flow-style
+/// that was removed (several fixes of one document are several in-place edits; flow-style
 /// documents are edited inside their brackets).
 #[test]
 fn repairs_leave_everything_outside_the_edits_byte_for_byte() {

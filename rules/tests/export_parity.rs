@@ -1,4 +1,4 @@
-//! Parity of the exported admission policies with `winplace check` (DESIGN "The API server as a fourth
+//! Parity of the exported admission policies with `winplace check` (docs/policy.md: "The API server as a fourth
 //! place"): every ValidatingAdmissionPolicy `winplace export` writes is evaluated with kube-cel (the kube-rs
 //! project's Kubernetes CEL library: the `cel` interpreter with Kubernetes' extension functions) over every
 //! workload of every corpus case, as the API server would admit it (matchConditions, then the variables

@@ -1,5 +1,5 @@
 //! Every rule's docs page shows a manifest that triggers the rule and one that does not, and this test
-//! runs both through the rules crate, so the docs and the code cannot drift apart (issue 4).
+//! runs both through the rules crate, so the docs and the code cannot drift apart.
 //!
 //! The blocks are the fenced blocks of a page's `## Example` section, tagged by their info string
 //! (docs/rules/README.md, "Examples"): `yaml failing` must trigger the rule (and, for a fixable rule,

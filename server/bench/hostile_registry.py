@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A registry that answers every read fault of issue 29 at once (a benchmark fixture, stdlib only).
+"""A registry that answers every read fault docs/limits.md lists at once (a benchmark fixture, stdlib only).
 
     python3 server/bench/hostile_registry.py PORT
 

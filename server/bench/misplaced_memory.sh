@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory with misplaced, unowned Windows pods (issue 29 item 4): the demo's cluster plus N bare Windows
+# Memory with misplaced, unowned Windows pods (docs/limits.md): the demo's cluster plus N bare Windows
 # pods bound to Linux nodes (`demo-snapshot --misplaced-pods N`), each a workload of its own with six
 # findings and an incident: the audit's worst case per pod. Prints the peak memory of
 # `winplace audit --snapshot` and of `winplace serve --snapshot` (until /readyz answers 200 and the

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Memory of `winplace serve --resolve-images` against a registry that answers every read fault of issue 29
+# Memory of `winplace serve --resolve-images` against a registry that answers every read fault docs/limits.md lists
 # (server/bench/hostile_registry.py: a 50 MB manifest, an endless one, 60 MB config blobs announced and
 # hidden, an index of 100,000 entries and one of 15,000 under 4 MiB) beside BENIGN small images. Prints the
 # server's peak (VmHWM) and current (VmRSS) memory once every image was looked up, and the findings' words;
-# first, the peak of `winplace check --resolve-images` of the same pods (its findings stream: issue 27.6).
+# first, the peak of `winplace check --resolve-images` of the same pods (its findings stream).
 #
 #   cargo build --release -p winplace && bash server/bench/registry_memory.sh [BENIGN]
 #

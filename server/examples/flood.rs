@@ -1,4 +1,4 @@
-//! A flood of watch events against the real server (issue 29): `winplace serve --kubeconfig` watching the
+//! A flood of watch events against the real server: `winplace serve --kubeconfig` watching the
 //! fake API server of the tests (`tests/common/fake_api.rs`, real HTTP on 127.0.0.1), timed until what
 //! the server answers shows the cluster.
 //!

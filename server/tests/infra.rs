@@ -132,7 +132,7 @@ fn eks_windows_nodes_are_untainted_so_linux_pods_need_a_selector() {
             .any(|r| r.contains("Deployment/default/web linux-pod-without-os-selector")),
         "{rows:#?}"
     );
-    // Once, about the node group and the file (issue 31.2): not `kubectl taint nodes windows-ng-1`.
+    // Once, about the node group and the file: not `kubectl taint nodes windows-ng-1`.
     let untainted: Vec<&String> = rows
         .iter()
         .filter(|r| r.contains("windows-node-untainted"))
@@ -195,7 +195,7 @@ fn a_pool_whose_build_cannot_be_told_is_an_info_finding() {
         .collect();
     assert_eq!(info.len(), 1, "{report}");
     // The kubelet labels every Windows node with its build: unknown is this info finding's, not a
-    // missing label on nodes that do not exist yet (issue 31.2).
+    // missing label on nodes that do not exist yet.
     assert!(
         !report["findings"]
             .as_array()

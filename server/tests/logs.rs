@@ -97,7 +97,7 @@ fn json_logs_are_one_object_per_line() {
     assert!(lines.iter().any(|l| l.contains("serving on")), "{lines:?}");
 }
 
-/// Every `/readyz` 503 used to be logged at ERROR by the trace layer (issue 17.6): a probe every few
+/// Every `/readyz` 503 used to be logged at ERROR by the trace layer: a probe every few
 /// seconds filled the logs. The refused snapshot is one ERROR (where it happens), the change of
 /// readiness one WARN, and the probes nothing more.
 #[test]

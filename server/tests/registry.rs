@@ -1,6 +1,6 @@
 //! Image truth from a real registry: Debian's `docker-registry` (the CNCF distribution registry) on
 //! 127.0.0.1, images the test writes as OCI layouts and pushes with Debian's `skopeo`, and
-//! `winplace check --resolve-images` through the built binary (issue 12, "Done when").
+//! `winplace check --resolve-images` through the built binary.
 //!
 //! `cargo xtask test` installs both packages when they are missing; these tests do not skip without them.
 //! The token-auth registry runs with a small token server of the test's own (`auth: token:`), which signs
@@ -778,7 +778,7 @@ fn the_server_image_is_reproducible_non_root_and_pushes() {
     );
 }
 
-// Faults no real registry produces (issue 29): fake servers on 127.0.0.1, each request's head recorded.
+// Faults no real registry produces: fake servers on 127.0.0.1, each request's head recorded.
 
 use crate::common::fake_http;
 

@@ -1,4 +1,4 @@
-//! Where the audit's bytes go with misplaced, unowned Windows pods (issue 29 item 4): a counting global
+//! Where the audit's bytes go with misplaced, unowned Windows pods (docs/limits.md): a counting global
 //! allocator, the demo's cluster plus N bare Windows pods bound to Linux nodes (what
 //! `winplace demo-snapshot --misplaced-pods N` writes), fed to an [`Audit`] as one reset.
 //!

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use crate::util;
 
-/// Seconds per target when none are given: the goal issue 17 sets.
+/// Seconds per target when none are given: the goal docs/fuzzing.md sets.
 pub const DEFAULT_SECONDS: u64 = 600;
 
 /// Each target, the cargo feature it needs (the snapshot reader links the whole server) and the files

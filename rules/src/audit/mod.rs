@@ -3,7 +3,7 @@
 //!
 //! Pure: no I/O, no clocks — the caller feeds [`Change`]s and reads the reports.
 //!
-//! How it scales (DESIGN "Scale"): pods are grouped into workload rows by owner ([`owner`]), and each
+//! How it scales (docs/limits.md, "Memory"): pods are grouped into workload rows by owner ([`owner`]), and each
 //! workload's pods into *templates* by their revision label. The catalogue runs once per template, on a
 //! representative pod, against a [`Resolver`](crate::placement::Resolver) and a [`NodeIndex`] built once per change of the nodes; the
 //! live-state rules (cheap, per pod) read the template's resolved placement. So a full audit costs

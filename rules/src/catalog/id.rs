@@ -80,7 +80,7 @@ macro_rules! declare_rules {
     };
 }
 
-// Grouped by family in catalogue order (DESIGN.md "Rule catalogue"). `severity` is the default (settings'
+// Grouped by family in catalogue order (docs/rules/README.md). `severity` is the default (settings'
 // `severity` overrides it; a rule may raise it with cluster context, as its page says); `needs` is what
 // the rule judges beyond the manifest (what its corpus case and its page's example give it); `fixable`,
 // whether its findings can carry a fix (`winplace check --fix`, admission `mutate`).

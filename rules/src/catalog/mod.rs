@@ -137,8 +137,8 @@ impl Needs {
 
 pub use id::RULES;
 
-/// Whether `winplace export` turns a rule into an admission policy (DESIGN "The API server as a fourth
-/// place"): the rule's CEL sits beside its Rust check (`rules/src/rules/cel/`).
+/// Whether `winplace export` turns a rule into an admission policy (docs/policy.md, "Without
+/// Kubewarden"): the rule's CEL sits beside its Rust check (`rules/src/rules/cel/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Export {
     /// Exported as a ValidatingAdmissionPolicy.

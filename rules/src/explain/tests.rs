@@ -451,7 +451,7 @@ fn with_context_the_fix_names_the_tag_that_runs_on_the_node_and_the_toleration()
         "{}",
         m.fix
     );
-    // The pin is the range of the cluster's builds that run it, as fixes write it (issue 25).
+    // The pin is the range of the cluster's builds that run it, as fixes write it.
     assert!(
         m.fix.ends_with("pin the workload to the builds that run it, required node affinity node.kubernetes.io/windows-build In [10.0.17763]."),
         "{}",

@@ -1,5 +1,5 @@
-//! `winplace export`: the rules as admission policies the API server runs itself (DESIGN "The API server
-//! as a fourth place", docs/reference/admission-policies.md).
+//! `winplace export`: the rules as admission policies the API server runs itself (docs/policy.md,
+//! docs/reference/admission-policies.md).
 //!
 //! [`validating`] turns every exported rule ([`crate::rules::cel`], the CEL beside each family's Rust
 //! check) into a `ValidatingAdmissionPolicy` and its `ValidatingAdmissionPolicyBinding`

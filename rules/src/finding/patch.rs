@@ -1,6 +1,6 @@
 //! A fix's JSON patch held as its compact JSON text: a `serde_json::Value` object is a B-tree map
 //! with room for eleven entries (~630 bytes), so an audit holding thousands of fixes as values holds
-//! kilobytes per fix where the text takes a few hundred bytes (issue 29 item 4).
+//! kilobytes per fix where the text takes a few hundred bytes.
 
 use std::fmt;
 

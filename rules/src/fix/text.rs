@@ -775,7 +775,7 @@ mod tests {
     #[test]
     fn items_added_to_a_block_list_of_flow_items_are_flow_items() {
         // A block list whose first item is a flow mapping starts at a bracket too: it is still a block
-        // list, and the new item goes on its own line, in its siblings' style (issue 25: the build range
+        // list, and the new item goes on its own line, in its siblings' style (the build range
         // ANDed into a term written the Kubernetes docs' way).
         let text = "spec:\n  terms:\n  - exprs:\n    - {key: zone, operator: In, values: [a]}\n    - {key: rack, operator: Exists}\n  other: 1\n";
         let out = edit(text, |v| {

@@ -786,7 +786,7 @@ mod tests {
         assert_eq!(trim_node(&beat), once);
         // A node without spec and status keeps none.
         assert_eq!(trim_node(&Node::default()), Node::default());
-        // Of the annotations, only those naming the pool a node was made from stay (issue 31.2).
+        // Of the annotations, only those naming the pool a node was made from stay: infra advice names the pool, not the node.
         assert!(once.metadata.annotations.is_none());
         let mut made = node.clone();
         made.metadata.annotations = Some(BTreeMap::from([

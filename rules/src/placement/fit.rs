@@ -1,5 +1,5 @@
 //! Which nodes could take a pod, and why the others could not — built for 5,000 nodes × thousands of
-//! templates (DESIGN "Scale").
+//! templates (docs/limits.md).
 //!
 //! [`NodeIndex`] is built once per cluster. It groups nodes into *classes* of nodes the scheduler cannot
 //! tell apart for placement: same labels (leaving out per-node labels such as `kubernetes.io/hostname`,

@@ -7,9 +7,9 @@
 //! ([`crate::schedule::runtimeclass::merge_scheduling`]).
 //!
 //! [`NodeIndex`] and [`fit`] answer "which nodes could take this pod, and why not the others" for a cluster,
-//! built once per cluster and cheap per template (DESIGN "Scale").
+//! built once per cluster and cheap per template (docs/limits.md).
 //!
-//! Decisions (DESIGN "Data flow", "Images"; kubernetes-windows-rules.md §1.6, §3.3, §3.4, §4, §5.3), in the
+//! Decisions (docs/registries.md; kubernetes-windows-rules.md §6, §1.6, §3.3, §3.4, §4, §5.3), in the
 //! order the resolver takes them, one function each:
 //! * RuntimeClass merge (`runtime_class_use`, `merge_runtime_class`): a RuntimeClass found in the context is
 //!   merged into the pod's nodeSelector and tolerations; one missing from the context is evaluated as if the
@@ -903,8 +903,8 @@ mod tests {
             ("§3.4 affinity NotIn linux excludes Linux", affinity("NotIn", "linux"), vec![PRIVATE], PodOs::Windows, OsPin::Only(Os::Windows), Some("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"), false),
             ("§3.4 affinity In both: no pin", affinity("In", "windows, linux"), vec![WIN], PodOs::Windows, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
             ("§6 Windows tag", String::new(), vec![WIN], PodOs::Windows, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
-            ("DESIGN Images: well-known Linux", String::new(), vec!["busybox:1.36"], PodOs::Linux, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
-            ("DESIGN Images: unrecognized presumed Linux", String::new(), vec![PRIVATE], PodOs::Linux, OsPin::Unconstrained, None, true),
+            ("§6 well-known Linux", String::new(), vec!["busybox:1.36"], PodOs::Linux, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
+            ("§6 unrecognized presumed Linux", String::new(), vec![PRIVATE], PodOs::Linux, OsPin::Unconstrained, None, true),
             ("§6 multi-OS pause is neutral", String::new(), vec!["registry.k8s.io/pause:3.10"], PodOs::Any, OsPin::Unconstrained, None, false),
             ("§2.1 windowsOptions is a hint", "  securityContext:\n    windowsOptions: {runAsUserName: ContainerUser}\n".into(), vec![PRIVATE], PodOs::Windows, OsPin::Unconstrained, None, true),
             ("§1.3 windowsOptions never contradicts", "  os: {name: linux}\n  securityContext:\n    windowsOptions: {runAsUserName: ContainerUser}\n".into(), vec!["nginx:1.27"], PodOs::Linux, OsPin::Unconstrained, Some("spec.os.name"), false),

@@ -1,7 +1,7 @@
 //! What a registry client learnt about images, handed into the rules ([`ImageFacts`]), and the rule that
 //! reports the images it could not learn about (`image-manifest-unresolved`).
 //!
-//! The rules never fetch anything (DESIGN "Data flow"): the CLI's `--resolve-images` and the server read
+//! The rules never fetch anything (docs/registries.md): the CLI's `--resolve-images` and the server read
 //! the manifests and hand in what they found, exactly as the Kubewarden policy hands in what its host's
 //! OCI capability read ([`crate::CheckerBuilder::images`], [`crate::CheckerBuilder::image_manifests`]).
 

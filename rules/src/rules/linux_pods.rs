@@ -277,7 +277,7 @@ mod tests {
         );
         let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
             (
-                "DESIGN Images: unrecognized image presumed Linux",
+                "unrecognized image presumed Linux",
                 APP.to_string(),
                 vec![without.clone()],
             ),

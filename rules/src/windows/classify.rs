@@ -1,5 +1,5 @@
 //! The classification of an image: what an image reference says about the OS and Windows builds it runs on
-//! ([`classify_image`] → [`ImageClass`]; kubernetes-windows-rules.md §6, DESIGN "Images").
+//! ([`classify_image`] → [`ImageClass`]; kubernetes-windows-rules.md §6).
 //!
 //! It is the one place that combines the settings' image rules ([`super::image_rules`]), the reference grammar
 //! ([`super::reference`]) and the built-in tables (`known_images`), in that order of precedence, and
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn well_known_linux_images() {
-        // DESIGN "Images" (corpus mixed-os-containers, daemonset-tolerates-everything).
+        // Known Linux images (corpus mixed-os-containers, daemonset-tolerates-everything).
         for image in [
             "busybox:1.36",
             "docker.io/library/busybox:1.36",

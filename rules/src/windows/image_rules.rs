@@ -1,5 +1,5 @@
 //! The settings' image rules ([`ImageRule`]): an operator's globs that say which OS and builds their own
-//! images need (DESIGN "Images").
+//! images need (docs/settings.md).
 //!
 //! No table knows private images; a rule does, and it is consulted before the built-in tables
 //! ([`super::classify_image`]), so an operator can also correct a table.

@@ -1,4 +1,4 @@
-//! The built-in tables of known images (kubernetes-windows-rules.md §6, DESIGN "Images"): the Microsoft
+//! The built-in tables of known images (kubernetes-windows-rules.md §6): the Microsoft
 //! repositories whose tags name a Windows build, the repositories whose shared tags carry Linux and Windows
 //! variants, the multi-OS images, and the well-known Linux-only images; and the tag vocabulary they are read
 //! with (Windows variant markers, Linux distribution tokens, .NET Framework shared tags).

@@ -5,7 +5,7 @@
 //! * [`os`]: the two operating systems, [`Os`], spelt exactly as `spec.os.name` and `kubernetes.io/os` spell
 //!   them (kubernetes-windows-rules.md §1.1).
 //! * [`reference`](mod@reference): the image reference grammar and its normalization ([`parse_image_ref`], [`ImageRef`]).
-//! * [`image_rules`]: the settings' [`ImageRule`]s, an operator's globs for their own images (DESIGN "Images").
+//! * [`image_rules`]: the settings' [`ImageRule`]s, an operator's globs for their own images (docs/settings.md).
 //! * `known_images` (private): the built-in tables of Microsoft, multi-OS and well-known Linux-only images, and the
 //!   tag vocabulary they are read with (kubernetes-windows-rules.md §6).
 //! * [`classify`]: what an image reference says about its OS and Windows build ([`classify_image`]): the

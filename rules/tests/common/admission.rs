@@ -1,6 +1,6 @@
 //! The exported admission policies evaluated as the API server evaluates them, with kube-cel (the kube-rs
 //! project's Kubernetes CEL library: the `cel` interpreter with Kubernetes' extension functions), and
-//! compared with `winplace check` (DESIGN "The API server as a fourth place"). Included with `#[path]` by
+//! compared with `winplace check` (docs/policy.md). Included with `#[path]` by
 //! the rules crate's parity test (`rules/tests/export_parity.rs`: the corpus, the playground's examples,
 //! pods over every known image) and by the synthetic crate's (`synthetic/tests/export_parity_seeds.rs`:
 //! the demo's seeded clusters), so both compare the same way.

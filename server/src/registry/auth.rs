@@ -1,7 +1,7 @@
 //! Answering a registry's `401`: its challenge (`WWW-Authenticate: Bearer realm=…,service=…,scope=…` or
 //! `Basic realm=…`), and where the Docker config's credentials may go.
 //!
-//! The rule (issue 29; docs/reference/limits.md §3 for what containerd and Docker do, which is laxer):
+//! The rule (docs/reference/limits.md §3 for what containerd and Docker do, which is laxer):
 //! credentials go to the registry itself, and to its token service (the challenge's `realm`) only over
 //! HTTPS — or over plain HTTP when the realm's `HOST:PORT` is itself named with `--insecure-registry`.
 //! Otherwise the token is asked for anonymously, and a debug line says so. A realm on another HTTPS host

@@ -1,4 +1,4 @@
-//! The rules in CEL: what `winplace export` turns into ValidatingAdmissionPolicies (DESIGN "The API
+//! The rules in CEL: what `winplace export` turns into ValidatingAdmissionPolicies (docs/policy.md: "The API
 //! server as a fourth place").
 //!
 //! Each rule family that can be exported declares its rules' CEL in a sibling file here
