@@ -275,6 +275,18 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         &["rule", "severity", "namespace"],
     ),
     (
+        "winplace_gated_pods",
+        "gauge",
+        "Pods that carry winplace's scheduling gate (winplace.io/placement), waiting for the placement controller.",
+        &[],
+    ),
+    (
+        "winplace_gated_oldest_age_seconds",
+        "gauge",
+        "Seconds since the oldest pod that carries winplace's scheduling gate was created (0 when none does).",
+        &[],
+    ),
+    (
         "winplace_watch_restarts_total",
         "counter",
         "Watch failures; each is retried with backoff.",
@@ -398,6 +410,12 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         "winplace_place_resolution_seconds",
         "histogram",
         "Time to read one gated pod's images from their registries.",
+        &[],
+    ),
+    (
+        "winplace_place_deadline_seconds",
+        "gauge",
+        "The controller's --place-deadline: a gated pod waits for its images' registries this long at most.",
         &[],
     ),
     (
