@@ -859,6 +859,29 @@ async fn every_alert_parses_reads_exported_series_and_has_a_runbook() {
     check_expressions("alert", &exprs, &exported);
 }
 
+/// The alerts evaluated by Prometheus' own rule engine (`promtool test rules`, from Debian's
+/// `prometheus` package) over series as the chart's ServiceMonitor scrapes them:
+/// `tests/data/alerts.test.yaml` says which alert fires when (the controller's target gone while pods are
+/// gated, no gated pods, a leader placing in time, a pod gated past the controller's deadline, pods
+/// released at the deadline).
+#[test]
+fn the_alerts_fire_when_and_only_when_their_runbooks_say() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let out = std::process::Command::new("promtool")
+        .args(["test", "rules", "alerts.test.yaml"])
+        .current_dir(&data)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("promtool (Debian's prometheus package, which `cargo xtask test` installs): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "promtool test rules tests/data/alerts.test.yaml:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test]
 async fn every_dashboard_query_reads_exported_series() {
     let exported = exported_series().await;
