@@ -23,7 +23,7 @@ use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Metric, Registry};
 use winplace_api::SourceKind;
 use winplace_rules::Severity;
-use winplace_rules::audit::AuditReport;
+use winplace_rules::audit::{AuditReport, GatedPods};
 use winplace_rules::rules::catalog;
 
 /// The `Content-Type` of `/metrics`: the Prometheus text format, version 0.0.4.
@@ -108,6 +108,10 @@ pub struct Exposition<'a> {
     pub synced: bool,
     /// The watch has been failing past the grace period.
     pub stale: bool,
+    /// The pods that carry winplace's scheduling gate, as the audit holds them.
+    pub gated: GatedPods,
+    /// The scrape's time, which the gated pods' age is counted to.
+    pub now: k8s_openapi::jiff::Timestamp,
 }
 
 /// Labels of one sample: `(name, value)` pairs in the order they are written.
@@ -222,8 +226,8 @@ pub fn encode_with(register: impl FnOnce(&mut Registry)) -> String {
 }
 
 /// Adds the state's series to a scrape's `registry`: the source, the audit histogram, the objects
-/// held, the workloads by state, the findings by rule, the watch and change counters, the revision and
-/// the readiness flags.
+/// held, the workloads by state, the findings by rule, the gated pods and the age of the oldest, the
+/// watch and change counters, the revision and the readiness flags.
 pub fn register(registry: &mut Registry, e: &Exposition<'_>) {
     add(
         registry,
@@ -277,6 +281,18 @@ pub fn register(registry: &mut Registry, e: &Exposition<'_>) {
                     )
                 }),
         ),
+    );
+    add(
+        registry,
+        "winplace_gated_pods",
+        "Pods that carry winplace's scheduling gate (winplace.io/placement), waiting for the placement controller.",
+        Series::gauge_value(e.gated.pods as u64),
+    );
+    add(
+        registry,
+        "winplace_gated_oldest_age_seconds",
+        "Seconds since the oldest pod that carries winplace's scheduling gate was created (0 when none does).",
+        Series::gauge_value(e.gated.oldest_age_seconds(e.now)),
     );
     add(
         registry,
@@ -422,6 +438,11 @@ mod tests {
                     revision: 7,
                     synced: true,
                     stale: false,
+                    gated: GatedPods {
+                        pods: 2,
+                        oldest_created: "2026-12-08T10:00:00Z".parse().ok(),
+                    },
+                    now: "2026-12-08T10:02:05Z".parse().expect("a time"),
                 },
             )
         })
@@ -534,6 +555,8 @@ mod tests {
             "winplace_objects{kind=\"pod\"} 40",
             "winplace_objects{kind=\"runtimeclass\"} 0",
             "winplace_workloads{state=\"fine\"} 0",
+            "winplace_gated_pods 2",
+            "winplace_gated_oldest_age_seconds 125",
             "winplace_watch_restarts_total 1",
             "winplace_changes_total 2",
             "winplace_revision 7",

@@ -47,7 +47,7 @@ fn cases() -> BTreeMap<String, Value> {
         "everything".into(),
         json!({
             "platform": "openshift",
-            "placement": {"enabled": true},
+            "placement": {"enabled": true, "deadline": 45},
             "metrics": {"serviceMonitor": {"enabled": true, "labels": {"release": "prometheus"}}},
             "kubewarden": {"enabled": true, "mutating": true, "contextAware": true},
             "dashboard": {"resolveImages": true},
@@ -951,6 +951,7 @@ fn only_the_controller_writes_and_reads_secrets() {
     let args = pod.containers[0].args.clone().unwrap_or_default();
     for arg in [
         "--place".to_string(),
+        "--place-deadline=45".to_string(),
         format!(
             "--place-lease-namespace={}",
             settings.placement_lease_namespace

@@ -5,6 +5,7 @@
 //! node that does not decode, and a flood of pod events.
 
 use crate::common::fake_api;
+use crate::common::place;
 use crate::common::router;
 
 use fake_api::{FakeApi, Fault, node, pod, runtime_class};
@@ -558,4 +559,87 @@ async fn a_flood_of_pod_events_is_applied_with_a_node_change_behind_it() {
     let p = state.published();
     assert_eq!((p.report.summary.pods, p.report.summary.workloads), (0, 0));
     assert_eq!(state.behind(), 0, "nothing left to apply");
+}
+
+/// `winplace_gated_pods` and `winplace_gated_oldest_age_seconds` as `/metrics` says them.
+async fn gated_series(state: &AppState) -> (u64, u64) {
+    let (status, text) = get(state, "/metrics").await;
+    assert_eq!(status, 200);
+    let value = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    (
+        value("winplace_gated_pods"),
+        value("winplace_gated_oldest_age_seconds"),
+    )
+}
+
+/// Polls the gated pods' series until their count is `pods`, for at most 30 s.
+async fn gated_count(state: &AppState, pods: u64, what: &str) -> u64 {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (count, age) = gated_series(state).await;
+        if count == pods && state.readiness().is_ok() {
+            return age;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: {count} gated pods, not {pods}, within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The placement kit's gated pod (in `shop`), created `age` seconds ago, with the scheduling gates
+/// `gates` instead of winplace's alone.
+fn gated(name: &str, age: i64, gates: &[&str]) -> Value {
+    let mut pod = place::gated_pod(name, "app:1", json!({}));
+    pod["metadata"]["creationTimestamp"] = json!(place::now_minus(age));
+    let gates: Vec<Value> = gates.iter().map(|g| json!({"name": g})).collect();
+    pod["spec"]["schedulingGates"] = json!(gates);
+    pod
+}
+
+/// The pods waiting at winplace's gate, seen by the live audit whatever runs beside it (no placement
+/// controller here): how many, and how long the oldest has waited, growing with time; both back to 0
+/// once the gates are removed (as the controller removes them) or the pods deleted. Another gate alone
+/// does not count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gated_pods_and_the_oldest_ones_age_follow_the_watch() {
+    use place::GATE;
+    let api = FakeApi::default();
+    api.apply("Node", node("linux-0", "linux"));
+    api.apply("Pod", pod("shop", "running", "linux-0"));
+    api.apply("Pod", gated("waiting-long", 600, &[GATE]));
+    api.apply("Pod", gated("waiting", 30, &["example.com/quota", GATE]));
+    api.apply("Pod", gated("quota-only", 3600, &["example.com/quota"]));
+    let url = api.serve().await;
+    let state = start(&url, LiveOptions::default(), Timing::default());
+
+    let age = gated_count(&state, 2, "the first list").await;
+    assert!((600..660).contains(&age), "the oldest is 600 s old: {age}");
+    // A second later the same pod is older.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (count, later) = gated_series(&state).await;
+    assert_eq!(count, 2);
+    assert!(later > age, "the age grows: {age}, then {later}");
+
+    // The controller removes the older pod's gate: the other one is the oldest now.
+    let mut placed = gated("waiting-long", 600, &[]);
+    placed["spec"]["nodeName"] = json!("linux-0");
+    api.apply("Pod", placed);
+    let age = gated_count(&state, 1, "a gate removed").await;
+    assert!(
+        (30..90).contains(&age),
+        "the oldest left is 30 s old: {age}"
+    );
+    // The last one deleted while gated: nothing waits.
+    api.delete("Pod", "shop/waiting");
+    assert_eq!(gated_count(&state, 0, "the last deleted").await, 0);
+    // A gated pod created later counts again (a watch event, not a relist).
+    api.apply("Pod", gated("new", 5, &[GATE]));
+    let age = gated_count(&state, 1, "a new gated pod").await;
+    assert!((5..65).contains(&age), "{age}");
 }

@@ -275,6 +275,18 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         &["rule", "severity", "namespace"],
     ),
     (
+        "winplace_gated_pods",
+        "gauge",
+        "Pods that carry winplace's scheduling gate (winplace.io/placement), waiting for the placement controller.",
+        &[],
+    ),
+    (
+        "winplace_gated_oldest_age_seconds",
+        "gauge",
+        "Seconds since the oldest pod that carries winplace's scheduling gate was created (0 when none does).",
+        &[],
+    ),
+    (
         "winplace_watch_restarts_total",
         "counter",
         "Watch failures; each is retried with backoff.",
@@ -398,6 +410,12 @@ const FAMILIES: &[(&str, &str, &str, &[&str])] = &[
         "winplace_place_resolution_seconds",
         "histogram",
         "Time to read one gated pod's images from their registries.",
+        &[],
+    ),
+    (
+        "winplace_place_deadline_seconds",
+        "gauge",
+        "The controller's --place-deadline: a gated pod waits for its images' registries this long at most.",
         &[],
     ),
     (
@@ -839,6 +857,29 @@ async fn every_alert_parses_reads_exported_series_and_has_a_runbook() {
         }
     }
     check_expressions("alert", &exprs, &exported);
+}
+
+/// The alerts evaluated by Prometheus' own rule engine (`promtool test rules`, from Debian's
+/// `prometheus` package) over series as the chart's ServiceMonitor scrapes them:
+/// `tests/data/alerts.test.yaml` says which alert fires when (the controller's target gone while pods are
+/// gated, no gated pods, a leader placing in time, a pod gated past the controller's deadline, pods
+/// released at the deadline).
+#[test]
+fn the_alerts_fire_when_and_only_when_their_runbooks_say() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let out = std::process::Command::new("promtool")
+        .args(["test", "rules", "alerts.test.yaml"])
+        .current_dir(&data)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("promtool (Debian's prometheus package, which `cargo xtask test` installs): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "promtool test rules tests/data/alerts.test.yaml:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test]

@@ -220,6 +220,9 @@ async fn gated_pods_are_placed_from_their_registry_and_released_by_the_deadline(
         "winplace_place_released_total{reason=\"nothing-to-pin\"} 1",
         "winplace_place_deleted_total 1",
         "winplace_place_leading 1",
+        "winplace_place_can_place 1",
+        // Its --place-deadline, which the alert on pods gated too long compares their age with.
+        "winplace_place_deadline_seconds 5",
         // 2022 and 2019 from Debian's registry; flaky (third try), linux-only and gone from the fault one.
         "winplace_image_registry_requests_total{outcome=\"ok\"} 5",
     ] {

@@ -55,14 +55,16 @@ pub const BINARYEN: &str = "binaryen@132.0.0";
 /// Debian's `docker-registry` (the CNCF distribution registry) and `skopeo`, which
 /// `server/tests/registry.rs` runs: a real registry on 127.0.0.1 and the tool that pushes its images;
 /// `xmllint` (libxml2-utils), with which `server/tests/ci_formats.rs` validates the JUnit report against
-/// the schemas CI services publish; and `shellcheck`, which actionlint runs on the release workflow's
-/// scripts (`server/tests/ci_files.rs`).
+/// the schemas CI services publish; `shellcheck`, which actionlint runs on the release workflow's
+/// scripts (`server/tests/ci_files.rs`); and `promtool` (the `prometheus` package), whose rule unit tests
+/// run the alerts in Prometheus' own engine (`server/tests/metrics.rs`).
 pub fn registry_tools() -> Result<(), String> {
     let missing: Vec<&str> = [
         ("/usr/bin/docker-registry", "docker-registry"),
         ("/usr/bin/skopeo", "skopeo"),
         ("/usr/bin/xmllint", "libxml2-utils"),
         ("/usr/bin/shellcheck", "shellcheck"),
+        ("/usr/bin/promtool", "prometheus"),
     ]
     .into_iter()
     .filter(|(bin, _)| !std::path::Path::new(bin).exists())

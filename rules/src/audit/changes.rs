@@ -256,6 +256,7 @@ impl Audit {
         } else {
             self.pending.remove(&key);
         }
+        self.note_gate(&key, pod);
         let status_incidents = super::incidents::from_status(pod);
         match self.pods.get_mut(&key) {
             Some(record) => {
@@ -298,6 +299,7 @@ impl Audit {
     /// A pod deleted (or moved to another template): its cells, its binding, its template's count, and its
     /// workload row once the last pod is gone.
     pub(super) fn remove_pod(&mut self, key: &str, dirty: &mut Dirty) {
+        self.gated.remove(key);
         let Some(record) = self.pods.remove(key) else {
             return;
         };

@@ -31,6 +31,7 @@
 //! * `reset.rs`: a full relist, fed at once or object by object;
 //! * `changes.rs`: how one object's change updates the state and marks what to re-audit;
 //! * `flush.rs`: re-auditing what a change marked;
+//! * `gated.rs`: the pods that carry winplace's scheduling gate, and since when;
 //! * `classes.rs`: the node classes the template rules see, and the per-node label keys;
 //! * `templates.rs`: the catalogue on each pod template; `object_rules.rs`: the node and RuntimeClass rules;
 //! * `live.rs`: the live-state rules per pod, and the build matrix;
@@ -59,6 +60,7 @@
 mod changes;
 mod classes;
 mod flush;
+mod gated;
 mod images;
 mod incidents;
 mod live;
@@ -72,6 +74,7 @@ mod spec_text;
 mod summary;
 mod templates;
 
+pub use gated::GatedPods;
 pub use incidents::{EVENTS_PER_POD, MAX_WAITING_PODS};
 pub use node_group::NodeGroupKey;
 pub use report::*;
@@ -303,6 +306,9 @@ pub struct Audit {
     image_facts: crate::rules::ImageFacts,
     /// Explained Events about pods not listed yet, by pod (bounded: [`MAX_WAITING_PODS`]).
     waiting_events: FxHashMap<String, Vec<crate::model::events::PodEvent>>,
+    /// The pods that carry the placement gate, with their creation time in seconds since the epoch
+    /// ([`gated`]): few, and only while they wait for the placement controller.
+    gated: FxHashMap<Arc<str>, Option<i64>>,
 }
 
 /// The key of a pod everywhere winplace keeps pods: `namespace/name`.

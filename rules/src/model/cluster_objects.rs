@@ -522,8 +522,9 @@ pub fn into_trimmed_node(node: Node) -> Node {
 }
 
 /// The pod as the audit reads it: its name, namespace, labels and owners (to group pods into workloads),
-/// the spec (for the catalogue), and of the status the phase, the conditions and the container statuses
-/// (for the live-state rules). The rest goes (annotations, managed fields, IPs, times), as kube-rs's
+/// its creation time (how long a gated pod has waited, [`crate::audit::GatedPods`]), the spec (for the
+/// catalogue), and of the status the phase, the conditions and the container statuses (for the
+/// live-state rules). The rest goes (annotations, managed fields, IPs, the status' times), as kube-rs's
 /// `pod_reflector` example trims pods on the watch stream, so that 150,000 pods stay small.
 ///
 /// ```
@@ -552,6 +553,7 @@ pub fn trim_pod(pod: Pod) -> Pod {
             namespace: metadata.namespace,
             labels: metadata.labels,
             owner_references: metadata.owner_references,
+            creation_timestamp: metadata.creation_timestamp,
             ..ObjectMeta::default()
         },
         spec,

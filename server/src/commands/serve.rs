@@ -143,7 +143,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             Some(r) => r.clone(),
             None => std::sync::Arc::new(args.registry.any_resolver()?),
         };
-        let report = std::sync::Arc::new(crate::place::report::PlaceReport::new(place_resolver));
+        let report = std::sync::Arc::new(
+            crate::place::report::PlaceReport::new(place_resolver)
+                .with_deadline(args.place.place_deadline),
+        );
         state.set_place_report(report.clone());
         // The Lease is asked for only while the controller says it can place.
         let (can_act, can_act_rx) = tokio::sync::watch::channel(crate::lease::CanAct::No(

@@ -1,7 +1,8 @@
 //! What `serve --place` did, for `/metrics`, `/readyz` and `GET /api/placements`: counters of pods
 //! placed and released (by [`ReleaseReason`]), the resolution latency histogram, whether this replica
-//! holds the Lease and whether it can place at all (and why not), the most recent placements. (Its
-//! resolver's look-ups are exported with the resolver's own series, [`ImageResolver::register`].)
+//! holds the Lease and whether it can place at all (and why not), its deadline, the most recent
+//! placements. (Its resolver's look-ups are exported with the resolver's own series,
+//! [`ImageResolver::register`].)
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,6 +82,8 @@ pub struct PlaceReport {
     blocked: Mutex<Option<String>>,
     resolution: Histogram,
     leading: AtomicBool,
+    /// `--place-deadline`, exported so that an alert compares the gated pods' age with it.
+    deadline: Duration,
     recent: Mutex<VecDeque<PlacementRow>>,
     resolver: Arc<ImageResolver>,
 }
@@ -101,9 +104,17 @@ impl PlaceReport {
             blocked: Mutex::new(Some("the placement controller is starting".into())),
             resolution: metrics::histogram(),
             leading: AtomicBool::new(false),
+            deadline: super::DEFAULT_DEADLINE,
             recent: Mutex::new(VecDeque::new()),
             resolver,
         }
+    }
+
+    /// The report of a controller whose pods' deadline is `deadline` (`--place-deadline`; the default's
+    /// otherwise).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The controller's resolver.
@@ -326,6 +337,12 @@ impl PlaceReport {
         );
         metrics::add(
             registry,
+            "winplace_place_deadline_seconds",
+            "The controller's --place-deadline: a gated pod waits for its images' registries this long at most.",
+            Series::gauge_value(self.deadline.as_secs()),
+        );
+        metrics::add(
+            registry,
             "winplace_place_leading",
             "1 while this replica holds the placement Lease (only the holder places).",
             Series::gauge_value(u64::from(self.leading.load(Ordering::Relaxed))),
@@ -338,7 +355,8 @@ impl PlaceReport {
     /// # use std::sync::Arc;
     /// # use winplace::place::report::{PlaceReport, ReleaseReason};
     /// # use winplace::registry::{ImageResolver, RegistryOptions};
-    /// let report = PlaceReport::new(Arc::new(ImageResolver::new(RegistryOptions::default())));
+    /// let report = PlaceReport::new(Arc::new(ImageResolver::new(RegistryOptions::default())))
+    ///     .with_deadline(std::time::Duration::from_secs(45));
     /// report.placed("shop/a".into(), vec![], vec![], "placed".into());
     /// report.released("shop/b".into(), vec![], ReleaseReason::Deadline, "late".into());
     /// let text = report.exposition();
@@ -346,6 +364,7 @@ impl PlaceReport {
     /// assert!(text.contains("winplace_place_released_total{reason=\"deadline\"} 1\n"));
     /// assert!(text.contains("winplace_place_leading 0\n"));
     /// assert!(text.contains("winplace_place_can_place 0\n"));
+    /// assert!(text.contains("winplace_place_deadline_seconds 45\n"));
     /// report.deleted();
     /// assert!(report.exposition().contains("winplace_place_deleted_total 1\n"));
     /// ```

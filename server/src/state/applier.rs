@@ -268,6 +268,7 @@ impl Applier {
             report,
             context,
             images: self.audit.images_to_resolve(),
+            gated: self.audit.gated_pods(),
         };
         state.inner.metrics.observe_audit(started.elapsed());
         tracing::debug!(

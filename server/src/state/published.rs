@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use winplace_rules::audit::AuditReport;
+use winplace_rules::audit::{AuditReport, GatedPods};
 use winplace_rules::model::ClusterContext;
 
 /// One published state of the audit: immutable, shared by every handler that reads it.
@@ -26,4 +26,6 @@ pub struct Published {
     /// The workloads' images whose name tells neither their OS nor their Windows build: what the
     /// background resolution asks registries about.
     pub images: Vec<String>,
+    /// The pods that carry winplace's scheduling gate, and the creation time of the oldest.
+    pub gated: GatedPods,
 }

@@ -106,6 +106,8 @@ async fn metrics(State(state): State<AppState>) -> Response {
             revision: published.revision,
             synced,
             stale,
+            gated: published.gated,
+            now: k8s_openapi::jiff::Timestamp::now(),
         },
     );
     // One resolver's series: `--resolve-images`' (which `--place` shares), else `--place`'s own.
