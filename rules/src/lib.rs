@@ -37,11 +37,11 @@ pub mod lifecycle;
 pub mod model;
 pub mod path;
 pub mod placement;
-pub mod plan;
 pub mod platform;
 pub mod rules;
 pub mod schedule;
 pub mod settings;
+pub mod what_if;
 pub mod windows;
 
 pub use check::{Checker, CheckerBuilder, LINUX_NODES, NOT_LINUX_NODES};

@@ -4,7 +4,7 @@ use super::copy::CopyButton;
 use super::{SeverityBadge, yaml};
 use leptos::prelude::*;
 use winplace_rules::Finding;
-use winplace_rules::rules::catalog;
+use winplace_rules::catalog;
 
 /// The fix's JSON patch operations as YAML text.
 pub fn patch_yaml(finding: &Finding) -> Option<String> {

@@ -204,7 +204,7 @@ pub fn PolicyPage() -> impl IntoView {
                     <label for="s-disabled">"Disabled rules (rule ids)"</label>
                     <input id="s-disabled" type="text" spellcheck="false" list="rule-ids" prop:value=disabled on:input=on_disabled/>
                     <datalist id="rule-ids">
-                        {winplace_rules::rules::catalog::RULES.iter().map(|r| view! { <option value=r.id></option> }).collect_view()}
+                        {winplace_rules::catalog::RULES.iter().map(|r| view! { <option value=r.id></option> }).collect_view()}
                     </datalist>
                     <label for="s-pinning">"Build pinning (how fixes pin a Windows build)"</label>
                     <select id="s-pinning"

@@ -1,9 +1,9 @@
-//! The rule catalogue, from `winplace_rules::rules::catalog::RULES`, with this cluster's finding counts.
+//! The rule catalogue, from `winplace_rules::catalog::RULES`, with this cluster's finding counts.
 
 use crate::components::SeverityBadge;
 use crate::components::header::SummaryData;
 use leptos::prelude::*;
-use winplace_rules::rules::catalog::{self, Family, RULES, RuleMeta};
+use winplace_rules::catalog::{self, Family, RULES, RuleMeta};
 
 /// The rules view: one table per family.
 #[component]

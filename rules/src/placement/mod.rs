@@ -54,10 +54,10 @@
 
 pub mod build_range;
 mod fit;
+pub mod fix_plan;
 pub mod gate;
 pub mod gated_patch;
 mod pins;
-pub mod plan;
 mod prepared;
 pub mod unrunnable;
 

@@ -6,7 +6,7 @@
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
 use super::{Emitter, RuleId, TemplateCx};
-use crate::placement::plan::{self, BuildPinPlan};
+use crate::placement::fix_plan::{self, BuildPinPlan};
 use crate::placement::{NodeIndex, OS_LABEL, Placement, PodOs, fit, host_runs_any, os_word};
 use crate::settings::BuildPinning;
 use crate::windows::builds::build_display;
@@ -119,7 +119,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         };
         out.emit(
             RuleId::SchedulableOnIncompatibleBuild,
-            &plan::pin_path(&p.prefix, cx.settings),
+            &fix_plan::pin_path(&p.prefix, cx.settings),
             format!(
                 "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). {advice}",
                 name_list(bad.iter().map(|(n, _)| *n)),
@@ -160,12 +160,12 @@ fn pending_advice(cx: &TemplateCx<'_>, index: &NodeIndex) -> String {
 }
 
 /// The pin to advise for a pod that some of the cluster's builds (`runnable`, ascending) run: the one a
-/// fix would add ([`plan::build_pin_plan`], as `buildPinning` says) when it admits one of them, else
+/// fix would add ([`fix_plan::build_pin_plan`], as `buildPinning` says) when it admits one of them, else
 /// those builds themselves. `None` when no build of the cluster runs the images.
 fn pin_for(cx: &TemplateCx<'_>, runnable: &[u32]) -> Option<BuildPinPlan> {
     let newest = *runnable.last()?;
     let planned =
-        plan::build_pin_plan(cx.placement, cx.context, cx.settings).filter(|pin| match pin {
+        fix_plan::build_pin_plan(cx.placement, cx.context, cx.settings).filter(|pin| match pin {
             BuildPinPlan::Range(builds) => builds.iter().any(|b| runnable.contains(b)),
             BuildPinPlan::Exact(build) => runnable.contains(build),
         });

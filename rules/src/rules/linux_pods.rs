@@ -5,7 +5,7 @@ use super::cluster::name_list;
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::fit;
-use crate::placement::plan::{self, SelectorPlan};
+use crate::placement::fix_plan::{self, SelectorPlan};
 use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
 use crate::schedule::taints::{Gates, taint_display, tolerated_by_any, tolerates};
 use crate::windows::Os;
@@ -31,7 +31,7 @@ fn why_linux(p: &Placement) -> String {
 /// The fix that adds `kubernetes.io/os: linux` (the plan's, so it agrees with the other fixes).
 fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
     let p = cx.placement;
-    let mut plan = plan::plan(p, cx.context, cx.settings);
+    let mut plan = fix_plan::plan(p, cx.context, cx.settings);
     if !plan.entries.contains_key(OS_LABEL) {
         plan = SelectorPlan::default();
         plan.entries
@@ -39,7 +39,7 @@ fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
     }
     Fix {
         description: "add nodeSelector kubernetes.io/os: linux".to_string(),
-        patch: plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL).into(),
+        patch: fix_plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL).into(),
     }
 }
 
@@ -69,7 +69,7 @@ fn linux_advice(cx: &TemplateCx<'_>, keep: &str) -> String {
 /// `linux-pod-without-os-selector`: only the Windows taint keeps this Linux pod off Windows nodes.
 fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
-    if !plan::linux_needs_os_selector(p) {
+    if !fix_plan::linux_needs_os_selector(p) {
         return;
     }
     let advice = linux_advice(cx, "");
@@ -132,7 +132,7 @@ fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>)
     if cx.pinned_to_unseen_nodes() {
         return;
     }
-    let taints = plan::windows_taints(cx.context, cx.settings);
+    let taints = fix_plan::windows_taints(cx.context, cx.settings);
     let gates = Gates::default();
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
     let found = own.iter().enumerate().find_map(|(i, tol)| {

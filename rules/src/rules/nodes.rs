@@ -459,7 +459,7 @@ fn containerd_unsupported(settings: &Settings, node: &Node, out: &mut Emitter<'_
         // warned about (a healthy node gets no warning).
         let severity = match issue.kind {
             RuntimeKind::Broken => Severity::Info,
-            _ => super::catalog::meta(RuleId::WindowsNodeContainerdUnsupported).severity,
+            _ => crate::catalog::meta(RuleId::WindowsNodeContainerdUnsupported).severity,
         };
         out.emit_as(
             RuleId::WindowsNodeContainerdUnsupported,

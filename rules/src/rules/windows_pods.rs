@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::{Fix, Severity};
-use crate::placement::plan::{self, SelectorPlan};
+use crate::placement::fix_plan::{self, SelectorPlan};
 use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
     RuntimeClassUse, build_range, host_runs_any,
@@ -32,7 +32,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     if cx.placement.os != PodOs::Windows {
         return;
     }
-    let plan = plan::plan(cx.placement, cx.context, cx.settings);
+    let plan = fix_plan::plan(cx.placement, cx.context, cx.settings);
     windows_pod_without_os_selector(cx, &plan, out);
     windows_pod_without_toleration(cx, out);
     toleration_case_mismatch(cx, out);
@@ -77,10 +77,10 @@ fn windows_pod_without_os_selector(
     out: &mut Emitter<'_>,
 ) {
     let p = cx.placement;
-    if !plan::windows_needs_os_selector(p) || cx.pinned_to_unseen_nodes() {
+    if !fix_plan::windows_needs_os_selector(p) || cx.pinned_to_unseen_nodes() {
         return;
     }
-    let ops = plan::selector_ops(p, cx.template.raw, plan, OS_LABEL);
+    let ops = fix_plan::selector_ops(p, cx.template.raw, plan, OS_LABEL);
     let (path, fix) = match &plan.runtime_class {
         Some(rc) => (
             p.prefix.field("runtimeClassName"),
@@ -191,7 +191,7 @@ fn windows_only_selector(cx: &TemplateCx<'_>) -> Option<WindowsOnlyPin> {
 
 /// The Windows taints the pod does not tolerate, and where they come from.
 fn missing_tolerations(cx: &TemplateCx<'_>) -> (Vec<Taint>, &'static str) {
-    plan::missing_windows_tolerations(cx.placement, cx.context, cx.settings)
+    fix_plan::missing_windows_tolerations(cx.placement, cx.context, cx.settings)
 }
 
 /// `windows-pod-without-toleration`: the pod's tolerations (RuntimeClass merged) miss a Windows taint.
@@ -209,7 +209,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let to_add: Vec<Value> = missing
         .iter()
         .filter(|t| !own.iter().any(|tol| case_mismatch(tol, t)))
-        .map(plan::toleration_for)
+        .map(fix_plan::toleration_for)
         .collect();
     let fix = (!to_add.is_empty()).then(|| Fix {
         description: format!(
@@ -220,7 +220,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        patch: plan::add_tolerations_ops(p, cx.template.raw, to_add).into(),
+        patch: fix_plan::add_tolerations_ops(p, cx.template.raw, to_add).into(),
     });
     let taints: Vec<String> = missing.iter().map(taint_display).collect();
     out.emit(
@@ -246,7 +246,7 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     }
     let p = cx.placement;
-    let taints = plan::windows_taints(cx.context, cx.settings);
+    let taints = fix_plan::windows_taints(cx.context, cx.settings);
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
     // The first Windows taint the toleration almost matches, that nothing tolerates, and how it differs.
     let almost = |tol| {
@@ -343,7 +343,7 @@ fn windows_pod_without_build_selector(
     out: &mut Emitter<'_>,
 ) {
     let p = cx.placement;
-    if !plan::needs_build_selector(p) || cx.pinned_to_unseen_nodes() {
+    if !fix_plan::needs_build_selector(p) || cx.pinned_to_unseen_nodes() {
         return;
     }
     // No build of the cluster runs the images: pinning one would leave the pod Pending, and
@@ -360,7 +360,7 @@ fn windows_pod_without_build_selector(
     } else {
         Severity::Warning
     };
-    let ops = plan::build_pin_ops(p, cx.template.raw, plan);
+    let ops = fix_plan::build_pin_ops(p, cx.template.raw, plan);
     let (path, fix) = match (&plan.runtime_class, &plan.build) {
         (Some(rc), _) => (
             p.prefix.field("runtimeClassName"),
@@ -376,7 +376,7 @@ fn windows_pod_without_build_selector(
                 patch: ops.into(),
             }),
         ),
-        (None, None) => (plan::pin_path(&p.prefix, cx.settings), None),
+        (None, None) => (fix_plan::pin_path(&p.prefix, cx.settings), None),
     };
     let why = if several {
         "the cluster runs several Windows builds, and "
@@ -384,7 +384,7 @@ fn windows_pod_without_build_selector(
         ""
     };
     let advice = match (&plan.build, cx.settings.build_pinning) {
-        (Some(pin @ plan::BuildPinPlan::Range(_)), _) => format!(
+        (Some(pin @ fix_plan::BuildPinPlan::Range(_)), _) => format!(
             "add {}, the builds that run its images (a range keeps the pod schedulable when its pool is upgraded in place to a newer build that still runs them)",
             pin.phrase()
         ),
