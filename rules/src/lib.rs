@@ -44,6 +44,10 @@ pub mod settings;
 pub mod what_if;
 pub mod windows;
 
+// The tests' Node builder.
+#[cfg(test)]
+mod test_kit;
+
 pub use check::{Checker, CheckerBuilder, LINUX_NODES, NOT_LINUX_NODES};
 pub use finding::{Finding, Fix, ObjectRef, Patch, Report, Severity};
 pub use input::{ParseError, ParsedInput};

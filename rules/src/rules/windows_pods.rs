@@ -756,13 +756,10 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use crate::finding::Severity;
     use crate::model::ClusterContext;
     use crate::rules::test_kit::{
-        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+        Case, apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
     };
     use crate::settings::{BuildPinning, Settings};
 
@@ -843,11 +840,11 @@ mod tests {
     fn triggers_and_non_triggers() {
         let rc = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n---\n";
         let affinity_beta = "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{key: beta.kubernetes.io/os, operator: In, values: [windows]}]\n";
-        let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
-            (
-                "unpinned Windows image",
-                pod(&containers(&[WIN])),
-                vec![
+        let rows = vec![
+            Case {
+                reference: "unpinned Windows image",
+                yaml: pod(&containers(&[WIN])),
+                want: vec![
                     rule_path(
                         "windows-pod-without-build-selector",
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
@@ -858,121 +855,121 @@ mod tests {
                     ),
                     rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
-            ),
-            (
-                "pinned and tolerating",
-                pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN]))),
-                vec![],
-            ),
-            (
-                "§1.6 spec.os.name alone does not pin",
-                pod(&format!(
+            },
+            Case {
+                reference: "pinned and tolerating",
+                yaml: pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN]))),
+                want: vec![],
+            },
+            Case {
+                reference: "§1.6 spec.os.name alone does not pin",
+                yaml: pod(&format!(
                     "  os: {{name: windows}}\n  nodeSelector: {{node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-pod-without-os-selector",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
-            ),
-            (
-                "§4 the RuntimeClass pins and tolerates",
-                format!(
+            },
+            Case {
+                reference: "§4 the RuntimeClass pins and tolerates",
+                yaml: format!(
                     "{rc}{}",
                     pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN])))
                 ),
-                vec![],
-            ),
-            (
-                "RuntimeClass unchecked: nothing it might provide",
-                pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN]))),
-                vec![],
-            ),
-            (
-                "§3.1 value case",
-                pod(&format!(
+                want: vec![],
+            },
+            Case {
+                reference: "RuntimeClass unchecked: nothing it might provide",
+                yaml: pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN]))),
+                want: vec![],
+            },
+            Case {
+                reference: "§3.1 value case",
+                yaml: pod(&format!(
                     "{PINNED}  tolerations: [{{key: os, value: Windows}}]\n{}",
                     containers(&[WIN])
                 )),
-                vec![
+                want: vec![
                     rule_path("toleration-case-mismatch", "spec.tolerations[0].value"),
                     rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
-            ),
-            (
-                "§3.1 key case",
-                pod(&format!(
+            },
+            Case {
+                reference: "§3.1 key case",
+                yaml: pod(&format!(
                     "{PINNED}  tolerations: [{{key: OS, operator: Exists}}]\n{}",
                     containers(&[WIN])
                 )),
-                vec![
+                want: vec![
                     rule_path("toleration-case-mismatch", "spec.tolerations[0].key"),
                     rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
-            ),
-            (
-                "§3.1 Exists tolerates any value",
-                pod(&format!(
+            },
+            Case {
+                reference: "§3.1 Exists tolerates any value",
+                yaml: pod(&format!(
                     "{PINNED}  tolerations: [{{key: os, operator: Exists}}]\n{}",
                     containers(&[WIN])
                 )),
-                vec![],
-            ),
-            (
-                "§5.3 2019 image on 2022",
-                pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
-                vec![
+                want: vec![],
+            },
+            Case {
+                reference: "§5.3 2019 image on 2022",
+                yaml: pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
+                want: vec![
                     rule_path(
                         "windows-build-mismatch",
                         "spec.nodeSelector[node.kubernetes.io/windows-build]",
                     ),
                     rule_path("windows-version-unsupported", "spec.containers[0].image"),
                 ],
-            ),
-            (
-                "§5.3 2022 image on 2025",
-                pod(&format!(
+            },
+            Case {
+                reference: "§5.3 2022 image on 2025",
+                yaml: pod(&format!(
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![],
-            ),
-            (
-                "§5.3 2019 + 2022 images",
-                pod(&format!(
+                want: vec![],
+            },
+            Case {
+                reference: "§5.3 2019 + 2022 images",
+                yaml: pod(&format!(
                     "{PINNED}{TOLERATE}{}",
                     containers(&[WIN2019, "mcr.microsoft.com/windows/nanoserver:ltsc2022"])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
-            ),
-            (
-                "§5.3 conflicting images need no build selector",
-                pod(&format!(
+            },
+            Case {
+                reference: "§5.3 conflicting images need no build selector",
+                yaml: pod(&format!(
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     containers(&[WIN2019, WIN])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
-            ),
-            (
-                "unknown build of a private image",
-                pod(&format!(
+            },
+            Case {
+                reference: "unknown build of a private image",
+                yaml: pod(&format!(
                     "  os: {{name: windows}}\n{PINNED}{TOLERATE}{}",
                     containers(&["registry.example.com/billing/app:4.2"])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-image-build-unknown",
                     "spec.containers[0].image",
                 )],
-            ),
-            (
-                "one image in an init container and two containers: one finding, at the init container",
-                pod(&format!(
+            },
+            Case {
+                reference: "one image in an init container and two containers: one finding, at the init container",
+                yaml: pod(&format!(
                     "  os: {{name: windows}}\n{PINNED}{TOLERATE}  initContainers: [{{name: setup, image: registry.example.com/billing/app:4.2}}]\n{}",
                     containers(&[
                         "registry.example.com/billing/app:4.2",
@@ -981,29 +978,29 @@ mod tests {
                         "registry.example.com/billing/other:1"
                     ])
                 )),
-                vec![
+                want: vec![
                     rule_path("windows-image-build-unknown", "spec.containers[3].image"),
                     rule_path(
                         "windows-image-build-unknown",
                         "spec.initContainers[0].image",
                     ),
                 ],
-            ),
-            (
-                "§2.2 HostProcess needs no build",
-                pod(&format!(
+            },
+            Case {
+                reference: "§2.2 HostProcess needs no build",
+                yaml: pod(&format!(
                     "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     containers(&[WIN2019])
                 )),
-                vec![],
-            ),
-            (
-                "§7 beta label in nodeSelector and affinity",
-                pod(&format!(
+                want: vec![],
+            },
+            Case {
+                reference: "§7 beta label in nodeSelector and affinity",
+                yaml: pod(&format!(
                     "  nodeSelector: {{beta.kubernetes.io/os: windows, beta.kubernetes.io/arch: amd64, node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{affinity_beta}{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![
+                want: vec![
                     rule_path(
                         "deprecated-os-label",
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key",
@@ -1017,9 +1014,14 @@ mod tests {
                         "spec.nodeSelector[beta.kubernetes.io/os]",
                     ),
                 ],
-            ),
+            },
         ];
-        for (reference, text, want) in rows {
+        for Case {
+            reference,
+            yaml: text,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(&text, None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
@@ -1271,95 +1273,101 @@ mod tests {
             ..Settings::default()
         };
         let hostprocess = "  hostNetwork: true\n  securityContext: {windowsOptions: {hostProcess: true, runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"}}\n";
-        // (reference, manifest, settings, expected path)
-        let rows: Vec<(&str, String, &Settings, Option<&str>)> = vec![
-            (
-                "a 2022 image pinned to 2022 by the nodeSelector",
-                pod(&format!(
+        /// A workload, the settings and what the finding says (none: no finding).
+        struct SettingsCase<'a> {
+            reference: &'a str,
+            text: String,
+            settings: &'a Settings,
+            want: Option<&'a str>,
+        }
+        let rows = vec![
+            SettingsCase {
+                reference: "a 2022 image pinned to 2022 by the nodeSelector",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &defaults,
-                Some("spec.nodeSelector[node.kubernetes.io/windows-build]"),
-            ),
-            (
-                "In with one value",
-                pod(&format!(
+                settings: &defaults,
+                want: Some("spec.nodeSelector[node.kubernetes.io/windows-build]"),
+            },
+            SettingsCase {
+                reference: "In with one value",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     affinity("\"10.0.20348\""),
                     containers(&[WIN])
                 )),
-                &defaults,
-                Some(
+                settings: &defaults,
+                want: Some(
                     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
                 ),
-            ),
-            (
-                "the range is not too narrow",
-                pod(&format!(
+            },
+            SettingsCase {
+                reference: "the range is not too narrow",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     affinity("\"10.0.20348\", \"10.0.26100\""),
                     containers(&[WIN])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "buildPinning: exact wants one build",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "buildPinning: exact wants one build",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &exact,
-                None,
-            ),
-            (
-                "no newer build runs a 2025 image",
-                pod(&format!(
+                settings: &exact,
+                want: None,
+            },
+            SettingsCase {
+                reference: "no newer build runs a 2025 image",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.26100"),
                     containers(&["mcr.microsoft.com/windows/servercore:ltsc2025"])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "2025 is not supported",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "2025 is not supported",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &only_2022,
-                None,
-            ),
-            (
-                "a pin that cannot run the image is windows-build-mismatch's",
-                pod(&format!(
+                settings: &only_2022,
+                want: None,
+            },
+            SettingsCase {
+                reference: "a pin that cannot run the image is windows-build-mismatch's",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN2019])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "the RuntimeClass's pin is the operator's choice",
-                format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "the RuntimeClass's pin is the operator's choice",
+                text: format!(
                     "{rc}{}",
                     pod(&format!(
                         "  runtimeClassName: win\n{TOLERATE}{}",
                         containers(&[WIN])
                     ))
                 ),
-                &defaults,
-                None,
-            ),
-            (
-                "§4 a running pod carries its RuntimeClass's pin in its own nodeSelector",
-                format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "§4 a running pod carries its RuntimeClass's pin in its own nodeSelector",
+                text: format!(
                     "{rc}{}",
                     pod(&format!(
                         "  runtimeClassName: win\n{}{TOLERATE}{}",
@@ -1367,41 +1375,47 @@ mod tests {
                         containers(&[WIN])
                     ))
                 ),
-                &defaults,
-                None,
-            ),
-            (
-                "a RuntimeClass that could not be looked up may pin it",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "a RuntimeClass that could not be looked up may pin it",
+                text: pod(&format!(
                     "  runtimeClassName: win\n{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "§2.2 HostProcess pods need no build match",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "§2.2 HostProcess pods need no build match",
+                text: pod(&format!(
                     "{hostprocess}{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "no image build known",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "no image build known",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&["contoso.azurecr.io/app:1"])
                 )),
-                &defaults,
-                None,
-            ),
+                settings: &defaults,
+                want: None,
+            },
         ];
-        for (reference, text, settings, want) in rows {
+        for SettingsCase {
+            reference,
+            text,
+            settings,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(&text, None, settings, NARROW));
             let want: Vec<(String, String)> = want
                 .into_iter()
