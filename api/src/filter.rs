@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use winplace_rules::Severity;
 use winplace_rules::audit::{NodeOs, NodeReport, PlacementState, WorkloadReport};
+use winplace_rules::catalog;
 use winplace_rules::placement::PodOs;
-use winplace_rules::rules::catalog;
 
 /// A filter that cannot be applied: it names the parameter and what it accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use winplace_policy_host::{PolicyHost, built_policy, capability};
 use winplace_policy_wasm::host_answers::HostAnswers;
 use winplace_rules::Settings;
-use winplace_rules::rules::RuleId;
+use winplace_rules::catalog::RuleId;
 
 /// What policy.wasm answers through waPC, as the chain reads it.
 enum Verdict {

@@ -37,12 +37,16 @@ pub mod lifecycle;
 pub mod model;
 pub mod path;
 pub mod placement;
-pub mod plan;
 pub mod platform;
 pub mod rules;
 pub mod schedule;
 pub mod settings;
+pub mod what_if;
 pub mod windows;
+
+// The tests' Node builder.
+#[cfg(test)]
+mod test_kit;
 
 pub use check::{Checker, CheckerBuilder, LINUX_NODES, NOT_LINUX_NODES};
 pub use finding::{Finding, Fix, ObjectRef, Patch, Report, Severity};

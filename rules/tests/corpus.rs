@@ -70,7 +70,7 @@ fn every_rule_a_manifest_can_trigger_has_a_corpus_case() {
         .flatten()
         .flat_map(|case| case.expected.into_iter().map(|e| e.rule))
         .collect();
-    let missing: Vec<&str> = winplace_rules::rules::catalog::RULES
+    let missing: Vec<&str> = winplace_rules::catalog::RULES
         .iter()
         .filter(|m| m.needs.by_manifest() && !listed.contains(m.id))
         .map(|m| m.id)

@@ -17,7 +17,7 @@ mod corpus;
 use admission::{
     Compiled, Outcome, admitted_objects, classes, compare, compare_fixes, exact, with_stack,
 };
-use winplace_rules::rules::RuleId;
+use winplace_rules::catalog::RuleId;
 use winplace_rules::{Checker, Settings};
 
 /// The playground's examples (`dashboard/examples/`), checked with the default settings.

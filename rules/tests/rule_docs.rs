@@ -9,9 +9,9 @@
 //! comes from the server's audit of running pods, and a registry's answer, which `server/tests/registry.rs`
 //! checks end to end) are skipped here.
 
+use winplace_rules::catalog::{RULES, RuleMeta};
 use winplace_rules::fix::repair_text;
 use winplace_rules::input::{self, Limits};
-use winplace_rules::rules::catalog::{RULES, RuleMeta};
 use winplace_rules::{Checker, ClusterContext, Finding, Report, Settings, Severity, model};
 
 /// The tagged blocks of one page's `## Example` section.

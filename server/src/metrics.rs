@@ -24,7 +24,7 @@ use prometheus_client::registry::{Metric, Registry};
 use winplace_api::SourceKind;
 use winplace_rules::Severity;
 use winplace_rules::audit::{AuditReport, GatedPods};
-use winplace_rules::rules::catalog;
+use winplace_rules::catalog;
 
 /// The `Content-Type` of `/metrics`: the Prometheus text format, version 0.0.4.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;

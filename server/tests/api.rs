@@ -435,8 +435,8 @@ async fn rules_are_the_catalogue() {
     let (status, body) = get_json(&s, "/api/rules").await;
     assert_eq!(status, StatusCode::OK);
     let rules = body.as_array().expect("array");
-    assert_eq!(rules.len(), winplace_rules::rules::catalog::RULES.len());
-    assert_eq!(rules[0]["id"], winplace_rules::rules::catalog::RULES[0].id);
+    assert_eq!(rules.len(), winplace_rules::catalog::RULES.len());
+    assert_eq!(rules[0]["id"], winplace_rules::catalog::RULES[0].id);
     assert!(
         rules[0]["helpUri"]
             .as_str()

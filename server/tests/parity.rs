@@ -40,10 +40,10 @@ use winplace_policy_host::{Capability, PolicyHost, built_policy};
 use winplace_policy_wasm::admission::{AdmissionRequest, is_evaluated};
 use winplace_policy_wasm::host_answers::HostAnswers;
 use winplace_policy_wasm::request::create_request;
+use winplace_rules::catalog;
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::lifecycle::Date;
 use winplace_rules::platform::Platform;
-use winplace_rules::rules::catalog;
 use winplace_rules::{Checker, ClusterContext, Finding, Settings, model};
 
 use corpus::{Case, Got, got_from_findings};

@@ -18,7 +18,7 @@
 use crate::common::fake_api::FakeApi;
 use crate::common::fake_http::FakeServer;
 use crate::common::place::{
-    Controller, GATED_LABEL, LEASE, Launch, PullSecretType, build_values, cluster, events_for,
+    Controller, GATED_LABEL, LEASE, Launch, PullSecretType, assert_pinned_to, cluster, events_for,
     gated_pod, holder, index_reply, kubeconfig, logs, placed, pod, private_credentials,
     private_registry, pull_secret, released_in, server_error, ungated, until, until_within,
     windows_node, writes,
@@ -402,17 +402,7 @@ async fn pull_secrets_taints_and_proxies_are_read_as_kubernetes_reads_them() {
     })
     .await;
     for name in names {
-        let p = pod(&api, name);
-        assert_eq!(
-            p["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
-            "{name}: {p}"
-        );
-        assert!(
-            build_values(&p)
-                .as_array()
-                .is_some_and(|v| v.contains(&json!("10.0.20348"))),
-            "{name}: {p}"
-        );
+        let p = assert_pinned_to(&api, name, "10.0.20348");
         // Never a toleration of the condition taint; the Windows taint's, once.
         let tolerations = p["spec"]["tolerations"]
             .as_array()

@@ -14,8 +14,8 @@
 use crate::common::fake_api::FakeApi;
 use crate::common::fake_http::FakeServer;
 use crate::common::place::{
-    GATE, Launch, build_values, cluster, events_for, gated_pod, index_reply, logs, metric_in,
-    now_minus, patches_of, pod, private_registry, released_in, ungated, until,
+    GATE, Launch, assert_pinned_to, build_values, cluster, events_for, gated_pod, index_reply,
+    logs, metric_in, now_minus, patches_of, pod, private_registry, released_in, ungated, until,
 };
 
 use std::time::{Duration, Instant};
@@ -161,17 +161,7 @@ async fn pods_gated_before_the_controller_are_placed_unrunnable_ones_pinned_and_
 
     // Gated before the controller started: resolved and placed, none released blind.
     for name in ["old-1", "old-2", "old-3", "old-4"] {
-        let p = pod(&api, name);
-        assert_eq!(
-            p["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
-            "{p}"
-        );
-        assert!(
-            build_values(&p)
-                .as_array()
-                .is_some_and(|v| v.contains(&json!("10.0.20348"))),
-            "{p}"
-        );
+        assert_pinned_to(&api, name, "10.0.20348");
         assert_eq!(patches_of(&api, name, 200), 1, "{name}");
     }
     // The 2019 image: pinned to 10.0.17763 (no node has it, so the pod stays Pending: nothing binds

@@ -702,20 +702,8 @@ fn the_server_image_is_reproducible_non_root_and_pushes() {
         "two builds of one commit differ"
     );
 
-    let skopeo = |args: &[&str]| -> Value {
-        let out = Command::new(SKOPEO_BIN)
-            .args(args)
-            .output()
-            .expect("skopeo runs");
-        assert!(
-            out.status.success(),
-            "skopeo {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("skopeo prints JSON")
-    };
     let archive = format!("oci-archive:{}", first.display());
-    let config = skopeo(&["inspect", "--config", &archive]);
+    let config = skopeo_json(&["inspect", "--config", &archive]);
     assert_eq!(config["os"], "linux");
     let user = config["config"]["User"].as_str().expect("a User");
     let (uid, gid) = user.split_once(':').expect("uid:gid");
@@ -751,18 +739,14 @@ fn the_server_image_is_reproducible_non_root_and_pushes() {
     }
 
     let registry = Registry::start(None);
-    let out = Command::new(SKOPEO_BIN)
-        .args(["--insecure-policy", "copy", "--dest-tls-verify=false"])
-        .arg(&archive)
-        .arg(format!("docker://{}/winplace:test", registry.host()))
-        .output()
-        .expect("skopeo runs");
-    assert!(
-        out.status.success(),
-        "skopeo copy failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let pushed = skopeo(&[
+    skopeo(&[
+        "--insecure-policy",
+        "copy",
+        "--dest-tls-verify=false",
+        &archive,
+        &format!("docker://{}/winplace:test", registry.host()),
+    ]);
+    let pushed = skopeo_json(&[
         "inspect",
         "--tls-verify=false",
         &format!("docker://{}/winplace:test", registry.host()),

@@ -312,20 +312,15 @@ fn the_release_set_packs_reproducibly_and_holds_what_it_says() {
         ])
     );
     // skopeo reads the named index as an image of both platforms.
-    let raw = Command::new(SKOPEO_BIN)
-        .args(["inspect", "--raw"])
-        .arg(format!(
+    let raw = skopeo(&[
+        "inspect",
+        "--raw",
+        &format!(
             "oci-archive:{}:{tag}",
             first.join("winplace-image.oci.tar").display()
-        ))
-        .output()
-        .expect("skopeo runs");
-    assert!(
-        raw.status.success(),
-        "{}",
-        String::from_utf8_lossy(&raw.stderr)
-    );
-    assert_eq!(format!("sha256:{}", hex(&raw.stdout)), image_digest);
+        ),
+    ]);
+    assert_eq!(format!("sha256:{}", hex(&raw)), image_digest);
 
     // The provenance: an in-toto statement naming both OCI digests and the files it precedes.
     let statement: Value = serde_json::from_slice(&set["winplace.intoto.json"]).expect("JSON");
@@ -513,18 +508,6 @@ fn the_policy_artifact_round_trips_a_registry_byte_equal() {
 
     let registry = Registry::start(None);
     let remote = format!("docker://{}/policies/winplace:{tag}", registry.host());
-    let skopeo = |args: &[&str]| {
-        let out = Command::new(SKOPEO_BIN)
-            .args(args)
-            .output()
-            .expect("skopeo runs");
-        assert!(
-            out.status.success(),
-            "skopeo {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
     let archive = format!(
         "oci-archive:{}:{tag}",
         set_dir.join("winplace-policy.oci.tar").display()

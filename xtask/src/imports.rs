@@ -45,7 +45,7 @@ pub const LAYERS: &[(&str, &[&str])] = &[
             "fix",
             "explain",
             "audit",
-            "plan",
+            "what_if",
             "export",
         ],
     ),

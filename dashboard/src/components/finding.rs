@@ -4,7 +4,7 @@ use super::copy::CopyButton;
 use super::{SeverityBadge, yaml};
 use leptos::prelude::*;
 use winplace_rules::Finding;
-use winplace_rules::rules::catalog;
+use winplace_rules::catalog;
 
 /// The fix's JSON patch operations as YAML text.
 pub fn patch_yaml(finding: &Finding) -> Option<String> {
@@ -23,8 +23,14 @@ pub fn FindingItem(finding: Finding) -> impl IntoView {
         view! {
             <div class="fix">
                 <p class="fix-description">"Fix: "{fix.description.clone()}</p>
-                <pre class="yaml" tabindex="0" aria-label=format!("JSON patch for {}, as YAML", finding.rule)>{text.clone()}</pre>
-                <CopyButton text label/>
+                <pre
+                    class="yaml"
+                    tabindex="0"
+                    aria-label=format!("JSON patch for {}, as YAML", finding.rule)
+                >
+                    {text.clone()}
+                </pre>
+                <CopyButton text label />
             </div>
         }
     });
@@ -32,12 +38,13 @@ pub fn FindingItem(finding: Finding) -> impl IntoView {
     view! {
         <li class="finding" data-rule=rule.clone() data-severity=finding.severity.as_str()>
             <div class="finding-head">
-                <SeverityBadge severity=finding.severity/>
+                <SeverityBadge severity=finding.severity />
                 <a class="rule-link" href=doc target="_blank" rel="noopener" title=title>
                     <code>{rule.clone()}</code>
                 </a>
                 <span class="object">{finding.object.display_name()}</span>
-                {(!finding.path.is_empty()).then(|| view! { <code class="path">{finding.path.clone()}</code> })}
+                {(!finding.path.is_empty())
+                    .then(|| view! { <code class="path">{finding.path.clone()}</code> })}
             </div>
             <p class="message">{finding.message.clone()}</p>
             {fix}

@@ -58,44 +58,72 @@ pub fn DataStatus() -> impl IntoView {
                 Some(meta) => {
                     let fresh = meta.freshness;
                     let kind = meta.source.kind.as_str();
-                    let updated = fresh.last_update_ms.map(|ms| {
-                        format!("updated {} ({})", clock(ms), ago(now.get().max(ms), ms))
-                    });
+                    let updated = fresh
+                        .last_update_ms
+                        .map(|ms| {
+                            format!("updated {} ({})", clock(ms), ago(now.get().max(ms), ms))
+                        });
                     view! {
-                        <span class=format!("badge badge-{kind}") data-source=kind
-                            title=meta.source.description.clone()>{kind}</span>
+                        <span
+                            class=format!("badge badge-{kind}")
+                            data-source=kind
+                            title=meta.source.description.clone()
+                        >
+                            {kind}
+                        </span>
                         <span class="source-description">{meta.source.description.clone()}</span>
                         <span class="freshness" data-revision=fresh.revision.to_string()>
                             {if fresh.synced { "synced" } else { "syncing…" }}
                             {updated.map(|u| format!(", {u}"))}
                             {format!(", revision {}", fresh.revision)}
                         </span>
-                        {fresh.stale.then(|| view! {
-                            <span class="stale" role="status">"stale: the watch is broken, data may be out of date"</span>
-                        })}
+                        {fresh
+                            .stale
+                            .then(|| {
+                                view! {
+                                    <span class="stale" role="status">
+                                        "stale: the watch is broken, data may be out of date"
+                                    </span>
+                                }
+                            })}
                         // A watch is failing (before the grace period too): what the API server said.
-                        {fresh.error.map(|error| view! {
-                            <span class="watch-error" role="status" title=error.clone()>
-                                {format!("watch failing: {error}")}
-                            </span>
-                        })}
+                        {fresh
+                            .error
+                            .map(|error| {
+                                view! {
+                                    <span class="watch-error" role="status" title=error.clone()>
+                                        {format!("watch failing: {error}")}
+                                    </span>
+                                }
+                            })}
                         // A flood of events not applied yet: what is shown is that far behind.
-                        {(fresh.behind > 0).then(|| view! {
-                            <span class="behind" role="status">
-                                {format!("catching up: {} events behind", fresh.behind)}
-                            </span>
-                        })}
+                        {(fresh.behind > 0)
+                            .then(|| {
+                                view! {
+                                    <span class="behind" role="status">
+                                        {format!("catching up: {} events behind", fresh.behind)}
+                                    </span>
+                                }
+                            })}
                         // The source's last list was refused (a snapshot cut short, not a cluster): what is
                         // shown is the last complete state, or nothing before the first.
-                        {fresh.rejected.map(|why| view! {
-                            <span class="rejected" role="status" title=why.clone()>
-                                {format!("not published: {why}")}
-                            </span>
-                        })}
-                    }.into_any()
+                        {fresh
+                            .rejected
+                            .map(|why| {
+                                view! {
+                                    <span class="rejected" role="status" title=why.clone()>
+                                        {format!("not published: {why}")}
+                                    </span>
+                                }
+                            })}
+                    }
+                        .into_any()
                 }
             }}
-            <span class="live" data-connection=move || format!("{:?}", live.connection.get()).to_lowercase()>
+            <span
+                class="live"
+                data-connection=move || format!("{:?}", live.connection.get()).to_lowercase()
+            >
                 {move || match live.connection.get() {
                     Connection::Connecting => "live: connecting…",
                     Connection::Open => "live",

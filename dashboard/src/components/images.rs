@@ -50,23 +50,43 @@ pub fn ImageList(images: Vec<ImageProvenance>) -> impl IntoView {
     }
     view! {
         <ul class="images" aria-label="Images: OS, build, and where they came from">
-            {images.into_iter().map(|image| {
-                let os = os_label(&image.os);
-                let from = provenance_label(&image);
-                let title = image.digest.clone().unwrap_or_else(|| image.reason.clone());
-                view! {
-                    <li class="image" data-image=image.image.clone() data-from=image.from.as_str()
-                        data-unresolved=image.unresolved.is_some().to_string()>
-                        <code class="image-ref">{image.image.clone()}</code>
-                        " "<span class="image-os">{os}</span>
-                        " "<span class=format!("provenance provenance-{}", image.from.as_str()) title=title>{from}</span>
-                        {image.unresolved.clone().map(|why| view! {
-                            " "<span class="unresolved">"unresolved: "{why}</span>
-                        })}
-                        <span class="image-reason muted">{image.reason.clone()}</span>
-                    </li>
-                }
-            }).collect_view()}
+            {images
+                .into_iter()
+                .map(|image| {
+                    let os = os_label(&image.os);
+                    let from = provenance_label(&image);
+                    let title = image.digest.clone().unwrap_or_else(|| image.reason.clone());
+                    view! {
+                        <li
+                            class="image"
+                            data-image=image.image.clone()
+                            data-from=image.from.as_str()
+                            data-unresolved=image.unresolved.is_some().to_string()
+                        >
+                            <code class="image-ref">{image.image.clone()}</code>
+                            " "
+                            <span class="image-os">{os}</span>
+                            " "
+                            <span
+                                class=format!("provenance provenance-{}", image.from.as_str())
+                                title=title
+                            >
+                                {from}
+                            </span>
+                            {image
+                                .unresolved
+                                .clone()
+                                .map(|why| {
+                                    view! {
+                                        " "
+                                        <span class="unresolved">"unresolved: "{why}</span>
+                                    }
+                                })}
+                            <span class="image-reason muted">{image.reason.clone()}</span>
+                        </li>
+                    }
+                })
+                .collect_view()}
         </ul>
     }
     .into_any()

@@ -11,7 +11,7 @@ use winplace_rules::audit::Incident;
 pub fn IncidentList(incidents: Vec<Arc<Incident>>) -> impl IntoView {
     view! {
         <ul class="incidents">
-            {incidents.into_iter().map(|i| view! { <IncidentItem incident=i/> }).collect_view()}
+            {incidents.into_iter().map(|i| view! { <IncidentItem incident=i /> }).collect_view()}
         </ul>
     }
 }
@@ -31,16 +31,23 @@ fn IncidentItem(incident: Arc<Incident>) -> impl IntoView {
     };
     let rule = i.rule.clone().map(|r| {
         view! {
-            <p class="incident-rule">"Caught before deployment by "
-                <a href=format!("/rules#{r}")><code>{r.clone()}</code></a>
+            <p class="incident-rule">
+                "Caught before deployment by " <a href=format!("/rules#{r}")>
+                    <code>{r.clone()}</code>
+                </a>
             </p>
         }
     });
     view! {
-        <li class="incident" data-object=i.object.clone() data-cause=i.cause.as_str()
-            data-sandbox=i.sandbox.to_string()>
+        <li
+            class="incident"
+            data-object=i.object.clone()
+            data-cause=i.cause.as_str()
+            data-sandbox=i.sandbox.to_string()
+        >
             <p class="incident-head">
-                <span class="cause">{i.cause.as_str()}</span>" "
+                <span class="cause">{i.cause.as_str()}</span>
+                " "
                 <strong>{i.object.clone()}</strong>
                 {i.node.clone().map(|n| format!(" on {n}"))}
                 {i.sandbox.then_some(" (pod sandbox: the pause image)")}
@@ -49,7 +56,10 @@ fn IncidentItem(incident: Arc<Incident>) -> impl IntoView {
             <p class="incident-meaning">{i.meaning.clone()}</p>
             <blockquote class="incident-message">{i.message.clone()}</blockquote>
             {rule}
-            <p class="incident-fix"><strong>"Fix: "</strong>{i.fix.clone()}</p>
+            <p class="incident-fix">
+                <strong>"Fix: "</strong>
+                {i.fix.clone()}
+            </p>
         </li>
     }
 }

@@ -42,13 +42,21 @@ pub fn StateBadge(state: PlacementState) -> impl IntoView {
 /// An error answer from the server, announced to assistive technology.
 #[component]
 pub fn ErrorNote(message: String) -> impl IntoView {
-    view! { <p class="error" role="alert">{message}</p> }
+    view! {
+        <p class="error" role="alert">
+            {message}
+        </p>
+    }
 }
 
 /// Shown while the first answer is on its way.
 #[component]
 pub fn Loading(what: &'static str) -> impl IntoView {
-    view! { <p class="muted" role="status">{format!("Loading {what}…")}</p> }
+    view! {
+        <p class="muted" role="status">
+            {format!("Loading {what}…")}
+        </p>
+    }
 }
 
 #[cfg(test)]

@@ -83,31 +83,55 @@ pub fn NodesPage() -> impl IntoView {
         <section aria-labelledby="nodes-title" class="nodes-page">
             <h1 id="nodes-title">"Nodes"</h1>
             <div class="toolbar" role="search">
-                <label>"Find a node "
-                    <input type="search" placeholder="name contains…"
-                        prop:value=filter on:input=move |ev| filter.set(event_target_value(&ev))/>
+                <label>
+                    "Find a node "
+                    <input
+                        type="search"
+                        placeholder="name contains…"
+                        prop:value=filter
+                        on:input=move |ev| filter.set(event_target_value(&ev))
+                    />
                 </label>
                 <label class="check">
-                    <input type="checkbox" prop:checked=problems_only
-                        on:change=move |ev| problems_only.set(event_target_checked(&ev))/>
+                    <input
+                        type="checkbox"
+                        prop:checked=problems_only
+                        on:change=move |ev| problems_only.set(event_target_checked(&ev))
+                    />
                     " only nodes with misplaced or at-risk pods"
                 </label>
                 <span class="legend" aria-hidden="true">
-                    <span class="mark mark-fine"></span>" fine "
-                    <span class="mark mark-at-risk"></span>" at risk "
-                    <span class="mark mark-misplaced"></span>" misplaced"
+                    <span class="mark mark-fine"></span>
+                    " fine "
+                    <span class="mark mark-at-risk"></span>
+                    " at risk "
+                    <span class="mark mark-misplaced"></span>
+                    " misplaced"
                 </span>
             </div>
-            <Transition fallback=|| view! { <Loading what="the nodes"/> }>
-                {move || nodes.get().map(|result| match result {
-                    Ok(answer) => {
-                        let all: Vec<Arc<NodeRow>> = answer.nodes.into_iter().map(Arc::new).collect();
-                        view! { <NodeMap nodes=Arc::new(all) filter problems_only selected/> }.into_any()
-                    }
-                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
-                })}
+            <Transition fallback=|| {
+                view! { <Loading what="the nodes" /> }
+            }>
+                {move || {
+                    nodes
+                        .get()
+                        .map(|result| match result {
+                            Ok(answer) => {
+                                let all: Vec<Arc<NodeRow>> = answer
+                                    .nodes
+                                    .into_iter()
+                                    .map(Arc::new)
+                                    .collect();
+                                view! {
+                                    <NodeMap nodes=Arc::new(all) filter problems_only selected />
+                                }
+                                    .into_any()
+                            }
+                            Err(e) => view! { <ErrorNote message=e /> }.into_any(),
+                        })
+                }}
             </Transition>
-            {move || selected.get().map(|name| view! { <NodePanel name selected/> })}
+            {move || selected.get().map(|name| view! { <NodePanel name selected /> })}
         </section>
     }
 }
@@ -121,11 +145,18 @@ fn NodePanel(name: String, selected: Signal<Option<String>>) -> impl IntoView {
         crate::api::node(name.clone())
     });
     view! {
-        <Transition fallback=|| view! { <Loading what="the node"/> }>
-            {move || node.get().map(|result| match result {
-                Ok(answer) => view! { <NodeDetail node=Arc::new(answer.node) selected/> }.into_any(),
-                Err(e) => view! { <ErrorNote message=e/> }.into_any(),
-            })}
+        <Transition fallback=|| {
+            view! { <Loading what="the node" /> }
+        }>
+            {move || {
+                node.get()
+                    .map(|result| match result {
+                        Ok(answer) => {
+                            view! { <NodeDetail node=Arc::new(answer.node) selected /> }.into_any()
+                        }
+                        Err(e) => view! { <ErrorNote message=e /> }.into_any(),
+                    })
+            }}
         </Transition>
     }
 }
@@ -151,7 +182,10 @@ fn NodeMap(
         }
         view! {
             <div class="groups">
-                {groups.into_iter().map(|group| view! { <GroupView group selected/> }).collect_view()}
+                {groups
+                    .into_iter()
+                    .map(|group| view! { <GroupView group selected /> })
+                    .collect_view()}
             </div>
         }
         .into_any()
@@ -196,35 +230,55 @@ fn GroupView(group: Group, selected: Signal<Option<String>>) -> impl IntoView {
     let nodes = Arc::new(group.nodes);
     let tiles_nodes = nodes.clone();
     view! {
-        <section class="node-group" data-os=group.key.os().as_str() data-build=build
-            aria-labelledby=heading_id.clone()>
-            <h2 id=heading_id.clone()>
-                {group.key.title()}" "
-                <span class="count">{plural(total, "node", "nodes")}</span>
+        <section
+            class="node-group"
+            data-os=group.key.os().as_str()
+            data-build=build
+            aria-labelledby=heading_id.clone()
+        >
+            <h2 id=heading_id
+                .clone()>
+                {group.key.title()}" " <span class="count">{plural(total, "node", "nodes")}</span>
             </h2>
             <p class="group-facts">
                 {plural(pods, "pod", "pods")}
-                {(bad > 0).then(|| view! { <span class="warn">{format!(", {bad} with problems")}</span> })}
-                {(group.key.os() == NodeOs::Windows && untainted > 0).then(|| view! {
-                    <span class="warn">{format!(", {untainted} untainted")}</span>
-                })}
+                {(bad > 0)
+                    .then(|| {
+                        view! { <span class="warn">{format!(", {bad} with problems")}</span> }
+                    })}
+                {(group.key.os() == NodeOs::Windows && untainted > 0)
+                    .then(|| {
+                        view! { <span class="warn">{format!(", {untainted} untainted")}</span> }
+                    })}
             </p>
             <ul class="tiles">
-                {move || tiles_nodes.iter().take(shown.get()).map(|node| view! {
-                    <NodeTile node=node.clone() selected/>
-                }).collect_view()}
+                {move || {
+                    tiles_nodes
+                        .iter()
+                        .take(shown.get())
+                        .map(|node| view! { <NodeTile node=node.clone() selected /> })
+                        .collect_view()
+                }}
             </ul>
-            {move || (shown.get() < total).then(|| {
-                let rest = total - shown.get();
-                view! {
-                    <p class="more">
-                        {format!("Showing {} of {total}. ", shown.get())}
-                        <button type="button" on:click=move |_| shown.update(|s| *s = (*s + MORE_TILES).min(total))>
-                            {format!("Show {} more", rest.min(MORE_TILES))}
-                        </button>
-                    </p>
-                }
-            })}
+            {move || {
+                (shown.get() < total)
+                    .then(|| {
+                        let rest = total - shown.get();
+                        view! {
+                            <p class="more">
+                                {format!("Showing {} of {total}. ", shown.get())}
+                                <button
+                                    type="button"
+                                    on:click=move |_| {
+                                        shown.update(|s| *s = (*s + MORE_TILES).min(total))
+                                    }
+                                >
+                                    {format!("Show {} more", rest.min(MORE_TILES))}
+                                </button>
+                            </p>
+                        }
+                    })
+            }}
         </section>
     }
 }
@@ -259,24 +313,45 @@ fn NodeTile(node: Arc<NodeRow>, selected: Signal<Option<String>>) -> impl IntoVi
     let pressed_name = name.clone();
     view! {
         <li>
-            <button type="button" class=format!("node tile-{}", state.as_str()) data-node=name.clone()
-                aria-label=label aria-expanded=move || (selected.get().as_deref() == Some(pressed_name.as_str())).to_string()
-                on:click=move |_| navigate(&node_path(Some(name.as_str())), NavigateOptions::default())>
+            <button
+                type="button"
+                class=format!("node tile-{}", state.as_str())
+                data-node=name.clone()
+                aria-label=label
+                aria-expanded=move || {
+                    (selected.get().as_deref() == Some(pressed_name.as_str())).to_string()
+                }
+                on:click=move |_| navigate(
+                    &node_path(Some(name.as_str())),
+                    NavigateOptions::default(),
+                )
+            >
                 <span class="node-name">{node.name.clone()}</span>
                 <span class="taints">
                     {if node.taints.is_empty() {
+                        let class = if node.os == NodeOs::Windows {
+                            "taint taint-none"
+                        } else {
+                            "taint taint-empty"
+                        };
                         // Only a Windows node without taints is a problem: Linux pods can land on it.
-                        let class = if node.os == NodeOs::Windows { "taint taint-none" } else { "taint taint-empty" };
-                        view! { <span class=class>"no taints"</span> }.into_any()
+                        view! { <span class=class>"no taints"</span> }
+                            .into_any()
                     } else {
-                        node.taints.iter().map(|t| view! { <span class="taint">{t.clone()}</span> }).collect_view().into_any()
+                        node.taints
+                            .iter()
+                            .map(|t| view! { <span class="taint">{t.clone()}</span> })
+                            .collect_view()
+                            .into_any()
                     }}
                 </span>
                 <span class="marks" aria-hidden="true">
-                    {marks(&node).into_iter().map(|s| view! {
-                        <span class=format!("mark mark-{}", s.as_str())></span>
-                    }).collect_view()}
-                    {(extra > 0).then(|| view! { <span class="more-marks">{format!("+{extra}")}</span> })}
+                    {marks(&node)
+                        .into_iter()
+                        .map(|s| view! { <span class=format!("mark mark-{}", s.as_str())></span> })
+                        .collect_view()}
+                    {(extra > 0)
+                        .then(|| view! { <span class="more-marks">{format!("+{extra}")}</span> })}
                 </span>
             </button>
         </li>
@@ -308,52 +383,139 @@ fn NodeDetail(node: Arc<NodeReport>, selected: Signal<Option<String>>) -> impl I
     let close_on_escape = close.clone();
     let title_id = "node-detail-title";
     view! {
-        <aside class="node-detail" aria-labelledby=title_id data-node=node.name.clone()
-            on:keydown=move |ev| if ev.key() == "Escape" { close_on_escape() }>
+        <aside
+            class="node-detail"
+            aria-labelledby=title_id
+            data-node=node.name.clone()
+            on:keydown=move |ev| {
+                if ev.key() == "Escape" {
+                    close_on_escape()
+                }
+            }
+        >
             <div class="detail-head">
                 <h2 id=title_id>{node.name.clone()}</h2>
-                <button type="button" node_ref=close_ref aria-label="Close the node details" on:click=move |_| close()>"×"</button>
+                <button
+                    type="button"
+                    node_ref=close_ref
+                    aria-label="Close the node details"
+                    on:click=move |_| close()
+                >
+                    "×"
+                </button>
             </div>
-            <p>
-                {NodeGroupKey::of(&node).title()}
-            </p>
+            <p>{NodeGroupKey::of(&node).title()}</p>
             <h3>"Taints"</h3>
             {if node.taints.is_empty() {
                 let class = if node.os == NodeOs::Windows { "warn" } else { "muted" };
                 view! { <p class=class>"No taints"</p> }.into_any()
             } else {
-                view! { <ul class="taint-list">{node.taints.iter().map(|t| view! { <li><code>{t.clone()}</code></li> }).collect_view()}</ul> }.into_any()
+                view! {
+                    <ul class="taint-list">
+                        {node
+                            .taints
+                            .iter()
+                            .map(|t| {
+                                view! {
+                                    <li>
+                                        <code>{t.clone()}</code>
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                }
+                    .into_any()
             }}
             <h3>"Node info"</h3>
             <dl class="kv">
-                {node.node_info.iter().map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> }).collect_view()}
+                {node
+                    .node_info
+                    .iter()
+                    .map(|(k, v)| {
+                        view! {
+                            <dt>{k.clone()}</dt>
+                            <dd>{v.clone()}</dd>
+                        }
+                    })
+                    .collect_view()}
             </dl>
             <h3>"Declared features"</h3>
             {if node.declared_features.is_empty() {
-                view! { <p class="muted declared-features">"None declared (status.declaredFeatures: a kubelet before 1.35, or with the NodeDeclaredFeatures gate off)"</p> }.into_any()
+                view! {
+                    <p class="muted declared-features">
+                        "None declared (status.declaredFeatures: a kubelet before 1.35, or with the NodeDeclaredFeatures gate off)"
+                    </p>
+                }
+                    .into_any()
             } else {
-                view! { <ul class="declared-features">{node.declared_features.iter().map(|f| view! { <li><code>{f.clone()}</code></li> }).collect_view()}</ul> }.into_any()
+                view! {
+                    <ul class="declared-features">
+                        {node
+                            .declared_features
+                            .iter()
+                            .map(|f| {
+                                view! {
+                                    <li>
+                                        <code>{f.clone()}</code>
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                }
+                    .into_any()
             }}
             <h3>"Labels"</h3>
             <dl class="kv labels">
-                {node.labels.iter().map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> }).collect_view()}
+                {node
+                    .labels
+                    .iter()
+                    .map(|(k, v)| {
+                        view! {
+                            <dt>{k.clone()}</dt>
+                            <dd>{v.clone()}</dd>
+                        }
+                    })
+                    .collect_view()}
             </dl>
             <h3>{format!("Pods ({})", node.pods.len())}</h3>
             <table class="pods-table">
                 <caption class="sr-only">{format!("Pods on {}", node.name)}</caption>
-                <thead><tr><th scope="col">"Namespace"</th><th scope="col">"Pod"</th><th scope="col">"Phase"</th><th scope="col">"State"</th></tr></thead>
+                <thead>
+                    <tr>
+                        <th scope="col">"Namespace"</th>
+                        <th scope="col">"Pod"</th>
+                        <th scope="col">"Phase"</th>
+                        <th scope="col">"State"</th>
+                    </tr>
+                </thead>
                 <tbody>
-                    {node.pods.iter().map(|p| view! {
-                        <tr data-pod=p.name.clone() data-state=p.state.as_str()>
-                            <td>{p.namespace.clone()}</td><td>{p.name.clone()}</td><td>{p.phase.clone()}</td>
-                            <td><StateBadge state=p.state/></td>
-                        </tr>
-                    }).collect_view()}
+                    {node
+                        .pods
+                        .iter()
+                        .map(|p| {
+                            view! {
+                                <tr data-pod=p.name.clone() data-state=p.state.as_str()>
+                                    <td>{p.namespace.clone()}</td>
+                                    <td>{p.name.clone()}</td>
+                                    <td>{p.phase.clone()}</td>
+                                    <td>
+                                        <StateBadge state=p.state />
+                                    </td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
                 </tbody>
             </table>
             <h3>{format!("Findings ({})", node.findings.len())}</h3>
             <ul class="findings">
-                {node.findings.iter().map(|f| view! { <FindingItem finding=(**f).clone()/> }).collect_view()}
+                {node
+                    .findings
+                    .iter()
+                    .map(|f| view! { <FindingItem finding=(**f).clone() /> })
+                    .collect_view()}
             </ul>
         </aside>
     }

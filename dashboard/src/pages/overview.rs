@@ -14,13 +14,21 @@ pub fn OverviewPage() -> impl IntoView {
     view! {
         <section aria-labelledby="overview-title">
             <h1 id="overview-title">"Overview"</h1>
-            <Transition fallback=|| view! { <Loading what="the cluster summary"/> }>
-                {move || summary.get().map(|result| match result {
-                    Ok(answer) => view! { <SummaryView summary=answer.summary/> }.into_any(),
-                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
-                })}
+            <Transition fallback=|| {
+                view! { <Loading what="the cluster summary" /> }
+            }>
+                {move || {
+                    summary
+                        .get()
+                        .map(|result| match result {
+                            Ok(answer) => {
+                                view! { <SummaryView summary=answer.summary /> }.into_any()
+                            }
+                            Err(e) => view! { <ErrorNote message=e /> }.into_any(),
+                        })
+                }}
             </Transition>
-            <FailingNow/>
+            <FailingNow />
         </section>
     }
 }
@@ -36,25 +44,47 @@ fn FailingNow() -> impl IntoView {
     view! {
         <section class="failing-now" aria-labelledby="failing-title">
             <h2 id="failing-title">"Failing now"</h2>
-            <Transition fallback=|| view! { <Loading what="what is failing now"/> }>
-                {move || answer.get().map(|result| match result {
-                    Ok(a) if a.incidents.is_empty() => view! {
-                        <p class="muted" data-incidents="0">"Nothing the cluster reports is a Windows placement failure."</p>
-                    }.into_any(),
-                    Ok(a) => {
-                        let more = (a.total > a.incidents.len()).then(|| view! {
-                            <p class="muted">{format!("{} more not listed.", a.total - a.incidents.len())}</p>
-                        });
-                        view! {
-                            <p class="muted" data-incidents=a.total.to_string()>
-                                {plural(a.total, "incident", "incidents")}", read from pod statuses and Events and explained"
-                            </p>
-                            <crate::components::incidents::IncidentList incidents=a.incidents/>
-                            {more}
-                        }.into_any()
-                    }
-                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
-                })}
+            <Transition fallback=|| {
+                view! { <Loading what="what is failing now" /> }
+            }>
+                {move || {
+                    answer
+                        .get()
+                        .map(|result| match result {
+                            Ok(a) if a.incidents.is_empty() => {
+                                view! {
+                                    <p class="muted" data-incidents="0">
+                                        "Nothing the cluster reports is a Windows placement failure."
+                                    </p>
+                                }
+                                    .into_any()
+                            }
+                            Ok(a) => {
+                                let more = (a.total > a.incidents.len())
+                                    .then(|| {
+                                        view! {
+                                            <p class="muted">
+                                                {format!(
+                                                    "{} more not listed.",
+                                                    a.total - a.incidents.len(),
+                                                )}
+                                            </p>
+                                        }
+                                    });
+                                view! {
+                                    <p class="muted" data-incidents=a.total.to_string()>
+                                        {plural(a.total, "incident", "incidents")}
+                                        ", read from pod statuses and Events and explained"
+                                    </p>
+                                    <crate::components::incidents::IncidentList incidents=a
+                                        .incidents />
+                                    {more}
+                                }
+                                    .into_any()
+                            }
+                            Err(e) => view! { <ErrorNote message=e /> }.into_any(),
+                        })
+                }}
             </Transition>
         </section>
     }
@@ -85,18 +115,24 @@ fn SummaryView(summary: Summary) -> impl IntoView {
         <div class="cards">
             <section class="card" aria-labelledby="win-nodes">
                 <h2 id="win-nodes">"Windows nodes"</h2>
-                <p class="big" data-count="windows-nodes">{windows_total}</p>
+                <p class="big" data-count="windows-nodes">
+                    {windows_total}
+                </p>
                 <ul class="group-counts">
-                    {windows.into_iter().map(|g| view! { <GroupLine group=g/> }).collect_view()}
+                    {windows.into_iter().map(|g| view! { <GroupLine group=g /> }).collect_view()}
                 </ul>
             </section>
             <section class="card" aria-labelledby="other-nodes">
                 <h2 id="other-nodes">"Linux nodes"</h2>
                 <p class="big" data-count="linux-nodes">
-                    {others.iter().filter(|g| g.os == NodeOs::Linux).map(|g| g.nodes).sum::<usize>()}
+                    {others
+                        .iter()
+                        .filter(|g| g.os == NodeOs::Linux)
+                        .map(|g| g.nodes)
+                        .sum::<usize>()}
                 </p>
                 <ul class="group-counts">
-                    {others.into_iter().map(|g| view! { <GroupLine group=g/> }).collect_view()}
+                    {others.into_iter().map(|g| view! { <GroupLine group=g /> }).collect_view()}
                 </ul>
             </section>
             <section class="card" aria-labelledby="wl-states">
@@ -105,12 +141,16 @@ fn SummaryView(summary: Summary) -> impl IntoView {
                 <ul class="group-counts">
                     <li data-state="misplaced">
                         <a href="/workloads?state=misplaced">
-                            <span class="state state-misplaced">"misplaced"</span>" "{misplaced}
+                            <span class="state state-misplaced">"misplaced"</span>
+                            " "
+                            {misplaced}
                         </a>
                     </li>
                     <li data-state="at-risk">
                         <a href="/workloads?state=at-risk">
-                            <span class="state state-at-risk">"at risk"</span>" "{at_risk}
+                            <span class="state state-at-risk">"at risk"</span>
+                            " "
+                            {at_risk}
                         </a>
                     </li>
                     <li class="muted">{format!("{} pods in all", summary.pods)}</li>
@@ -120,16 +160,28 @@ fn SummaryView(summary: Summary) -> impl IntoView {
                 <h2 id="by-severity">"Findings by severity"</h2>
                 <ul class="group-counts">
                     <li data-severity="error">
-                        <a href="/workloads?severity=error"><span class="sev sev-error">"error"</span>" "{f.errors}</a>
+                        <a href="/workloads?severity=error">
+                            <span class="sev sev-error">"error"</span>
+                            " "
+                            {f.errors}
+                        </a>
                     </li>
                     <li data-severity="warning">
-                        <a href="/workloads?severity=warning"><span class="sev sev-warning">"warning"</span>" "{f.warnings}</a>
+                        <a href="/workloads?severity=warning">
+                            <span class="sev sev-warning">"warning"</span>
+                            " "
+                            {f.warnings}
+                        </a>
                     </li>
-                    <li data-severity="info"><span class="sev sev-info">"info"</span>" "{f.infos}</li>
+                    <li data-severity="info">
+                        <span class="sev sev-info">"info"</span>
+                        " "
+                        {f.infos}
+                    </li>
                 </ul>
             </section>
         </div>
-        <BuildMatrix cells=summary.build_matrix/>
+        <BuildMatrix cells=summary.build_matrix />
     }
 }
 
@@ -138,8 +190,13 @@ fn GroupLine(group: NodeGroupSummary) -> impl IntoView {
     let untainted = (group.os == NodeOs::Windows && group.untainted > 0)
         .then(|| view! { <span class="warn">{format!(" ({} untainted)", group.untainted)}</span> });
     view! {
-        <li class="group-count" data-os=group.os.as_str() data-build=group.build.clone().unwrap_or_default()>
-            <a href="/nodes">{group.title.clone()}</a>": "
+        <li
+            class="group-count"
+            data-os=group.os.as_str()
+            data-build=group.build.clone().unwrap_or_default()
+        >
+            <a href="/nodes">{group.title.clone()}</a>
+            ": "
             <span class="count">{plural(group.nodes, "node", "nodes")}</span>
             {untainted}
         </li>
@@ -183,25 +240,42 @@ fn BuildMatrix(cells: Vec<BuildMatrixCell>) -> impl IntoView {
     } else {
         view! {
             <table class="matrix">
-                <caption>"Windows image builds (rows) × node builds (columns): whether process isolation runs the image on the host, and how many pods do so now"</caption>
+                <caption>
+                    "Windows image builds (rows) × node builds (columns): whether process isolation runs the image on the host, and how many pods do so now"
+                </caption>
                 <thead>
                     <tr>
                         <th scope="col">"Image build"</th>
-                        {nodes.iter().map(|n| view! { <th scope="col">"Node: "{build_name(n)}</th> }).collect_view()}
+                        {nodes
+                            .iter()
+                            .map(|n| view! { <th scope="col">"Node: "{build_name(n)}</th> })
+                            .collect_view()}
                     </tr>
                 </thead>
                 <tbody>
-                    {images.iter().map(|image| view! {
-                        <tr>
-                            <th scope="row">{build_name(image)}</th>
-                            {nodes.iter().map(|node| {
-                                match by_pair.get(&(image.clone(), node.clone())) {
-                                    Some(cell) => view! { <MatrixCell cell=cell.clone()/> }.into_any(),
-                                    None => view! { <td class="cell-none">"—"</td> }.into_any(),
-                                }
-                            }).collect_view()}
-                        </tr>
-                    }).collect_view()}
+                    {images
+                        .iter()
+                        .map(|image| {
+                            view! {
+                                <tr>
+                                    <th scope="row">{build_name(image)}</th>
+                                    {nodes
+                                        .iter()
+                                        .map(|node| {
+                                            match by_pair.get(&(image.clone(), node.clone())) {
+                                                Some(cell) => {
+                                                    view! { <MatrixCell cell=cell.clone() /> }.into_any()
+                                                }
+                                                None => {
+                                                    view! { <td class="cell-none">"—"</td> }.into_any()
+                                                }
+                                            }
+                                        })
+                                        .collect_view()}
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
                 </tbody>
             </table>
         }.into_any()
@@ -227,9 +301,15 @@ fn MatrixCell(cell: BuildMatrixCell) -> impl IntoView {
         (false, false, false) => ("cell-bad", "✗ ", "incompatible"),
     };
     view! {
-        <td class=class data-image=cell.image_build.clone() data-node=cell.node_build.clone()
-            data-compatible=cell.compatible.to_string() data-disputed=cell.disputed.to_string()
-            data-pods=cell.pods.to_string() title=cell.disputed.then_some(DISPUTED)>
+        <td
+            class=class
+            data-image=cell.image_build.clone()
+            data-node=cell.node_build.clone()
+            data-compatible=cell.compatible.to_string()
+            data-disputed=cell.disputed.to_string()
+            data-pods=cell.pods.to_string()
+            title=cell.disputed.then_some(DISPUTED)
+        >
             <span class="verdict">{mark}{word}</span>
             <span class="pods">{plural(cell.pods, "pod", "pods")}</span>
         </td>

@@ -14,7 +14,7 @@ pub fn PlacementsPage() -> impl IntoView {
             {move || match answer.get() {
                 None => view! { <p class="muted">"Loading…"</p> }.into_any(),
                 Some(Err(error)) => view! { <p role="alert">{error}</p> }.into_any(),
-                Some(Ok(r)) => view! { <Placements answer=r/> }.into_any(),
+                Some(Ok(r)) => view! { <Placements answer=r /> }.into_any(),
             }}
         </section>
     }
@@ -26,8 +26,11 @@ fn Placements(answer: PlacementsResponse) -> impl IntoView {
     if !answer.enabled {
         return view! {
             <p class="empty" data-placements="off">
-                "This server does not place pods: start it with "<code>"winplace serve --place"</code>
-                " (and the policy setting "<code>"placementGate: true"</code>") to have gated pods placed from their images' registries."
+                "This server does not place pods: start it with "
+                <code>"winplace serve --place"</code>
+                " (and the policy setting "
+                <code>"placementGate: true"</code>
+                ") to have gated pods placed from their images' registries."
             </p>
         }
         .into_any();
@@ -43,7 +46,7 @@ fn Placements(answer: PlacementsResponse) -> impl IntoView {
         {if rows.is_empty() {
             view! { <p class="empty">"No gated pod placed yet."</p> }.into_any()
         } else {
-            view! { <PlacementTable rows=rows/> }.into_any()
+            view! { <PlacementTable rows=rows /> }.into_any()
         }}
     }
     .into_any()
@@ -65,7 +68,7 @@ fn PlacementTable(rows: Vec<PlacementRow>) -> impl IntoView {
                 </tr>
             </thead>
             <tbody>
-                {rows.into_iter().map(|row| view! { <PlacementLine row=row/> }).collect_view()}
+                {rows.into_iter().map(|row| view! { <PlacementLine row=row /> }).collect_view()}
             </tbody>
         </table>
     }
@@ -88,11 +91,27 @@ fn PlacementLine(row: PlacementRow) -> impl IntoView {
     let data_pod = row.pod.clone();
     view! {
         <tr data-pod=data_pod data-outcome=outcome>
-            <th scope="row"><code>{row.pod}</code></th>
-            <td>{row.images.into_iter().map(|i| view! { <div><code>{i}</code></div> }).collect_view()}</td>
+            <th scope="row">
+                <code>{row.pod}</code>
+            </th>
+            <td>
+                {row
+                    .images
+                    .into_iter()
+                    .map(|i| {
+                        view! {
+                            <div>
+                                <code>{i}</code>
+                            </div>
+                        }
+                    })
+                    .collect_view()}
+            </td>
             <td>{outcome}</td>
             <td>{how}</td>
-            <td><time>{row.at}</time></td>
+            <td>
+                <time>{row.at}</time>
+            </td>
         </tr>
     }
 }

@@ -178,51 +178,122 @@ pub fn PolicyPage() -> impl IntoView {
                 <h2 id="download-title">"The admission policy"</h2>
                 <p>
                     "The same rules as this dashboard, as a Kubewarden policy: "
-                    <a class="download" href="/policy.wasm" download="policy.wasm">"Download policy.wasm"</a>
-                    " · "<a href="/policy/metadata.yml">"metadata.yml"</a>
+                    <a class="download" href="/policy.wasm" download="policy.wasm">
+                        "Download policy.wasm"
+                    </a> " · "<a href="/policy/metadata.yml">"metadata.yml"</a>
                 </p>
             </section>
             <div class="policy-columns">
-                <form class="settings-form" aria-labelledby="settings-title" on:submit=|ev| ev.prevent_default()>
+                <form
+                    class="settings-form"
+                    aria-labelledby="settings-title"
+                    on:submit=|ev| ev.prevent_default()
+                >
                     <h2 id="settings-title">"Settings"</h2>
-                    <label for="s-taints">"Windows node taints (one per line, key=value:Effect)"</label>
-                    <textarea id="s-taints" rows="3" spellcheck="false" prop:value=taints on:input=on_taints></textarea>
+                    <label for="s-taints">
+                        "Windows node taints (one per line, key=value:Effect)"
+                    </label>
+                    <textarea
+                        id="s-taints"
+                        rows="3"
+                        spellcheck="false"
+                        prop:value=taints
+                        on:input=on_taints
+                    ></textarea>
                     <label for="s-builds">"Supported Windows builds"</label>
-                    <input id="s-builds" type="text" spellcheck="false" prop:value=builds on:input=on_builds/>
+                    <input
+                        id="s-builds"
+                        type="text"
+                        spellcheck="false"
+                        prop:value=builds
+                        on:input=on_builds
+                    />
                     <label class="check">
-                        <input type="checkbox" prop:checked=move || form.with(|f| f.require_build_selector)
-                            on:change=move |ev| form.update(|f| f.require_build_selector = event_target_checked(&ev))/>
+                        <input
+                            type="checkbox"
+                            prop:checked=move || form.with(|f| f.require_build_selector)
+                            on:change=move |ev| {
+                                form.update(|f| {
+                                    f.require_build_selector = event_target_checked(&ev);
+                                })
+                            }
+                        />
                         " Require a Windows build selector"
                     </label>
                     <label class="check">
-                        <input type="checkbox" prop:checked=move || form.with(|f| f.mutate)
-                            on:change=move |ev| form.update(|f| f.mutate = event_target_checked(&ev))/>
+                        <input
+                            type="checkbox"
+                            prop:checked=move || form.with(|f| f.mutate)
+                            on:change=move |ev| {
+                                form.update(|f| f.mutate = event_target_checked(&ev))
+                            }
+                        />
                         " Mutate: repair fixable workloads instead of rejecting them"
                     </label>
                     <label for="s-exempt">"Exempt namespaces"</label>
-                    <input id="s-exempt" type="text" spellcheck="false" placeholder="kube-system, monitoring" prop:value=exempt on:input=on_exempt/>
+                    <input
+                        id="s-exempt"
+                        type="text"
+                        spellcheck="false"
+                        placeholder="kube-system, monitoring"
+                        prop:value=exempt
+                        on:input=on_exempt
+                    />
                     <label for="s-disabled">"Disabled rules (rule ids)"</label>
-                    <input id="s-disabled" type="text" spellcheck="false" list="rule-ids" prop:value=disabled on:input=on_disabled/>
+                    <input
+                        id="s-disabled"
+                        type="text"
+                        spellcheck="false"
+                        list="rule-ids"
+                        prop:value=disabled
+                        on:input=on_disabled
+                    />
                     <datalist id="rule-ids">
-                        {winplace_rules::rules::catalog::RULES.iter().map(|r| view! { <option value=r.id></option> }).collect_view()}
+                        {winplace_rules::catalog::RULES
+                            .iter()
+                            .map(|r| view! { <option value=r.id></option> })
+                            .collect_view()}
                     </datalist>
                     <label for="s-pinning">"Build pinning (how fixes pin a Windows build)"</label>
-                    <select id="s-pinning"
-                        on:change=move |ev| form.update(|f| f.build_pinning = match event_target_value(&ev).as_str() {
-                            "exact" => BuildPinning::Exact,
-                            _ => BuildPinning::Range,
-                        })>
-                        <option value="range" selected=move || form.with(|f| f.build_pinning == BuildPinning::Range)>
+                    <select
+                        id="s-pinning"
+                        on:change=move |ev| {
+                            form.update(|f| {
+                                f.build_pinning = match event_target_value(&ev).as_str() {
+                                    "exact" => BuildPinning::Exact,
+                                    _ => BuildPinning::Range,
+                                };
+                            })
+                        }
+                    >
+                        <option
+                            value="range"
+                            selected=move || form.with(|f| f.build_pinning == BuildPinning::Range)
+                        >
                             "range: every build that runs the image (node affinity In)"
                         </option>
-                        <option value="exact" selected=move || form.with(|f| f.build_pinning == BuildPinning::Exact)>
+                        <option
+                            value="exact"
+                            selected=move || form.with(|f| f.build_pinning == BuildPinning::Exact)
+                        >
                             "exact: the image's own build (nodeSelector; OpenShift)"
                         </option>
                     </select>
                     <label for="s-classes">"RuntimeClasses (one per line, build=name)"</label>
-                    <textarea id="s-classes" rows="2" spellcheck="false" placeholder="10.0.20348=windows-2022" prop:value=classes on:input=on_classes></textarea>
-                    <p class="validation" role="status" aria-live="polite"
-                        data-valid=move || checked.with(|c| c.is_ok()).to_string()>
+                    <textarea
+                        id="s-classes"
+                        rows="2"
+                        spellcheck="false"
+                        placeholder="10.0.20348=windows-2022"
+                        prop:value=classes
+                        on:input=on_classes
+                    ></textarea>
+                    <p
+                        class="validation"
+                        role="status"
+                        aria-live="polite"
+                        data-valid=move || checked.with(|c| c.is_ok()).to_string()
+                    >
                         {move || match checked.get() {
                             Ok(_) => "Settings are valid.".to_string(),
                             Err(e) => format!("Invalid settings: {e}"),
@@ -235,11 +306,24 @@ pub fn PolicyPage() -> impl IntoView {
                         Ok(settings) => {
                             let text = to_yaml(&manifest(&settings));
                             view! {
-                                <pre class="yaml" tabindex="0" aria-label="ClusterAdmissionPolicy manifest">{text.clone()}</pre>
-                                <CopyButton text label="Copy the ClusterAdmissionPolicy manifest".to_string()/>
-                            }.into_any()
+                                <pre
+                                    class="yaml"
+                                    tabindex="0"
+                                    aria-label="ClusterAdmissionPolicy manifest"
+                                >
+                                    {text.clone()}
+                                </pre>
+                                <CopyButton
+                                    text
+                                    label="Copy the ClusterAdmissionPolicy manifest".to_string()
+                                />
+                            }
+                                .into_any()
                         }
-                        Err(_) => view! { <p class="muted">"Fix the settings to get the manifest."</p> }.into_any(),
+                        Err(_) => {
+                            view! { <p class="muted">"Fix the settings to get the manifest."</p> }
+                                .into_any()
+                        }
                     }}
                 </section>
             </div>
@@ -251,7 +335,10 @@ pub fn PolicyPage() -> impl IntoView {
                 </p>
                 {move || match checked.get() {
                     Ok(settings) => admission_policies(&settings).into_any(),
-                    Err(_) => view! { <p class="muted">"Fix the settings to get the policies."</p> }.into_any(),
+                    Err(_) => {
+                        view! { <p class="muted">"Fix the settings to get the policies."</p> }
+                            .into_any()
+                    }
                 }}
             </section>
         </section>
@@ -266,16 +353,24 @@ fn admission_policies(settings: &Settings) -> impl IntoView + use<> {
     let map = export::to_yaml_stream(&export::mutating(settings, Naming::Cluster));
     view! {
         <p class="vap">
-            <a class="download" href=yaml_data_url(&vap) download="winplace-vap.yaml">"Download the ValidatingAdmissionPolicies"</a>
-            " "<CopyButton text=vap.clone() label="Copy the ValidatingAdmissionPolicies".to_string()/>
+            <a class="download" href=yaml_data_url(&vap) download="winplace-vap.yaml">
+                "Download the ValidatingAdmissionPolicies"
+            </a>
+            " "
+            <CopyButton text=vap.clone() label="Copy the ValidatingAdmissionPolicies".to_string() />
         </p>
         <p class="map">
-            <a class="download" href=yaml_data_url(&map) download="winplace-map.yaml">"Download the MutatingAdmissionPolicies"</a>
-            " "<CopyButton text=map.clone() label="Copy the MutatingAdmissionPolicies".to_string()/>
+            <a class="download" href=yaml_data_url(&map) download="winplace-map.yaml">
+                "Download the MutatingAdmissionPolicies"
+            </a>
+            " "
+            <CopyButton text=map.clone() label="Copy the MutatingAdmissionPolicies".to_string() />
         </p>
         <details>
             <summary>"The ValidatingAdmissionPolicies (YAML)"</summary>
-            <pre class="yaml" tabindex="0" aria-label="ValidatingAdmissionPolicies">{vap}</pre>
+            <pre class="yaml" tabindex="0" aria-label="ValidatingAdmissionPolicies">
+                {vap}
+            </pre>
         </details>
     }
 }

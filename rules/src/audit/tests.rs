@@ -4,37 +4,39 @@
 use super::*;
 use crate::placement::{PodOs, PreparedCluster, Resolver};
 use crate::rules::evaluate_template;
+use crate::test_kit::node;
 use serde_json::json;
 
-fn node(name: &str, os: &str, build: Option<&str>, tainted: bool) -> Node {
-    let mut labels = json!({"kubernetes.io/os": os, "kubernetes.io/hostname": name});
-    let mut info = json!({"operatingSystem": os, "kernelVersion": "6.1.0", "architecture": "amd64",
-        "bootID": "", "containerRuntimeVersion": "containerd://1.7", "kubeProxyVersion": "", "kubeletVersion": "v1.31.0",
-        "machineID": "", "osImage": "x", "systemUUID": ""});
+/// A node as its kubelet reports it (hostname label, `nodeInfo`, Ready); a Windows node with its build (label
+/// and kernel) and, when `tainted`, the Windows taint.
+fn kubelet_node(name: &str, os: &str, build: Option<&str>, tainted: bool) -> Node {
+    let mut n = node(name)
+        .os(os)
+        .label("kubernetes.io/hostname", name)
+        .info("operatingSystem", os)
+        .kernel("6.1.0")
+        .info("architecture", "amd64")
+        .info("containerRuntimeVersion", "containerd://1.7")
+        .info("kubeletVersion", "v1.31.0")
+        .info("osImage", "x")
+        .ready();
     if let Some(b) = build {
-        labels["node.kubernetes.io/windows-build"] = json!(b);
-        info["kernelVersion"] = json!(format!("{b}.100"));
+        n = n.build(b).kernel(&format!("{b}.100"));
     }
-    let taints = if tainted {
-        json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+    if tainted {
+        n.windows_taint().typed()
     } else {
-        json!([])
-    };
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"taints": taints},
-        "status": {"nodeInfo": info, "conditions": [{"type": "Ready", "status": "True"}]}
-    }))
-    .expect("node")
+        n.taints(json!([])).typed()
+    }
 }
 
 fn cluster_nodes() -> Vec<Node> {
     vec![
-        node("lin-1", "linux", None, false),
-        node("lin-2", "linux", None, false),
-        node("win19-1", "windows", Some("10.0.17763"), true),
-        node("win22-1", "windows", Some("10.0.20348"), true),
-        node("win22-2", "windows", Some("10.0.20348"), true),
+        kubelet_node("lin-1", "linux", None, false),
+        kubelet_node("lin-2", "linux", None, false),
+        kubelet_node("win19-1", "windows", Some("10.0.17763"), true),
+        kubelet_node("win22-1", "windows", Some("10.0.20348"), true),
+        kubelet_node("win22-2", "windows", Some("10.0.20348"), true),
     ]
 }
 
@@ -313,8 +315,8 @@ fn live_state_rules_mark_pods_misplaced() {
 #[test]
 fn summary_lists_windows_of_unknown_build_after_the_known_builds() {
     let mut nodes = cluster_nodes();
-    nodes.push(node("win-x", "windows", None, true));
-    nodes.push(node("odd-1", "plan9", None, false));
+    nodes.push(kubelet_node("win-x", "windows", None, true));
+    nodes.push(kubelet_node("odd-1", "plan9", None, false));
     let s = audit_of(nodes, vec![]).summary();
     let groups: Vec<(NodeOs, Option<&str>, &str, usize)> = s
         .node_groups
@@ -349,7 +351,12 @@ fn summary_counts_groups_and_build_matrix() {
         "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
         "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2019"}]});
     let mut nodes = cluster_nodes();
-    nodes.push(node("win22-open", "windows", Some("10.0.20348"), false));
+    nodes.push(kubelet_node(
+        "win22-open",
+        "windows",
+        Some("10.0.20348"),
+        false,
+    ));
     let pods = vec![
         deployment_pod("web", "a", 0, Some("lin-1"), linux_spec()),
         deployment_pod("iis", "b", 0, Some("win22-1"), win22_spec()),
@@ -454,7 +461,7 @@ fn the_build_matrix_marks_what_the_runtimes_disagree_about() {
     // kubernetes-windows-rules.md §5.5.3: a host past the newest LTSC (Windows 11 25H2, 26200) and a
     // 2022 image: containerd main would run it, released containerd does not; counted incompatible.
     let mut nodes = cluster_nodes();
-    nodes.push(node("win11", "windows", Some("10.0.26200"), true));
+    nodes.push(kubelet_node("win11", "windows", Some("10.0.26200"), true));
     let on_win11 = json!({"nodeName": "win11", "tolerations": [{"key": "os", "operator": "Exists"}],
         "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]});
     let a = audit_of(
@@ -500,7 +507,7 @@ fn incremental_changes_touch_only_what_they_touch() {
     assert_eq!(t.nodes, ["lin-2"]);
     assert_eq!(a.evaluations(), evaluations);
     // A heartbeat: nothing the audit reads.
-    let mut beat = node("lin-1", "linux", None, false);
+    let mut beat = kubelet_node("lin-1", "linux", None, false);
     if let Some(s) = beat.status.as_mut() {
         s.conditions = None;
     }
@@ -513,7 +520,7 @@ fn incremental_changes_touch_only_what_they_touch() {
     assert_eq!(t.nodes, ["win22-1"]);
     assert!(a.workload("Deployment/apps/iis").is_none());
     // Untainting a Windows node changes where the Linux template could go: its row changes.
-    let t = a.apply(Change::Node(Box::new(node(
+    let t = a.apply(Change::Node(Box::new(kubelet_node(
         "win22-2",
         "windows",
         Some("10.0.20348"),
@@ -544,7 +551,7 @@ fn a_node_label_change_reruns_only_the_templates_whose_fit_it_reaches() {
     };
     assert_eq!(rules(&a), ["no-schedulable-node"]);
     let labelled = |extra: &[(&str, &str)]| {
-        let mut n = node("lin-2", "linux", None, false);
+        let mut n = kubelet_node("lin-2", "linux", None, false);
         for (k, v) in extra {
             n.metadata
                 .labels
@@ -563,7 +570,7 @@ fn a_node_label_change_reruns_only_the_templates_whose_fit_it_reaches() {
     assert_eq!(t.workloads, ["Deployment/apps/team"]);
     assert!(rules(&a).is_empty(), "{:?}", rules(&a));
     // A Windows node's taint is read cluster-wide (the tolerations Windows pods need): every template.
-    let t = a.apply(Change::Node(Box::new(node(
+    let t = a.apply(Change::Node(Box::new(kubelet_node(
         "win19-1",
         "windows",
         Some("10.0.17763"),
@@ -578,7 +585,7 @@ fn a_node_label_change_reruns_only_the_templates_whose_fit_it_reaches() {
     // The same as auditing the final cluster afresh.
     let mut nodes = cluster_nodes();
     nodes[1] = *labelled(&[("team", "a")]);
-    nodes[2] = node("win19-1", "windows", Some("10.0.17763"), false);
+    nodes[2] = kubelet_node("win19-1", "windows", Some("10.0.17763"), false);
     let fresh = audit_of(
         nodes,
         vec![
@@ -710,20 +717,20 @@ fn many_node_cluster() -> (Vec<Node>, Vec<Pod>) {
     let mut nodes = Vec::new();
     for i in 0..200 {
         let node = match i % 5 {
-            0 | 1 => node(&format!("lin-{i:03}"), "linux", None, false),
-            2 => node(
+            0 | 1 => kubelet_node(&format!("lin-{i:03}"), "linux", None, false),
+            2 => kubelet_node(
                 &format!("win19-{i:03}"),
                 "windows",
                 Some("10.0.17763"),
                 true,
             ),
-            3 => node(
+            3 => kubelet_node(
                 &format!("win22-{i:03}"),
                 "windows",
                 Some("10.0.20348"),
                 true,
             ),
-            _ => node(
+            _ => kubelet_node(
                 &format!("win22u-{i:03}"),
                 "windows",
                 Some("10.0.20348"),
@@ -876,13 +883,13 @@ fn a_new_day_re_runs_the_calendar_on_the_nodes() {
     let mut settings = Settings::default();
     settings.lifecycle.date = Some(day("2027-01-12"));
     let mut a = Audit::new(settings);
-    a.apply(Change::Node(Box::new(node(
+    a.apply(Change::Node(Box::new(kubelet_node(
         "win16-0",
         "windows",
         Some("10.0.14393"),
         true,
     ))));
-    a.apply(Change::Node(Box::new(node(
+    a.apply(Change::Node(Box::new(kubelet_node(
         "win22-0",
         "windows",
         Some("10.0.20348"),

@@ -10,7 +10,7 @@
 //! its page `docs/rules/<id>.md` and its corpus case; the tests fail when the page or the case is missing.
 //!
 //! ```
-//! use winplace_rules::rules::RuleId;
+//! use winplace_rules::catalog::RuleId;
 //! assert_eq!(RuleId::OsConflict.as_str(), "os-conflict");
 //! assert_eq!("os-conflict".parse::<RuleId>(), Ok(RuleId::OsConflict));
 //! assert!("os-conflcit".parse::<RuleId>().is_err());

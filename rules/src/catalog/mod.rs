@@ -189,7 +189,7 @@ impl NotExported {
 ///
 /// ```
 /// use winplace_rules::catalog::{export, Export, NotExported};
-/// use winplace_rules::rules::RuleId;
+/// use winplace_rules::catalog::RuleId;
 /// assert_eq!(export(RuleId::OsConflict), Export::Yes);
 /// assert_eq!(export(RuleId::ImageManifestUnresolved), Export::No(NotExported::Registry));
 /// ```
@@ -236,7 +236,7 @@ pub const fn export(rule: RuleId) -> Export {
 /// The metadata of `rule`.
 ///
 /// ```
-/// use winplace_rules::rules::{catalog, RuleId};
+/// use winplace_rules::catalog::{self, RuleId};
 /// assert_eq!(catalog::meta(RuleId::OsConflict).id, "os-conflict");
 /// ```
 pub const fn meta(rule: RuleId) -> &'static RuleMeta {
@@ -252,7 +252,7 @@ pub fn rule(id: &str) -> Option<&'static RuleMeta> {
 ///
 /// ```
 /// assert_eq!(
-///     winplace_rules::rules::catalog::doc_url("os-conflict"),
+///     winplace_rules::catalog::doc_url("os-conflict"),
 ///     "https://github.com/winplace/winplace/blob/main/docs/rules/os-conflict.md"
 /// );
 /// ```

@@ -3,9 +3,9 @@
 //! nodes that carry it).
 
 use super::{Cause, Match};
+use crate::catalog::RuleId;
 use crate::model::ClusterContext;
 use crate::platform::BuildPinning;
-use crate::rules::RuleId;
 use crate::settings::Settings;
 use crate::windows::builds::{build_display, retag_for_build};
 use crate::windows::{Os, WindowsVersion, classify_image, hosts_for_images};

@@ -86,7 +86,7 @@ fn matched(s: &'static Signature, text: &str) -> Match {
                     meaning = format!(
                         "The image's index has no {platform} entry: it is a Windows-only image (or built for another architecture), pulled on a Linux node."
                     );
-                    rule = Some(crate::rules::RuleId::WindowsPodWithoutOsSelector);
+                    rule = Some(crate::catalog::RuleId::WindowsPodWithoutOsSelector);
                 } else {
                     meaning = format!(
                         "The image's index has no entry for {platform}: none of its Windows images runs on a host of this build (or architecture)."
@@ -109,7 +109,7 @@ fn matched(s: &'static Signature, text: &str) -> Match {
                 meaning =
                     "The runtime refused the image: it is a Linux image and the node is Windows."
                         .to_string();
-                rule = Some(crate::rules::RuleId::LinuxPodWithoutOsSelector);
+                rule = Some(crate::catalog::RuleId::LinuxPodWithoutOsSelector);
             } else if text.contains("operating system \"windows\"") {
                 meaning =
                     "The runtime refused the image: it is a Windows image and the node is Linux."

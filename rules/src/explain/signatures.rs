@@ -8,7 +8,7 @@
 //! searches per line: linear in the line's length, no backtracking.
 
 use super::cause::Cause;
-use crate::rules::RuleId;
+use crate::catalog::RuleId;
 
 /// One error signature: what a message looks like, and what it means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

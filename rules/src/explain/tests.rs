@@ -370,7 +370,7 @@ fn real_messages_are_explained_with_their_cause_sandbox_rule_and_objects() {
         assert!(!m.meaning.is_empty() && !m.fix.is_empty(), "{source}");
         if let Some(rule) = &m.rule {
             assert!(
-                crate::rules::catalog::rule(rule).is_some(),
+                crate::catalog::rule(rule).is_some(),
                 "{source}: {rule} is not a rule of the catalogue"
             );
         }

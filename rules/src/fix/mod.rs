@@ -16,11 +16,11 @@ mod text;
 
 use serde_json::Value;
 
+use crate::catalog;
 use crate::check::Checker;
 use crate::finding::{Finding, Fix, Report, Severity};
 use crate::input::{self, Limits};
 use crate::model;
-use crate::rules::catalog;
 
 /// Most evaluate → fix rounds a repair runs (a fix can reveal another finding, e.g. an added OS
 /// selector makes the pod need a toleration).

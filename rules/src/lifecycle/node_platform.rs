@@ -53,17 +53,7 @@ pub fn node_platform(
 mod tests {
     use super::*;
     use crate::platform::Platform;
-
-    fn node(labels: &[(&str, &str)]) -> Node {
-        let mut n = Node::default();
-        n.metadata.labels = Some(
-            labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        );
-        n
-    }
+    use crate::test_kit::node;
 
     #[test]
     fn labels_then_setting_then_preset() {
@@ -72,14 +62,22 @@ mod tests {
             platform: Some(LifecyclePlatform::AksArc),
             ..LifecycleSettings::default()
         };
-        let aks = node(&[
-            ("kubernetes.azure.com/agentpool", "win19"),
-            ("agentpool", "win19"),
-        ]);
-        let eks = node(&[("eks.amazonaws.com/nodegroup", "ng")]);
-        let gke = node(&[("cloud.google.com/gke-nodepool", "win")]);
-        let karpenter_only = node(&[("karpenter.sh/nodepool", "default")]);
-        let plain = node(&[("agentpool", "win19")]);
+        let aks = node("n")
+            .labels(&[
+                ("kubernetes.azure.com/agentpool", "win19"),
+                ("agentpool", "win19"),
+            ])
+            .typed();
+        let eks = node("n")
+            .labels(&[("eks.amazonaws.com/nodegroup", "ng")])
+            .typed();
+        let gke = node("n")
+            .labels(&[("cloud.google.com/gke-nodepool", "win")])
+            .typed();
+        let karpenter_only = node("n")
+            .labels(&[("karpenter.sh/nodepool", "default")])
+            .typed();
+        let plain = node("n").labels(&[("agentpool", "win19")]).typed();
         // (node, lifecycle settings, preset, expected)
         let rows = [
             (&aks, &none, Platform::Generic, Some(LifecyclePlatform::Aks)),

@@ -168,6 +168,7 @@ mod tests {
     use super::*;
     use crate::input::{Limits, parse};
     use crate::model::objects;
+    use crate::test_kit::{node, node_list};
 
     fn context(text: &str) -> (ClusterContext, Vec<ObjectError>) {
         let parsed = parse("c.yaml", text, &Limits::default());
@@ -175,51 +176,76 @@ mod tests {
         ClusterContext::from_objects(&objects(&parsed.documents))
     }
 
-    fn node(labels: &str, node_info: &str) -> String {
-        format!(
-            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n    labels: {{{labels}}}\n  status:\n    nodeInfo: {{{node_info}}}\n"
-        )
+    type Pairs = &'static [(&'static str, &'static str)];
+
+    /// A node `n1` with these labels and `nodeInfo` fields (both present, even when empty).
+    fn node_with(labels: Pairs, info: Pairs) -> String {
+        node_list(&[node("n1").labels(labels).node_info(info)])
+    }
+
+    /// A node's labels and `nodeInfo`, and the OS and build read from them.
+    struct OsCase {
+        labels: Pairs,
+        info: Pairs,
+        os: Option<&'static str>,
+        build: Option<&'static str>,
     }
 
     #[test]
     fn node_os_and_build() {
         // kubernetes-windows-rules.md §5.4: the build label is major.minor.build; kernelVersion is major.minor.build.UBR.
-        let rows = [
-            (
-                "kubernetes.io/os: windows",
-                "kernelVersion: 10.0.20348.2762",
-                Some("windows"),
-                Some("10.0.20348"),
-            ),
-            (
-                "kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763",
-                "operatingSystem: windows",
-                Some("windows"),
-                Some("10.0.17763"),
-            ),
-            (
-                "node.kubernetes.io/windows-build: 10.0.17763",
-                "operatingSystem: windows, kernelVersion: 10.0.26100.1",
-                Some("windows"),
-                Some("10.0.26100"),
-            ),
-            (
-                "kubernetes.io/os: linux",
-                "operatingSystem: linux, kernelVersion: 6.1.0-27-amd64",
-                Some("linux"),
-                None,
-            ),
-            ("", "", None, None),
+        let cases = [
+            OsCase {
+                labels: &[("kubernetes.io/os", "windows")],
+                info: &[("kernelVersion", "10.0.20348.2762")],
+                os: Some("windows"),
+                build: Some("10.0.20348"),
+            },
+            OsCase {
+                labels: &[
+                    ("kubernetes.io/os", "windows"),
+                    ("node.kubernetes.io/windows-build", "10.0.17763"),
+                ],
+                info: &[("operatingSystem", "windows")],
+                os: Some("windows"),
+                build: Some("10.0.17763"),
+            },
+            OsCase {
+                labels: &[("node.kubernetes.io/windows-build", "10.0.17763")],
+                info: &[
+                    ("operatingSystem", "windows"),
+                    ("kernelVersion", "10.0.26100.1"),
+                ],
+                os: Some("windows"),
+                build: Some("10.0.26100"),
+            },
+            OsCase {
+                labels: &[("kubernetes.io/os", "linux")],
+                info: &[
+                    ("operatingSystem", "linux"),
+                    ("kernelVersion", "6.1.0-27-amd64"),
+                ],
+                os: Some("linux"),
+                build: None,
+            },
+            OsCase {
+                labels: &[],
+                info: &[],
+                os: None,
+                build: None,
+            },
         ];
-        for (labels, info, os, build) in rows {
-            let (ctx, errors) = context(&format!(
-                "apiVersion: v1\nkind: List\nitems:\n{}",
-                node(labels, info)
-            ));
+        for case in cases {
+            let (ctx, errors) = context(&node_with(case.labels, case.info));
             assert!(errors.is_empty());
             let n = &ctx.nodes[0];
-            assert_eq!(node_os(n), os, "{labels} {info}");
-            assert_eq!(node_windows_build(n).as_deref(), build, "{labels} {info}");
+            let (labels, info) = (case.labels, case.info);
+            assert_eq!(node_os(n), case.os, "{labels:?} {info:?}");
+            assert_eq!(
+                node_windows_build(n).as_deref(),
+                case.build,
+                "{labels:?} {info:?}"
+            );
         }
     }
 
@@ -228,37 +254,42 @@ mod tests {
     /// and a Windows kernel), the OS, the build and the cluster's builds read the same without it.
     #[test]
     fn a_node_labelled_linux_is_read_without_its_node_info() {
-        let infos = [
-            "operatingSystem: linux, kernelVersion: 6.1.0-27-amd64",
-            "operatingSystem: windows, kernelVersion: 10.0.20348.2762",
-            "kernelVersion: 10.0.26100.1",
-            "operatingSystem: ''",
+        let infos: [Pairs; 4] = [
+            &[
+                ("operatingSystem", "linux"),
+                ("kernelVersion", "6.1.0-27-amd64"),
+            ],
+            &[
+                ("operatingSystem", "windows"),
+                ("kernelVersion", "10.0.20348.2762"),
+            ],
+            &[("kernelVersion", "10.0.26100.1")],
+            &[("operatingSystem", "")],
         ];
-        for labels in [
-            "kubernetes.io/os: linux",
-            "kubernetes.io/os: linux, node.kubernetes.io/windows-build: 10.0.17763",
-        ] {
-            let (bare, _) = context(&format!(
-                "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n    labels: {{{labels}}}\n"
-            ));
+        let labelled: [Pairs; 2] = [
+            &[("kubernetes.io/os", "linux")],
+            &[
+                ("kubernetes.io/os", "linux"),
+                ("node.kubernetes.io/windows-build", "10.0.17763"),
+            ],
+        ];
+        for labels in labelled {
+            let (bare, _) = context(&node_list(&[node("n1").labels(labels)]));
             let bare_node = &bare.nodes[0];
             assert!(bare_node.status.is_none());
             for info in infos {
-                let (ctx, _) = context(&format!(
-                    "apiVersion: v1\nkind: List\nitems:\n{}",
-                    node(labels, info)
-                ));
+                let (ctx, _) = context(&node_with(labels, info));
                 let n = &ctx.nodes[0];
-                assert_eq!(node_os(n), Some("linux"), "{labels} {info}");
+                assert_eq!(node_os(n), Some("linux"), "{labels:?} {info:?}");
                 assert_eq!(
                     node_os_build(n),
                     node_os_build(bare_node),
-                    "{labels} {info}"
+                    "{labels:?} {info:?}"
                 );
                 assert_eq!(
                     ctx.windows_builds(),
                     bare.windows_builds(),
-                    "{labels} {info}"
+                    "{labels:?} {info:?}"
                 );
                 assert!(ctx.windows_builds().is_empty());
             }
@@ -267,17 +298,14 @@ mod tests {
 
     #[test]
     fn windows_builds_are_distinct_and_sorted() {
-        let items = [
-            node("kubernetes.io/os: windows", "kernelVersion: 10.0.26100.3"),
-            node(
-                "kubernetes.io/os: windows",
-                "kernelVersion: 10.0.20348.2762",
-            ),
-            node("kubernetes.io/os: windows", "kernelVersion: 10.0.20348.1"),
-            node("kubernetes.io/os: linux", "kernelVersion: 10.0.1.1"),
-        ]
-        .concat();
-        let (ctx, _) = context(&format!("apiVersion: v1\nkind: List\nitems:\n{items}"));
+        let windows = |kernel: &str| node("n1").os("windows").kernel(kernel);
+        let text = node_list(&[
+            windows("10.0.26100.3"),
+            windows("10.0.20348.2762"),
+            windows("10.0.20348.1"),
+            node("n1").os("linux").kernel("10.0.1.1"),
+        ]);
+        let (ctx, _) = context(&text);
         assert_eq!(ctx.windows_builds(), ["10.0.20348", "10.0.26100"]);
     }
 

@@ -901,32 +901,18 @@ fn fit_with(placement: &Placement, index: &NodeIndex, by_class: bool) -> Fit {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use super::*;
     use crate::rules::test_kit::{placement, pod};
     use crate::settings::Settings;
+    use crate::test_kit::{linux_node, node, windows_node};
     use serde_json::json;
 
-    fn node(name: &str, labels: serde_json::Value, taints: serde_json::Value) -> Node {
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": labels},
-            "spec": {"taints": taints},
-        }))
-        .expect("node")
-    }
-
     fn win(name: &str, build: &str) -> Node {
-        node(
-            name,
-            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": build}),
-            json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}]),
-        )
+        windows_node(name, build).typed()
     }
 
     fn linux(name: &str) -> Node {
-        node(name, json!({"kubernetes.io/os": "linux"}), json!([]))
+        linux_node(name).taints(json!([])).typed()
     }
 
     /// `replace_node` gives the index `new` builds from the changed nodes: same nodes, same classes in the
@@ -938,37 +924,21 @@ mod tests {
         let edits: Vec<(usize, Node)> = vec![
             (
                 3,
-                node(
-                    "l-a",
-                    json!({"kubernetes.io/os": "linux", "team": "x"}),
-                    json!([]),
-                ),
+                node("l-a").label_map(json!({"kubernetes.io/os": "linux", "team": "x"})).taints(json!([])).typed(),
             ),
             (
                 0,
-                node(
-                    "w22-a",
-                    json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348", "team": "x"}),
-                    json!([]),
-                ),
+                node("w22-a").label_map(json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348", "team": "x"})).taints(json!([])).typed(),
             ),
             (
                 4,
-                node(
-                    "l-b",
-                    json!({"kubernetes.io/os": "linux", "team": "x"}),
-                    json!([{"key": "gpu", "effect": "NoSchedule"}]),
-                ),
+                node("l-b").label_map(json!({"kubernetes.io/os": "linux", "team": "x"})).taints(json!([{"key": "gpu", "effect": "NoSchedule"}])).typed(),
             ),
             (3, linux("l-a")),
             (0, win("w22-a", "10.0.20348")),
             (
                 5,
-                node(
-                    "l-c",
-                    json!({"kubernetes.io/os": "linux", "team": "x"}),
-                    json!([{"key": "gpu", "effect": "NoSchedule"}]),
-                ),
+                node("l-c").label_map(json!({"kubernetes.io/os": "linux", "team": "x"})).taints(json!([{"key": "gpu", "effect": "NoSchedule"}])).typed(),
             ),
             (4, linux("l-b")),
         ];
@@ -989,19 +959,35 @@ mod tests {
         assert!(!index.replace_node(&linux("elsewhere")));
         let many: Vec<Node> = (0..70)
             .map(|i| {
-                node(
-                    &format!("n{i:02}"),
-                    json!({"host": format!("h{i}")}),
-                    json!([]),
-                )
+                node(&format!("n{i:02}"))
+                    .label_map(json!({"host": format!("h{i}")}))
+                    .taints(json!([]))
+                    .typed()
             })
             .collect();
         let mut index = NodeIndex::new(&many);
         assert!(index.per_node_keys().contains("host"));
         assert!(
-            !index.replace_node(&node("n00", json!({}), json!([])))
+            !index.replace_node(&node("n00").label_map(json!({})).taints(json!([])).typed())
                 || index.per_node_keys().contains("host")
         );
+    }
+
+    /// A pod spec and the nodes it fits and the nodes it does not.
+    struct FitCase<'a> {
+        reference: &'a str,
+        spec: String,
+        candidates: Vec<&'a str>,
+        rejected: Vec<&'a str>,
+    }
+
+    /// Asserts each case's candidates and rejected groups on `index`.
+    fn assert_fits(index: &NodeIndex, cases: Vec<FitCase>) {
+        for case in cases {
+            let (names, groups) = summaries(&case.spec, index);
+            assert_eq!(names, case.candidates, "{}", case.reference);
+            assert_eq!(groups, case.rejected, "{}", case.reference);
+        }
     }
 
     fn cluster_nodes() -> Vec<Node> {
@@ -1036,120 +1022,111 @@ mod tests {
         let index = cluster();
         assert_eq!(index.class_count(), 3);
         assert_eq!(index.windows_builds(), [20348, 26100]);
-        // (reference, spec, candidates, rejected groups)
-        let rows: Vec<(&str, String, Vec<&str>, Vec<&str>)> = vec![
-            (
-                "§3.2 + §3.3: pinned and tolerating",
-                format!("  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{IMAGE}"),
-                vec!["w22-a", "w22-b", "w25-a"],
-                vec![
+        let rows = vec![
+            FitCase {
+                reference: "§3.2 + §3.3: pinned and tolerating",
+                spec: format!("  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{IMAGE}"),
+                candidates: vec!["w22-a", "w22-b", "w25-a"],
+                rejected: vec![
                     "3 nodes (l-a, l-b, l-c): node(s) didn't match Pod's node affinity/selector (kubernetes.io/os is linux, not windows)",
                 ],
-            ),
-            (
-                "§3.2: untolerated taint",
-                IMAGE.to_string(),
-                vec!["l-a", "l-b", "l-c"],
-                vec!["3 nodes (w22-a, w22-b, w25-a): untolerated taint os=windows:NoSchedule"],
-            ),
-            (
-                "§5.4: build label",
-                format!(
+            },
+            FitCase {
+                reference: "§3.2: untolerated taint",
+                spec: IMAGE.to_string(),
+                candidates: vec!["l-a", "l-b", "l-c"],
+                rejected: vec![
+                    "3 nodes (w22-a, w22-b, w25-a): untolerated taint os=windows:NoSchedule",
+                ],
+            },
+            FitCase {
+                reference: "§5.4: build label",
+                spec: format!(
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{IMAGE}"
                 ),
-                vec!["w25-a"],
-                vec![
+                candidates: vec!["w25-a"],
+                rejected: vec![
                     "3 nodes (l-a, l-b, l-c): node(s) didn't match Pod's node affinity/selector (kubernetes.io/os is linux, not windows; no node.kubernetes.io/windows-build label, needs 10.0.26100)",
                     "2 nodes (w22-a, w22-b): node(s) didn't match Pod's node affinity/selector (node.kubernetes.io/windows-build is 10.0.20348, not 10.0.26100)",
                 ],
-            ),
-            (
-                "§3.4: affinity and taint together",
-                format!(
+            },
+            FitCase {
+                reference: "§3.4: affinity and taint together",
+                spec: format!(
                     "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{{key: node.kubernetes.io/windows-build, operator: In, values: [\"10.0.17763\"]}}]\n{IMAGE}"
                 ),
-                vec![],
-                vec![
+                candidates: vec![],
+                rejected: vec![
                     "3 nodes (l-a, l-b, l-c): node(s) didn't match Pod's node affinity/selector (affinity node.kubernetes.io/windows-build In [10.0.17763]: label absent)",
                     "2 nodes (w22-a, w22-b): untolerated taint os=windows:NoSchedule, node(s) didn't match Pod's node affinity/selector (affinity node.kubernetes.io/windows-build In [10.0.17763]: node has 10.0.20348)",
                     "1 node (w25-a): untolerated taint os=windows:NoSchedule, node(s) didn't match Pod's node affinity/selector (affinity node.kubernetes.io/windows-build In [10.0.17763]: node has 10.0.26100)",
                 ],
-            ),
+            },
         ];
-        for (reference, spec, candidates, rejected) in rows {
-            let (names, groups) = summaries(&spec, &index);
-            assert_eq!(names, candidates, "{reference}");
-            assert_eq!(groups, rejected, "{reference}");
-        }
+        assert_fits(&index, rows);
     }
 
     #[test]
     fn cordons_prefer_no_schedule_and_node_name() {
-        let mut cordoned = linux("cordoned");
-        if let Some(spec) = cordoned.spec.as_mut() {
-            spec.unschedulable = Some(true);
-        }
-        let soft = node(
-            "soft",
-            json!({"kubernetes.io/os": "linux"}),
-            json!([{"key": "x", "effect": "PreferNoSchedule"}]),
-        );
-        let evict = node(
-            "evict",
-            json!({"kubernetes.io/os": "linux"}),
-            json!([{"key": "e", "effect": "NoExecute"}, {"key": "s", "effect": "NoSchedule"}]),
-        );
+        let cordoned = linux_node("cordoned")
+            .set(&["spec"], "unschedulable", json!(true))
+            .typed();
+        let soft = node("soft")
+            .label_map(json!({"kubernetes.io/os": "linux"}))
+            .taints(json!([{"key": "x", "effect": "PreferNoSchedule"}]))
+            .typed();
+        let evict = node("evict")
+            .label_map(json!({"kubernetes.io/os": "linux"}))
+            .taints(
+                json!([{"key": "e", "effect": "NoExecute"}, {"key": "s", "effect": "NoSchedule"}]),
+            )
+            .typed();
         let index = NodeIndex::new(&[cordoned, soft, evict]);
         let busybox = "  containers: [{name: c, image: busybox}]\n";
-        // (reference, spec, candidates, rejected)
-        let rows: Vec<(&str, String, Vec<&str>, Vec<&str>)> = vec![
-            (
-                "§3.2: PreferNoSchedule never filters; cordon",
-                busybox.to_string(),
-                vec!["soft"],
-                vec![
+        let rows = vec![
+            FitCase {
+                reference: "§3.2: PreferNoSchedule never filters; cordon",
+                spec: busybox.to_string(),
+                candidates: vec!["soft"],
+                rejected: vec![
                     "1 node (cordoned): cordoned (unschedulable)",
                     "1 node (evict): untolerated taint e:NoExecute",
                 ],
-            ),
-            (
-                "cordon tolerated",
-                format!(
+            },
+            FitCase {
+                reference: "cordon tolerated",
+                spec: format!(
                     "  tolerations: [{{key: node.kubernetes.io/unschedulable, operator: Exists}}]\n{busybox}"
                 ),
-                vec!["cordoned", "soft"],
-                vec!["1 node (evict): untolerated taint e:NoExecute"],
-            ),
-            (
-                "§1.6: nodeName skips the scheduler; the kubelet checks NoExecute only",
-                format!(
+                candidates: vec!["cordoned", "soft"],
+                rejected: vec!["1 node (evict): untolerated taint e:NoExecute"],
+            },
+            FitCase {
+                reference: "§1.6: nodeName skips the scheduler; the kubelet checks NoExecute only",
+                spec: format!(
                     "  nodeName: evict\n  tolerations: [{{key: e, operator: Exists}}]\n{busybox}"
                 ),
-                vec!["evict"],
-                vec!["2 nodes (cordoned, soft): spec.nodeName is evict"],
-            ),
-            (
-                "§1.6: nodeName onto a NoExecute taint",
-                format!("  nodeName: evict\n{busybox}"),
-                vec![],
-                vec![
+                candidates: vec!["evict"],
+                rejected: vec!["2 nodes (cordoned, soft): spec.nodeName is evict"],
+            },
+            FitCase {
+                reference: "§1.6: nodeName onto a NoExecute taint",
+                spec: format!("  nodeName: evict\n{busybox}"),
+                candidates: vec![],
+                rejected: vec![
                     "2 nodes (cordoned, soft): spec.nodeName is evict",
                     "1 node (evict): untolerated taint e:NoExecute",
                 ],
-            ),
+            },
         ];
-        for (reference, spec, candidates, rejected) in rows {
-            let (names, groups) = summaries(&spec, &index);
-            assert_eq!(names, candidates, "{reference}");
-            assert_eq!(groups, rejected, "{reference}");
-        }
+        assert_fits(&index, rows);
     }
 
     #[test]
     fn per_node_labels_and_match_fields_are_exact() {
         // 100 nodes with unique hostnames: the hostname is a per-node key and not part of the classes.
         let nodes: Vec<Node> = (0..100)
-            .map(|i| node(&format!("n{i}"), json!({"kubernetes.io/os": "linux", "kubernetes.io/hostname": format!("n{i}"), "zone": format!("z{}", i % 3)}), json!([])))
+            .map(|i| node(&format!("n{i}")).label_map(json!({"kubernetes.io/os": "linux", "kubernetes.io/hostname": format!("n{i}"), "zone": format!("z{}", i % 3)})).taints(json!([])).typed())
             .collect();
         let index = NodeIndex::new(&nodes);
         assert_eq!(index.class_count(), 3);
@@ -1208,11 +1185,7 @@ mod tests {
 
     #[test]
     fn untolerated_windows_taints_pick_the_cheapest_pool() {
-        let gpu = node(
-            "w-gpu",
-            json!({"kubernetes.io/os": "windows"}),
-            json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}, {"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
-        );
+        let gpu = node("w-gpu").label_map(json!({"kubernetes.io/os": "windows"})).taints(json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}, {"key": "gpu", "value": "true", "effect": "NoSchedule"}])).typed();
         let index = NodeIndex::new(&[gpu, win("w", "10.0.20348"), linux("l")]);
         let p = placement(&pod(IMAGE), None, &Settings::default());
         let taints = index.untolerated_windows_taints(&p).expect("windows nodes");
@@ -1254,11 +1227,7 @@ mod tests {
         let nodes = cluster_nodes();
         let index = NodeIndex::new(&nodes);
         let mut edited = nodes.clone();
-        edited[1] = node(
-            "w22-b",
-            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348", "team": "x"}),
-            json!([]),
-        );
+        edited[1] = node("w22-b").label_map(json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348", "team": "x"})).taints(json!([])).typed();
         let after = NodeIndex::new(&edited);
         let specs = [
             format!("{IMAGE}{TOLERATE}  nodeSelector: {{kubernetes.io/os: windows}}\n"),

@@ -7,7 +7,7 @@
 //!   changed since it was read: the pins are computed from that copy, and the controller reads the pod
 //!   again and computes them anew rather than overwrite what someone else added meanwhile;
 //! * `remove` of winplace's gate only; other gates stay;
-//! * the pins the placement rules' fixes would add ([`super::plan`]): the OS nodeSelector entry (added,
+//! * the pins the placement rules' fixes would add ([`super::fix_plan`]): the OS nodeSelector entry (added,
 //!   never changed), the build pin (`buildPinning`: a range as required node affinity appended to every
 //!   term, [`super::build_range::pin_ops`], or the exact nodeSelector entry), tolerations of the Windows
 //!   taints appended at the end of the list (never a rewritten list: a strategic merge patch would
@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::fix_plan::{self, BuildPinPlan};
 use super::gate::{PLACEMENT_GATE, PLACEMENT_LABEL, gate_index, pod_placement};
-use super::plan::{self, BuildPinPlan};
 use super::{BUILD_LABEL, OS_LABEL, OsPin, PodOs, build_range, unrunnable};
 use crate::model::ClusterContext;
 use crate::schedule::pod_update::update_refusals;
@@ -150,7 +150,7 @@ pub fn placement_patch(
         return Some(released(&why));
     }
     let raw = pod.get("spec").unwrap_or(&Value::Null);
-    let mut selectors = plan::plan(&p, context, &settings);
+    let mut selectors = fix_plan::plan(&p, context, &settings);
     // Images no node runs: pinned where they run anyway, and said (never only the OS: the scheduler
     // would put the pod on a node where it cannot start).
     let unrunnable = unrunnable::check(&p, context, &settings, selectors.build.as_ref());
@@ -185,10 +185,10 @@ pub fn placement_patch(
             pins.push(format!("nodeSelector {key}: {value}"));
         }
     }
-    ops.extend(plan::selector_ops(&p, raw, &selectors, OS_LABEL));
+    ops.extend(fix_plan::selector_ops(&p, raw, &selectors, OS_LABEL));
     if let Some(build) = &selectors.build {
         pins.push(build.phrase());
-        let build_ops = plan::build_pin_ops(&p, raw, &selectors);
+        let build_ops = fix_plan::build_pin_ops(&p, raw, &selectors);
         if matches!(build, BuildPinPlan::Range(_)) && build_ops.is_empty() {
             pins.pop();
         }
@@ -213,17 +213,17 @@ pub fn placement_patch(
         ops.extend(apart_ops);
     }
     if p.os == PodOs::Windows {
-        let (missing, _) = plan::missing_windows_tolerations(&p, context, &settings);
+        let (missing, _) = fix_plan::missing_windows_tolerations(&p, context, &settings);
         if !missing.is_empty() {
             pins.extend(
                 missing
                     .iter()
                     .map(|t| format!("toleration {}", taint_display(t))),
             );
-            ops.extend(plan::add_tolerations_ops(
+            ops.extend(fix_plan::add_tolerations_ops(
                 &p,
                 raw,
-                missing.iter().map(plan::toleration_for).collect(),
+                missing.iter().map(fix_plan::toleration_for).collect(),
             ));
         }
     }

@@ -54,10 +54,10 @@
 
 pub mod build_range;
 mod fit;
+pub mod fix_plan;
 pub mod gate;
 pub mod gated_patch;
 mod pins;
-pub mod plan;
 mod prepared;
 pub mod unrunnable;
 
@@ -866,9 +866,6 @@ fn mixed_os(images: &[ContainerImage], non_image: &[Os]) -> Option<MixedOs> {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use super::*;
     use crate::rules::test_kit::{context, placement, pod};
 
@@ -895,21 +892,40 @@ mod tests {
                 "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - {{key: kubernetes.io/os, operator: {op}, values: [{values}]}}\n"
             )
         };
-        let rows: Vec<(&str, String, Vec<&str>, PodOs, OsPin, Option<&str>, bool)> = vec![
-            ("§1.1 spec.os.name; an unrecognized image takes it", "  os: {name: windows}\n".into(), vec![PRIVATE], PodOs::Windows, OsPin::Unconstrained, Some("spec.os.name"), false),
-            ("§3.3 nodeSelector", "  nodeSelector: {kubernetes.io/os: linux}\n".into(), vec![PRIVATE], PodOs::Linux, OsPin::Only(Os::Linux), Some("spec.nodeSelector[kubernetes.io/os]"), false),
-            ("§7 beta label still selects", "  nodeSelector: {beta.kubernetes.io/os: windows}\n".into(), vec![PRIVATE], PodOs::Windows, OsPin::Only(Os::Windows), Some("spec.nodeSelector[beta.kubernetes.io/os]"), false),
-            ("§3.4 affinity In", affinity("In", "windows"), vec![PRIVATE], PodOs::Windows, OsPin::Only(Os::Windows), Some("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"), false),
-            ("§3.4 affinity NotIn linux excludes Linux", affinity("NotIn", "linux"), vec![PRIVATE], PodOs::Windows, OsPin::Only(Os::Windows), Some("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"), false),
-            ("§3.4 affinity In both: no pin", affinity("In", "windows, linux"), vec![WIN], PodOs::Windows, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
-            ("§6 Windows tag", String::new(), vec![WIN], PodOs::Windows, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
-            ("§6 well-known Linux", String::new(), vec!["busybox:1.36"], PodOs::Linux, OsPin::Unconstrained, Some("spec.containers[0].image"), false),
-            ("§6 unrecognized presumed Linux", String::new(), vec![PRIVATE], PodOs::Linux, OsPin::Unconstrained, None, true),
-            ("§6 multi-OS pause is neutral", String::new(), vec!["registry.k8s.io/pause:3.10"], PodOs::Any, OsPin::Unconstrained, None, false),
-            ("§2.1 windowsOptions is a hint", "  securityContext:\n    windowsOptions: {runAsUserName: ContainerUser}\n".into(), vec![PRIVATE], PodOs::Windows, OsPin::Unconstrained, None, true),
-            ("§1.3 windowsOptions never contradicts", "  os: {name: linux}\n  securityContext:\n    windowsOptions: {runAsUserName: ContainerUser}\n".into(), vec!["nginx:1.27"], PodOs::Linux, OsPin::Unconstrained, Some("spec.os.name"), false),
+        /// A pod, the OS it needs, its OS pin, the first signal and whether the OS is presumed.
+        struct SignalCase<'a> {
+            reference: &'a str,
+            lines: String,
+            images: Vec<&'a str>,
+            os: PodOs,
+            pin: OsPin,
+            first: Option<&'a str>,
+            presumed: bool,
+        }
+        let rows = vec![
+            SignalCase { reference: "§1.1 spec.os.name; an unrecognized image takes it", lines: "  os: {name: windows}\n".into(), images: vec![PRIVATE], os: PodOs::Windows, pin: OsPin::Unconstrained, first: Some("spec.os.name"), presumed: false },
+            SignalCase { reference: "§3.3 nodeSelector", lines: "  nodeSelector: {kubernetes.io/os: linux}\n".into(), images: vec![PRIVATE], os: PodOs::Linux, pin: OsPin::Only(Os::Linux), first: Some("spec.nodeSelector[kubernetes.io/os]"), presumed: false },
+            SignalCase { reference: "§7 beta label still selects", lines: "  nodeSelector: {beta.kubernetes.io/os: windows}\n".into(), images: vec![PRIVATE], os: PodOs::Windows, pin: OsPin::Only(Os::Windows), first: Some("spec.nodeSelector[beta.kubernetes.io/os]"), presumed: false },
+            SignalCase { reference: "§3.4 affinity In", lines: affinity("In", "windows"), images: vec![PRIVATE], os: PodOs::Windows, pin: OsPin::Only(Os::Windows), first: Some("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"), presumed: false },
+            SignalCase { reference: "§3.4 affinity NotIn linux excludes Linux", lines: affinity("NotIn", "linux"), images: vec![PRIVATE], os: PodOs::Windows, pin: OsPin::Only(Os::Windows), first: Some("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"), presumed: false },
+            SignalCase { reference: "§3.4 affinity In both: no pin", lines: affinity("In", "windows, linux"), images: vec![WIN], os: PodOs::Windows, pin: OsPin::Unconstrained, first: Some("spec.containers[0].image"), presumed: false },
+            SignalCase { reference: "§6 Windows tag", lines: String::new(), images: vec![WIN], os: PodOs::Windows, pin: OsPin::Unconstrained, first: Some("spec.containers[0].image"), presumed: false },
+            SignalCase { reference: "§6 well-known Linux", lines: String::new(), images: vec!["busybox:1.36"], os: PodOs::Linux, pin: OsPin::Unconstrained, first: Some("spec.containers[0].image"), presumed: false },
+            SignalCase { reference: "§6 unrecognized presumed Linux", lines: String::new(), images: vec![PRIVATE], os: PodOs::Linux, pin: OsPin::Unconstrained, first: None, presumed: true },
+            SignalCase { reference: "§6 multi-OS pause is neutral", lines: String::new(), images: vec!["registry.k8s.io/pause:3.10"], os: PodOs::Any, pin: OsPin::Unconstrained, first: None, presumed: false },
+            SignalCase { reference: "§2.1 windowsOptions is a hint", lines: "  securityContext:\n    windowsOptions: {runAsUserName: ContainerUser}\n".into(), images: vec![PRIVATE], os: PodOs::Windows, pin: OsPin::Unconstrained, first: None, presumed: true },
+            SignalCase { reference: "§1.3 windowsOptions never contradicts", lines: "  os: {name: linux}\n  securityContext:\n    windowsOptions: {runAsUserName: ContainerUser}\n".into(), images: vec!["nginx:1.27"], os: PodOs::Linux, pin: OsPin::Unconstrained, first: Some("spec.os.name"), presumed: false },
         ];
-        for (reference, lines, images, os, pin, first, presumed) in rows {
+        for SignalCase {
+            reference,
+            lines,
+            images,
+            os,
+            pin,
+            first,
+            presumed,
+        } in rows
+        {
             let p = placement(&spec(&lines, &images), None, &Settings::default());
             assert_eq!(p.os, os, "{reference}");
             assert_eq!(p.os_pin, pin, "{reference}");
@@ -976,81 +992,91 @@ mod tests {
             }],
             ..Settings::default()
         };
-        // (reference, spec lines, images, context, settings, first path, other path)
-        let rows: Vec<(
-            &str,
-            &str,
-            Vec<&str>,
-            Option<&ClusterContext>,
-            &Settings,
-            &str,
-            &str,
-        )> = vec![
-            (
-                "§1.6 spec.os.name vs selector",
-                "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n",
-                vec!["busybox:1.36"],
-                None,
-                &defaults,
-                "spec.os.name",
-                "spec.nodeSelector[kubernetes.io/os]",
-            ),
-            (
-                "§3.4 nodeSelector AND affinity",
-                "  nodeSelector: {kubernetes.io/os: windows}\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{key: kubernetes.io/os, operator: In, values: [linux]}]\n",
-                vec![PRIVATE],
-                None,
-                &defaults,
-                "spec.nodeSelector[kubernetes.io/os]",
-                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
-            ),
-            (
-                "§6 Windows image pinned to Linux",
-                "  nodeSelector: {kubernetes.io/os: linux}\n",
-                vec![WIN],
-                None,
-                &defaults,
-                "spec.nodeSelector[kubernetes.io/os]",
-                "spec.containers[0].image",
-            ),
-            (
-                "§1.1 declared Linux, Windows image",
-                "  os: {name: linux}\n",
-                vec![WIN],
-                None,
-                &defaults,
-                "spec.os.name",
-                "spec.containers[0].image",
-            ),
-            (
-                "§4 RuntimeClass vs pod selector",
-                "  runtimeClassName: win\n  nodeSelector: {kubernetes.io/os: linux}\n",
-                vec![PRIVATE],
-                Some(&rc),
-                &defaults,
-                "spec.nodeSelector[kubernetes.io/os]",
-                "spec.runtimeClassName",
-            ),
-            (
-                "settings image rule vs selector",
-                "  nodeSelector: {kubernetes.io/os: linux}\n",
-                vec![PRIVATE],
-                None,
-                &rules,
-                "spec.nodeSelector[kubernetes.io/os]",
-                "spec.containers[0].image",
-            ),
-            (
-                "beta and GA labels disagree",
-                "  nodeSelector: {kubernetes.io/os: linux, beta.kubernetes.io/os: windows}\n",
-                vec![PRIVATE],
-                None,
-                &defaults,
-                "spec.nodeSelector[kubernetes.io/os]",
-                "spec.nodeSelector[beta.kubernetes.io/os]",
-            ),
+        /// A pod, its context and settings, the first signal and the other signals.
+        struct BuildCase<'a> {
+            reference: &'a str,
+            lines: &'a str,
+            images: Vec<&'a str>,
+            ctx: Option<&'a ClusterContext>,
+            settings: &'a Settings,
+            first: &'a str,
+            other: &'a str,
+        }
+        let rows = vec![
+            BuildCase {
+                reference: "§1.6 spec.os.name vs selector",
+                lines: "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n",
+                images: vec!["busybox:1.36"],
+                ctx: None,
+                settings: &defaults,
+                first: "spec.os.name",
+                other: "spec.nodeSelector[kubernetes.io/os]",
+            },
+            BuildCase {
+                reference: "§3.4 nodeSelector AND affinity",
+                lines: "  nodeSelector: {kubernetes.io/os: windows}\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{key: kubernetes.io/os, operator: In, values: [linux]}]\n",
+                images: vec![PRIVATE],
+                ctx: None,
+                settings: &defaults,
+                first: "spec.nodeSelector[kubernetes.io/os]",
+                other: "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+            },
+            BuildCase {
+                reference: "§6 Windows image pinned to Linux",
+                lines: "  nodeSelector: {kubernetes.io/os: linux}\n",
+                images: vec![WIN],
+                ctx: None,
+                settings: &defaults,
+                first: "spec.nodeSelector[kubernetes.io/os]",
+                other: "spec.containers[0].image",
+            },
+            BuildCase {
+                reference: "§1.1 declared Linux, Windows image",
+                lines: "  os: {name: linux}\n",
+                images: vec![WIN],
+                ctx: None,
+                settings: &defaults,
+                first: "spec.os.name",
+                other: "spec.containers[0].image",
+            },
+            BuildCase {
+                reference: "§4 RuntimeClass vs pod selector",
+                lines: "  runtimeClassName: win\n  nodeSelector: {kubernetes.io/os: linux}\n",
+                images: vec![PRIVATE],
+                ctx: Some(&rc),
+                settings: &defaults,
+                first: "spec.nodeSelector[kubernetes.io/os]",
+                other: "spec.runtimeClassName",
+            },
+            BuildCase {
+                reference: "settings image rule vs selector",
+                lines: "  nodeSelector: {kubernetes.io/os: linux}\n",
+                images: vec![PRIVATE],
+                ctx: None,
+                settings: &rules,
+                first: "spec.nodeSelector[kubernetes.io/os]",
+                other: "spec.containers[0].image",
+            },
+            BuildCase {
+                reference: "beta and GA labels disagree",
+                lines: "  nodeSelector: {kubernetes.io/os: linux, beta.kubernetes.io/os: windows}\n",
+                images: vec![PRIVATE],
+                ctx: None,
+                settings: &defaults,
+                first: "spec.nodeSelector[kubernetes.io/os]",
+                other: "spec.nodeSelector[beta.kubernetes.io/os]",
+            },
         ];
-        for (reference, lines, images, ctx, settings, first, other) in rows {
+        for BuildCase {
+            reference,
+            lines,
+            images,
+            ctx,
+            settings,
+            first,
+            other,
+        } in rows
+        {
             let p = placement(&spec(lines, &images), ctx, settings);
             assert_eq!(p.os, PodOs::Conflict, "{reference}");
             let c = p.conflict.expect(reference);
@@ -1119,81 +1145,92 @@ mod tests {
                 "  nodeSelector: {{kubernetes.io/os: windows}}\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - {{key: node.kubernetes.io/windows-build, operator: {op}{values}}}\n"
             )
         };
-        type Row<'a> = (
-            &'a str,
-            String,
-            Vec<&'a str>,
-            Option<Vec<u32>>,
-            Option<Vec<&'a str>>,
-            Option<Vec<u32>>,
-        );
-        let rows: Vec<Row> = vec![
-            (
-                "2022 image, no pin",
-                String::new(),
-                vec![WIN],
-                Some(vec![20348, 25398, 26100]),
-                None,
-                Some(vec![20348, 25398, 26100]),
-            ),
-            (
-                "2019 image",
-                String::new(),
-                vec![WIN2019],
-                Some(vec![17763]),
-                None,
-                Some(vec![17763]),
-            ),
-            (
-                "2019 + 2022: no host",
-                String::new(),
-                vec![WIN2019, WIN],
-                Some(vec![]),
-                None,
-                Some(vec![]),
-            ),
-            (
-                "pinned 2025 narrows",
-                "  nodeSelector: {node.kubernetes.io/windows-build: \"10.0.26100\"}\n".into(),
-                vec![WIN],
-                Some(vec![20348, 25398, 26100]),
-                Some(vec!["10.0.26100"]),
-                Some(vec![26100]),
-            ),
-            (
-                "pin that cannot run the image keeps the image's hosts",
-                "  nodeSelector: {node.kubernetes.io/windows-build: \"10.0.20348\"}\n".into(),
-                vec![WIN2019],
-                Some(vec![17763]),
-                Some(vec!["10.0.20348"]),
-                Some(vec![17763]),
-            ),
-            (
-                "affinity In",
-                build_affinity("In", ", values: [\"10.0.20348\", \"10.0.26100\"]"),
-                vec![PRIVATE],
-                None,
-                Some(vec!["10.0.20348", "10.0.26100"]),
-                Some(vec![20348, 26100]),
-            ),
-            (
-                "Exists singles nothing out",
-                build_affinity("Exists", ""),
-                vec![WIN],
-                Some(vec![20348, 25398, 26100]),
-                None,
-                Some(vec![20348, 25398, 26100]),
-            ),
-            (
-                "NotIn admits unlabelled nodes",
-                build_affinity("NotIn", ", values: [\"10.0.17763\"]"),
-                vec![WIN],
-                Some(vec![20348, 25398, 26100]),
-                None,
-                Some(vec![20348, 25398, 26100]),
-            ),
+        /// A pod, the hosts its images run on, its build pin and whether it can run.
+        struct HostsCase<'a> {
+            reference: &'a str,
+            lines: String,
+            images: Vec<&'a str>,
+            hosts: Option<Vec<u32>>,
+            pin: Option<Vec<&'a str>>,
+            runnable: Option<Vec<u32>>,
+        }
+        let rows = vec![
+            HostsCase {
+                reference: "2022 image, no pin",
+                lines: String::new(),
+                images: vec![WIN],
+                hosts: Some(vec![20348, 25398, 26100]),
+                pin: None,
+                runnable: Some(vec![20348, 25398, 26100]),
+            },
+            HostsCase {
+                reference: "2019 image",
+                lines: String::new(),
+                images: vec![WIN2019],
+                hosts: Some(vec![17763]),
+                pin: None,
+                runnable: Some(vec![17763]),
+            },
+            HostsCase {
+                reference: "2019 + 2022: no host",
+                lines: String::new(),
+                images: vec![WIN2019, WIN],
+                hosts: Some(vec![]),
+                pin: None,
+                runnable: Some(vec![]),
+            },
+            HostsCase {
+                reference: "pinned 2025 narrows",
+                lines: "  nodeSelector: {node.kubernetes.io/windows-build: \"10.0.26100\"}\n"
+                    .into(),
+                images: vec![WIN],
+                hosts: Some(vec![20348, 25398, 26100]),
+                pin: Some(vec!["10.0.26100"]),
+                runnable: Some(vec![26100]),
+            },
+            HostsCase {
+                reference: "pin that cannot run the image keeps the image's hosts",
+                lines: "  nodeSelector: {node.kubernetes.io/windows-build: \"10.0.20348\"}\n"
+                    .into(),
+                images: vec![WIN2019],
+                hosts: Some(vec![17763]),
+                pin: Some(vec!["10.0.20348"]),
+                runnable: Some(vec![17763]),
+            },
+            HostsCase {
+                reference: "affinity In",
+                lines: build_affinity("In", ", values: [\"10.0.20348\", \"10.0.26100\"]"),
+                images: vec![PRIVATE],
+                hosts: None,
+                pin: Some(vec!["10.0.20348", "10.0.26100"]),
+                runnable: Some(vec![20348, 26100]),
+            },
+            HostsCase {
+                reference: "Exists singles nothing out",
+                lines: build_affinity("Exists", ""),
+                images: vec![WIN],
+                hosts: Some(vec![20348, 25398, 26100]),
+                pin: None,
+                runnable: Some(vec![20348, 25398, 26100]),
+            },
+            HostsCase {
+                reference: "NotIn admits unlabelled nodes",
+                lines: build_affinity("NotIn", ", values: [\"10.0.17763\"]"),
+                images: vec![WIN],
+                hosts: Some(vec![20348, 25398, 26100]),
+                pin: None,
+                runnable: Some(vec![20348, 25398, 26100]),
+            },
         ];
-        for (reference, lines, images, hosts, pin, runnable) in rows {
+        for HostsCase {
+            reference,
+            lines,
+            images,
+            hosts,
+            pin,
+            runnable,
+        } in rows
+        {
             let p = placement(&spec(&lines, &images), None, &Settings::default());
             assert_eq!(p.image_hosts, hosts, "{reference}");
             let pin_builds = p

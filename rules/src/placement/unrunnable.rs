@@ -27,7 +27,7 @@
 //! ```
 
 use super::build_range::labels;
-use super::plan::{BuildPinPlan, context_builds, own_builds};
+use super::fix_plan::{BuildPinPlan, context_builds, own_builds};
 use super::{Placement, PodOs, host_candidates, host_runs_any};
 use crate::model::ClusterContext;
 use crate::settings::{BuildPinning, Settings};
@@ -46,7 +46,7 @@ pub struct Unrunnable {
 }
 
 /// Whether `p` (a Windows pod pinning no build itself) needs the pins of this module, given the build
-/// pin the plan made (`planned`, [`super::plan::plan`]). `None` when the planned pin stands and a node
+/// pin the plan made (`planned`, [`super::fix_plan::plan`]). `None` when the planned pin stands and a node
 /// of the context runs it, when no image build is known, or for pods this does not apply to (not
 /// Windows, HostProcess, a build pin or RuntimeClass of their own).
 pub fn check(
@@ -204,7 +204,7 @@ mod tests {
     fn run(tags: &[&str], cluster: &[u32], settings: &Settings) -> Option<Unrunnable> {
         let ctx = context(cluster);
         let p = test_kit::placement(&pod(tags).to_string(), Some(&ctx), settings);
-        let planned = super::super::plan::build_pin_plan(&p, Some(&ctx), settings);
+        let planned = super::super::fix_plan::build_pin_plan(&p, Some(&ctx), settings);
         check(&p, Some(&ctx), settings, planned.as_ref())
     }
 
@@ -267,7 +267,7 @@ mod tests {
         let ctx = context(&[26100]);
         let p = test_kit::placement(&pod(&["ltsc2022"]).to_string(), Some(&ctx), &exact);
         assert_eq!(
-            super::super::plan::build_pin_plan(&p, Some(&ctx), &exact),
+            super::super::fix_plan::build_pin_plan(&p, Some(&ctx), &exact),
             Some(BuildPinPlan::Exact(20348))
         );
         assert_eq!(

@@ -6,7 +6,7 @@
 //! (kubernetes-windows-rules.md §3). Resources, ports, pod affinity and topology spread are not modelled.
 
 use super::{Emitter, RuleId, TemplateCx};
-use crate::placement::plan::{self, BuildPinPlan};
+use crate::placement::fix_plan::{self, BuildPinPlan};
 use crate::placement::{NodeIndex, OS_LABEL, Placement, PodOs, fit, host_runs_any, os_word};
 use crate::settings::BuildPinning;
 use crate::windows::builds::build_display;
@@ -119,7 +119,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         };
         out.emit(
             RuleId::SchedulableOnIncompatibleBuild,
-            &plan::pin_path(&p.prefix, cx.settings),
+            &fix_plan::pin_path(&p.prefix, cx.settings),
             format!(
                 "This Windows pod can be scheduled on {} whose build cannot run its image {image} with process isolation (e.g. {}); there the container fails to start (0xc0370101). {advice}",
                 name_list(bad.iter().map(|(n, _)| *n)),
@@ -160,12 +160,12 @@ fn pending_advice(cx: &TemplateCx<'_>, index: &NodeIndex) -> String {
 }
 
 /// The pin to advise for a pod that some of the cluster's builds (`runnable`, ascending) run: the one a
-/// fix would add ([`plan::build_pin_plan`], as `buildPinning` says) when it admits one of them, else
+/// fix would add ([`fix_plan::build_pin_plan`], as `buildPinning` says) when it admits one of them, else
 /// those builds themselves. `None` when no build of the cluster runs the images.
 fn pin_for(cx: &TemplateCx<'_>, runnable: &[u32]) -> Option<BuildPinPlan> {
     let newest = *runnable.last()?;
     let planned =
-        plan::build_pin_plan(cx.placement, cx.context, cx.settings).filter(|pin| match pin {
+        fix_plan::build_pin_plan(cx.placement, cx.context, cx.settings).filter(|pin| match pin {
             BuildPinPlan::Range(builds) => builds.iter().any(|b| runnable.contains(b)),
             BuildPinPlan::Exact(build) => runnable.contains(build),
         });
@@ -208,12 +208,10 @@ fn builds_list(builds: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use crate::model::ClusterContext;
     use crate::rules::test_kit::{context, findings, pod, rule_path, sorted_rule_paths};
     use crate::settings::Settings;
+    use crate::test_kit::{NodeBuilder, linux_node, node, node_list, windows_node};
 
     const RULES: &[&str] = &[
         "no-schedulable-node",
@@ -224,107 +222,102 @@ mod tests {
     const TOLERATE: &str =
         "  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n";
 
-    fn node(name: &str, os: &str, build: &str, taint: &str) -> String {
-        let build_label = if build.is_empty() {
-            String::new()
-        } else {
-            format!(", node.kubernetes.io/windows-build: \"{build}\"")
-        };
-        format!(
-            "- apiVersion: v1\n  kind: Node\n  metadata: {{name: {name}, labels: {{kubernetes.io/os: {os}{build_label}}}}}\n  spec: {{taints: [{taint}]}}\n"
-        )
-    }
-
-    fn cluster(nodes: &[String]) -> ClusterContext {
-        context(&format!(
-            "apiVersion: v1\nkind: List\nitems:\n{}",
-            nodes.concat()
-        ))
+    fn cluster(nodes: &[NodeBuilder]) -> ClusterContext {
+        context(&node_list(nodes))
     }
 
     #[test]
     fn triggers_and_non_triggers() {
-        let taint = "{key: os, value: windows, effect: NoSchedule}";
         let mixed = cluster(&[
-            node("w19", "windows", "10.0.17763", taint),
-            node("w22", "windows", "10.0.20348", taint),
-            node("l1", "linux", "", ""),
+            windows_node("w19", "10.0.17763"),
+            windows_node("w22", "10.0.20348"),
+            linux_node("l1"),
         ]);
         let open = cluster(&[
-            node("w-open", "windows", "10.0.20348", ""),
-            node("l1", "linux", "", ""),
+            node("w-open").os("windows").build("10.0.20348"),
+            linux_node("l1"),
         ]);
-        let only_2022 = cluster(&[
-            node("w22", "windows", "10.0.20348", taint),
-            node("l1", "linux", "", ""),
-        ]);
+        let only_2022 = cluster(&[windows_node("w22", "10.0.20348"), linux_node("l1")]);
         let image = |i: &str| format!("  containers: [{{name: c, image: \"{i}\"}}]\n");
-        let rows: Vec<(&str, &ClusterContext, String, Vec<(String, String)>)> = vec![
-            (
-                "§3.2 untainted Windows node takes a Linux pod",
-                &open,
-                image("ghcr.io/example/api:1"),
-                vec![rule_path(
+        /// A pod spec, the cluster it is checked against and the (rule, path) of its findings.
+        struct Case<'a> {
+            reference: &'a str,
+            ctx: &'a ClusterContext,
+            spec: String,
+            want: Vec<(String, String)>,
+        }
+        let rows = vec![
+            Case {
+                reference: "§3.2 untainted Windows node takes a Linux pod",
+                ctx: &open,
+                spec: image("ghcr.io/example/api:1"),
+                want: vec![rule_path(
                     "schedulable-on-wrong-os",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
-            ),
-            (
-                "pinned Linux pod",
-                &open,
-                format!(
+            },
+            Case {
+                reference: "pinned Linux pod",
+                ctx: &open,
+                spec: format!(
                     "  nodeSelector: {{kubernetes.io/os: linux}}\n{}",
                     image("ghcr.io/example/api:1")
                 ),
-                vec![],
-            ),
-            (
-                "tainted Windows nodes keep a Linux pod off",
-                &mixed,
-                image("nginx:1.27"),
-                vec![],
-            ),
-            (
-                "§3.3 no node of the pinned build",
-                &only_2022,
-                format!(
+                want: vec![],
+            },
+            Case {
+                reference: "tainted Windows nodes keep a Linux pod off",
+                ctx: &mixed,
+                spec: image("nginx:1.27"),
+                want: vec![],
+            },
+            Case {
+                reference: "§3.3 no node of the pinned build",
+                ctx: &only_2022,
+                spec: format!(
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
                     image("mcr.microsoft.com/windows/servercore:ltsc2025")
                 ),
-                vec![rule_path("no-schedulable-node", "spec")],
-            ),
-            (
-                "§5.3 a 2019 node is feasible for a 2022 image",
-                &mixed,
-                format!(
+                want: vec![rule_path("no-schedulable-node", "spec")],
+            },
+            Case {
+                reference: "§5.3 a 2019 node is feasible for a 2022 image",
+                ctx: &mixed,
+                spec: format!(
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     image(WIN)
                 ),
-                vec![rule_path(
+                want: vec![rule_path(
                     "schedulable-on-incompatible-build",
                     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
                 )],
-            ),
-            (
-                "build pinned",
-                &mixed,
-                format!(
+            },
+            Case {
+                reference: "build pinned",
+                ctx: &mixed,
+                spec: format!(
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
                     image(WIN)
                 ),
-                vec![],
-            ),
-            (
-                "§2.2 HostProcess is exempt",
-                &mixed,
-                format!(
+                want: vec![],
+            },
+            Case {
+                reference: "§2.2 HostProcess is exempt",
+                ctx: &mixed,
+                spec: format!(
                     "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     image(WIN)
                 ),
-                vec![],
-            ),
+                want: vec![],
+            },
         ];
-        for (reference, ctx, spec, want) in rows {
+        for Case {
+            reference,
+            ctx,
+            spec,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(
                 &pod(&spec),
                 Some(ctx),
@@ -340,15 +333,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_nodes_and_reasons() {
-        let ctx = cluster(&[
-            node(
-                "w22",
-                "windows",
-                "10.0.20348",
-                "{key: os, value: windows, effect: NoSchedule}",
-            ),
-            node("l1", "linux", "", ""),
-        ]);
+        let ctx = cluster(&[windows_node("w22", "10.0.20348"), linux_node("l1")]);
         let spec = format!(
             "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}  containers: [{{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2025}}]\n"
         );
@@ -360,11 +345,10 @@ mod tests {
 
     #[test]
     fn the_advice_is_to_pin_only_when_some_node_can_run_the_image() {
-        let taint = "{key: os, value: windows, effect: NoSchedule}";
         // A 2019 image: the 2019 node runs it, the 2022 node does not. Pin the build that works.
         let mixed = cluster(&[
-            node("w19", "windows", "10.0.17763", taint),
-            node("w22", "windows", "10.0.20348", taint),
+            windows_node("w19", "10.0.17763"),
+            windows_node("w22", "10.0.20348"),
         ]);
         let spec = format!(
             "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}  containers: [{{name: c, image: mcr.microsoft.com/windows/servercore:ltsc2019}}]\n"
@@ -396,7 +380,7 @@ mod tests {
             found[0].message
         );
         // A 20H2 (19042) image on a cluster of 2019 nodes only: no build to pin, the image must change.
-        let old = cluster(&[node("w19", "windows", "10.0.17763", taint)]);
+        let old = cluster(&[windows_node("w19", "10.0.17763")]);
         let spec = format!(
             "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}  containers: [{{name: c, image: mcr.microsoft.com/windows/servercore:20H2}}]\n"
         );
@@ -413,8 +397,7 @@ mod tests {
 
     #[test]
     fn a_pin_to_a_build_no_node_has_is_one_error_with_the_build_to_pin() {
-        let taint = "{key: os, value: windows, effect: NoSchedule}";
-        let only_2022 = cluster(&[node("w22", "windows", "10.0.20348", taint)]);
+        let only_2022 = cluster(&[windows_node("w22", "10.0.20348")]);
         let rules = [
             "no-schedulable-node",
             "windows-build-mismatch",
@@ -457,8 +440,8 @@ mod tests {
         );
         // The cluster has the pinned build: the mismatch is what happens there, and the only error.
         let both = cluster(&[
-            node("w19", "windows", "10.0.17763", taint),
-            node("w22", "windows", "10.0.20348", taint),
+            windows_node("w19", "10.0.17763"),
+            windows_node("w22", "10.0.20348"),
         ]);
         let found = findings(
             &pod(&spec("10.0.17763", WIN)),

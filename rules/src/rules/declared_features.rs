@@ -80,6 +80,7 @@ fn emit(cx: &TemplateCx<'_>, need: &Requirement, why: &str, out: &mut Emitter<'_
 mod tests {
     use crate::rules::test_kit::findings;
     use crate::settings::Settings;
+    use crate::test_kit::node;
 
     const RULE: &str = "windows-pod-undeclared-feature";
 
@@ -91,10 +92,13 @@ mod tests {
 
     /// A Windows node publishing `declaredFeatures` as a 1.37 kubelet does (status.declaredFeatures is a
     /// list of names, core/v1 `NodeStatus.DeclaredFeatures`).
-    fn node(features: &str) -> String {
-        format!(
-            "apiVersion: v1\nkind: Node\nmetadata: {{name: win-0, labels: {{kubernetes.io/os: windows}}}}\nstatus:\n  declaredFeatures: [{features}]\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762}}\n"
-        )
+    fn node_declaring(feature: &str) -> String {
+        node("win-0")
+            .os("windows")
+            .declared_features(&[feature])
+            .info("operatingSystem", "windows")
+            .kernel("10.0.20348.2762")
+            .yaml()
     }
 
     #[test]
@@ -139,7 +143,7 @@ mod tests {
         // The Windows node declares other features only.
         let with = |n: &str| format!("{text}---\n{n}");
         let found = findings(
-            &with(&node("VolumeBindMountOptions")),
+            &with(&node_declaring("VolumeBindMountOptions")),
             None,
             &Settings::default(),
             &[RULE],
@@ -157,7 +161,7 @@ mod tests {
         // It declares it: nothing.
         assert!(
             findings(
-                &with(&node("RestartAllContainersOnContainerExits")),
+                &with(&node_declaring("RestartAllContainersOnContainerExits")),
                 None,
                 &Settings::default(),
                 &[RULE]

@@ -5,7 +5,7 @@ use super::cluster::name_list;
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::Fix;
 use crate::placement::fit;
-use crate::placement::plan::{self, SelectorPlan};
+use crate::placement::fix_plan::{self, SelectorPlan};
 use crate::placement::{OS_LABEL, OsPin, Placement, PodOs};
 use crate::schedule::taints::{Gates, taint_display, tolerated_by_any, tolerates};
 use crate::windows::Os;
@@ -31,7 +31,7 @@ fn why_linux(p: &Placement) -> String {
 /// The fix that adds `kubernetes.io/os: linux` (the plan's, so it agrees with the other fixes).
 fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
     let p = cx.placement;
-    let mut plan = plan::plan(p, cx.context, cx.settings);
+    let mut plan = fix_plan::plan(p, cx.context, cx.settings);
     if !plan.entries.contains_key(OS_LABEL) {
         plan = SelectorPlan::default();
         plan.entries
@@ -39,7 +39,7 @@ fn linux_selector_fix(cx: &TemplateCx<'_>) -> Fix {
     }
     Fix {
         description: "add nodeSelector kubernetes.io/os: linux".to_string(),
-        patch: plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL).into(),
+        patch: fix_plan::selector_ops(p, cx.template.raw, &plan, OS_LABEL).into(),
     }
 }
 
@@ -69,7 +69,7 @@ fn linux_advice(cx: &TemplateCx<'_>, keep: &str) -> String {
 /// `linux-pod-without-os-selector`: only the Windows taint keeps this Linux pod off Windows nodes.
 fn linux_pod_without_os_selector(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let p = cx.placement;
-    if !plan::linux_needs_os_selector(p) {
+    if !fix_plan::linux_needs_os_selector(p) {
         return;
     }
     let advice = linux_advice(cx, "");
@@ -132,7 +132,7 @@ fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>)
     if cx.pinned_to_unseen_nodes() {
         return;
     }
-    let taints = plan::windows_taints(cx.context, cx.settings);
+    let taints = fix_plan::windows_taints(cx.context, cx.settings);
     let gates = Gates::default();
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
     let found = own.iter().enumerate().find_map(|(i, tol)| {
@@ -176,13 +176,12 @@ fn linux_pod_tolerates_windows_taint(cx: &TemplateCx<'_>, out: &mut Emitter<'_>)
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use crate::rules::test_kit::{
-        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+        Case, apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
     };
     use crate::settings::Settings;
+    use crate::test_kit::node;
+    use serde_json::json;
 
     const RULES: &[&str] = &[
         "linux-pod-without-os-selector",
@@ -192,18 +191,11 @@ mod tests {
 
     #[test]
     fn with_context_the_message_says_what_really_keeps_the_pod_off_windows() {
-        let node = |name: &str, os: &str, taints: &str| {
-            format!(
-                "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kubernetes.io/os: {os}}}}}\nspec: {{taints: [{taints}]}}\nstatus: {{nodeInfo: {{operatingSystem: {os}}}}}\n"
-            )
-        };
-        let tainted = node(
-            "w1",
-            "windows",
-            "{key: os, value: windows, effect: NoSchedule}",
-        );
-        let untainted = node("w2", "windows", "");
-        let linux = node("l1", "linux", "");
+        // Nodes that say their OS (label and nodeInfo), as a kubelet does.
+        let os_node = |name: &str, os: &str| node(name).os(os).info("operatingSystem", os);
+        let tainted = os_node("w1", "windows").windows_taint().yaml();
+        let untainted = os_node("w2", "windows").taints(json!([])).yaml();
+        let linux = os_node("l1", "linux").taints(json!([])).yaml();
         // (nodes, what the message says).
         let rows = [
             (None, "so only the Windows nodes' taint keeps it off them"),
@@ -233,11 +225,7 @@ mod tests {
     /// say, so it is judged only with cluster context (a Windows node: `schedulable-on-wrong-os`).
     #[test]
     fn a_pod_pinned_to_a_node_by_name_is_judged_only_with_the_cluster() {
-        let node = |name: &str, os: &str| {
-            format!(
-                "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kubernetes.io/os: {os}}}}}\nstatus: {{nodeInfo: {{operatingSystem: {os}}}}}\n"
-            )
-        };
+        let os_node = |name: &str, os: &str| node(name).os(os).info("operatingSystem", os).yaml();
         let daemon_pod = |n: &str| {
             pod(&format!(
                 "  tolerations: [{{operator: Exists}}]\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchFields: [{{key: metadata.name, operator: In, values: [{n}]}}]\n{APP}"
@@ -245,8 +233,8 @@ mod tests {
         };
         let cluster = context(&format!(
             "{}---\n{}",
-            node("l1", "linux"),
-            node("w1", "windows")
+            os_node("l1", "linux"),
+            os_node("w1", "windows")
         ));
         // (pod, context, fires)
         for (text, ctx, fires) in [
@@ -275,71 +263,76 @@ mod tests {
             "linux-pod-without-os-selector",
             "spec.nodeSelector[kubernetes.io/os]",
         );
-        let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
-            (
-                "unrecognized image presumed Linux",
-                APP.to_string(),
-                vec![without.clone()],
-            ),
-            (
-                "well-known Linux image",
-                "  containers: [{name: c, image: nginx:1.27}]\n".into(),
-                vec![without.clone()],
-            ),
-            (
-                "§3.3 pinned to Linux",
-                format!("  nodeSelector: {{kubernetes.io/os: linux}}\n{APP}"),
-                vec![],
-            ),
-            (
-                "§3.4 affinity excludes Windows",
-                format!(
+        let rows = vec![
+            Case {
+                reference: "unrecognized image presumed Linux",
+                yaml: APP.to_string(),
+                want: vec![without.clone()],
+            },
+            Case {
+                reference: "well-known Linux image",
+                yaml: "  containers: [{name: c, image: nginx:1.27}]\n".into(),
+                want: vec![without.clone()],
+            },
+            Case {
+                reference: "§3.3 pinned to Linux",
+                yaml: format!("  nodeSelector: {{kubernetes.io/os: linux}}\n{APP}"),
+                want: vec![],
+            },
+            Case {
+                reference: "§3.4 affinity excludes Windows",
+                yaml: format!(
                     "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{{key: kubernetes.io/os, operator: NotIn, values: [windows]}}]\n{APP}"
                 ),
-                vec![],
-            ),
-            (
-                "§6 multi-OS only: not a Linux pod",
-                "  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n".into(),
-                vec![],
-            ),
-            (
-                "§3.1 tolerate everything",
-                format!(
+                want: vec![],
+            },
+            Case {
+                reference: "§6 multi-OS only: not a Linux pod",
+                yaml: "  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n".into(),
+                want: vec![],
+            },
+            Case {
+                reference: "§3.1 tolerate everything",
+                yaml: format!(
                     "  tolerations: [{{key: gpu, operator: Exists}}, {{operator: Exists}}]\n{APP}"
                 ),
-                vec![
+                want: vec![
                     rule_path("linux-pod-tolerates-windows-taint", "spec.tolerations[1]"),
                     without.clone(),
                 ],
-            ),
-            (
-                "§3.1 key os, Exists",
-                format!(
+            },
+            Case {
+                reference: "§3.1 key os, Exists",
+                yaml: format!(
                     "  tolerations: [{{key: os, operator: Exists, effect: NoSchedule}}]\n{APP}"
                 ),
-                vec![
+                want: vec![
                     rule_path("linux-pod-tolerates-windows-taint", "spec.tolerations[0]"),
                     without.clone(),
                 ],
-            ),
-            (
-                "§3.1 other taint only",
-                format!("  tolerations: [{{key: gpu, operator: Exists}}]\n{APP}"),
-                vec![without.clone()],
-            ),
-            (
-                "§1.6 spec.os.name linux does not pin",
-                format!("  os: {{name: linux}}\n{APP}"),
-                vec![without.clone()],
-            ),
-            (
-                "RuntimeClass unchecked might pin",
-                format!("  runtimeClassName: linux-rc\n{APP}"),
-                vec![],
-            ),
+            },
+            Case {
+                reference: "§3.1 other taint only",
+                yaml: format!("  tolerations: [{{key: gpu, operator: Exists}}]\n{APP}"),
+                want: vec![without.clone()],
+            },
+            Case {
+                reference: "§1.6 spec.os.name linux does not pin",
+                yaml: format!("  os: {{name: linux}}\n{APP}"),
+                want: vec![without.clone()],
+            },
+            Case {
+                reference: "RuntimeClass unchecked might pin",
+                yaml: format!("  runtimeClassName: linux-rc\n{APP}"),
+                want: vec![],
+            },
         ];
-        for (reference, spec, want) in rows {
+        for Case {
+            reference,
+            yaml: spec,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(&pod(&spec), None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }

@@ -1,13 +1,11 @@
-//! The rule catalogue: one file per rule family, all reading the same effective placement.
+//! The rules themselves: one file per rule family, all reading the same effective placement.
 //!
 //! [`crate::Checker`] is the way in: per document (or object) it runs `evaluate_prepared`, which walks the
 //! objects: Nodes and RuntimeClasses get the object rules, workloads get their pod template resolved once
 //! ([`crate::placement::resolve`]) and every template family run over it.
 //!
 //! Rules name themselves by [`RuleId`] when they emit a finding, so a misspelt id does not compile; the
-//! finding carries the id's string ([`RuleId::as_str`]).
-
-pub use crate::catalog;
+//! finding carries the id's string ([`RuleId::as_str`]). The ids and their metadata live in [`crate::catalog`].
 
 // Template rules: fed by the effective placement.
 mod cluster;
@@ -47,7 +45,7 @@ use crate::placement::{NodeIndex, Placement, PreparedCluster};
 use crate::settings::Settings;
 use std::borrow::Cow;
 
-pub use crate::catalog::{RuleId, UnknownRuleId};
+use crate::catalog::{self, RuleId};
 pub(crate) use image_facts::add_images_to_resolve;
 pub use image_facts::{ImageFacts, images_to_resolve};
 pub(crate) use image_facts::{check_unresolved, check_unresolved_object};

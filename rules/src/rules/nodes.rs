@@ -459,7 +459,7 @@ fn containerd_unsupported(settings: &Settings, node: &Node, out: &mut Emitter<'_
         // warned about (a healthy node gets no warning).
         let severity = match issue.kind {
             RuntimeKind::Broken => Severity::Info,
-            _ => super::catalog::meta(RuleId::WindowsNodeContainerdUnsupported).severity,
+            _ => crate::catalog::meta(RuleId::WindowsNodeContainerdUnsupported).severity,
         };
         out.emit_as(
             RuleId::WindowsNodeContainerdUnsupported,
@@ -476,118 +476,141 @@ mod tests {
     use super::*;
     use crate::rules::test_kit::{findings, rule_paths, run_object};
     use crate::settings::Settings;
+    use crate::test_kit::{NodeBuilder, node};
+    use serde_json::{Value, json};
 
-    fn node(labels: &str, taints: &str, kernel: &str) -> String {
-        format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {{{labels}}}\nspec:\n  taints: [{taints}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: '{kernel}'}}\n"
-        )
+    /// The Windows node `n1` (OS label, `nodeInfo.operatingSystem`) with the build label when given, these
+    /// taints and this kernelVersion.
+    fn windows_n1(build_label: Option<&str>, taints: Value, kernel: &str) -> NodeBuilder {
+        let n = node("n1").os("windows");
+        let n = match build_label {
+            Some(build) => n.build(build),
+            None => n,
+        };
+        n.taints(taints)
+            .info("operatingSystem", "windows")
+            .kernel(kernel)
     }
 
-    const W: &str = "kubernetes.io/os: windows";
-    const TAINT: &str = "{key: os, value: windows, effect: NoSchedule}";
+    /// The Windows taint, the one taint of most of these nodes.
+    fn os_taint() -> Value {
+        json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+    }
 
-    /// (labels, taints, kernelVersion, expected (rule, path)).
-    type NodeCase<'a> = (String, &'a str, &'a str, Vec<(&'a str, &'a str)>);
+    /// A node of the table and the (rule, path) of the findings it gets.
+    struct NodeCase {
+        build_label: Option<&'static str>,
+        taints: Value,
+        kernel: &'static str,
+        want: Vec<(&'static str, &'static str)>,
+    }
 
     #[test]
     fn node_rules_table() {
-        // (labels, taints, kernelVersion, expected (rule, path)) — kubernetes-windows-rules.md §3.2, §5.2, §5.4.
-        let l = |b: &str| format!("{W}, node.kubernetes.io/windows-build: '{b}'");
+        // kubernetes-windows-rules.md §3.2, §5.2, §5.4.
         let label_path = "metadata.labels[node.kubernetes.io/windows-build]";
-        let cases: Vec<NodeCase> = vec![
-            (l("10.0.20348"), TAINT, "10.0.20348.2762", vec![]),
-            (l("10.0.26100"), TAINT, "10.0.26100.1", vec![]),
+        let cases = vec![
+            NodeCase {
+                build_label: Some("10.0.20348"),
+                taints: os_taint(),
+                kernel: "10.0.20348.2762",
+                want: vec![],
+            },
+            NodeCase {
+                build_label: Some("10.0.26100"),
+                taints: os_taint(),
+                kernel: "10.0.26100.1",
+                want: vec![],
+            },
             // Untainted; PreferNoSchedule and condition taints do not count; another NoExecute taint does.
-            (
-                l("10.0.20348"),
-                "",
-                "10.0.20348.2762",
-                vec![("windows-node-untainted", "spec.taints")],
-            ),
-            (
-                l("10.0.20348"),
-                "{key: os, value: windows, effect: PreferNoSchedule}",
-                "10.0.20348.2762",
-                vec![("windows-node-untainted", "spec.taints")],
-            ),
-            (
-                l("10.0.20348"),
-                "{key: node.kubernetes.io/not-ready, effect: NoSchedule}",
-                "10.0.20348.2762",
-                vec![("windows-node-untainted", "spec.taints")],
-            ),
-            (
-                l("10.0.20348"),
-                "{key: sku, value: win, effect: NoExecute}",
-                "10.0.20348.2762",
-                vec![],
-            ),
+            NodeCase {
+                build_label: Some("10.0.20348"),
+                taints: json!([]),
+                kernel: "10.0.20348.2762",
+                want: vec![("windows-node-untainted", "spec.taints")],
+            },
+            NodeCase {
+                build_label: Some("10.0.20348"),
+                taints: json!([{"key": "os", "value": "windows", "effect": "PreferNoSchedule"}]),
+                kernel: "10.0.20348.2762",
+                want: vec![("windows-node-untainted", "spec.taints")],
+            },
+            NodeCase {
+                build_label: Some("10.0.20348"),
+                taints: json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]),
+                kernel: "10.0.20348.2762",
+                want: vec![("windows-node-untainted", "spec.taints")],
+            },
+            NodeCase {
+                build_label: Some("10.0.20348"),
+                taints: json!([{"key": "sku", "value": "win", "effect": "NoExecute"}]),
+                kernel: "10.0.20348.2762",
+                want: vec![],
+            },
             // GKE's Windows taint is under node.kubernetes.io/ but is no node-condition taint (platforms.md §4.3).
-            (
-                l("10.0.20348"),
-                "{key: node.kubernetes.io/os, value: windows, effect: NoSchedule}",
-                "10.0.20348.2762",
-                vec![],
-            ),
+            NodeCase {
+                build_label: Some("10.0.20348"),
+                taints: json!([{"key": "node.kubernetes.io/os", "value": "windows", "effect": "NoSchedule"}]),
+                kernel: "10.0.20348.2762",
+                want: vec![],
+            },
             // Missing label (build known from the kernel, supported).
-            (
-                W.to_string(),
-                TAINT,
-                "10.0.20348.2762",
-                vec![("windows-node-missing-build-label", label_path)],
-            ),
+            NodeCase {
+                build_label: None,
+                taints: os_taint(),
+                kernel: "10.0.20348.2762",
+                want: vec![("windows-node-missing-build-label", label_path)],
+            },
             // Label differs from the kernel.
-            (
-                l("10.0.17763"),
-                TAINT,
-                "10.0.20348.2762",
-                vec![("windows-node-build-label-mismatch", label_path)],
-            ),
+            NodeCase {
+                build_label: Some("10.0.17763"),
+                taints: os_taint(),
+                kernel: "10.0.20348.2762",
+                want: vec![("windows-node-build-label-mismatch", label_path)],
+            },
             // Unsupported: from the kernel, else from the label.
-            (
-                l("10.0.17763"),
-                TAINT,
-                "10.0.17763.6414",
-                vec![(
+            NodeCase {
+                build_label: Some("10.0.17763"),
+                taints: os_taint(),
+                kernel: "10.0.17763.6414",
+                want: vec![(
                     "windows-node-unsupported-version",
                     "status.nodeInfo.kernelVersion",
                 )],
-            ),
-            (
-                l("10.0.17763"),
-                TAINT,
-                "",
-                vec![("windows-node-unsupported-version", label_path)],
-            ),
+            },
+            NodeCase {
+                build_label: Some("10.0.17763"),
+                taints: os_taint(),
+                kernel: "",
+                want: vec![("windows-node-unsupported-version", label_path)],
+            },
             // Legacy kernel version form.
-            (
-                l("10.0.14393"),
-                TAINT,
-                "10.0 14393 (14393.1715.amd64fre.rs1_release_inmarket.170906-1810)",
-                vec![(
+            NodeCase {
+                build_label: Some("10.0.14393"),
+                taints: os_taint(),
+                kernel: "10.0 14393 (14393.1715.amd64fre.rs1_release_inmarket.170906-1810)",
+                want: vec![(
                     "windows-node-unsupported-version",
                     "status.nodeInfo.kernelVersion",
                 )],
-            ),
+            },
             // Missing label and unknown build: only the label finding.
-            (
-                W.to_string(),
-                TAINT,
-                "",
-                vec![("windows-node-missing-build-label", label_path)],
-            ),
+            NodeCase {
+                build_label: None,
+                taints: os_taint(),
+                kernel: "",
+                want: vec![("windows-node-missing-build-label", label_path)],
+            },
         ];
-        for (labels, taints, kernel, want) in cases {
-            let got = rule_paths(&run_object(
-                &node(&labels, taints, kernel),
-                &Settings::default(),
-                check,
-            ));
-            let want: Vec<(String, String)> = want
+        for case in cases {
+            let text = windows_n1(case.build_label, case.taints, case.kernel).yaml();
+            let got = rule_paths(&run_object(&text, &Settings::default(), check));
+            let want: Vec<(String, String)> = case
+                .want
                 .iter()
                 .map(|(r, p)| (r.to_string(), p.to_string()))
                 .collect();
-            assert_eq!(got, want, "{labels} / {taints} / {kernel}");
+            assert_eq!(got, want, "{text}");
         }
     }
 
@@ -615,13 +638,18 @@ mod tests {
             r#"{"windowsTaints": [{"key": "os", "value": "windows", "effect": "PreferNoSchedule"}], "supportedBuilds": ["10.0.17763"]}"#,
         )
         .expect("settings");
-        let text = node(
-            &format!("{W}, node.kubernetes.io/windows-build: '10.0.17763'"),
-            "{key: os, value: windows, effect: PreferNoSchedule}",
+        let text = windows_n1(
+            Some("10.0.17763"),
+            json!([{"key": "os", "value": "windows", "effect": "PreferNoSchedule"}]),
             "10.0.17763.1",
-        );
+        )
+        .yaml();
         assert!(run_object(&text, &settings, check).is_empty());
-        let f = run_object(&node(W, "", "10.0.20348.1"), &Settings::default(), check);
+        let f = run_object(
+            &windows_n1(None, json!([]), "10.0.20348.1").yaml(),
+            &Settings::default(),
+            check,
+        );
         assert!(
             f[0].message
                 .contains("kubectl taint nodes n1 os=windows:NoSchedule"),
@@ -638,8 +666,9 @@ mod tests {
 
     #[test]
     fn retired_builds_by_platform_and_date() {
-        // (extra labels, kernelVersion, settings, expected message parts; none = no finding) — lifecycle.md.
-        let aks = "kubernetes.azure.com/agentpool: win19";
+        // (AKS pool label, if any; kernelVersion, settings, expected message parts; none = no finding) —
+        // lifecycle.md.
+        let aks = "win19";
         let rows: &[(&str, &str, &str, Option<&[&str]>)] = &[
             // No date: the rules have no clock, so no calendar is read.
             (aks, "10.0.17763.6414", "{}", None),
@@ -724,17 +753,11 @@ mod tests {
         ];
         for (extra, kernel, settings, want) in rows {
             let settings: Settings = serde_json::from_str(settings).expect("settings");
-            let labels = if extra.is_empty() {
-                format!("{W}, node.kubernetes.io/windows-build: '10.0.17763'")
-            } else {
-                format!("{W}, node.kubernetes.io/windows-build: '10.0.17763', {extra}")
-            };
-            let found = findings(
-                &node(&labels, TAINT, kernel),
-                None,
-                &settings,
-                &["windows-node-build-retired"],
-            );
+            let mut n = windows_n1(Some("10.0.17763"), os_taint(), kernel);
+            if !extra.is_empty() {
+                n = n.label("kubernetes.azure.com/agentpool", extra);
+            }
+            let found = findings(&n.yaml(), None, &settings, &["windows-node-build-retired"]);
             match want {
                 None => assert!(found.is_empty(), "{extra} {kernel} {settings:?}: {found:?}"),
                 Some(parts) => {
@@ -758,9 +781,10 @@ mod tests {
         // A Windows node per containerd line (containerRuntimeVersion as the kubelet reports it), with its
         // kubelet version; lifecycle.md "containerd".
         let at = |runtime: &str, kubelet: &str, date: &str| {
-            let text = format!(
-                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {{{W}, node.kubernetes.io/windows-build: '10.0.20348'}}\nspec:\n  taints: [{TAINT}]\nstatus:\n  nodeInfo: {{operatingSystem: windows, kernelVersion: 10.0.20348.2762, containerRuntimeVersion: '{runtime}', kubeletVersion: '{kubelet}'}}\n"
-            );
+            let text = windows_n1(Some("10.0.20348"), os_taint(), "10.0.20348.2762")
+                .info("containerRuntimeVersion", runtime)
+                .info("kubeletVersion", kubelet)
+                .yaml();
             let settings: Settings =
                 serde_json::from_str(&format!(r#"{{"lifecycle": {{"date": "{date}"}}}}"#))
                     .expect("settings");
@@ -867,13 +891,9 @@ mod tests {
 
     #[test]
     fn the_untainted_message_says_what_the_node_carries() {
-        let message = |taints: &str| {
+        let message = |taints: Value| {
             let found = findings(
-                &node(
-                    &format!("{W}, node.kubernetes.io/windows-build: '10.0.20348'"),
-                    taints,
-                    "10.0.20348.2762",
-                ),
+                &windows_n1(Some("10.0.20348"), taints.clone(), "10.0.20348.2762").yaml(),
                 None,
                 &Settings::default(),
                 &["windows-node-untainted"],
@@ -881,10 +901,11 @@ mod tests {
             assert_eq!(found.len(), 1, "{taints}: {found:?}");
             found[0].message.clone()
         };
-        assert!(message("").starts_with("This Windows node has no taint, so"));
-        let m = message(
-            "{key: os, value: windows, effect: PreferNoSchedule}, {key: node.kubernetes.io/not-ready, effect: NoExecute}",
-        );
+        assert!(message(json!([])).starts_with("This Windows node has no taint, so"));
+        let m = message(json!([
+            {"key": "os", "value": "windows", "effect": "PreferNoSchedule"},
+            {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}
+        ]));
         assert!(
             m.starts_with("This Windows node carries only taints that do not keep pods off it (os=windows:PreferNoSchedule, node.kubernetes.io/not-ready:NoExecute: PreferNoSchedule only lowers its score; node-condition taints go when the condition clears), so"),
             "{m}"

@@ -138,10 +138,9 @@ fn mixed_os_containers(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
-    use crate::rules::test_kit::{apply, findings, object, pod, rule_path, sorted_rule_paths};
+    use crate::rules::test_kit::{
+        Case, apply, findings, object, pod, rule_path, sorted_rule_paths,
+    };
     use crate::settings::Settings;
 
     const RULES: &[&str] = &["os-name-invalid", "os-conflict", "mixed-os-containers"];
@@ -153,17 +152,22 @@ mod tests {
 
     #[test]
     fn triggers_and_non_triggers() {
-        let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
-            ("§1.1 wrong case", format!("  os: {{name: Windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![rule_path("os-name-invalid", "spec.os")]),
-            ("§1.1 empty name: Required value at spec.os.name", "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-name-invalid", "spec.os.name")]),
-            ("§1.1 valid", "  os: {name: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![]),
-            ("§1.6 declared vs selector", "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: busybox}]\n".into(), vec![rule_path("os-conflict", "spec.nodeSelector[kubernetes.io/os]")]),
-            ("signals agree", format!("  os: {{name: windows}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), vec![]),
-            ("unrecognized image takes the declared OS", "  os: {name: windows}\n  containers: [{name: c, image: registry.example.com/app:1}]\n".into(), vec![]),
-            ("§8 mixed", format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: nginx:1.27}}]\n"), vec![rule_path("mixed-os-containers", "spec.containers[1].image")]),
-            ("multi-OS is neutral", format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: registry.k8s.io/pause:3.10}}]\n"), vec![]),
+        let rows = vec![
+            Case { reference: "§1.1 wrong case", yaml: format!("  os: {{name: Windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), want: vec![rule_path("os-name-invalid", "spec.os")] },
+            Case { reference: "§1.1 empty name: Required value at spec.os.name", yaml: "  os: {name: \"\"}\n  containers: [{name: c, image: busybox}]\n".into(), want: vec![rule_path("os-name-invalid", "spec.os.name")] },
+            Case { reference: "§1.1 valid", yaml: "  os: {name: linux}\n  containers: [{name: c, image: busybox}]\n".into(), want: vec![] },
+            Case { reference: "§1.6 declared vs selector", yaml: "  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: linux}\n  containers: [{name: c, image: busybox}]\n".into(), want: vec![rule_path("os-conflict", "spec.nodeSelector[kubernetes.io/os]")] },
+            Case { reference: "signals agree", yaml: format!("  os: {{name: windows}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n  containers: [{{name: c, image: {WIN}}}]\n"), want: vec![] },
+            Case { reference: "unrecognized image takes the declared OS", yaml: "  os: {name: windows}\n  containers: [{name: c, image: registry.example.com/app:1}]\n".into(), want: vec![] },
+            Case { reference: "§8 mixed", yaml: format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: nginx:1.27}}]\n"), want: vec![rule_path("mixed-os-containers", "spec.containers[1].image")] },
+            Case { reference: "multi-OS is neutral", yaml: format!("  containers: [{{name: a, image: {WIN}}}, {{name: b, image: registry.k8s.io/pause:3.10}}]\n"), want: vec![] },
         ];
-        for (reference, spec, want) in rows {
+        for Case {
+            reference,
+            yaml: spec,
+            want,
+        } in rows
+        {
             assert_eq!(run(&spec), want, "{reference}");
         }
     }

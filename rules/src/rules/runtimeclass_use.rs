@@ -91,9 +91,6 @@ fn overhead_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use crate::finding::Severity;
     use crate::rules::test_kit::{
         apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
@@ -114,77 +111,87 @@ mod tests {
     fn triggers_and_non_triggers() {
         let rc = context(RC);
         let nodes_only = context("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
-        let rows: Vec<(
-            &str,
-            String,
-            Option<&crate::model::ClusterContext>,
-            Vec<(String, String)>,
-        )> = vec![
-            (
-                "§4 found",
-                format!("  runtimeClassName: win\n{APP}"),
-                Some(&rc),
-                vec![],
-            ),
-            (
-                "§4 not found",
-                format!("  runtimeClassName: other\n{APP}"),
-                Some(&nodes_only),
-                vec![rule_path("runtimeclass-not-found", "spec.runtimeClassName")],
-            ),
-            (
-                "no context: unchecked",
-                format!("  runtimeClassName: win\n{APP}"),
-                None,
-                vec![rule_path("runtimeclass-unchecked", "spec.runtimeClassName")],
-            ),
-            (
-                "§4 selector conflict",
-                format!(
+        /// A pod spec, the cluster context and the (rule, path) of its findings.
+        struct Case<'a> {
+            reference: &'a str,
+            spec: String,
+            ctx: Option<&'a crate::model::ClusterContext>,
+            want: Vec<(String, String)>,
+        }
+        let rows = vec![
+            Case {
+                reference: "§4 found",
+                spec: format!("  runtimeClassName: win\n{APP}"),
+                ctx: Some(&rc),
+                want: vec![],
+            },
+            Case {
+                reference: "§4 not found",
+                spec: format!("  runtimeClassName: other\n{APP}"),
+                ctx: Some(&nodes_only),
+                want: vec![rule_path("runtimeclass-not-found", "spec.runtimeClassName")],
+            },
+            Case {
+                reference: "no context: unchecked",
+                spec: format!("  runtimeClassName: win\n{APP}"),
+                ctx: None,
+                want: vec![rule_path("runtimeclass-unchecked", "spec.runtimeClassName")],
+            },
+            Case {
+                reference: "§4 selector conflict",
+                spec: format!(
                     "  runtimeClassName: win\n  nodeSelector: {{kubernetes.io/os: linux}}\n{APP}"
                 ),
-                Some(&rc),
-                vec![rule_path(
+                ctx: Some(&rc),
+                want: vec![rule_path(
                     "runtimeclass-selector-conflict",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
-            ),
-            (
-                "§4 same value is no conflict",
-                format!(
+            },
+            Case {
+                reference: "§4 same value is no conflict",
+                spec: format!(
                     "  runtimeClassName: win\n  nodeSelector: {{kubernetes.io/os: windows}}\n{APP}"
                 ),
-                Some(&rc),
-                vec![],
-            ),
-            (
-                "§4 overhead differs",
-                format!("  runtimeClassName: win\n  overhead: {{cpu: 250m, memory: 120Mi}}\n{APP}"),
-                Some(&rc),
-                vec![rule_path("runtimeclass-overhead-mismatch", "spec.overhead")],
-            ),
-            (
-                "§4 overhead equal by value",
-                format!(
+                ctx: Some(&rc),
+                want: vec![],
+            },
+            Case {
+                reference: "§4 overhead differs",
+                spec: format!(
+                    "  runtimeClassName: win\n  overhead: {{cpu: 250m, memory: 120Mi}}\n{APP}"
+                ),
+                ctx: Some(&rc),
+                want: vec![rule_path("runtimeclass-overhead-mismatch", "spec.overhead")],
+            },
+            Case {
+                reference: "§4 overhead equal by value",
+                spec: format!(
                     "  runtimeClassName: win\n  overhead: {{cpu: \"0.1\", memory: 120Mi}}\n{APP}"
                 ),
-                Some(&rc),
-                vec![],
-            ),
-            (
-                "§4 overhead without RuntimeClass",
-                format!("  overhead: {{cpu: 250m}}\n{APP}"),
-                None,
-                vec![rule_path("runtimeclass-overhead-mismatch", "spec.overhead")],
-            ),
-            (
-                "overhead with an unchecked class",
-                format!("  runtimeClassName: win\n  overhead: {{cpu: 250m}}\n{APP}"),
-                None,
-                vec![rule_path("runtimeclass-unchecked", "spec.runtimeClassName")],
-            ),
+                ctx: Some(&rc),
+                want: vec![],
+            },
+            Case {
+                reference: "§4 overhead without RuntimeClass",
+                spec: format!("  overhead: {{cpu: 250m}}\n{APP}"),
+                ctx: None,
+                want: vec![rule_path("runtimeclass-overhead-mismatch", "spec.overhead")],
+            },
+            Case {
+                reference: "overhead with an unchecked class",
+                spec: format!("  runtimeClassName: win\n  overhead: {{cpu: 250m}}\n{APP}"),
+                ctx: None,
+                want: vec![rule_path("runtimeclass-unchecked", "spec.runtimeClassName")],
+            },
         ];
-        for (reference, spec, ctx, want) in rows {
+        for Case {
+            reference,
+            spec,
+            ctx,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(&pod(&spec), ctx, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }

@@ -12,6 +12,14 @@ use crate::placement::{Placement, PodOs, resolve};
 use crate::settings::Settings;
 use crate::windows::Os;
 
+/// A case of a family's table: what it checks (a reference), the YAML (a pod spec or a whole manifest, as
+/// the test reads it) and the (rule, path) of the findings it gets.
+pub(crate) struct Case<'a> {
+    pub reference: &'a str,
+    pub yaml: String,
+    pub want: Vec<(String, String)>,
+}
+
 /// The objects of a YAML text, which must parse without errors.
 pub(crate) fn objects(text: &str) -> Vec<Object> {
     let parsed = parse("t.yaml", text, &Limits::default());

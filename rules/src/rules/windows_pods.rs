@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{Emitter, RuleId, TemplateCx};
 use crate::finding::{Fix, Severity};
-use crate::placement::plan::{self, SelectorPlan};
+use crate::placement::fix_plan::{self, SelectorPlan};
 use crate::placement::{
     ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL, Placement, PodOs,
     RuntimeClassUse, build_range, host_runs_any,
@@ -32,7 +32,7 @@ pub(crate) fn check(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     if cx.placement.os != PodOs::Windows {
         return;
     }
-    let plan = plan::plan(cx.placement, cx.context, cx.settings);
+    let plan = fix_plan::plan(cx.placement, cx.context, cx.settings);
     windows_pod_without_os_selector(cx, &plan, out);
     windows_pod_without_toleration(cx, out);
     toleration_case_mismatch(cx, out);
@@ -77,10 +77,10 @@ fn windows_pod_without_os_selector(
     out: &mut Emitter<'_>,
 ) {
     let p = cx.placement;
-    if !plan::windows_needs_os_selector(p) || cx.pinned_to_unseen_nodes() {
+    if !fix_plan::windows_needs_os_selector(p) || cx.pinned_to_unseen_nodes() {
         return;
     }
-    let ops = plan::selector_ops(p, cx.template.raw, plan, OS_LABEL);
+    let ops = fix_plan::selector_ops(p, cx.template.raw, plan, OS_LABEL);
     let (path, fix) = match &plan.runtime_class {
         Some(rc) => (
             p.prefix.field("runtimeClassName"),
@@ -191,7 +191,7 @@ fn windows_only_selector(cx: &TemplateCx<'_>) -> Option<WindowsOnlyPin> {
 
 /// The Windows taints the pod does not tolerate, and where they come from.
 fn missing_tolerations(cx: &TemplateCx<'_>) -> (Vec<Taint>, &'static str) {
-    plan::missing_windows_tolerations(cx.placement, cx.context, cx.settings)
+    fix_plan::missing_windows_tolerations(cx.placement, cx.context, cx.settings)
 }
 
 /// `windows-pod-without-toleration`: the pod's tolerations (RuntimeClass merged) miss a Windows taint.
@@ -209,7 +209,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
     let to_add: Vec<Value> = missing
         .iter()
         .filter(|t| !own.iter().any(|tol| case_mismatch(tol, t)))
-        .map(plan::toleration_for)
+        .map(fix_plan::toleration_for)
         .collect();
     let fix = (!to_add.is_empty()).then(|| Fix {
         description: format!(
@@ -220,7 +220,7 @@ fn windows_pod_without_toleration(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        patch: plan::add_tolerations_ops(p, cx.template.raw, to_add).into(),
+        patch: fix_plan::add_tolerations_ops(p, cx.template.raw, to_add).into(),
     });
     let taints: Vec<String> = missing.iter().map(taint_display).collect();
     out.emit(
@@ -246,7 +246,7 @@ fn toleration_case_mismatch(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
         return;
     }
     let p = cx.placement;
-    let taints = plan::windows_taints(cx.context, cx.settings);
+    let taints = fix_plan::windows_taints(cx.context, cx.settings);
     let own = cx.template.spec.tolerations.as_deref().unwrap_or(&[]);
     // The first Windows taint the toleration almost matches, that nothing tolerates, and how it differs.
     let almost = |tol| {
@@ -343,7 +343,7 @@ fn windows_pod_without_build_selector(
     out: &mut Emitter<'_>,
 ) {
     let p = cx.placement;
-    if !plan::needs_build_selector(p) || cx.pinned_to_unseen_nodes() {
+    if !fix_plan::needs_build_selector(p) || cx.pinned_to_unseen_nodes() {
         return;
     }
     // No build of the cluster runs the images: pinning one would leave the pod Pending, and
@@ -360,7 +360,7 @@ fn windows_pod_without_build_selector(
     } else {
         Severity::Warning
     };
-    let ops = plan::build_pin_ops(p, cx.template.raw, plan);
+    let ops = fix_plan::build_pin_ops(p, cx.template.raw, plan);
     let (path, fix) = match (&plan.runtime_class, &plan.build) {
         (Some(rc), _) => (
             p.prefix.field("runtimeClassName"),
@@ -376,7 +376,7 @@ fn windows_pod_without_build_selector(
                 patch: ops.into(),
             }),
         ),
-        (None, None) => (plan::pin_path(&p.prefix, cx.settings), None),
+        (None, None) => (fix_plan::pin_path(&p.prefix, cx.settings), None),
     };
     let why = if several {
         "the cluster runs several Windows builds, and "
@@ -384,7 +384,7 @@ fn windows_pod_without_build_selector(
         ""
     };
     let advice = match (&plan.build, cx.settings.build_pinning) {
-        (Some(pin @ plan::BuildPinPlan::Range(_)), _) => format!(
+        (Some(pin @ fix_plan::BuildPinPlan::Range(_)), _) => format!(
             "add {}, the builds that run its images (a range keeps the pod schedulable when its pool is upgraded in place to a newer build that still runs them)",
             pin.phrase()
         ),
@@ -756,13 +756,10 @@ fn deprecated_os_label(cx: &TemplateCx<'_>, out: &mut Emitter<'_>) {
 
 #[cfg(test)]
 mod tests {
-    // Table rows are tuples.
-    #![allow(clippy::type_complexity)]
-
     use crate::finding::Severity;
     use crate::model::ClusterContext;
     use crate::rules::test_kit::{
-        apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
+        Case, apply, context, findings, objects, pod, rule_path, sorted_rule_paths,
     };
     use crate::settings::{BuildPinning, Settings};
 
@@ -843,11 +840,11 @@ mod tests {
     fn triggers_and_non_triggers() {
         let rc = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: win}\nhandler: runhcs-wcow-process\nscheduling:\n  nodeSelector: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.20348\"}\n  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n---\n";
         let affinity_beta = "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions: [{key: beta.kubernetes.io/os, operator: In, values: [windows]}]\n";
-        let rows: Vec<(&str, String, Vec<(String, String)>)> = vec![
-            (
-                "unpinned Windows image",
-                pod(&containers(&[WIN])),
-                vec![
+        let rows = vec![
+            Case {
+                reference: "unpinned Windows image",
+                yaml: pod(&containers(&[WIN])),
+                want: vec![
                     rule_path(
                         "windows-pod-without-build-selector",
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
@@ -858,121 +855,121 @@ mod tests {
                     ),
                     rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
-            ),
-            (
-                "pinned and tolerating",
-                pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN]))),
-                vec![],
-            ),
-            (
-                "§1.6 spec.os.name alone does not pin",
-                pod(&format!(
+            },
+            Case {
+                reference: "pinned and tolerating",
+                yaml: pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN]))),
+                want: vec![],
+            },
+            Case {
+                reference: "§1.6 spec.os.name alone does not pin",
+                yaml: pod(&format!(
                     "  os: {{name: windows}}\n  nodeSelector: {{node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-pod-without-os-selector",
                     "spec.nodeSelector[kubernetes.io/os]",
                 )],
-            ),
-            (
-                "§4 the RuntimeClass pins and tolerates",
-                format!(
+            },
+            Case {
+                reference: "§4 the RuntimeClass pins and tolerates",
+                yaml: format!(
                     "{rc}{}",
                     pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN])))
                 ),
-                vec![],
-            ),
-            (
-                "RuntimeClass unchecked: nothing it might provide",
-                pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN]))),
-                vec![],
-            ),
-            (
-                "§3.1 value case",
-                pod(&format!(
+                want: vec![],
+            },
+            Case {
+                reference: "RuntimeClass unchecked: nothing it might provide",
+                yaml: pod(&format!("  runtimeClassName: win\n{}", containers(&[WIN]))),
+                want: vec![],
+            },
+            Case {
+                reference: "§3.1 value case",
+                yaml: pod(&format!(
                     "{PINNED}  tolerations: [{{key: os, value: Windows}}]\n{}",
                     containers(&[WIN])
                 )),
-                vec![
+                want: vec![
                     rule_path("toleration-case-mismatch", "spec.tolerations[0].value"),
                     rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
-            ),
-            (
-                "§3.1 key case",
-                pod(&format!(
+            },
+            Case {
+                reference: "§3.1 key case",
+                yaml: pod(&format!(
                     "{PINNED}  tolerations: [{{key: OS, operator: Exists}}]\n{}",
                     containers(&[WIN])
                 )),
-                vec![
+                want: vec![
                     rule_path("toleration-case-mismatch", "spec.tolerations[0].key"),
                     rule_path("windows-pod-without-toleration", "spec.tolerations"),
                 ],
-            ),
-            (
-                "§3.1 Exists tolerates any value",
-                pod(&format!(
+            },
+            Case {
+                reference: "§3.1 Exists tolerates any value",
+                yaml: pod(&format!(
                     "{PINNED}  tolerations: [{{key: os, operator: Exists}}]\n{}",
                     containers(&[WIN])
                 )),
-                vec![],
-            ),
-            (
-                "§5.3 2019 image on 2022",
-                pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
-                vec![
+                want: vec![],
+            },
+            Case {
+                reference: "§5.3 2019 image on 2022",
+                yaml: pod(&format!("{PINNED}{TOLERATE}{}", containers(&[WIN2019]))),
+                want: vec![
                     rule_path(
                         "windows-build-mismatch",
                         "spec.nodeSelector[node.kubernetes.io/windows-build]",
                     ),
                     rule_path("windows-version-unsupported", "spec.containers[0].image"),
                 ],
-            ),
-            (
-                "§5.3 2022 image on 2025",
-                pod(&format!(
+            },
+            Case {
+                reference: "§5.3 2022 image on 2025",
+                yaml: pod(&format!(
                     "  nodeSelector: {{kubernetes.io/os: windows, node.kubernetes.io/windows-build: \"10.0.26100\"}}\n{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![],
-            ),
-            (
-                "§5.3 2019 + 2022 images",
-                pod(&format!(
+                want: vec![],
+            },
+            Case {
+                reference: "§5.3 2019 + 2022 images",
+                yaml: pod(&format!(
                     "{PINNED}{TOLERATE}{}",
                     containers(&[WIN2019, "mcr.microsoft.com/windows/nanoserver:ltsc2022"])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
-            ),
-            (
-                "§5.3 conflicting images need no build selector",
-                pod(&format!(
+            },
+            Case {
+                reference: "§5.3 conflicting images need no build selector",
+                yaml: pod(&format!(
                     "  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     containers(&[WIN2019, WIN])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-images-build-conflict",
                     "spec.containers[1].image",
                 )],
-            ),
-            (
-                "unknown build of a private image",
-                pod(&format!(
+            },
+            Case {
+                reference: "unknown build of a private image",
+                yaml: pod(&format!(
                     "  os: {{name: windows}}\n{PINNED}{TOLERATE}{}",
                     containers(&["registry.example.com/billing/app:4.2"])
                 )),
-                vec![rule_path(
+                want: vec![rule_path(
                     "windows-image-build-unknown",
                     "spec.containers[0].image",
                 )],
-            ),
-            (
-                "one image in an init container and two containers: one finding, at the init container",
-                pod(&format!(
+            },
+            Case {
+                reference: "one image in an init container and two containers: one finding, at the init container",
+                yaml: pod(&format!(
                     "  os: {{name: windows}}\n{PINNED}{TOLERATE}  initContainers: [{{name: setup, image: registry.example.com/billing/app:4.2}}]\n{}",
                     containers(&[
                         "registry.example.com/billing/app:4.2",
@@ -981,29 +978,29 @@ mod tests {
                         "registry.example.com/billing/other:1"
                     ])
                 )),
-                vec![
+                want: vec![
                     rule_path("windows-image-build-unknown", "spec.containers[3].image"),
                     rule_path(
                         "windows-image-build-unknown",
                         "spec.initContainers[0].image",
                     ),
                 ],
-            ),
-            (
-                "§2.2 HostProcess needs no build",
-                pod(&format!(
+            },
+            Case {
+                reference: "§2.2 HostProcess needs no build",
+                yaml: pod(&format!(
                     "  hostNetwork: true\n  securityContext: {{windowsOptions: {{hostProcess: true}}}}\n  nodeSelector: {{kubernetes.io/os: windows}}\n{TOLERATE}{}",
                     containers(&[WIN2019])
                 )),
-                vec![],
-            ),
-            (
-                "§7 beta label in nodeSelector and affinity",
-                pod(&format!(
+                want: vec![],
+            },
+            Case {
+                reference: "§7 beta label in nodeSelector and affinity",
+                yaml: pod(&format!(
                     "  nodeSelector: {{beta.kubernetes.io/os: windows, beta.kubernetes.io/arch: amd64, node.kubernetes.io/windows-build: \"10.0.20348\"}}\n{affinity_beta}{TOLERATE}{}",
                     containers(&[WIN])
                 )),
-                vec![
+                want: vec![
                     rule_path(
                         "deprecated-os-label",
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key",
@@ -1017,9 +1014,14 @@ mod tests {
                         "spec.nodeSelector[beta.kubernetes.io/os]",
                     ),
                 ],
-            ),
+            },
         ];
-        for (reference, text, want) in rows {
+        for Case {
+            reference,
+            yaml: text,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(&text, None, &Settings::default(), RULES));
             assert_eq!(got, want, "{reference}");
         }
@@ -1271,95 +1273,101 @@ mod tests {
             ..Settings::default()
         };
         let hostprocess = "  hostNetwork: true\n  securityContext: {windowsOptions: {hostProcess: true, runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"}}\n";
-        // (reference, manifest, settings, expected path)
-        let rows: Vec<(&str, String, &Settings, Option<&str>)> = vec![
-            (
-                "a 2022 image pinned to 2022 by the nodeSelector",
-                pod(&format!(
+        /// A workload, the settings and what the finding says (none: no finding).
+        struct SettingsCase<'a> {
+            reference: &'a str,
+            text: String,
+            settings: &'a Settings,
+            want: Option<&'a str>,
+        }
+        let rows = vec![
+            SettingsCase {
+                reference: "a 2022 image pinned to 2022 by the nodeSelector",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &defaults,
-                Some("spec.nodeSelector[node.kubernetes.io/windows-build]"),
-            ),
-            (
-                "In with one value",
-                pod(&format!(
+                settings: &defaults,
+                want: Some("spec.nodeSelector[node.kubernetes.io/windows-build]"),
+            },
+            SettingsCase {
+                reference: "In with one value",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     affinity("\"10.0.20348\""),
                     containers(&[WIN])
                 )),
-                &defaults,
-                Some(
+                settings: &defaults,
+                want: Some(
                     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
                 ),
-            ),
-            (
-                "the range is not too narrow",
-                pod(&format!(
+            },
+            SettingsCase {
+                reference: "the range is not too narrow",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     affinity("\"10.0.20348\", \"10.0.26100\""),
                     containers(&[WIN])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "buildPinning: exact wants one build",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "buildPinning: exact wants one build",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &exact,
-                None,
-            ),
-            (
-                "no newer build runs a 2025 image",
-                pod(&format!(
+                settings: &exact,
+                want: None,
+            },
+            SettingsCase {
+                reference: "no newer build runs a 2025 image",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.26100"),
                     containers(&["mcr.microsoft.com/windows/servercore:ltsc2025"])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "2025 is not supported",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "2025 is not supported",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &only_2022,
-                None,
-            ),
-            (
-                "a pin that cannot run the image is windows-build-mismatch's",
-                pod(&format!(
+                settings: &only_2022,
+                want: None,
+            },
+            SettingsCase {
+                reference: "a pin that cannot run the image is windows-build-mismatch's",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN2019])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "the RuntimeClass's pin is the operator's choice",
-                format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "the RuntimeClass's pin is the operator's choice",
+                text: format!(
                     "{rc}{}",
                     pod(&format!(
                         "  runtimeClassName: win\n{TOLERATE}{}",
                         containers(&[WIN])
                     ))
                 ),
-                &defaults,
-                None,
-            ),
-            (
-                "§4 a running pod carries its RuntimeClass's pin in its own nodeSelector",
-                format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "§4 a running pod carries its RuntimeClass's pin in its own nodeSelector",
+                text: format!(
                     "{rc}{}",
                     pod(&format!(
                         "  runtimeClassName: win\n{}{TOLERATE}{}",
@@ -1367,41 +1375,47 @@ mod tests {
                         containers(&[WIN])
                     ))
                 ),
-                &defaults,
-                None,
-            ),
-            (
-                "a RuntimeClass that could not be looked up may pin it",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "a RuntimeClass that could not be looked up may pin it",
+                text: pod(&format!(
                     "  runtimeClassName: win\n{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "§2.2 HostProcess pods need no build match",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "§2.2 HostProcess pods need no build match",
+                text: pod(&format!(
                     "{hostprocess}{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&[WIN])
                 )),
-                &defaults,
-                None,
-            ),
-            (
-                "no image build known",
-                pod(&format!(
+                settings: &defaults,
+                want: None,
+            },
+            SettingsCase {
+                reference: "no image build known",
+                text: pod(&format!(
                     "{}{TOLERATE}{}",
                     pinned("10.0.20348"),
                     containers(&["contoso.azurecr.io/app:1"])
                 )),
-                &defaults,
-                None,
-            ),
+                settings: &defaults,
+                want: None,
+            },
         ];
-        for (reference, text, settings, want) in rows {
+        for SettingsCase {
+            reference,
+            text,
+            settings,
+            want,
+        } in rows
+        {
             let got = sorted_rule_paths(&findings(&text, None, settings, NARROW));
             let want: Vec<(String, String)> = want
                 .into_iter()

@@ -594,7 +594,6 @@ fn validate_term(
 }
 
 #[cfg(test)]
-#[allow(clippy::type_complexity)] // table rows are tuples
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::NodeAffinity;
@@ -764,143 +763,160 @@ mod tests {
         let os_win = || req("kubernetes.io/os", "In", &["windows"]);
         let os_lin = || req("kubernetes.io/os", "In", &["linux"]);
         let name_in = |n: &str| req("metadata.name", "In", &[n]);
-        // (term, node name, expected, why)
-        let rows: Vec<(NodeSelectorTerm, &str, bool, &str)> = vec![
-            (term(vec![os_win()], vec![]), "n1", true, "one expression"),
-            (
-                term(
+        /// A node selector term, a node name, whether it matches and why.
+        struct TermCase<'a> {
+            term: NodeSelectorTerm,
+            node_name: &'a str,
+            want: bool,
+            why: &'a str,
+        }
+        let rows = vec![
+            TermCase {
+                term: term(vec![os_win()], vec![]),
+                node_name: "n1",
+                want: true,
+                why: "one expression",
+            },
+            TermCase {
+                term: term(
                     vec![os_win(), req("kubernetes.io/os", "Exists", &[])],
                     vec![],
                 ),
-                "n1",
-                true,
-                "expressions ANDed",
-            ),
-            (
-                term(vec![os_win(), os_lin()], vec![]),
-                "n1",
-                false,
-                "expressions ANDed, one fails",
-            ),
-            (
-                term(vec![], vec![]),
-                "n1",
-                false,
-                "empty term matches nothing",
-            ),
-            (
-                NodeSelectorTerm {
+                node_name: "n1",
+                want: true,
+                why: "expressions ANDed",
+            },
+            TermCase {
+                term: term(vec![os_win(), os_lin()], vec![]),
+                node_name: "n1",
+                want: false,
+                why: "expressions ANDed, one fails",
+            },
+            TermCase {
+                term: term(vec![], vec![]),
+                node_name: "n1",
+                want: false,
+                why: "empty term matches nothing",
+            },
+            TermCase {
+                term: NodeSelectorTerm {
                     match_expressions: Some(vec![]),
                     match_fields: Some(vec![]),
                 },
-                "n1",
-                false,
-                "empty lists",
-            ),
-            (
-                term(vec![], vec![name_in("n1")]),
-                "n1",
-                true,
-                "matchFields In name",
-            ),
-            (
-                term(vec![], vec![name_in("n2")]),
-                "n1",
-                false,
-                "matchFields In other name",
-            ),
-            (
-                term(vec![], vec![req("metadata.name", "NotIn", &["n2"])]),
-                "n1",
-                true,
-                "matchFields NotIn",
-            ),
-            (
-                term(vec![], vec![req("metadata.name", "NotIn", &["n1"])]),
-                "n1",
-                false,
-                "matchFields NotIn self",
-            ),
-            (
-                term(vec![os_win()], vec![name_in("n1")]),
-                "n1",
-                true,
-                "both parts match",
-            ),
-            (
-                term(vec![os_lin()], vec![name_in("n1")]),
-                "n1",
-                false,
-                "labels fail",
-            ),
-            (
-                term(vec![os_win()], vec![name_in("n2")]),
-                "n1",
-                false,
-                "fields fail",
-            ),
-            (
-                term(vec![], vec![name_in("n2")]),
-                "",
-                true,
-                "quirk: fields skipped for a nameless node",
-            ),
-            (
-                term(vec![os_lin()], vec![name_in("n2")]),
-                "",
-                false,
-                "labels still checked for a nameless node",
-            ),
-            (
-                term(vec![], vec![req("metadata.name", "In", &["n1", "n2"])]),
-                "n1",
-                false,
-                "fields need exactly one value",
-            ),
-            (
-                term(vec![], vec![req("metadata.name", "Exists", &[])]),
-                "n1",
-                false,
-                "fields: only In/NotIn",
-            ),
-            (
-                term(vec![], vec![req("metadata.uid", "In", &[""])]),
-                "n1",
-                true,
-                "other field reads as empty",
-            ),
-            (
-                term(vec![], vec![req("metadata.uid", "In", &["n1"])]),
-                "n1",
-                false,
-                "other field is not the name",
-            ),
-            (
-                term(vec![name_in("n1")], vec![]),
-                "n1",
-                false,
-                "metadata.name in matchExpressions is a label lookup",
-            ),
-            (
-                term(vec![name_in("label-name")], vec![]),
-                "n1",
-                true,
-                "…which reads the label",
-            ),
-            (
-                term(vec![os_win(), req("x", "Gt", &["nope"])], vec![]),
-                "n1",
-                false,
-                "parse error: term matches nothing",
-            ),
-            (
-                term(vec![os_win()], vec![req("metadata.name", "Gt", &["1"])]),
-                "",
-                false,
-                "field parse error, even nameless",
-            ),
+                node_name: "n1",
+                want: false,
+                why: "empty lists",
+            },
+            TermCase {
+                term: term(vec![], vec![name_in("n1")]),
+                node_name: "n1",
+                want: true,
+                why: "matchFields In name",
+            },
+            TermCase {
+                term: term(vec![], vec![name_in("n2")]),
+                node_name: "n1",
+                want: false,
+                why: "matchFields In other name",
+            },
+            TermCase {
+                term: term(vec![], vec![req("metadata.name", "NotIn", &["n2"])]),
+                node_name: "n1",
+                want: true,
+                why: "matchFields NotIn",
+            },
+            TermCase {
+                term: term(vec![], vec![req("metadata.name", "NotIn", &["n1"])]),
+                node_name: "n1",
+                want: false,
+                why: "matchFields NotIn self",
+            },
+            TermCase {
+                term: term(vec![os_win()], vec![name_in("n1")]),
+                node_name: "n1",
+                want: true,
+                why: "both parts match",
+            },
+            TermCase {
+                term: term(vec![os_lin()], vec![name_in("n1")]),
+                node_name: "n1",
+                want: false,
+                why: "labels fail",
+            },
+            TermCase {
+                term: term(vec![os_win()], vec![name_in("n2")]),
+                node_name: "n1",
+                want: false,
+                why: "fields fail",
+            },
+            TermCase {
+                term: term(vec![], vec![name_in("n2")]),
+                node_name: "",
+                want: true,
+                why: "quirk: fields skipped for a nameless node",
+            },
+            TermCase {
+                term: term(vec![os_lin()], vec![name_in("n2")]),
+                node_name: "",
+                want: false,
+                why: "labels still checked for a nameless node",
+            },
+            TermCase {
+                term: term(vec![], vec![req("metadata.name", "In", &["n1", "n2"])]),
+                node_name: "n1",
+                want: false,
+                why: "fields need exactly one value",
+            },
+            TermCase {
+                term: term(vec![], vec![req("metadata.name", "Exists", &[])]),
+                node_name: "n1",
+                want: false,
+                why: "fields: only In/NotIn",
+            },
+            TermCase {
+                term: term(vec![], vec![req("metadata.uid", "In", &[""])]),
+                node_name: "n1",
+                want: true,
+                why: "other field reads as empty",
+            },
+            TermCase {
+                term: term(vec![], vec![req("metadata.uid", "In", &["n1"])]),
+                node_name: "n1",
+                want: false,
+                why: "other field is not the name",
+            },
+            TermCase {
+                term: term(vec![name_in("n1")], vec![]),
+                node_name: "n1",
+                want: false,
+                why: "metadata.name in matchExpressions is a label lookup",
+            },
+            TermCase {
+                term: term(vec![name_in("label-name")], vec![]),
+                node_name: "n1",
+                want: true,
+                why: "…which reads the label",
+            },
+            TermCase {
+                term: term(vec![os_win(), req("x", "Gt", &["nope"])], vec![]),
+                node_name: "n1",
+                want: false,
+                why: "parse error: term matches nothing",
+            },
+            TermCase {
+                term: term(vec![os_win()], vec![req("metadata.name", "Gt", &["1"])]),
+                node_name: "",
+                want: false,
+                why: "field parse error, even nameless",
+            },
         ];
-        for (t, name, want, why) in rows {
+        for TermCase {
+            term: t,
+            node_name: name,
+            want,
+            why,
+        } in rows
+        {
             assert_eq!(term_matches(&t, node(name, &l)), want, "{why}");
         }
     }
@@ -962,25 +978,85 @@ mod tests {
         )]);
         let aff_none = affinity(vec![]);
         let no_na = Affinity::default();
-        // (nodeSelector, affinity, node labels, expected)
-        let rows: Vec<(
-            Option<&BTreeMap<String, String>>,
-            Option<&Affinity>,
-            &BTreeMap<String, String>,
-            bool,
-        )> = vec![
-            (None, None, &wl, true),
-            (Some(&empty), None, &ll, true),
-            (Some(&sel_win), None, &wl, true),
-            (Some(&sel_win), None, &ll, false),
-            (None, Some(&aff_win), &wl, true),
-            (None, Some(&aff_win), &ll, false),
-            (Some(&sel_win), Some(&aff_win), &wl, true),
-            (Some(&sel_win), Some(&aff_win), &ll, false),
-            (Some(&sel_win), Some(&aff_none), &wl, false), // AND: affinity with no terms fails
-            (None, Some(&no_na), &ll, true),               // affinity without nodeAffinity
+        /// A nodeSelector, an affinity, the node labels and whether the pod matches the node.
+        struct MatchCase<'a> {
+            selector: Option<&'a BTreeMap<String, String>>,
+            affinity: Option<&'a Affinity>,
+            labels: &'a BTreeMap<String, String>,
+            want: bool,
+        }
+        let rows = vec![
+            MatchCase {
+                selector: None,
+                affinity: None,
+                labels: &wl,
+                want: true,
+            },
+            MatchCase {
+                selector: Some(&empty),
+                affinity: None,
+                labels: &ll,
+                want: true,
+            },
+            MatchCase {
+                selector: Some(&sel_win),
+                affinity: None,
+                labels: &wl,
+                want: true,
+            },
+            MatchCase {
+                selector: Some(&sel_win),
+                affinity: None,
+                labels: &ll,
+                want: false,
+            },
+            MatchCase {
+                selector: None,
+                affinity: Some(&aff_win),
+                labels: &wl,
+                want: true,
+            },
+            MatchCase {
+                selector: None,
+                affinity: Some(&aff_win),
+                labels: &ll,
+                want: false,
+            },
+            MatchCase {
+                selector: Some(&sel_win),
+                affinity: Some(&aff_win),
+                labels: &wl,
+                want: true,
+            },
+            MatchCase {
+                selector: Some(&sel_win),
+                affinity: Some(&aff_win),
+                labels: &ll,
+                want: false,
+            },
+            MatchCase {
+                selector: Some(&sel_win),
+                affinity: Some(&aff_none),
+                labels: &wl,
+                want: false,
+            }, // AND: affinity with no terms fails
+            MatchCase {
+                selector: None,
+                affinity: Some(&no_na),
+                labels: &ll,
+                want: true,
+            }, // affinity without nodeAffinity
         ];
-        for (i, (s, a, l, want)) in rows.into_iter().enumerate() {
+        for (
+            i,
+            MatchCase {
+                selector: s,
+                affinity: a,
+                labels: l,
+                want,
+            },
+        ) in rows.into_iter().enumerate()
+        {
             assert_eq!(pod_matches_node(s, a, node("n", l)), want, "row {i}");
         }
         let spec = PodSpec {
@@ -1043,101 +1119,118 @@ mod tests {
         let field = |r| sel(vec![term(vec![], vec![r])]);
         let e0 = "nodeSelectorTerms[0].matchExpressions[0]";
         let f0 = "nodeSelectorTerms[0].matchFields[0]";
-        let rows: Vec<(NodeSelector, Vec<(String, ProblemKind, &str)>)> = vec![
-            (
-                sel(vec![]),
-                vec![(
+        /// A node selector and the problems it has.
+        struct ProblemCase<'a> {
+            selector: NodeSelector,
+            want: Vec<(String, ProblemKind, &'a str)>,
+        }
+        let rows = vec![
+            ProblemCase {
+                selector: sel(vec![]),
+                want: vec![(
                     "nodeSelectorTerms".into(),
                     Required,
                     "must have at least one node selector term",
                 )],
-            ),
-            (sel(vec![term(vec![], vec![])]), vec![]), // an empty term is accepted (and matches nothing)
-            (one(req("kubernetes.io/os", "In", &["windows"])), vec![]),
-            (
-                one(req("kubernetes.io/os", "In", &[])),
-                vec![(
+            },
+            ProblemCase {
+                selector: sel(vec![term(vec![], vec![])]),
+                want: vec![],
+            }, // an empty term is accepted (and matches nothing)
+            ProblemCase {
+                selector: one(req("kubernetes.io/os", "In", &["windows"])),
+                want: vec![],
+            },
+            ProblemCase {
+                selector: one(req("kubernetes.io/os", "In", &[])),
+                want: vec![(
                     format!("{e0}.values"),
                     Required,
                     "must be specified when `operator` is 'In' or 'NotIn'",
                 )],
-            ),
-            (
-                one(req("kubernetes.io/os", "NotIn", &[])),
-                vec![(
+            },
+            ProblemCase {
+                selector: one(req("kubernetes.io/os", "NotIn", &[])),
+                want: vec![(
                     format!("{e0}.values"),
                     Required,
                     "must be specified when `operator` is 'In' or 'NotIn'",
                 )],
-            ),
-            (
-                one(req("kubernetes.io/os", "Exists", &["x"])),
-                vec![(
+            },
+            ProblemCase {
+                selector: one(req("kubernetes.io/os", "Exists", &["x"])),
+                want: vec![(
                     format!("{e0}.values"),
                     Forbidden,
                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
                 )],
-            ),
-            (
-                one(req("kubernetes.io/os", "DoesNotExist", &["x"])),
-                vec![(
+            },
+            ProblemCase {
+                selector: one(req("kubernetes.io/os", "DoesNotExist", &["x"])),
+                want: vec![(
                     format!("{e0}.values"),
                     Forbidden,
                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
                 )],
-            ),
-            (
-                one(req("build", "Gt", &[])),
-                vec![(
+            },
+            ProblemCase {
+                selector: one(req("build", "Gt", &[])),
+                want: vec![(
                     format!("{e0}.values"),
                     Required,
                     "must be specified single value when `operator` is 'Lt' or 'Gt'",
                 )],
-            ),
-            (
-                one(req("build", "Lt", &["1", "2"])),
-                vec![(
+            },
+            ProblemCase {
+                selector: one(req("build", "Lt", &["1", "2"])),
+                want: vec![(
                     format!("{e0}.values"),
                     Required,
                     "must be specified single value when `operator` is 'Lt' or 'Gt'",
                 )],
-            ),
-            (one(req("build", "Gt", &["abc"])), vec![]), // integer-ness is not checked by the API
-            (
-                one(req("build", "Equals", &["1"])),
-                vec![(
+            },
+            ProblemCase {
+                selector: one(req("build", "Gt", &["abc"])),
+                want: vec![],
+            }, // integer-ness is not checked by the API
+            ProblemCase {
+                selector: one(req("build", "Equals", &["1"])),
+                want: vec![(
                     format!("{e0}.operator"),
                     Invalid,
                     "not a valid selector operator",
                 )],
-            ),
-            (field(req("metadata.name", "In", &["node-1"])), vec![]),
-            (
-                field(req("metadata.name", "In", &["a", "b"])),
-                vec![(
+            },
+            ProblemCase {
+                selector: field(req("metadata.name", "In", &["node-1"])),
+                want: vec![],
+            },
+            ProblemCase {
+                selector: field(req("metadata.name", "In", &["a", "b"])),
+                want: vec![(
                     format!("{f0}.values"),
                     Required,
                     "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
                 )],
-            ),
-            (
-                field(req("metadata.name", "Exists", &[])),
-                vec![(
+            },
+            ProblemCase {
+                selector: field(req("metadata.name", "Exists", &[])),
+                want: vec![(
                     format!("{f0}.operator"),
                     Invalid,
                     "not a valid selector operator",
                 )],
-            ),
-            (
-                field(req("metadata.uid", "In", &["x"])),
-                vec![(
+            },
+            ProblemCase {
+                selector: field(req("metadata.uid", "In", &["x"])),
+                want: vec![(
                     format!("{f0}.key"),
                     Invalid,
                     "not a valid field selector key",
                 )],
-            ),
+            },
         ];
-        for (s, want) in rows {
+        for ProblemCase { selector: s, want } in rows {
             let want: Vec<_> = want
                 .into_iter()
                 .map(|(p, k, m)| (p, k, m.to_string()))

@@ -408,7 +408,6 @@ pub fn compare_quantities(a: &Quantity, b: &Quantity) -> Option<Ordering> {
 }
 
 #[cfg(test)]
-#[allow(clippy::type_complexity)] // table rows are tuples
 mod tests {
     use super::*;
     use k8s_openapi::api::node::v1::{Overhead, Scheduling};
@@ -445,33 +444,68 @@ mod tests {
     #[test]
     fn merge_selector_table() {
         let os_win: &[(&str, &str)] = &[("kubernetes.io/os", "windows")];
-        // (pod selector, rc selector, merged, conflicts) — kubernetes-windows-rules.md §4 setScheduling.
-        type Row<'a> = (
-            Option<&'a [(&'a str, &'a str)]>,
-            Option<&'a [(&'a str, &'a str)]>,
-            Option<&'a [(&'a str, &'a str)]>,
-            usize,
-        );
-        let rows: Vec<Row> = vec![
-            (None, Some(os_win), Some(os_win), 0), // nil pod selector takes the RC's
-            (None, None, None, 0),
-            (
-                Some(&[("zone", "a")]),
-                Some(os_win),
-                Some(&[("kubernetes.io/os", "windows"), ("zone", "a")]),
-                0,
-            ), // union
-            (Some(os_win), Some(os_win), Some(os_win), 0), // same value: no conflict
-            (Some(&[]), Some(os_win), Some(os_win), 0),    // empty (non-nil) pod selector
-            (Some(&[("zone", "a")]), None, Some(&[("zone", "a")]), 0),
-            (
-                Some(&[("kubernetes.io/os", "linux")]),
-                Some(os_win),
-                Some(&[("kubernetes.io/os", "linux")]),
-                1,
-            ),
+        // kubernetes-windows-rules.md §4 setScheduling.
+        /// The pod's and the RuntimeClass's nodeSelector, the merged one and how many conflicts.
+        struct SchedulingCase<'a> {
+            pod: Option<&'a [(&'a str, &'a str)]>,
+            runtime_class: Option<&'a [(&'a str, &'a str)]>,
+            want: Option<&'a [(&'a str, &'a str)]>,
+            conflicts: usize,
+        }
+        let rows = vec![
+            SchedulingCase {
+                pod: None,
+                runtime_class: Some(os_win),
+                want: Some(os_win),
+                conflicts: 0,
+            }, // nil pod selector takes the RC's
+            SchedulingCase {
+                pod: None,
+                runtime_class: None,
+                want: None,
+                conflicts: 0,
+            },
+            SchedulingCase {
+                pod: Some(&[("zone", "a")]),
+                runtime_class: Some(os_win),
+                want: Some(&[("kubernetes.io/os", "windows"), ("zone", "a")]),
+                conflicts: 0,
+            }, // union
+            SchedulingCase {
+                pod: Some(os_win),
+                runtime_class: Some(os_win),
+                want: Some(os_win),
+                conflicts: 0,
+            }, // same value: no conflict
+            SchedulingCase {
+                pod: Some(&[]),
+                runtime_class: Some(os_win),
+                want: Some(os_win),
+                conflicts: 0,
+            }, // empty (non-nil) pod selector
+            SchedulingCase {
+                pod: Some(&[("zone", "a")]),
+                runtime_class: None,
+                want: Some(&[("zone", "a")]),
+                conflicts: 0,
+            },
+            SchedulingCase {
+                pod: Some(&[("kubernetes.io/os", "linux")]),
+                runtime_class: Some(os_win),
+                want: Some(&[("kubernetes.io/os", "linux")]),
+                conflicts: 1,
+            },
         ];
-        for (i, (pod, rcs, want, nconf)) in rows.into_iter().enumerate() {
+        for (
+            i,
+            SchedulingCase {
+                pod,
+                runtime_class: rcs,
+                want,
+                conflicts: nconf,
+            },
+        ) in rows.into_iter().enumerate()
+        {
             let pod = pod.map(map);
             let m = merge_scheduling(pod.as_ref(), &[], &rc(rcs, None));
             assert_eq!(m.node_selector, want.map(map), "row {i}");
@@ -532,124 +566,137 @@ mod tests {
 
     #[test]
     fn superset_table() {
-        // (ss, t, ss ⊇ t) — pkg/util/tolerations isSuperset.
-        let rows: Vec<(Toleration, Toleration, bool, &str)> = vec![
-            (
-                tol("a", "Equal", "1", "NoSchedule", None),
-                tol("a", "Equal", "1", "NoSchedule", None),
-                true,
-                "equal",
-            ),
-            (
-                tol("a", "", "1", "", None),
-                tol("a", "", "1", "", None),
-                true,
-                "equal with empty operator",
-            ),
-            (
-                tol("a", "Exists", "", "", None),
-                tol("a", "Equal", "1", "NoSchedule", None),
-                true,
-                "Exists covers values, empty effect covers effects",
-            ),
-            (
-                tol("", "Exists", "", "", None),
-                tol("b", "Equal", "1", "NoExecute", Some(5)),
-                true,
-                "empty key + Exists covers all",
-            ),
-            (
-                tol("", "Equal", "", "", None),
-                tol("b", "Equal", "", "", None),
-                false,
-                "empty key needs Exists",
-            ),
-            (
-                tol("a", "Exists", "", "NoSchedule", None),
-                tol("a", "Exists", "", "", None),
-                false,
-                "effect narrower",
-            ),
-            (
-                tol("a", "Exists", "", "NoSchedule", None),
-                tol("a", "Exists", "", "NoExecute", None),
-                false,
-                "other effect",
-            ),
-            (
-                tol("b", "Exists", "", "", None),
-                tol("a", "Exists", "", "", None),
-                false,
-                "other key",
-            ),
-            (
-                tol("a", "Equal", "1", "", None),
-                tol("a", "Equal", "2", "", None),
-                false,
-                "other value",
-            ),
-            (
-                tol("a", "Equal", "1", "", None),
-                tol("a", "Exists", "", "", None),
-                false,
-                "Equal does not cover Exists",
-            ),
-            (
-                tol("a", "Equal", "1", "", None),
-                tol("a", "", "1", "", None),
-                false,
-                "quirk: t's empty operator is not Equal",
-            ),
-            (
-                tol("a", "", "1", "", None),
-                tol("a", "Equal", "1", "", None),
-                true,
-                "ss's empty operator means Equal",
-            ),
-            (
-                tol("a", "Exists", "", "NoExecute", Some(60)),
-                tol("a", "Exists", "", "NoExecute", Some(30)),
-                true,
-                "fewer seconds covered",
-            ),
-            (
-                tol("a", "Exists", "", "NoExecute", Some(60)),
-                tol("a", "Exists", "", "NoExecute", Some(60)),
-                true,
-                "same seconds",
-            ),
-            (
-                tol("a", "Exists", "", "NoExecute", Some(30)),
-                tol("a", "Exists", "", "NoExecute", Some(60)),
-                false,
-                "more seconds not covered",
-            ),
-            (
-                tol("a", "Exists", "", "NoExecute", Some(30)),
-                tol("a", "Exists", "", "NoExecute", None),
-                false,
-                "nil seconds = forever",
-            ),
-            (
-                tol("a", "Exists", "", "NoExecute", None),
-                tol("a", "Exists", "", "NoExecute", Some(30)),
-                true,
-                "forever covers bounded",
-            ),
-            (
-                tol("a", "Exists", "", "", Some(30)),
-                tol("a", "Exists", "", "NoExecute", None),
-                true,
-                "seconds only checked for NoExecute ss",
-            ),
-            (
-                tol("a", "Lt", "5", "", None),
-                tol("a", "Lt", "5", "NoSchedule", None),
-                false,
-                "unknown ss operator covers nothing else",
-            ),
+        // pkg/util/tolerations isSuperset.
+        /// Two tolerations, whether the first is a superset of the second, and why.
+        struct TolerationCase<'a> {
+            superset: Toleration,
+            toleration: Toleration,
+            want: bool,
+            why: &'a str,
+        }
+        let rows = vec![
+            TolerationCase {
+                superset: tol("a", "Equal", "1", "NoSchedule", None),
+                toleration: tol("a", "Equal", "1", "NoSchedule", None),
+                want: true,
+                why: "equal",
+            },
+            TolerationCase {
+                superset: tol("a", "", "1", "", None),
+                toleration: tol("a", "", "1", "", None),
+                want: true,
+                why: "equal with empty operator",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "", None),
+                toleration: tol("a", "Equal", "1", "NoSchedule", None),
+                want: true,
+                why: "Exists covers values, empty effect covers effects",
+            },
+            TolerationCase {
+                superset: tol("", "Exists", "", "", None),
+                toleration: tol("b", "Equal", "1", "NoExecute", Some(5)),
+                want: true,
+                why: "empty key + Exists covers all",
+            },
+            TolerationCase {
+                superset: tol("", "Equal", "", "", None),
+                toleration: tol("b", "Equal", "", "", None),
+                want: false,
+                why: "empty key needs Exists",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoSchedule", None),
+                toleration: tol("a", "Exists", "", "", None),
+                want: false,
+                why: "effect narrower",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoSchedule", None),
+                toleration: tol("a", "Exists", "", "NoExecute", None),
+                want: false,
+                why: "other effect",
+            },
+            TolerationCase {
+                superset: tol("b", "Exists", "", "", None),
+                toleration: tol("a", "Exists", "", "", None),
+                want: false,
+                why: "other key",
+            },
+            TolerationCase {
+                superset: tol("a", "Equal", "1", "", None),
+                toleration: tol("a", "Equal", "2", "", None),
+                want: false,
+                why: "other value",
+            },
+            TolerationCase {
+                superset: tol("a", "Equal", "1", "", None),
+                toleration: tol("a", "Exists", "", "", None),
+                want: false,
+                why: "Equal does not cover Exists",
+            },
+            TolerationCase {
+                superset: tol("a", "Equal", "1", "", None),
+                toleration: tol("a", "", "1", "", None),
+                want: false,
+                why: "quirk: t's empty operator is not Equal",
+            },
+            TolerationCase {
+                superset: tol("a", "", "1", "", None),
+                toleration: tol("a", "Equal", "1", "", None),
+                want: true,
+                why: "ss's empty operator means Equal",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoExecute", Some(60)),
+                toleration: tol("a", "Exists", "", "NoExecute", Some(30)),
+                want: true,
+                why: "fewer seconds covered",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoExecute", Some(60)),
+                toleration: tol("a", "Exists", "", "NoExecute", Some(60)),
+                want: true,
+                why: "same seconds",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoExecute", Some(30)),
+                toleration: tol("a", "Exists", "", "NoExecute", Some(60)),
+                want: false,
+                why: "more seconds not covered",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoExecute", Some(30)),
+                toleration: tol("a", "Exists", "", "NoExecute", None),
+                want: false,
+                why: "nil seconds = forever",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "NoExecute", None),
+                toleration: tol("a", "Exists", "", "NoExecute", Some(30)),
+                want: true,
+                why: "forever covers bounded",
+            },
+            TolerationCase {
+                superset: tol("a", "Exists", "", "", Some(30)),
+                toleration: tol("a", "Exists", "", "NoExecute", None),
+                want: true,
+                why: "seconds only checked for NoExecute ss",
+            },
+            TolerationCase {
+                superset: tol("a", "Lt", "5", "", None),
+                toleration: tol("a", "Lt", "5", "NoSchedule", None),
+                want: false,
+                why: "unknown ss operator covers nothing else",
+            },
         ];
-        for (ss, t, want, why) in rows {
+        for TolerationCase {
+            superset: ss,
+            toleration: t,
+            want,
+            why,
+        } in rows
+        {
             assert_eq!(is_superset(&ss, &t), want, "{why}");
         }
     }
@@ -662,55 +709,82 @@ mod tests {
         let gpu = tol("gpu", "Exists", "", "NoSchedule", None);
         let ne30 = tol("n", "Exists", "", "NoExecute", Some(30));
         let ne60 = tol("n", "Exists", "", "NoExecute", Some(60));
-        // (first, second, merged)
-        let rows: Vec<(Vec<Toleration>, Vec<Toleration>, Vec<Toleration>, &str)> = vec![
-            (vec![], vec![], vec![], "empty"),
-            (vec![win.clone()], vec![], vec![win.clone()], "pod only"),
-            (vec![], vec![win.clone()], vec![win.clone()], "rc only"),
-            (
-                vec![win.clone()],
-                vec![gpu.clone()],
-                vec![win.clone(), gpu.clone()],
-                "union in order, pod first",
-            ),
-            (
-                vec![win.clone()],
-                vec![win.clone()],
-                vec![win.clone()],
-                "exact duplicate kept once",
-            ),
-            (
-                vec![win.clone()],
-                vec![win_any.clone()],
-                vec![win_any.clone()],
-                "covered by a later one: dropped",
-            ),
-            (
-                vec![win_any.clone()],
-                vec![win.clone()],
-                vec![win_any.clone()],
-                "covered by a kept one: dropped",
-            ),
-            (
-                vec![win.clone(), gpu.clone()],
-                vec![all.clone()],
-                vec![all.clone()],
-                "tolerate-everything swallows all",
-            ),
-            (
-                vec![ne30.clone()],
-                vec![ne60.clone()],
-                vec![ne60.clone()],
-                "longer NoExecute seconds win",
-            ),
-            (
-                vec![ne60.clone()],
-                vec![ne30.clone()],
-                vec![ne60.clone()],
-                "…in either order",
-            ),
+        /// Two lists of tolerations, the merged one and why.
+        struct MergeCase<'a> {
+            first: Vec<Toleration>,
+            second: Vec<Toleration>,
+            want: Vec<Toleration>,
+            why: &'a str,
+        }
+        let rows = vec![
+            MergeCase {
+                first: vec![],
+                second: vec![],
+                want: vec![],
+                why: "empty",
+            },
+            MergeCase {
+                first: vec![win.clone()],
+                second: vec![],
+                want: vec![win.clone()],
+                why: "pod only",
+            },
+            MergeCase {
+                first: vec![],
+                second: vec![win.clone()],
+                want: vec![win.clone()],
+                why: "rc only",
+            },
+            MergeCase {
+                first: vec![win.clone()],
+                second: vec![gpu.clone()],
+                want: vec![win.clone(), gpu.clone()],
+                why: "union in order, pod first",
+            },
+            MergeCase {
+                first: vec![win.clone()],
+                second: vec![win.clone()],
+                want: vec![win.clone()],
+                why: "exact duplicate kept once",
+            },
+            MergeCase {
+                first: vec![win.clone()],
+                second: vec![win_any.clone()],
+                want: vec![win_any.clone()],
+                why: "covered by a later one: dropped",
+            },
+            MergeCase {
+                first: vec![win_any.clone()],
+                second: vec![win.clone()],
+                want: vec![win_any.clone()],
+                why: "covered by a kept one: dropped",
+            },
+            MergeCase {
+                first: vec![win.clone(), gpu.clone()],
+                second: vec![all.clone()],
+                want: vec![all.clone()],
+                why: "tolerate-everything swallows all",
+            },
+            MergeCase {
+                first: vec![ne30.clone()],
+                second: vec![ne60.clone()],
+                want: vec![ne60.clone()],
+                why: "longer NoExecute seconds win",
+            },
+            MergeCase {
+                first: vec![ne60.clone()],
+                second: vec![ne30.clone()],
+                want: vec![ne60.clone()],
+                why: "…in either order",
+            },
         ];
-        for (a, b, want, why) in rows {
+        for MergeCase {
+            first: a,
+            second: b,
+            want,
+            why,
+        } in rows
+        {
             assert_eq!(merge_tolerations(&a, &b), want, "{why}");
         }
         // Duplicates that differ only in None vs Some(""): the first is kept.
@@ -768,36 +842,74 @@ mod tests {
         let same_pod = res(&[("cpu", "0.25"), ("memory", "125829120")]);
         let other_pod = res(&[("cpu", "500m"), ("memory", "120Mi")]);
         let fewer_pod = res(&[("cpu", "250m")]);
-        // (pod overhead, runtime class, result) — kubernetes-windows-rules.md §4 setOverhead + Validate.
-        let rows: Vec<(
-            Option<&BTreeMap<String, Quantity>>,
-            Option<&RuntimeClass>,
-            Result<Option<BTreeMap<String, Quantity>>, OverheadError>,
-        )> = vec![
-            (None, Some(&with), Ok(Some(res(fixed)))),            // set
-            (Some(&same_pod), Some(&with), Ok(Some(res(fixed)))), // equal (semantically): set to RC's
-            (Some(&other_pod), Some(&with), Err(OverheadError::Mismatch)), // different
-            (Some(&fewer_pod), Some(&with), Err(OverheadError::Mismatch)), // missing resource
-            (Some(&empty_pod), Some(&with), Err(OverheadError::Mismatch)), // {} is set and differs
-            (None, None, Ok(None)),
-            (None, Some(&without), Ok(None)),
-            (
-                Some(&same_pod),
-                None,
-                Err(OverheadError::WithoutRuntimeClass),
-            ), // no RC
-            (
-                Some(&same_pod),
-                Some(&without),
-                Err(OverheadError::WithoutRuntimeClass),
-            ), // RC without overhead
-            (
-                Some(&empty_pod),
-                None,
-                Err(OverheadError::WithoutRuntimeClass),
-            ), // {} counts as set
+        // kubernetes-windows-rules.md §4 setOverhead + Validate.
+        /// The pod's overhead, the RuntimeClass and the result of the check.
+        struct OverheadCase<'a> {
+            pod: Option<&'a BTreeMap<String, Quantity>>,
+            runtime_class: Option<&'a RuntimeClass>,
+            want: Result<Option<BTreeMap<String, Quantity>>, OverheadError>,
+        }
+        let rows = vec![
+            OverheadCase {
+                pod: None,
+                runtime_class: Some(&with),
+                want: Ok(Some(res(fixed))),
+            }, // set
+            OverheadCase {
+                pod: Some(&same_pod),
+                runtime_class: Some(&with),
+                want: Ok(Some(res(fixed))),
+            }, // equal (semantically): set to RC's
+            OverheadCase {
+                pod: Some(&other_pod),
+                runtime_class: Some(&with),
+                want: Err(OverheadError::Mismatch),
+            }, // different
+            OverheadCase {
+                pod: Some(&fewer_pod),
+                runtime_class: Some(&with),
+                want: Err(OverheadError::Mismatch),
+            }, // missing resource
+            OverheadCase {
+                pod: Some(&empty_pod),
+                runtime_class: Some(&with),
+                want: Err(OverheadError::Mismatch),
+            }, // {} is set and differs
+            OverheadCase {
+                pod: None,
+                runtime_class: None,
+                want: Ok(None),
+            },
+            OverheadCase {
+                pod: None,
+                runtime_class: Some(&without),
+                want: Ok(None),
+            },
+            OverheadCase {
+                pod: Some(&same_pod),
+                runtime_class: None,
+                want: Err(OverheadError::WithoutRuntimeClass),
+            }, // no RC
+            OverheadCase {
+                pod: Some(&same_pod),
+                runtime_class: Some(&without),
+                want: Err(OverheadError::WithoutRuntimeClass),
+            }, // RC without overhead
+            OverheadCase {
+                pod: Some(&empty_pod),
+                runtime_class: None,
+                want: Err(OverheadError::WithoutRuntimeClass),
+            }, // {} counts as set
         ];
-        for (i, (pod, r, want)) in rows.into_iter().enumerate() {
+        for (
+            i,
+            OverheadCase {
+                pod,
+                runtime_class: r,
+                want,
+            },
+        ) in rows.into_iter().enumerate()
+        {
             assert_eq!(check_overhead(pod, r), want, "row {i}");
         }
         // RC overhead without podFixed: an empty pod overhead is semantically equal (nil == empty).

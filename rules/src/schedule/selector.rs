@@ -210,7 +210,6 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::type_complexity)] // table rows are tuples
 mod tests {
     use super::*;
 
@@ -223,50 +222,96 @@ mod tests {
 
     #[test]
     fn node_selector_table() {
-        // (selector, node labels, matches) — kubernetes-windows-rules.md §3.3.
-        let table: &[(&[(&str, &str)], &[(&str, &str)], bool)] = &[
+        // kubernetes-windows-rules.md §3.3.
+        /// A nodeSelector, the node labels and whether they match.
+        struct SelectorCase<'a> {
+            selector: &'a [(&'a str, &'a str)],
+            labels: &'a [(&'a str, &'a str)],
+            want: bool,
+        }
+        let table: &[SelectorCase] = &[
             // nil/empty map selects everything
-            (&[], &[], true),
-            (&[], &[("kubernetes.io/os", "linux")], true),
+            SelectorCase {
+                selector: &[],
+                labels: &[],
+                want: true,
+            },
+            SelectorCase {
+                selector: &[],
+                labels: &[("kubernetes.io/os", "linux")],
+                want: true,
+            },
             // exact equality
-            (
-                &[("kubernetes.io/os", "windows")],
-                &[("kubernetes.io/os", "windows")],
-                true,
-            ),
-            (
-                &[("kubernetes.io/os", "windows")],
-                &[("kubernetes.io/os", "linux")],
-                false,
-            ),
+            SelectorCase {
+                selector: &[("kubernetes.io/os", "windows")],
+                labels: &[("kubernetes.io/os", "windows")],
+                want: true,
+            },
+            SelectorCase {
+                selector: &[("kubernetes.io/os", "windows")],
+                labels: &[("kubernetes.io/os", "linux")],
+                want: false,
+            },
             // label must exist
-            (&[("kubernetes.io/os", "windows")], &[], false),
+            SelectorCase {
+                selector: &[("kubernetes.io/os", "windows")],
+                labels: &[],
+                want: false,
+            },
             // case-sensitive values and keys
-            (
-                &[("kubernetes.io/os", "windows")],
-                &[("kubernetes.io/os", "Windows")],
-                false,
-            ),
-            (
-                &[("kubernetes.io/os", "windows")],
-                &[("Kubernetes.io/os", "windows")],
-                false,
-            ),
+            SelectorCase {
+                selector: &[("kubernetes.io/os", "windows")],
+                labels: &[("kubernetes.io/os", "Windows")],
+                want: false,
+            },
+            SelectorCase {
+                selector: &[("kubernetes.io/os", "windows")],
+                labels: &[("Kubernetes.io/os", "windows")],
+                want: false,
+            },
             // "" requires a present label with an empty value
-            (&[("gpu", "")], &[("gpu", "")], true),
-            (&[("gpu", "")], &[], false),
-            (&[("gpu", "")], &[("gpu", "x")], false),
+            SelectorCase {
+                selector: &[("gpu", "")],
+                labels: &[("gpu", "")],
+                want: true,
+            },
+            SelectorCase {
+                selector: &[("gpu", "")],
+                labels: &[],
+                want: false,
+            },
+            SelectorCase {
+                selector: &[("gpu", "")],
+                labels: &[("gpu", "x")],
+                want: false,
+            },
             // every pair must hold (AND)
-            (
-                &[("a", "1"), ("b", "2")],
-                &[("a", "1"), ("b", "2"), ("c", "3")],
-                true,
-            ),
-            (&[("a", "1"), ("b", "2")], &[("a", "1")], false),
+            SelectorCase {
+                selector: &[("a", "1"), ("b", "2")],
+                labels: &[("a", "1"), ("b", "2"), ("c", "3")],
+                want: true,
+            },
+            SelectorCase {
+                selector: &[("a", "1"), ("b", "2")],
+                labels: &[("a", "1")],
+                want: false,
+            },
             // no trimming
-            (&[("a", "1")], &[("a", "1 ")], false),
+            SelectorCase {
+                selector: &[("a", "1")],
+                labels: &[("a", "1 ")],
+                want: false,
+            },
         ];
-        for (i, (sel, labels, want)) in table.iter().enumerate() {
+        for (
+            i,
+            SelectorCase {
+                selector: sel,
+                labels,
+                want,
+            },
+        ) in table.iter().enumerate()
+        {
             assert_eq!(
                 node_selector_matches(&map(sel), &map(labels)),
                 *want,

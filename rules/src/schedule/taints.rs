@@ -469,7 +469,6 @@ pub fn validate_toleration_update(old: &[Toleration], new: &[Toleration]) -> Opt
 }
 
 #[cfg(test)]
-#[allow(clippy::type_complexity)] // table rows are tuples
 mod tests {
     use super::*;
     use proptest::prelude::*;
@@ -513,190 +512,205 @@ mod tests {
     #[test]
     fn tolerates_table() {
         let win = taint("os", Some("windows"), NO_SCHEDULE);
-        // (toleration, taint, gates, expected, why) — kubernetes-windows-rules.md §3.1.
-        let rows: Vec<(Toleration, Taint, Gates, bool, &str)> = vec![
-            (
-                tol(
+        // kubernetes-windows-rules.md §3.1.
+        /// A toleration, a taint, the feature gates, whether it tolerates and why.
+        struct ToleratesCase<'a> {
+            toleration: Toleration,
+            taint: Taint,
+            gates: Gates,
+            want: bool,
+            why: &'a str,
+        }
+        let rows = vec![
+            ToleratesCase {
+                toleration: tol(
                     Some("os"),
                     Some("Equal"),
                     Some("windows"),
                     Some(NO_SCHEDULE),
                 ),
-                win.clone(),
-                OFF,
-                true,
-                "exact match",
-            ),
-            (
-                tol(Some("os"), None, Some("windows"), Some(NO_SCHEDULE)),
-                win.clone(),
-                OFF,
-                true,
-                "unset operator = Equal",
-            ),
-            (
-                tol(Some("os"), Some(""), Some("windows"), Some(NO_SCHEDULE)),
-                win.clone(),
-                OFF,
-                true,
-                "empty operator = Equal",
-            ),
-            (
-                tol(Some("os"), Some("Equal"), Some("Windows"), None),
-                win.clone(),
-                OFF,
-                false,
-                "values case-sensitive",
-            ),
-            (
-                tol(Some("os"), Some("Equal"), Some("WINDOWS"), None),
-                win.clone(),
-                OFF,
-                false,
-                "values case-sensitive",
-            ),
-            (
-                tol(Some("OS"), Some("Equal"), Some("windows"), None),
-                win.clone(),
-                OFF,
-                false,
-                "keys case-sensitive",
-            ),
-            (
-                tol(Some("os"), Some("Equal"), Some("windows "), None),
-                win.clone(),
-                OFF,
-                false,
-                "no trimming",
-            ),
-            (
-                tol(Some("os"), Some("Equal"), None, None),
-                win.clone(),
-                OFF,
-                false,
-                "Equal with empty value vs non-empty",
-            ),
-            (
-                tol(Some("os"), Some("Equal"), None, None),
-                taint("os", None, NO_SCHEDULE),
-                OFF,
-                true,
-                "both values empty",
-            ),
-            (
-                tol(Some("os"), Some("Equal"), Some(""), None),
-                taint("os", Some(""), NO_SCHEDULE),
-                OFF,
-                true,
-                "Some(\"\") = None",
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, None),
-                win.clone(),
-                OFF,
-                true,
-                "Exists ignores value",
-            ),
-            (
-                tol(Some("os"), Some("Exists"), Some("linux"), None),
-                win.clone(),
-                OFF,
-                true,
-                "Exists ignores even a wrong value",
-            ),
-            (
-                tol(None, Some("Exists"), None, None),
-                win.clone(),
-                OFF,
-                true,
-                "empty key matches all keys",
-            ),
-            (
-                tol(Some(""), Some("Exists"), None, None),
-                win.clone(),
-                OFF,
-                true,
-                "empty key string matches all keys",
-            ),
-            (
-                tol(None, Some("Equal"), Some("windows"), None),
-                win.clone(),
-                OFF,
-                true,
-                "empty key + Equal (API rejects) still matches on value",
-            ),
-            (
-                tol(None, Some("Exists"), None, Some(NO_EXECUTE)),
-                win.clone(),
-                OFF,
-                false,
-                "effect checked before key",
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, None),
-                taint("os", None, PREFER_NO_SCHEDULE),
-                OFF,
-                true,
-                "empty effect matches all",
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, None),
-                taint("os", None, NO_EXECUTE),
-                OFF,
-                true,
-                "empty effect matches NoExecute",
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, Some(NO_SCHEDULE)),
-                taint("os", None, NO_EXECUTE),
-                OFF,
-                false,
-                "different effect",
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, Some("noschedule")),
-                win.clone(),
-                OFF,
-                false,
-                "effect case-sensitive",
-            ),
-            (
-                tol(Some("gpu"), Some("Exists"), None, None),
-                win.clone(),
-                OFF,
-                false,
-                "different key",
-            ),
-            (
-                tol(Some("os"), Some("exists"), None, None),
-                win.clone(),
-                OFF,
-                false,
-                "operator case-sensitive: unknown",
-            ),
-            (
-                tol(Some("os"), Some("In"), Some("windows"), None),
-                win.clone(),
-                OFF,
-                false,
-                "unknown operator",
-            ),
-            (
-                tol(Some("os"), Some("Gt"), Some("1"), None),
-                taint("os", Some("5"), NO_SCHEDULE),
-                OFF,
-                false,
-                "Gt with gate off",
-            ),
-            (
-                tol(Some("os"), Some("Lt"), Some("9"), None),
-                taint("os", Some("5"), NO_SCHEDULE),
-                OFF,
-                false,
-                "Lt with gate off",
-            ),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "exact match",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), None, Some("windows"), Some(NO_SCHEDULE)),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "unset operator = Equal",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some(""), Some("windows"), Some(NO_SCHEDULE)),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "empty operator = Equal",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Equal"), Some("Windows"), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "values case-sensitive",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Equal"), Some("WINDOWS"), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "values case-sensitive",
+            },
+            ToleratesCase {
+                toleration: tol(Some("OS"), Some("Equal"), Some("windows"), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "keys case-sensitive",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Equal"), Some("windows "), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "no trimming",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Equal"), None, None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "Equal with empty value vs non-empty",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Equal"), None, None),
+                taint: taint("os", None, NO_SCHEDULE),
+                gates: OFF,
+                want: true,
+                why: "both values empty",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Equal"), Some(""), None),
+                taint: taint("os", Some(""), NO_SCHEDULE),
+                gates: OFF,
+                want: true,
+                why: "Some(\"\") = None",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Exists"), None, None),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "Exists ignores value",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Exists"), Some("linux"), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "Exists ignores even a wrong value",
+            },
+            ToleratesCase {
+                toleration: tol(None, Some("Exists"), None, None),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "empty key matches all keys",
+            },
+            ToleratesCase {
+                toleration: tol(Some(""), Some("Exists"), None, None),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "empty key string matches all keys",
+            },
+            ToleratesCase {
+                toleration: tol(None, Some("Equal"), Some("windows"), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: true,
+                why: "empty key + Equal (API rejects) still matches on value",
+            },
+            ToleratesCase {
+                toleration: tol(None, Some("Exists"), None, Some(NO_EXECUTE)),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "effect checked before key",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Exists"), None, None),
+                taint: taint("os", None, PREFER_NO_SCHEDULE),
+                gates: OFF,
+                want: true,
+                why: "empty effect matches all",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Exists"), None, None),
+                taint: taint("os", None, NO_EXECUTE),
+                gates: OFF,
+                want: true,
+                why: "empty effect matches NoExecute",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Exists"), None, Some(NO_SCHEDULE)),
+                taint: taint("os", None, NO_EXECUTE),
+                gates: OFF,
+                want: false,
+                why: "different effect",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Exists"), None, Some("noschedule")),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "effect case-sensitive",
+            },
+            ToleratesCase {
+                toleration: tol(Some("gpu"), Some("Exists"), None, None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "different key",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("exists"), None, None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "operator case-sensitive: unknown",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("In"), Some("windows"), None),
+                taint: win.clone(),
+                gates: OFF,
+                want: false,
+                why: "unknown operator",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Gt"), Some("1"), None),
+                taint: taint("os", Some("5"), NO_SCHEDULE),
+                gates: OFF,
+                want: false,
+                why: "Gt with gate off",
+            },
+            ToleratesCase {
+                toleration: tol(Some("os"), Some("Lt"), Some("9"), None),
+                taint: taint("os", Some("5"), NO_SCHEDULE),
+                gates: OFF,
+                want: false,
+                why: "Lt with gate off",
+            },
         ];
-        for (t, tn, g, want, why) in rows {
+        for ToleratesCase {
+            toleration: t,
+            taint: tn,
+            gates: g,
+            want,
+            why,
+        } in rows
+        {
             assert_eq!(tolerates(&t, &tn, g), want, "{why}: {t:?} vs {tn:?}");
         }
     }
@@ -982,95 +996,134 @@ mod tests {
         secs_ok.toleration_seconds = Some(30);
         let mut secs_no_effect = tol(Some("os"), Some("Exists"), None, None);
         secs_no_effect.toleration_seconds = Some(0);
-        let rows: Vec<(Toleration, Gates, Vec<(&str, ProblemKind, &str)>)> = vec![
-            (
-                tol(
+        /// A toleration, the feature gates and the problems it has.
+        struct ProblemCase<'a> {
+            toleration: Toleration,
+            gates: Gates,
+            want: Vec<(&'a str, ProblemKind, &'a str)>,
+        }
+        let rows = vec![
+            ProblemCase {
+                toleration: tol(
                     Some("os"),
                     Some("Equal"),
                     Some("windows"),
                     Some(NO_SCHEDULE),
                 ),
-                OFF,
-                vec![],
-            ),
-            (tol(Some("os"), None, Some("windows"), None), OFF, vec![]),
-            (tol(None, Some("Exists"), None, None), OFF, vec![]),
-            (
-                tol(None, Some("Equal"), Some("x"), None),
-                OFF,
-                vec![("operator", Invalid, empty_key)],
-            ),
-            (
-                tol(None, None, None, None),
-                OFF,
-                vec![("operator", Invalid, empty_key)],
-            ),
-            (with_secs, OFF, vec![("effect", Invalid, secs)]),
-            (secs_ok, OFF, vec![]),
-            (secs_no_effect, OFF, vec![("effect", Invalid, secs)]),
-            (
-                tol(Some("os"), Some("Exists"), Some("windows"), None),
-                OFF,
-                vec![("operator", Invalid, exists_value)],
-            ),
-            (
-                tol(Some("os"), Some("exists"), None, None),
-                OFF,
-                vec![("operator", NotSupported, eq_ex)],
-            ),
-            (
-                tol(Some("os"), Some("Lt"), Some("5"), None),
-                OFF,
-                vec![("operator", NotSupported, eq_ex)],
-            ),
-            (
-                tol(Some("os"), Some("Gt"), Some("5"), None),
-                OFF,
-                vec![("operator", NotSupported, eq_ex)],
-            ),
-            (tol(Some("os"), Some("Gt"), Some("5"), None), ON, vec![]),
-            (tol(Some("os"), Some("Lt"), Some("-5"), None), ON, vec![]),
-            (
-                tol(Some("os"), Some("Gt"), Some("05"), None),
-                ON,
-                vec![("value", Invalid, canon)],
-            ),
-            (
-                tol(Some("os"), Some("Gt"), Some("+5"), None),
-                ON,
-                vec![("value", Invalid, canon)],
-            ),
-            (
-                tol(Some("os"), Some("Gt"), Some(""), None),
-                ON,
-                vec![("value", Invalid, "must be non-empty")],
-            ),
-            (
-                tol(Some("os"), Some("Gt"), Some("9223372036854775808"), None),
-                ON,
-                vec![("value", Invalid, "must be a valid int64")],
-            ),
-            (
-                tol(Some("os"), Some("In"), None, None),
-                ON,
-                vec![(
+                gates: OFF,
+                want: vec![],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), None, Some("windows"), None),
+                gates: OFF,
+                want: vec![],
+            },
+            ProblemCase {
+                toleration: tol(None, Some("Exists"), None, None),
+                gates: OFF,
+                want: vec![],
+            },
+            ProblemCase {
+                toleration: tol(None, Some("Equal"), Some("x"), None),
+                gates: OFF,
+                want: vec![("operator", Invalid, empty_key)],
+            },
+            ProblemCase {
+                toleration: tol(None, None, None, None),
+                gates: OFF,
+                want: vec![("operator", Invalid, empty_key)],
+            },
+            ProblemCase {
+                toleration: with_secs,
+                gates: OFF,
+                want: vec![("effect", Invalid, secs)],
+            },
+            ProblemCase {
+                toleration: secs_ok,
+                gates: OFF,
+                want: vec![],
+            },
+            ProblemCase {
+                toleration: secs_no_effect,
+                gates: OFF,
+                want: vec![("effect", Invalid, secs)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Exists"), Some("windows"), None),
+                gates: OFF,
+                want: vec![("operator", Invalid, exists_value)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("exists"), None, None),
+                gates: OFF,
+                want: vec![("operator", NotSupported, eq_ex)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Lt"), Some("5"), None),
+                gates: OFF,
+                want: vec![("operator", NotSupported, eq_ex)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Gt"), Some("5"), None),
+                gates: OFF,
+                want: vec![("operator", NotSupported, eq_ex)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Gt"), Some("5"), None),
+                gates: ON,
+                want: vec![],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Lt"), Some("-5"), None),
+                gates: ON,
+                want: vec![],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Gt"), Some("05"), None),
+                gates: ON,
+                want: vec![("value", Invalid, canon)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Gt"), Some("+5"), None),
+                gates: ON,
+                want: vec![("value", Invalid, canon)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Gt"), Some(""), None),
+                gates: ON,
+                want: vec![("value", Invalid, "must be non-empty")],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Gt"), Some("9223372036854775808"), None),
+                gates: ON,
+                want: vec![("value", Invalid, "must be a valid int64")],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("In"), None, None),
+                gates: ON,
+                want: vec![(
                     "operator",
                     NotSupported,
                     r#"supported values: "Equal", "Exists", "Lt", "Gt""#,
                 )],
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, Some("NoScheduleNoAdmit")),
-                OFF,
-                vec![("effect", NotSupported, effects)],
-            ),
-            (
-                tol(Some("os"), Some("Exists"), None, Some("noschedule")),
-                OFF,
-                vec![("effect", NotSupported, effects)],
-            ),
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Exists"), None, Some("NoScheduleNoAdmit")),
+                gates: OFF,
+                want: vec![("effect", NotSupported, effects)],
+            },
+            ProblemCase {
+                toleration: tol(Some("os"), Some("Exists"), None, Some("noschedule")),
+                gates: OFF,
+                want: vec![("effect", NotSupported, effects)],
+            },
         ];
-        for (t, g, want) in rows {
+        for ProblemCase {
+            toleration: t,
+            gates: g,
+            want,
+        } in rows
+        {
             let want: Vec<(&str, ProblemKind, String)> = want
                 .into_iter()
                 .map(|(f, k, m)| (f, k, m.to_string()))

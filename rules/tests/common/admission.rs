@@ -23,8 +23,8 @@ use kube_cel::cel::extractors::{Arguments, This};
 use kube_cel::cel::objects::{Key, Map};
 use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, Value as CelValue};
 use serde_json::Value;
+use winplace_rules::catalog::RuleId;
 use winplace_rules::export::{self, Naming};
-use winplace_rules::rules::RuleId;
 use winplace_rules::{Checker, Settings, input, model};
 
 /// A JSON value as CEL sees a Kubernetes object: integers are `int`.

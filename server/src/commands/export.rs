@@ -42,7 +42,7 @@ pub enum ExportFormat {
 }
 
 /// The `--list` table: rule, whether exported (and the binding's action), or why not.
-pub fn list_text(statuses: &[(winplace_rules::rules::RuleId, Status)]) -> String {
+pub fn list_text(statuses: &[(winplace_rules::catalog::RuleId, Status)]) -> String {
     let width = statuses
         .iter()
         .map(|(r, _)| r.as_str().len())
@@ -99,7 +99,7 @@ pub fn fixes_text(settings: &winplace_rules::Settings) -> String {
 /// The file of one rule in a static manifests directory: `<rule-id>.winplace.static.k8s.io.yaml`, its
 /// policy and its binding (loaded together; kube-apiserver reads every `.yaml`, `.yml` and `.json` file
 /// directly in the directory, several documents per file).
-pub fn static_file_name(rule: winplace_rules::rules::RuleId) -> String {
+pub fn static_file_name(rule: winplace_rules::catalog::RuleId) -> String {
     format!("{}.yaml", Naming::Static.name(rule))
 }
 
@@ -198,7 +198,7 @@ mod tests {
         let text = list_text(&export::listing(&Settings::default()));
         assert_eq!(
             text.lines().count(),
-            winplace_rules::rules::RuleId::ALL.len() + 1
+            winplace_rules::catalog::RuleId::ALL.len() + 1
         );
         assert!(
             text.lines()

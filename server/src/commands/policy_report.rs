@@ -18,7 +18,7 @@
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use winplace_rules::audit::{NodeReport, WorkloadReport};
-use winplace_rules::rules::catalog;
+use winplace_rules::catalog;
 use winplace_rules::{Finding, ObjectRef, Severity};
 
 /// The API version of the `wgpolicyk8s.io` reports.

@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
-use winplace_rules::rules::catalog::{self, RULES};
+use winplace_rules::catalog::{self, RULES};
 
 /// Arguments of `winplace rules`.
 #[derive(Debug, Clone, Args)]

@@ -16,7 +16,7 @@ use serde::Serialize;
 use winplace_rules::audit::{Audit, Change};
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::model::cluster_objects::ClusterObject;
-use winplace_rules::plan::{self, Plan, PlanReport, PoolUpgrade};
+use winplace_rules::what_if::{self, Plan, PlanReport, PoolUpgrade};
 use winplace_rules::{ClusterContext, Settings, model};
 
 use crate::inputs::{self, SettingsArgs};
@@ -95,7 +95,7 @@ pub async fn run(args: WhatIfArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings.load()?;
     let mut the_plan = Plan::default();
     for b in &args.remove_build {
-        match plan::parse_build(b) {
+        match what_if::parse_build(b) {
             Some(build) => the_plan.remove_builds.push(build),
             None => anyhow::bail!(
                 "--remove-build {b}: not a Windows build (10.0.17763, 17763, 2019 or ltsc2019)"
@@ -146,7 +146,7 @@ fn parse_upgrade(text: &str) -> anyhow::Result<PoolUpgrade> {
     if pool.trim().is_empty() {
         anyhow::bail!("--upgrade-pool {text}: the pool name is empty (POOL=BUILD, win22=2025)");
     }
-    let Some(build) = plan::parse_build(build) else {
+    let Some(build) = what_if::parse_build(build) else {
         anyhow::bail!(
             "--upgrade-pool {text}: {build:?} is not a Windows build (10.0.26100, 26100, 2025 or ltsc2025)"
         );
@@ -180,7 +180,9 @@ async fn plan_manifests(
         objects.extend(model::objects(&parsed.documents));
     }
     the_plan.check(&context)?;
-    Ok(plan::plan_objects(&objects, &context, the_plan, settings))
+    Ok(what_if::plan_objects(
+        &objects, &context, the_plan, settings,
+    ))
 }
 
 /// The cluster's own workloads: the audit before, then the same audit after the plan's node changes.
@@ -239,7 +241,7 @@ async fn plan_live(
     }
     let before_ctx = audit.context().clone();
     let workload_errors = |audit: &Audit| {
-        plan::planned_errors(
+        what_if::planned_errors(
             audit
                 .workloads()
                 .flat_map(|w| w.findings.iter().map(|f| (**f).clone())),
@@ -279,7 +281,7 @@ async fn plan_live(
         }
     }
     let after = workload_errors(&audit);
-    let mut report = plan::compare(
+    let mut report = what_if::compare(
         &before,
         &after,
         &images,

@@ -36,6 +36,25 @@ pub fn require_tools() {
     }
 }
 
+/// Runs skopeo with `args` and returns what it printed; a failure fails the test with skopeo's error.
+pub fn skopeo(args: &[&str]) -> Vec<u8> {
+    let out = Command::new(SKOPEO_BIN)
+        .args(args)
+        .output()
+        .expect("skopeo runs");
+    assert!(
+        out.status.success(),
+        "skopeo {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// [`skopeo`] for a command that prints JSON (`inspect` without `--raw`).
+pub fn skopeo_json(args: &[&str]) -> Value {
+    serde_json::from_slice(&skopeo(args)).expect("skopeo prints JSON")
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -95,26 +114,19 @@ impl Registry {
 
     /// Pushes `tag` of the layout at `dir` to `repo:tag` with skopeo (every platform of an index).
     pub fn push(&self, layout: &Path, tag: &str, repo: &str, creds: Option<&str>) {
-        let mut command = Command::new(SKOPEO_BIN);
-        command.args([
+        let mut args = vec![
             "--insecure-policy",
             "copy",
             "--all",
             "--dest-tls-verify=false",
-        ]);
+        ];
         if let Some(creds) = creds {
-            command.args(["--dest-creds", creds]);
+            args.extend(["--dest-creds", creds]);
         }
-        let out = command
-            .arg(format!("oci:{}:{tag}", layout.display()))
-            .arg(format!("docker://{}/{repo}:{tag}", self.host()))
-            .output()
-            .expect("skopeo runs");
-        assert!(
-            out.status.success(),
-            "skopeo copy {repo}:{tag} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let from = format!("oci:{}:{tag}", layout.display());
+        let to = format!("docker://{}/{repo}:{tag}", self.host());
+        args.extend([from.as_str(), to.as_str()]);
+        skopeo(&args);
     }
 }
 

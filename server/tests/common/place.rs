@@ -579,6 +579,23 @@ pub fn build_values(pod: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// Asserts that the pod `name` is pinned to Windows (the OS nodeSelector) and to builds that include
+/// `build` (the build pin), and returns it for the test's further checks.
+pub fn assert_pinned_to(api: &FakeApi, name: &str, build: &str) -> Value {
+    let p = pod(api, name);
+    assert_eq!(
+        p["spec"]["nodeSelector"]["kubernetes.io/os"], "windows",
+        "{name}: {p}"
+    );
+    assert!(
+        build_values(&p)
+            .as_array()
+            .is_some_and(|v| v.contains(&json!(build))),
+        "{name}: {p}"
+    );
+    p
+}
+
 /// The Events about the pod `name`.
 pub fn events_for(api: &FakeApi, name: &str) -> Vec<Value> {
     api.all("EventsEvent")

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use winplace_rules::infra::{Format, NodePool, read_context};
 use winplace_rules::input::{Limits, parse};
 use winplace_rules::lifecycle::Date;
-use winplace_rules::plan::{self, Plan, PlanReport, PoolUpgrade};
+use winplace_rules::what_if::{self, Plan, PlanReport, PoolUpgrade};
 use winplace_rules::windows::Os;
 use winplace_rules::{ObjectRef, Settings, model};
 
@@ -80,7 +80,7 @@ pub fn evaluate(inputs: &PlanInputs) -> Outcome {
     let ctx = read.context;
     let mut rows: BTreeMap<String, PoolRow> = BTreeMap::new();
     for n in &ctx.nodes {
-        let name = plan::pool_name(n);
+        let name = what_if::pool_name(n);
         let kind = match (model::node_os(n), model::node_windows_build(n)) {
             (Some("windows"), Some(b)) => format!("windows {b}"),
             (Some(os), _) => os.to_string(),
@@ -134,7 +134,7 @@ pub fn evaluate(inputs: &PlanInputs) -> Outcome {
             Err(e) => out.problems.push(format!("date: {e}")),
         }
     }
-    out.report = plan::plan_objects(&objects, &ctx, &the_plan, &settings);
+    out.report = what_if::plan_objects(&objects, &ctx, &the_plan, &settings);
     out
 }
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use winplace_rules::catalog;
 use winplace_rules::fix::is_fixable_error;
-use winplace_rules::rules::catalog;
 use winplace_rules::{Finding, ParseError, Severity};
 
 /// Findings rendered before "Show all" (a thousand-document paste can have thousands).

@@ -193,12 +193,20 @@ pub fn WorkloadsPage() -> impl IntoView {
     view! {
         <section aria-labelledby="workloads-title">
             <h1 id="workloads-title">"Workloads"</h1>
-            <FilterForm filters choices/>
-            <Transition fallback=|| view! { <Loading what="the workloads"/> }>
-                {move || answer.get().map(|result| match result {
-                    Ok(answer) => view! { <WorkloadTable answer filters page opened/> }.into_any(),
-                    Err(e) => view! { <ErrorNote message=e/> }.into_any(),
-                })}
+            <FilterForm filters choices />
+            <Transition fallback=|| {
+                view! { <Loading what="the workloads" /> }
+            }>
+                {move || {
+                    answer
+                        .get()
+                        .map(|result| match result {
+                            Ok(answer) => {
+                                view! { <WorkloadTable answer filters page opened /> }.into_any()
+                            }
+                            Err(e) => view! { <ErrorNote message=e /> }.into_any(),
+                        })
+                }}
             </Transition>
         </section>
     }
@@ -233,20 +241,34 @@ fn FilterSelect(
     };
     let id = format!("filter-{key}");
     view! {
-        <label class="filter" for=id.clone()>{label}</label>
-        <select id=id name=key on:change=on_change prop:value=move || filters.get().get(key).to_string()>
-                {move || {
-                    let mut options = options.get();
-                    // A value the URL names stays selectable even when no workload has it now.
-                    let current = filters.get().get(key).to_string();
-                    if !options.iter().any(|(v, _)| *v == current) {
-                        options.push((current.clone(), current));
-                    }
-                    options.into_iter().map(|(value, text)| {
+        <label class="filter" for=id.clone()>
+            {label}
+        </label>
+        <select
+            id=id
+            name=key
+            on:change=on_change
+            prop:value=move || filters.get().get(key).to_string()
+        >
+            {move || {
+                let mut options = options.get();
+                let current = filters.get().get(key).to_string();
+                if !options.iter().any(|(v, _)| *v == current) {
+                    options.push((current.clone(), current));
+                }
+                options
+                    .into_iter()
+                    .map(|(value, text)| {
                         let v = value.clone();
-                        view! { <option value=value selected=move || filters.get().get(key) == v>{text}</option> }
-                    }).collect_view()
-                }}
+                        // A value the URL names stays selectable even when no workload has it now.
+                        view! {
+                            <option value=value selected=move || filters.get().get(key) == v>
+                                {text}
+                            </option>
+                        }
+                    })
+                    .collect_view()
+            }}
         </select>
     }
 }
@@ -262,9 +284,18 @@ fn NameSearch(filters: Memo<Filters>) -> impl IntoView {
         set_filters(&navigate, path, &f);
     };
     view! {
-        <label class="filter" for="filter-name">"Name"</label>
-        <input type="search" id="filter-name" name="name" placeholder="name contains…" autocomplete="off"
-            prop:value=move || filters.get().name on:input=on_input/>
+        <label class="filter" for="filter-name">
+            "Name"
+        </label>
+        <input
+            type="search"
+            id="filter-name"
+            name="name"
+            placeholder="name contains…"
+            autocomplete="off"
+            prop:value=move || filters.get().name
+            on:input=on_input
+        />
     }
 }
 
@@ -300,8 +331,12 @@ fn CsvDownload(filters: Memo<Filters>) -> impl IntoView {
         });
     };
     view! {
-        <button type="button" class="csv-download" on:click=download disabled=move || busy.get()>"Download CSV"</button>
-        <span class="muted csv-status" aria-live="polite">{move || status.get()}</span>
+        <button type="button" class="csv-download" on:click=download disabled=move || busy.get()>
+            "Download CSV"
+        </button>
+        <span class="muted csv-status" aria-live="polite">
+            {move || status.get()}
+        </span>
     }
 }
 
@@ -336,14 +371,24 @@ fn FilterForm(filters: Memo<Filters>, choices: RwSignal<Choices>) -> impl IntoVi
         ("all".into(), "all".into()),
     ];
     view! {
-        <form class="toolbar filters" role="search" aria-label="Filter workloads" on:submit=|ev| ev.prevent_default()>
-            <NameSearch filters/>
-            <FilterSelect key="namespace" label="Namespace" options=ns_options filters/>
-            <FilterSelect key="rule" label="Rule" options=rule_options filters/>
-            <FilterSelect key="severity" label="Severity" options=Signal::stored(sev_options) filters/>
-            <FilterSelect key="os" label="OS" options=Signal::stored(os_options) filters/>
-            <FilterSelect key="state" label="State" options=Signal::stored(state_options) filters/>
-            <CsvDownload filters/>
+        <form
+            class="toolbar filters"
+            role="search"
+            aria-label="Filter workloads"
+            on:submit=|ev| ev.prevent_default()
+        >
+            <NameSearch filters />
+            <FilterSelect key="namespace" label="Namespace" options=ns_options filters />
+            <FilterSelect key="rule" label="Rule" options=rule_options filters />
+            <FilterSelect
+                key="severity"
+                label="Severity"
+                options=Signal::stored(sev_options)
+                filters
+            />
+            <FilterSelect key="os" label="OS" options=Signal::stored(os_options) filters />
+            <FilterSelect key="state" label="State" options=Signal::stored(state_options) filters />
+            <CsvDownload filters />
         </form>
     }
 }
@@ -368,15 +413,19 @@ fn WorkloadTable(
         opened
             .get()
             .filter(|o| !keys.contains(&o.display_name()))
-            .map(|owner| view! { <OpenedElsewhere owner filters/> })
+            .map(|owner| view! { <OpenedElsewhere owner filters /> })
     };
     // Effects run after the DOM is updated: the mark times the table's render.
     Effect::new(move |_| mark_rendered());
     view! {
         {elsewhere}
-        <p class="muted" role="status">{plural(total, "workload", "workloads")}</p>
+        <p class="muted" role="status">
+            {plural(total, "workload", "workloads")}
+        </p>
         <table class="workloads">
-            <caption>"Workloads and their findings; open a row to see its images (OS, build, where they came from) and each finding's explanation and fix"</caption>
+            <caption>
+                "Workloads and their findings; open a row to see its images (OS, build, where they came from) and each finding's explanation and fix"
+            </caption>
             <thead>
                 <tr>
                     <th scope="col">"Workload"</th>
@@ -386,18 +435,38 @@ fn WorkloadTable(
                     <th scope="col">"Findings"</th>
                 </tr>
             </thead>
-            {rows.into_iter().map(|w| view! { <WorkloadRows w=Arc::new(w) filters opened/> }).collect_view()}
+            {rows
+                .into_iter()
+                .map(|w| view! { <WorkloadRows w=Arc::new(w) filters opened /> })
+                .collect_view()}
         </table>
-        {(total > shown || offset > 0).then(|| view! {
-            <nav class="more pager" aria-label="Pages of workloads">
-                {format!("Showing {}–{} of {total}. ", (offset + 1).min(total), offset + shown)}
-                <button type="button" disabled=first_page
-                    on:click=move |_| go(offset.saturating_sub(PAGE))>"Previous page"</button>
-                " "
-                <button type="button" disabled=last_page
-                    on:click=move |_| go(offset + PAGE)>"Next page"</button>
-            </nav>
-        })}
+        {(total > shown || offset > 0)
+            .then(|| {
+                view! {
+                    <nav class="more pager" aria-label="Pages of workloads">
+                        {format!(
+                            "Showing {}–{} of {total}. ",
+                            (offset + 1).min(total),
+                            offset + shown,
+                        )}
+                        <button
+                            type="button"
+                            disabled=first_page
+                            on:click=move |_| go(offset.saturating_sub(PAGE))
+                        >
+                            "Previous page"
+                        </button>
+                        " "
+                        <button
+                            type="button"
+                            disabled=last_page
+                            on:click=move |_| go(offset + PAGE)
+                        >
+                            "Next page"
+                        </button>
+                    </nav>
+                }
+            })}
     }
 }
 
@@ -407,13 +476,25 @@ fn OpenedElsewhere(owner: ObjectRef, filters: Memo<Filters>) -> impl IntoView {
     let navigate = use_navigate();
     let key = owner.display_name();
     view! {
-        <section class="opened-workload" data-workload=key.clone() aria-label=format!("Opened workload {key}")>
+        <section
+            class="opened-workload"
+            data-workload=key.clone()
+            aria-label=format!("Opened workload {key}")
+        >
             <div class="detail-head">
                 <h2>{key.clone()}</h2>
-                <button type="button" aria-label="Close the workload"
-                    on:click=move |_| navigate(&workloads_path(None, &filters.get_untracked()), NavigateOptions::default())>"×"</button>
+                <button
+                    type="button"
+                    aria-label="Close the workload"
+                    on:click=move |_| navigate(
+                        &workloads_path(None, &filters.get_untracked()),
+                        NavigateOptions::default(),
+                    )
+                >
+                    "×"
+                </button>
             </div>
-            <WorkloadDetailsView owner/>
+            <WorkloadDetailsView owner />
         </section>
     }
 }
@@ -456,25 +537,54 @@ fn WorkloadRows(
         <tbody class="workload" data-workload=key.clone() data-state=w.state.as_str()>
             <tr>
                 <th scope="row">
-                    <button type="button" class="expand" aria-expanded=move || open.get().to_string()
-                        aria-controls=controls on:click=toggle>
-                        <span class="chevron" aria-hidden="true">{move || if open.get() { "▾" } else { "▸" }}</span>
-                        " "{key.clone()}
+                    <button
+                        type="button"
+                        class="expand"
+                        aria-expanded=move || open.get().to_string()
+                        aria-controls=controls
+                        on:click=toggle
+                    >
+                        <span class="chevron" aria-hidden="true">
+                            {move || if open.get() { "▾" } else { "▸" }}
+                        </span>
+                        " "
+                        {key.clone()}
                     </button>
                 </th>
                 <td>{w.os.as_str()}</td>
-                <td><StateBadge state=w.state/></td>
+                <td>
+                    <StateBadge state=w.state />
+                </td>
                 <td>{w.pods.total()}</td>
                 <td class="counts">
-                    {(errors > 0).then(|| view! { <span class="sev sev-error">{plural(errors, "error", "errors")}</span> })}
-                    {(warnings > 0).then(|| view! { <span class="sev sev-warning">{plural(warnings, "warning", "warnings")}</span> })}
-                    {(infos > 0).then(|| view! { <span class="sev sev-info">{plural(infos, "info", "infos")}</span> })}
+                    {(errors > 0)
+                        .then(|| {
+                            view! {
+                                <span class="sev sev-error">
+                                    {plural(errors, "error", "errors")}
+                                </span>
+                            }
+                        })}
+                    {(warnings > 0)
+                        .then(|| {
+                            view! {
+                                <span class="sev sev-warning">
+                                    {plural(warnings, "warning", "warnings")}
+                                </span>
+                            }
+                        })}
+                    {(infos > 0)
+                        .then(|| {
+                            view! {
+                                <span class="sev sev-info">{plural(infos, "info", "infos")}</span>
+                            }
+                        })}
                 </td>
             </tr>
             <Show when=move || open.get()>
                 <tr class="details" id=id.clone()>
                     <td colspan="5">
-                        <WorkloadDetailsView owner=owner.clone()/>
+                        <WorkloadDetailsView owner=owner.clone() />
                     </td>
                 </tr>
             </Show>
@@ -492,28 +602,57 @@ fn WorkloadDetailsView(owner: ObjectRef) -> impl IntoView {
         crate::api::workload(owner.clone())
     });
     view! {
-        <Transition fallback=|| view! { <Loading what="the findings"/> }>
-            {move || details.get().map(|result| match result {
-                Ok(answer) => {
-                    let w = answer.workload;
-                    let more = w.findings_total.saturating_sub(w.findings_offset + w.findings.len());
-                    view! {
-                        <ImageList images=w.images/>
-                        {(!w.incidents.is_empty()).then(|| view! {
-                            <h3 class="incidents-title">"Failing now"</h3>
-                            <crate::components::incidents::IncidentList incidents=w.incidents.clone()/>
-                        })}
-                        <ul class="findings">
-                            {w.findings.iter().map(|f| view! { <FindingItem finding=(**f).clone()/> }).collect_view()}
-                        </ul>
-                        {w.findings.is_empty().then(|| view! { <p class="muted">"No findings."</p> })}
-                        {(more > 0).then(|| view! {
-                            <p class="muted">{format!("{} more not listed (winplace audit lists them all).", more)}</p>
-                        })}
-                    }.into_any()
-                }
-                Err(e) => view! { <ErrorNote message=e/> }.into_any(),
-            })}
+        <Transition fallback=|| {
+            view! { <Loading what="the findings" /> }
+        }>
+            {move || {
+                details
+                    .get()
+                    .map(|result| match result {
+                        Ok(answer) => {
+                            let w = answer.workload;
+                            let more = w
+                                .findings_total
+                                .saturating_sub(w.findings_offset + w.findings.len());
+                            view! {
+                                <ImageList images=w.images />
+                                {(!w.incidents.is_empty())
+                                    .then(|| {
+                                        view! {
+                                            <h3 class="incidents-title">"Failing now"</h3>
+                                            <crate::components::incidents::IncidentList incidents=w
+                                                .incidents
+                                                .clone() />
+                                        }
+                                    })}
+                                <ul class="findings">
+                                    {w
+                                        .findings
+                                        .iter()
+                                        .map(|f| view! { <FindingItem finding=(**f).clone() /> })
+                                        .collect_view()}
+                                </ul>
+                                {w
+                                    .findings
+                                    .is_empty()
+                                    .then(|| view! { <p class="muted">"No findings."</p> })}
+                                {(more > 0)
+                                    .then(|| {
+                                        view! {
+                                            <p class="muted">
+                                                {format!(
+                                                    "{} more not listed (winplace audit lists them all).",
+                                                    more,
+                                                )}
+                                            </p>
+                                        }
+                                    })}
+                            }
+                                .into_any()
+                        }
+                        Err(e) => view! { <ErrorNote message=e /> }.into_any(),
+                    })
+            }}
         </Transition>
     }
 }

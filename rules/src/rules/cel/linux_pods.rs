@@ -19,7 +19,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         format!("variables.tolerations.exists(t, {})", any.join(" || "))
     };
     vec![
-        // `linux_pod_without_os_selector` (`plan::linux_needs_os_selector`).
+        // `linux_pod_without_os_selector` (`fix_plan::linux_needs_os_selector`).
         RuleCel {
             rule: RuleId::LinuxPodWithoutOsSelector,
             fires: LINUX_NEEDS_OS_SELECTOR.into(),
@@ -52,11 +52,11 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
     ]
 }
 
-/// `plan::linux_needs_os_selector`.
+/// `fix_plan::linux_needs_os_selector`.
 const LINUX_NEEDS_OS_SELECTOR: &str =
     "variables.os == 'linux' && variables.osPin == 'none' && !variables.runtimeClassUnchecked";
 
-/// The family's fixes: `linux_selector_fix` (`plan::selector_ops` with kubernetes.io/os: linux), not on
+/// The family's fixes: `linux_selector_fix` (`fix_plan::selector_ops` with kubernetes.io/os: linux), not on
 /// a pod that is Linux only by presumption (no signal names its OS) unless setting `presumeLinux` says
 /// to (`linux_fix`).
 pub(super) fn fixes(_cx: &CelSettings, settings: &crate::settings::Settings) -> Vec<FixCel> {
@@ -71,7 +71,7 @@ pub(super) fn fixes(_cx: &CelSettings, settings: &crate::settings::Settings) -> 
     }]
 }
 
-/// `plan::selector_ops` for kubernetes.io/os: `os` when `needed`: the key added to the nodeSelector,
+/// `fix_plan::selector_ops` for kubernetes.io/os: `os` when `needed`: the key added to the nodeSelector,
 /// or the nodeSelector added with it.
 pub(super) fn selector_patch(needed: &str, os: &str) -> String {
     let label = crate::placement::OS_LABEL;

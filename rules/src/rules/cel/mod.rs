@@ -62,7 +62,7 @@ pub struct FixCel {
 /// or, where settings `runtimeClasses` map that build, the runtimeClassName.
 pub fn fixes(settings: &Settings) -> Vec<FixCel> {
     let cx = CelSettings {
-        taints: crate::placement::plan::windows_taints(None, settings),
+        taints: crate::placement::fix_plan::windows_taints(None, settings),
     };
     let mut out = windows_pods::fixes(&cx, settings);
     out.extend(linux_pods::fixes(&cx, settings));
@@ -99,7 +99,7 @@ pub(crate) struct CelSettings {
 /// generator leaves them out).
 pub fn rules(settings: &Settings) -> Vec<RuleCel> {
     let cx = CelSettings {
-        taints: crate::placement::plan::windows_taints(None, settings),
+        taints: crate::placement::fix_plan::windows_taints(None, settings),
     };
     let mut out = Vec::new();
     out.extend(os_identity::cel(&cx));

@@ -54,7 +54,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
         ],
     );
     vec![
-        // `windows_pod_without_os_selector` (`plan::windows_needs_os_selector`).
+        // `windows_pod_without_os_selector` (`fix_plan::windows_needs_os_selector`).
         RuleCel {
             rule: RuleId::WindowsPodWithoutOsSelector,
             fires: WINDOWS_NEEDS_OS_SELECTOR.into(),
@@ -78,7 +78,7 @@ pub(super) fn cel(cx: &CelSettings) -> Vec<RuleCel> {
             ),
             message: None,
         },
-        // `windows_pod_without_build_selector` (`plan::needs_build_selector`).
+        // `windows_pod_without_build_selector` (`fix_plan::needs_build_selector`).
         RuleCel {
             rule: RuleId::WindowsPodWithoutBuildSelector,
             fires: NEEDS_BUILD_SELECTOR.into(),
@@ -169,13 +169,13 @@ fn deprecated_message() -> String {
     )
 }
 
-/// `plan::windows_needs_os_selector`.
+/// `fix_plan::windows_needs_os_selector`.
 const WINDOWS_NEEDS_OS_SELECTOR: &str = concat!(
     "variables.os == 'windows' && variables.osPin == 'none' && !variables.runtimeClassUnchecked && !",
     pinned_by_name!()
 );
 
-/// `plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
+/// `fix_plan::needs_build_selector`, for an affinity inside the size guard (read first: the rest is evaluated
 /// only then).
 // `[-2]` is a multi-OS image's class (`image::MULTI_OS`): a pod whose every image is one needs no pin.
 const _: () = assert!(super::image::MULTI_OS == -2);
@@ -323,7 +323,7 @@ pub(super) fn fixes(cx: &CelSettings, settings: &crate::settings::Settings) -> V
     out
 }
 
-/// The settings' `runtimeClasses` in the fixes (`plan::plan`): where the build an exact pin would name
+/// The settings' `runtimeClasses` in the fixes (`fix_plan::plan`): where the build an exact pin would name
 /// ([`exact_pin`], whatever the pinning) is mapped to a RuntimeClass and the pod has no build pin, the OS
 /// and build fixes set `runtimeClassName` instead of their selectors.
 ///
@@ -397,7 +397,7 @@ impl RuntimeClasses {
     }
 }
 
-/// The build an exact pin names without cluster context (`plan::choose_build` with none): the images' own
+/// The build an exact pin names without cluster context (`fix_plan::choose_build` with none): the images' own
 /// builds (a build some Windows image of the pod was built for) that are supported (settings
 /// `supportedBuilds`) and run every image (`variables.imageHosts`), newest first; the pin is the first.
 /// Empty when no image build is known or none of the images' own builds qualifies.
@@ -412,7 +412,7 @@ fn exact_pin(settings: &crate::settings::Settings) -> String {
     )
 }
 
-/// Whether the exact build pin is planned (`plan::plan`: the pod needs a build pin and one is chosen),
+/// Whether the exact build pin is planned (`fix_plan::plan`: the pod needs a build pin and one is chosen),
 /// for an affinity inside the size guard.
 fn exact_planned(pin: &str) -> String {
     format!("({NEEDS_BUILD_SELECTOR} && {pin}.size() > 0)")
@@ -434,7 +434,7 @@ fn planned_entries(os: &str, build: &str, pin: &str) -> String {
     format!("({os} ? ({build} ? {both} : {only_os}) : {only_build})")
 }
 
-/// `plan::selector_ops` for kubernetes.io/os: windows with `buildPinning: exact`: the key added to the
+/// `fix_plan::selector_ops` for kubernetes.io/os: windows with `buildPinning: exact`: the key added to the
 /// nodeSelector, or the nodeSelector added with every planned entry (the exact build's too).
 fn windows_selector_patch(pin: &str) -> String {
     let label = crate::placement::OS_LABEL;
@@ -456,7 +456,7 @@ fn windows_selector_patch(pin: &str) -> String {
     )
 }
 
-/// `plan::build_pin_ops` of an exact pin (`selector_ops` for the build label): the entry added to the
+/// `fix_plan::build_pin_ops` of an exact pin (`selector_ops` for the build label): the entry added to the
 /// nodeSelector, or the nodeSelector added with every planned entry (the OS's too, when it needs one).
 fn exact_build_patch(pin: &str) -> String {
     let label = crate::placement::BUILD_LABEL;

@@ -9,7 +9,7 @@ use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
 use serde::Serialize;
 use serde_json::{Value, json};
-use winplace_rules::rules::catalog::{self, RULES};
+use winplace_rules::catalog::{self, RULES};
 use winplace_rules::{Finding, ParseError, Severity};
 
 use super::Outcome;

@@ -15,7 +15,7 @@ use winplace_api::{
     NodesResponse, SummaryResponse, WorkloadDetails, WorkloadFilter, WorkloadResponse, WorkloadRow,
     WorkloadsResponse,
 };
-use winplace_rules::rules::catalog::{self, RULES};
+use winplace_rules::catalog::{self, RULES};
 
 /// `/api/...` (except the event stream, which has no request timeout); any other `/api/` path is a
 /// JSON 404.

@@ -38,7 +38,7 @@ fn release_name(build: &str) -> Option<&'static str> {
 /// Datacenter`; `kubernetes-windows-rules.md` §5.4).
 ///
 /// ```
-/// use winplace_rules::plan::upgrade::upgrade_node;
+/// use winplace_rules::what_if::upgrade::upgrade_node;
 /// let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "aks-win22-0", "labels": {"kubernetes.io/os": "windows",
 ///         "node.kubernetes.io/windows-build": "10.0.20348", "kubernetes.azure.com/os-sku": "Windows2022"}},

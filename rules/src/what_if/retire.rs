@@ -122,25 +122,30 @@ pub fn runtimes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_kit::node;
 
-    fn node(name: &str, pool: &str, runtime: &str) -> Node {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "labels": {"kubernetes.io/os": "windows", "agentpool": pool,
-                "kubernetes.azure.com/agentpool": pool, "node.kubernetes.io/windows-build": "10.0.20348"}},
-            "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.20348.2762",
-                "containerRuntimeVersion": runtime, "kubeletVersion": "v1.36.1", "architecture": "amd64",
-                "bootID": "", "kubeProxyVersion": "", "machineID": "", "osImage": "", "systemUUID": ""}}
-        }))
-        .expect("node")
+    /// A node of an AKS Windows Server 2022 pool on this containerd, as its kubelet (1.36) reports it.
+    fn aks_node(name: &str, pool: &str, runtime: &str) -> Node {
+        node(name)
+            .os("windows")
+            .build("10.0.20348")
+            .label("agentpool", pool)
+            .label("kubernetes.azure.com/agentpool", pool)
+            .info("operatingSystem", "windows")
+            .kernel("10.0.20348.2762")
+            .info("containerRuntimeVersion", runtime)
+            .info("kubeletVersion", "v1.36.1")
+            .info("architecture", "amd64")
+            .typed()
     }
 
     #[test]
     fn a_pool_still_on_containerd_1_is_named_at_kubernetes_1_37() {
         // An AKS Windows Server 2022 pool on containerd 1.7 and a 2025 pool on 2.3.4.
         let nodes = vec![
-            node("aks-win22-0", "win22", "containerd://1.7.27"),
-            node("aks-win22-1", "win22", "containerd://1.7.27"),
-            node("aks-win25-0", "win25", "containerd://2.3.4"),
+            aks_node("aks-win22-0", "win22", "containerd://1.7.27"),
+            aks_node("aks-win22-1", "win22", "containerd://1.7.27"),
+            aks_node("aks-win25-0", "win25", "containerd://2.3.4"),
         ];
         let k = |v: &str| Some(v.parse().unwrap());
         let at = runtimes(&nodes, None, k("1.37"));
@@ -154,7 +159,7 @@ mod tests {
         // At 1.38 the kubelet itself stops starting on containerd 1.x (C9).
         assert_eq!(runtimes(&nodes, None, k("1.38"))[0].issue.fact, "C9");
         // Linux nodes are not the planner's business here.
-        let mut linux = node("l", "sys", "containerd://1.7.27");
+        let mut linux = aks_node("l", "sys", "containerd://1.7.27");
         linux
             .metadata
             .labels

@@ -5,13 +5,13 @@
 //! state, such as where a pod happens to run now, says nothing about a planned cluster).
 //!
 //! ```
-//! use winplace_rules::{Settings, infra, input, model, plan};
+//! use winplace_rules::{Settings, infra, input, model, what_if};
 //! let nodes = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: w19, labels: {kubernetes.io/os: windows, node.kubernetes.io/windows-build: 10.0.17763, agentpool: win19}}}\n- {apiVersion: v1, kind: Node, metadata: {name: l1, labels: {kubernetes.io/os: linux, agentpool: sys}}}\n";
 //! let app = "apiVersion: v1\nkind: Pod\nmetadata: {name: app}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: c, image: 'mcr.microsoft.com/windows/servercore:ltsc2019'}]\n";
 //! let ctx = infra::read_context(&[("nodes.yaml", nodes)]).context;
 //! let objects = model::objects(&input::parse("app.yaml", app, &input::Limits::default()).documents);
-//! let the_plan = plan::Plan { remove_pools: vec!["win19".into()], ..plan::Plan::default() };
-//! let report = plan::plan_objects(&objects, &ctx, &the_plan, &Settings::default());
+//! let the_plan = what_if::Plan { remove_pools: vec!["win19".into()], ..what_if::Plan::default() };
+//! let report = what_if::plan_objects(&objects, &ctx, &the_plan, &Settings::default());
 //! assert_eq!(report.changes[0].object, "Pod/default/app");
 //! assert!(report.changes[0].after.contains(&"no-schedulable-node".to_string()));
 //! assert!(report.breaks());
@@ -25,12 +25,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::{self, Family};
 use crate::check::Checker;
 use crate::finding::{Finding, Severity};
 use crate::lifecycle::{Date, KubeMinor};
 use crate::model::{self, ClusterContext, Object, node_os, node_windows_build};
-use crate::placement::plan::BuildPinPlan;
-use crate::rules::catalog::{self, Family};
+use crate::placement::fix_plan::BuildPinPlan;
 use crate::settings::{BuildPinning, Settings};
 use crate::windows::builds::{WindowsVersion, build_display, build_info};
 use crate::windows::hosts_for_images;
