@@ -391,13 +391,12 @@ mod tests {
         Ok((tally, got))
     }
 
+    /// What a reading made of a text: its tally and its objects, as comparable text.
+    type Reading = (Tally, Vec<String>);
+
     /// What streaming makes of `text`, `block` bytes and `batch` items at a time, each pod made whole
     /// (it is read narrowly); and how many pods were read narrowly, and of those, with their spec whole.
-    fn streamed_pods(
-        text: &[u8],
-        block: usize,
-        batch: usize,
-    ) -> Option<((Tally, Vec<String>), (usize, usize))> {
+    fn streamed_pods(text: &[u8], block: usize, batch: usize) -> Option<(Reading, (usize, usize))> {
         let mut got = Vec::new();
         let (mut narrow, mut whole) = (0, 0);
         let read = read_from(text, block, batch, &mut |o| {
