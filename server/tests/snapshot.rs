@@ -191,7 +191,7 @@ async fn next_list(events: &mut futures::stream::BoxStream<'static, SourceEvent>
     loop {
         match next().await {
             SourceEvent::Listed(ClusterObject::Node(_)) => nodes += 1,
-            SourceEvent::Listed(ClusterObject::Pod(_)) => pods += 1,
+            SourceEvent::Listed(ClusterObject::Pod(_) | ClusterObject::ListedPod(_)) => pods += 1,
             SourceEvent::Listed(ClusterObject::RuntimeClass(_)) => rcs += 1,
             // A file streamed until it went wrong is read again whole: the list starts over.
             SourceEvent::ListBegin => (nodes, pods, rcs) = (0, 0, 0),
@@ -308,4 +308,138 @@ fn files_that_are_not_clusters_are_refused_with_the_reason() {
         let o = ClusterObjects::parse(file, &text).expect(file);
         assert!(!o.nodes.is_empty(), "{file}");
     }
+}
+
+/// A snapshot of the demo's shape with varied pods: replicas of many templates, DaemonSet pods pinned to
+/// their nodes, pending and failing pods (status conditions, waiting and terminated containers),
+/// misplaced bare Windows pods, and pods with init and ephemeral containers, a RuntimeClass, affinity and
+/// tolerations; one pod listed twice with another image (the later one wins).
+fn varied_cluster_json() -> String {
+    let (nodes, mut pods, rcs) = winplace_synthetic::synthetic_cluster(60, 1_500, 7);
+    pods.extend(winplace_synthetic::misplaced_unowned_pods(&nodes, 40, 7));
+    let mut items: Vec<serde_json::Value> = Vec::new();
+    let mut item = |mut v: serde_json::Value, kind: &str, api_version: &str| {
+        // kubectl writes `apiVersion` and `kind` first.
+        let mut head = serde_json::Map::new();
+        head.insert("apiVersion".into(), api_version.into());
+        head.insert("kind".into(), kind.into());
+        if let Some(map) = v.as_object_mut() {
+            head.append(map);
+        }
+        items.push(serde_json::Value::Object(head));
+    };
+    for n in nodes {
+        item(serde_json::to_value(n).expect("node"), "Node", "v1");
+    }
+    for r in rcs {
+        item(
+            serde_json::to_value(r.object).expect("rc"),
+            "RuntimeClass",
+            "node.k8s.io/v1",
+        );
+    }
+    let varied = serde_json::json!([
+        {"metadata": {"name": "tools-0", "namespace": "ops", "labels": {"pod-template-hash": "t1"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "tools-t1",
+                "uid": "u1", "controller": true}]},
+         "spec": {"runtimeClassName": "windows-2022", "nodeSelector": {"kubernetes.io/os": "windows"},
+            "initContainers": [{"name": "init", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2019"}],
+            "containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}],
+            "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/windows-build",
+                    "operator": "In", "values": ["10.0.17763"]}]}]}}},
+            "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]},
+         "status": {"phase": "Pending",
+            "initContainerStatuses": [{"name": "init", "image": "x", "imageID": "", "ready": false,
+                "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff",
+                "message": "The container operating system does not match the host operating system."}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+                "message": "hcs::CreateComputeSystem: The container operating system does not match the host operating system.",
+                "finishedAt": "2026-01-02T03:04:05Z"}}}],
+            "ephemeralContainerStatuses": [{"name": "debug", "image": "busybox", "imageID": "",
+                "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ErrImagePull",
+                "message": "no matching manifest for windows/amd64 in the manifest list entries"}}}]}},
+        {"metadata": {"name": "tools-1", "namespace": "ops", "labels": {"pod-template-hash": "t1"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "tools-t1",
+                "uid": "u1", "controller": true}]},
+         "spec": {"runtimeClassName": "windows-2022", "nodeName": "nowhere",
+            "initContainers": [{"name": "init", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2019"}],
+            "containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]},
+         "status": {"phase": "Failed", "reason": "PodOSNotSupported",
+            "message": "Pod attempted to run on windows but the node is linux"}},
+        {"metadata": {"name": "twice", "namespace": "ops"},
+         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2019"}]}},
+        {"metadata": {"name": "twice", "namespace": "ops"},
+         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}],
+            "nodeSelector": {"kubernetes.io/os": "windows"}}},
+        {"metadata": {"name": "nightly-x7k2p", "generateName": "nightly-", "namespace": "batch",
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "nightly", "uid": "j"}]},
+         "spec": {"containers": [{"name": "run", "image": "python:3.13-windowsservercore-ltsc2022"}]}}
+    ]);
+    for pod in pods
+        .into_iter()
+        .map(|p| serde_json::to_value(p).expect("pod"))
+        .chain(varied.as_array().expect("pods").iter().cloned())
+    {
+        item(pod, "Pod", "v1");
+    }
+    serde_json::to_string_pretty(&serde_json::json!({
+        "apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}))
+    .expect("json")
+}
+
+#[test]
+fn the_audit_of_pods_read_narrowly_is_the_audit_of_the_whole_pods() {
+    use winplace::source::json_stream::{Streamed, read};
+    use winplace_rules::audit::Audit;
+    let text = varied_cluster_json();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cluster.json");
+    std::fs::write(&path, &text).expect("write");
+    // The way `audit --snapshot` reads a file: streamed, its pods narrowly.
+    let mut narrow = Audit::default();
+    narrow.begin_reset();
+    let (mut listed, mut whole_specs) = (0, 0);
+    let streamed = read(&path, &mut |object| match object {
+        ClusterObject::Node(n) => narrow.reset_node(&n),
+        ClusterObject::Pod(p) => narrow.reset_pod(&p),
+        ClusterObject::ListedPod(p) => {
+            listed += 1;
+            whole_specs += usize::from(p.whole_spec.is_some());
+            narrow.reset_listed_pod(&p);
+        }
+        ClusterObject::RuntimeClass(r) => narrow.reset_runtime_class(&r),
+        ClusterObject::Event(e) => narrow.reset_event(&e),
+    });
+    let Streamed::Read(tally) = streamed else {
+        panic!("the file streams")
+    };
+    narrow.finish_reset();
+    // The whole-text reader decodes every pod whole.
+    let o = ClusterObjects::parse("cluster.json", &text).expect("parses");
+    let mut whole = Audit::default();
+    whole.reset(&o.nodes, &o.pods, &o.runtime_classes);
+    assert_eq!(tally.pods, o.pods.len());
+    assert_eq!(listed, o.pods.len(), "every pod was read narrowly");
+    let templates = whole.template_count();
+    assert!(
+        whole_specs >= templates && whole_specs < listed / 3,
+        "the specs decoded whole are about one a template: {whole_specs} for {templates} templates, {listed} pods"
+    );
+    let (narrow, whole) = (narrow.report(), whole.report());
+    // Not an empty agreement: the cluster has misplaced workloads, findings and incidents.
+    assert!(whole.summary.findings.errors > 10 && !whole.incidents.is_empty());
+    assert!(
+        whole
+            .workloads
+            .iter()
+            .any(|w| w.owner.name == "twice"
+                && w.images.iter().any(|i| i.image.ends_with("ltsc2022"))),
+        "the later listing of a pod wins"
+    );
+    assert_eq!(
+        serde_json::to_value(&narrow).expect("report"),
+        serde_json::to_value(&whole).expect("report")
+    );
 }

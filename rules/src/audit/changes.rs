@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
 
 use super::{
     Audit, Dirty, NodeEdit, NodeEntry, NodeOs, NodeReport, PlacementState, PodRecord, SpecText,
@@ -138,6 +138,18 @@ impl Audit {
     /// A pod added or changed: files it under its workload and template (a new template is evaluated), its
     /// node and the pending pods.
     pub(super) fn upsert_pod(&mut self, pod: &Pod, dirty: &mut Dirty) {
+        self.upsert_pod_with(pod, &|| pod.spec.clone(), dirty);
+    }
+
+    /// [`Audit::upsert_pod`] of a pod whose whole spec `whole_spec` gives, read only when the pod's
+    /// template needs it (a new template, or its representative changed): a listed pod carries only the
+    /// part of its spec every pod's rules read.
+    pub(super) fn upsert_pod_with(
+        &mut self,
+        pod: &Pod,
+        whole_spec: &dyn Fn() -> Option<PodSpec>,
+        dirty: &mut Dirty,
+    ) {
         let facts = live_state::pod_facts(pod);
         let parts = owner::owner_parts(pod);
         let name = pod.metadata.name.as_deref().unwrap_or("");
@@ -204,7 +216,7 @@ impl Audit {
                 if template.representative.as_ref() == Some(&key) {
                     // The representative changed in place (an image update of a bare pod, say).
                     let spec =
-                        owner::template_spec(pod.spec.clone().unwrap_or_default(), &workload.owner);
+                        owner::template_spec(whole_spec().unwrap_or_default(), &workload.owner);
                     let text = SpecText::of(&spec);
                     if text != template.spec {
                         template.object_name = name.to_string();
@@ -215,8 +227,7 @@ impl Audit {
                 }
             }
             None => {
-                let spec =
-                    owner::template_spec(pod.spec.clone().unwrap_or_default(), &workload.owner);
+                let spec = owner::template_spec(whole_spec().unwrap_or_default(), &workload.owner);
                 {
                     workload.templates.insert(
                         rev.clone(),
@@ -253,7 +264,8 @@ impl Audit {
         }
         if live_state::is_pending(&facts) {
             self.pending.insert(key.clone());
-        } else {
+        } else if !fresh {
+            // A pod new to the audit is in no set yet (a relist's are all new).
             self.pending.remove(&key);
         }
         self.note_gate(&key, pod);

@@ -2,13 +2,13 @@
 //! object rules, the catalogue on the templates it touches, the live-state rules on the pods it touches,
 //! then the rows; returns what changed ([`Touched`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::live::PodPass;
-use super::{Audit, Dirty, NodeEdit, Touched};
+use super::{Audit, Dirty, NodeEdit, PodRecord, Touched, Workload, both_cores};
 use crate::placement::{IndexedNode, NodeIndex, node_change_reaches};
 use crate::rules::live_state::LiveNode;
 
@@ -119,23 +119,57 @@ impl Audit {
                 (name.as_str(), live)
             })
             .collect();
-        let mut cx = PodPass {
-            nodes: &nodes,
-            index: &self.index,
-            settings: &self.settings,
-            fits: &mut fits,
-            matrix: &mut self.matrix,
-            all: dirty.all,
-        };
         if dirty.all {
-            for workload in self.workloads.values() {
-                for key in &workload.pods {
-                    if let Some(record) = self.pods.get_mut(key) {
+            // A relist: every pod, half of them on each core, each half counting its own build matrix
+            // (the pods' cells are counted anew: a relist starts from none).
+            self.matrix.clear();
+            let (index, settings) = (&self.index, &self.settings);
+            let nodes = &nodes;
+            // Hashed once: a pod's workload is then a hash away rather than a walk of the ordered map.
+            let workloads: FxHashMap<&str, &Workload> =
+                self.workloads.iter().map(|(k, w)| (&**k, w)).collect();
+            let workloads = &workloads;
+            let mut records: Vec<(&Arc<str>, &mut PodRecord)> = self
+                .pods
+                .iter_mut()
+                .map(|(key, record)| {
+                    record.cells.clear();
+                    (key, &mut **record)
+                })
+                .collect();
+            let count = records.len();
+            let (first, second) = records.split_at_mut(count / 2);
+            let pass = |part: &mut [(&Arc<str>, &mut PodRecord)]| {
+                let mut fits = FxHashMap::default();
+                let mut matrix = BTreeMap::new();
+                let mut cx = PodPass {
+                    nodes,
+                    index,
+                    settings,
+                    fits: &mut fits,
+                    matrix: &mut matrix,
+                    all: true,
+                };
+                for (key, record) in part.iter_mut() {
+                    if let Some(workload) = workloads.get(&*record.workload) {
                         cx.audit(key, record, workload);
                     }
                 }
+                matrix
+            };
+            let (a, b) = both_cores::join(count, || pass(first), || pass(second));
+            for (cell, n) in a.into_iter().chain(b) {
+                *self.matrix.entry(cell).or_default() += n;
             }
         } else {
+            let mut cx = PodPass {
+                nodes: &nodes,
+                index: &self.index,
+                settings: &self.settings,
+                fits: &mut fits,
+                matrix: &mut self.matrix,
+                all: false,
+            };
             for key in std::mem::take(&mut dirty.pods) {
                 if let Some(record) = self.pods.get_mut(&key)
                     && let Some(workload) = self.workloads.get(&record.workload)
@@ -154,19 +188,37 @@ impl Audit {
         } else {
             dirty.workloads.iter().cloned().collect()
         };
-        for wk in workloads {
-            if !self.workloads.contains_key(&wk) || self.rebuild_workload(&wk) {
-                touched_workloads.insert(wk);
-            }
-        }
         let nodes: Vec<String> = if dirty.all {
             self.nodes.keys().cloned().collect()
         } else {
             dirty.nodes.iter().cloned().collect()
         };
-        for name in nodes {
+        // The rows read the state and each lists its pods: the workloads' on one core, the nodes' on the
+        // other (both list every pod at a relist), then put in place.
+        let this = &*self;
+        let (workload_rows, node_rows) = both_cores::join(
+            workloads.len() + nodes.len(),
+            || {
+                workloads
+                    .iter()
+                    .map(|wk| this.workload_row(wk))
+                    .collect::<Vec<_>>()
+            },
+            || {
+                nodes
+                    .iter()
+                    .map(|name| this.node_row(name))
+                    .collect::<Vec<_>>()
+            },
+        );
+        for (wk, row) in workloads.into_iter().zip(workload_rows) {
+            if !self.workloads.contains_key(&wk) || self.store_workload_row(&wk, row) {
+                touched_workloads.insert(wk);
+            }
+        }
+        for (name, row) in nodes.into_iter().zip(node_rows) {
             let gone = !self.nodes.contains_key(&name) && dirty.removed_nodes.contains(&name);
-            if gone || self.rebuild_node(&name) {
+            if gone || self.store_node_row(&name, row) {
                 touched_nodes.insert(name);
             }
         }

@@ -30,14 +30,15 @@
 //! * `mod.rs`: the engine's state ([`Audit`] and its records), [`Audit::apply`] and the readers;
 //! * `reset.rs`: a full relist, fed at once or object by object;
 //! * `changes.rs`: how one object's change updates the state and marks what to re-audit;
-//! * `flush.rs`: re-auditing what a change marked;
+//! * `flush.rs`: re-auditing what a change marked (a relist's pods and rows on both cores: `both_cores.rs`);
 //! * `gated.rs`: the pods that carry winplace's scheduling gate, and since when;
 //! * `classes.rs`: the node classes the template rules see, and the per-node label keys;
 //! * `templates.rs`: the catalogue on each pod template; `object_rules.rs`: the node and RuntimeClass rules;
 //! * `live.rs`: the live-state rules per pod, and the build matrix;
 //! * `rows.rs`: the node and workload rows; `summary.rs`: the cluster at a glance; `node_group.rs`: the
 //!   grouping of nodes by OS and build ([`NodeGroupKey`]); [`report`]: the JSON types; [`owner`]: workload
-//!   rows by owner.
+//!   rows by owner, and which pod of a list is the first of its template
+//!   ([`owner::TemplatesMet`], for readers that decode pods narrowly: [`Audit::reset_listed_pod`]).
 //!
 //! ```
 //! use winplace_rules::audit::{Audit, Change};
@@ -57,6 +58,7 @@
 //! assert_eq!(summary.workloads, 1, "replicas are grouped under their workload");
 //! ```
 
+mod both_cores;
 mod changes;
 mod classes;
 mod flush;

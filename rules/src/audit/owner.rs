@@ -176,6 +176,51 @@ pub fn revision_of(pod: &Pod, kind: Option<WorkloadKind>) -> &str {
     label(pod, key).unwrap_or("")
 }
 
+/// The templates a reader of a list has met (by workload and revision): which pod is the first of its
+/// template, whose whole spec the audit reads ([`crate::model::cluster_objects::decode_json_listed`]).
+/// The first pod of a template in a list is the first of it each reader meets, however the list is
+/// shared among readers that each read their share in the list's order.
+///
+/// ```
+/// use winplace_rules::audit::owner::TemplatesMet;
+/// let pod = |name: &str, hash: &str| -> k8s_openapi::api::core::v1::Pod {
+///     serde_json::from_value(serde_json::json!({"metadata": {"name": name, "namespace": "shop",
+///         "labels": {"pod-template-hash": hash},
+///         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("web-{hash}"),
+///             "uid": "u", "controller": true}]}})).unwrap()
+/// };
+/// let mut met = TemplatesMet::default();
+/// assert!(met.first(&pod("web-a-1", "a")));
+/// assert!(!met.first(&pod("web-a-2", "a")));
+/// assert!(met.first(&pod("web-b-1", "b")));
+/// ```
+#[derive(Debug, Default)]
+pub struct TemplatesMet {
+    /// `Kind/namespace/name` and the revision, a line apart (neither holds a line break).
+    met: rustc_hash::FxHashSet<Box<str>>,
+    /// The key being looked up (kept: one allocation per reader, not per pod).
+    key: String,
+}
+
+impl TemplatesMet {
+    /// Whether `pod` is the first of its template met (remembering that it was).
+    pub fn first(&mut self, pod: &Pod) -> bool {
+        let parts = owner_parts(pod);
+        if parts.workload_kind == Some(WorkloadKind::Pod) && parts.kind == "Pod" {
+            // A pod without a controller is its own workload and template: nothing to remember.
+            return true;
+        }
+        parts.write_key(&mut self.key);
+        self.key.push('\n');
+        self.key.push_str(revision_of(pod, parts.workload_kind));
+        if self.met.contains(self.key.as_str()) {
+            return false;
+        }
+        self.met.insert(self.key.as_str().into());
+        true
+    }
+}
+
 /// The pod's spec without what differs from pod to pod of one template: `nodeName` (set by the scheduler),
 /// `hostname` and `subdomain` (set per StatefulSet pod), and the `matchFields` on `metadata.name` that the
 /// DaemonSet controller adds to pin each pod to its node.

@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use super::{Audit, Dirty, Touched, node_name};
 use crate::model::RuntimeClassEntry;
 use crate::model::cluster_objects::trim_node;
+use crate::model::listed_pod::ListedPod;
 
 /// A reset being fed object by object.
 #[derive(Debug, Clone)]
@@ -93,6 +94,19 @@ impl Audit {
         }
         if let Some(mut r) = self.resetting.take() {
             self.upsert_pod(pod, &mut r.dirty);
+            self.resetting = Some(r);
+        }
+    }
+
+    /// Adds a pod of a list, decoded narrowly ([`ListedPod`]), to the reset under way (starting one if
+    /// none is): the same as [`Audit::reset_pod`] of the whole pod, its whole spec read only for its
+    /// template's first pod.
+    pub fn reset_listed_pod(&mut self, pod: &ListedPod) {
+        if self.resetting.is_none() {
+            self.begin_reset();
+        }
+        if let Some(mut r) = self.resetting.take() {
+            self.upsert_pod_with(&pod.pod, &|| pod.spec(), &mut r.dirty);
             self.resetting = Some(r);
         }
     }

@@ -27,12 +27,22 @@ impl Audit {
         })
     }
 
-    /// Rebuilds a workload row; returns whether it changed.
-    pub(super) fn rebuild_workload(&mut self, wk: &str) -> bool {
-        let incidents = self.workload_incidents(wk);
-        let Some(workload) = self.workloads.get(wk) else {
+    /// Puts `row` (from [`Audit::workload_row`]) in place as workload `wk`'s; returns whether it changed.
+    pub(super) fn store_workload_row(&mut self, wk: &str, row: Option<WorkloadReport>) -> bool {
+        let (Some(report), Some(workload)) = (row, self.workloads.get_mut(wk)) else {
             return false;
         };
+        let changed = *workload.report != report;
+        if changed {
+            workload.report = Arc::new(report);
+        }
+        changed
+    }
+
+    /// Workload `wk`'s row as the state has it now (`None` for a workload not held).
+    pub(super) fn workload_row(&self, wk: &str) -> Option<WorkloadReport> {
+        let incidents = self.workload_incidents(wk);
+        let workload = self.workloads.get(wk)?;
         let mut findings: Vec<Arc<Finding>> = workload
             .templates
             .values()
@@ -61,7 +71,7 @@ impl Audit {
                 images.push(image.clone());
             }
         }
-        let report = WorkloadReport {
+        Some(WorkloadReport {
             owner: workload.owner.object.clone(),
             os,
             state,
@@ -69,32 +79,30 @@ impl Audit {
             findings,
             images,
             incidents,
-        };
-        let Some(workload) = self.workloads.get_mut(wk) else {
+        })
+    }
+
+    /// Puts `row` (from [`Audit::node_row`]) in place as node `name`'s; returns whether it changed.
+    pub(super) fn store_node_row(&mut self, name: &str, row: Option<NodeReport>) -> bool {
+        let (Some(report), Some(entry)) = (row, self.nodes.get_mut(name)) else {
             return false;
         };
-        let changed = *workload.report != report;
+        let changed = *entry.report != report;
         if changed {
-            workload.report = Arc::new(report);
+            entry.report = Arc::new(report);
         }
         changed
     }
 
-    /// Rebuilds a node row; returns whether it changed.
-    pub(super) fn rebuild_node(&mut self, name: &str) -> bool {
-        let Ok(i) = self
+    /// Node `name`'s row as the state has it now (`None` for a node not held).
+    pub(super) fn node_row(&self, name: &str) -> Option<NodeReport> {
+        let i = self
             .context
             .nodes
             .binary_search_by(|n| node_name(n).cmp(name))
-        else {
-            return false;
-        };
-        let Some(node) = self.context.nodes.get(i) else {
-            return false;
-        };
-        let Some(entry) = self.nodes.get(name) else {
-            return false;
-        };
+            .ok()?;
+        let node = self.context.nodes.get(i)?;
+        let entry = self.nodes.get(name)?;
         let mut findings = entry.findings.clone();
         let mut pods = Vec::new();
         for key in self.bound.get(name).into_iter().flatten() {
@@ -125,7 +133,7 @@ impl Audit {
                 }
             }
         }
-        let report = NodeReport {
+        Some(NodeReport {
             name: name.to_string(),
             os: NodeOs::from(entry.os),
             build: entry.build.map(|b| WindowsVersion::new(b).label()),
@@ -139,14 +147,6 @@ impl Audit {
                 .unwrap_or_default(),
             pods,
             findings,
-        };
-        let Some(entry) = self.nodes.get_mut(name) else {
-            return false;
-        };
-        let changed = *entry.report != report;
-        if changed {
-            entry.report = Arc::new(report);
-        }
-        changed
+        })
     }
 }

@@ -128,6 +128,9 @@ pub enum ClusterObject {
     Node(Box<Node>),
     /// A Pod (see [`trim_pod`]).
     Pod(Box<Pod>),
+    /// A Pod of a list, decoded narrowly: its spec whole only where the reader asked for it (see
+    /// [`super::listed_pod`] and [`decode_json_listed`]).
+    ListedPod(Box<super::listed_pod::ListedPod>),
     /// A RuntimeClass of either version (see [`trim_runtime_class`]).
     RuntimeClass(Box<RuntimeClassEntry>),
     /// An Event about a pod whose message an error signature explains (see [`super::events`]).
@@ -211,6 +214,38 @@ pub fn decode_json(raw: &str) -> Result<Option<ClusterObject>, DecodeError> {
     let value: Value =
         serde_json::from_str(raw).map_err(|e| DecodeError::NotAnObject(e.to_string()))?;
     Ok(Some(decode_value(kind, &value)?))
+}
+
+/// [`decode_json`] for the items of a list read for the audit: a Pod as kubectl writes it (`apiVersion` and
+/// `kind` first) is decoded narrowly into a [`ClusterObject::ListedPod`], with its whole spec decoded too
+/// when `whole_spec` says so of its narrow pod (the first pod of each template the reader meets: the
+/// one the audit reads the template's spec from). Anything else, and a pod that does not decode so, is
+/// decoded by [`decode_json`], which names what is wrong.
+///
+/// ```
+/// use winplace_rules::model::cluster_objects::{ClusterObject, decode_json_listed};
+/// let raw = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1"},
+///     "spec": {"containers": [{"name": "app", "image": "nginx"}]}}"#;
+/// let Ok(Some(ClusterObject::ListedPod(pod))) = decode_json_listed(raw, &mut |_| true) else {
+///     panic!("a listed pod")
+/// };
+/// assert!(pod.whole_spec.is_some());
+/// // A spec whose whole decoding fails goes the whole way, which names the field.
+/// let bad = raw.replace("\"nginx\"", "7");
+/// let error = decode_json_listed(&bad, &mut |_| true).unwrap_err().to_string();
+/// assert!(error.contains("spec.containers[0].image"), "{error}");
+/// ```
+pub fn decode_json_listed(
+    raw: &str,
+    whole_spec: &mut dyn FnMut(&Pod) -> bool,
+) -> Result<Option<ClusterObject>, DecodeError> {
+    if leading_head(raw) == Some(("Pod", "v1"))
+        && let Some(mut listed) = super::listed_pod::ListedPod::decode(raw)
+        && (!whole_spec(&listed.pod) || listed.decode_whole_spec())
+    {
+        return Ok(Some(ClusterObject::ListedPod(Box::new(listed))));
+    }
+    decode_json(raw)
 }
 
 /// `raw` decoded straight into the Kubernetes type of `kind`, when it decodes.
@@ -682,6 +717,9 @@ mod tests {
                 json!({"apiVersion": rc.api_version, "object": json(serde_json::to_value(&rc.object))})
             }
             ClusterObject::Event(e) => json!({"pod": e.pod}),
+            ClusterObject::ListedPod(p) => json(serde_json::to_value(
+                (**p).clone().into_pod().expect("whole"),
+            )),
         }
     }
 

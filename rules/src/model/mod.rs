@@ -16,6 +16,7 @@
 pub mod cluster_objects;
 mod context;
 pub mod events;
+pub mod listed_pod;
 pub mod raw_spec;
 mod workload;
 

@@ -221,6 +221,15 @@ async fn plan_live(
                     images_by_pod.insert(winplace_rules::audit::pod_key_of(&pod), pod_images(&pod));
                     audit.reset_pod(&pod);
                 }
+                // Every pod's images are read here: made whole.
+                ClusterObject::ListedPod(listed) => {
+                    let key = winplace_rules::audit::pod_key_of(&listed.pod);
+                    let pod = listed
+                        .into_pod()
+                        .map_err(|e| anyhow::anyhow!("Pod/{key}: spec: {e}"))?;
+                    images_by_pod.insert(key, pod_images(&pod));
+                    audit.reset_pod(&pod);
+                }
                 ClusterObject::RuntimeClass(entry) => audit.reset_runtime_class(&entry),
                 // What is failing now says nothing about the planned cluster.
                 ClusterObject::Event(_) => {}

@@ -3,10 +3,11 @@
 //!
 //! The file is read in blocks of [`BLOCK`] bytes; the top-level object's members are found by their
 //! brackets and quotes, and each item of its `items` array is handed, as its own slice of text, to the
-//! same decoder the whole-text reader uses (`cluster_objects::decode_json`), so an item decodes to the
-//! same object either way. The other members are parsed and dropped (`kind` read), so the file is
-//! checked as fully as before. The items are decoded in batches, every other one on a second thread, and
-//! handed on in the file's order.
+//! decoder of list items (`cluster_objects::decode_json_listed`): a Pod is decoded narrowly, into what the
+//! audit reads of every pod, and whole only when it is the first of its template this thread meets
+//! (`docs/reference/snapshots.md`, "What is read of each pod"); made whole, an item is the object the
+//! whole-text reader decodes. The other members are parsed and dropped (`kind` read). The items are
+//! decoded in batches, every other one on a second thread, and handed on in the file's order.
 //!
 //! Only a clean file is read here: at the first thing that is not (a syntax error, bytes that are not
 //! UTF-8, an item that does not decode or is incomplete, a file without `items`, a file larger than the
@@ -19,6 +20,7 @@ use std::io::Read;
 use std::path::Path;
 
 use serde::de::IgnoredAny;
+use winplace_rules::audit::owner::TemplatesMet;
 use winplace_rules::model::cluster_objects::{self, ClusterObject};
 
 use super::objects::{MAX_SNAPSHOT_BYTES, Tally, incomplete};
@@ -269,12 +271,17 @@ struct Batch {
 
 impl Batch {
     /// Each item decoded (`None` for a kind that is not read); `None` at the first item that does not
-    /// decode or is incomplete.
-    fn decode(&self) -> Option<Vec<Option<ClusterObject>>> {
+    /// decode or is incomplete. Pods are decoded narrowly, whole only the first of each template in
+    /// `met` (this thread's: it reads its batches in the file's order).
+    fn decode(&self, met: &mut TemplatesMet) -> Option<Vec<Option<ClusterObject>>> {
         let mut start = 0;
         let mut objects = Vec::with_capacity(self.ends.len());
         for &end in &self.ends {
-            let object = cluster_objects::decode_json(self.text.get(start..end)?).ok()?;
+            let object =
+                cluster_objects::decode_json_listed(self.text.get(start..end)?, &mut |pod| {
+                    met.first(pod)
+                })
+                .ok()?;
             if object.as_ref().is_some_and(|o| incomplete(o).is_some()) {
                 return None;
             }
@@ -318,22 +325,28 @@ fn items_of<R: Read>(
         let (to_helper, batches) = std::sync::mpsc::sync_channel::<Batch>(1);
         let (decoded, from_helper) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
+            let mut met = TemplatesMet::default();
             for batch in batches {
-                if decoded.send(batch.decode()).is_err() {
+                if decoded.send(batch.decode(&mut met)).is_err() {
                     break;
                 }
             }
         });
         // Whether the helper holds a batch, which comes before the one this thread decodes.
         let mut lent = false;
+        let mut met = TemplatesMet::default();
+        // Room for a batch's text, from the last one's: a batch grown from empty copies its text again
+        // at each doubling (half a megabyte a batch at the envelope).
+        let mut room = 0;
         loop {
-            let (batch, last) = scan_batch(w, batch_items)?;
+            let (batch, last) = scan_batch(w, batch_items, room)?;
+            room = batch.text.len() + batch.text.len() / 4;
             if !lent && !last {
                 to_helper.send(batch).ok()?;
                 lent = true;
                 continue;
             }
-            let mine = batch.decode();
+            let mine = batch.decode(&mut met);
             if lent {
                 hand_on(from_helper.recv().ok()??);
                 lent = false;
@@ -346,10 +359,13 @@ fn items_of<R: Read>(
     })
 }
 
-/// Up to `items` items of the `items` array, the first one's `[` or `,` already consumed; and whether
-/// the array's `]` ended it.
-fn scan_batch<R: Read>(w: &mut Window<R>, items: usize) -> Option<(Batch, bool)> {
-    let mut batch = Batch::default();
+/// Up to `items` items of the `items` array, the first one's `[` or `,` already consumed, in a text of
+/// `room` bytes to start with; and whether the array's `]` ended it.
+fn scan_batch<R: Read>(w: &mut Window<R>, items: usize, room: usize) -> Option<(Batch, bool)> {
+    let mut batch = Batch {
+        text: String::with_capacity(room),
+        ends: Vec::with_capacity(items),
+    };
     loop {
         let raw = w.value()?;
         batch.text.push_str(w.text(raw)?);
@@ -375,13 +391,34 @@ mod tests {
         Ok((tally, got))
     }
 
-    /// What streaming makes of `text`, `block` bytes and `batch` items at a time.
-    fn streamed(text: &[u8], block: usize, batch: usize) -> Option<(Tally, Vec<String>)> {
+    /// What a reading made of a text: its tally and its objects, as comparable text.
+    type Reading = (Tally, Vec<String>);
+
+    /// What streaming makes of `text`, `block` bytes and `batch` items at a time, each pod made whole
+    /// (it is read narrowly); and how many pods were read narrowly, and of those, with their spec whole.
+    fn streamed_pods(text: &[u8], block: usize, batch: usize) -> Option<(Reading, (usize, usize))> {
         let mut got = Vec::new();
-        match read_from(text, block, batch, &mut |o| got.push(format!("{o:?}"))) {
-            Streamed::Read(tally) => Some((tally, got)),
+        let (mut narrow, mut whole) = (0, 0);
+        let read = read_from(text, block, batch, &mut |o| {
+            let o = match o {
+                ClusterObject::ListedPod(pod) => {
+                    narrow += 1;
+                    whole += usize::from(pod.whole_spec.is_some());
+                    ClusterObject::Pod(Box::new(pod.into_pod().expect("its spec decodes")))
+                }
+                o => o,
+            };
+            got.push(format!("{o:?}"));
+        });
+        match read {
+            Streamed::Read(tally) => Some(((tally, got), (narrow, whole))),
             Streamed::Again => None,
         }
+    }
+
+    /// What streaming makes of `text` (see [`streamed_pods`]).
+    fn streamed(text: &[u8], block: usize, batch: usize) -> Option<(Tally, Vec<String>)> {
+        streamed_pods(text, block, batch).map(|(got, _)| got)
     }
 
     fn cluster() -> String {
@@ -438,11 +475,12 @@ mod tests {
             );
             // Batches of one item, a few, and all of them: the order and the tally stay the file's.
             for (block, batch) in [(1, 3), (7, 1), (64, 2), (4096, 7), (BLOCK, BATCH_ITEMS)] {
-                assert_eq!(
-                    streamed(text.as_bytes(), block, batch).as_ref(),
-                    Some(&want),
-                    "block {block}, batch {batch}"
-                );
+                let (got, (narrow, whole)) =
+                    streamed_pods(text.as_bytes(), block, batch).expect("streams");
+                assert_eq!(got, want, "block {block}, batch {batch}");
+                // Pods are read narrowly, whole only the first of each template a thread meets.
+                assert_eq!(narrow, 60, "block {block}, batch {batch}");
+                assert!(whole > 0 && whole < narrow, "{whole} of {narrow} whole");
             }
         }
         // An empty list streams too.

@@ -613,6 +613,9 @@ mod tests {
                 SourceEvent::Listed(ClusterObject::Pod(p)) => {
                     format!("+pod {}", Pod::key_of(&p.metadata))
                 }
+                SourceEvent::Listed(ClusterObject::ListedPod(p)) => {
+                    format!("+pod {}", Pod::key_of(&p.pod.metadata))
+                }
                 SourceEvent::Listed(ClusterObject::RuntimeClass(_)) => "+rc".into(),
                 SourceEvent::Listed(ClusterObject::Event(e)) => format!("+event {}", e.key),
                 SourceEvent::Change(Change::Event(e)) => format!("event {}", e.key),

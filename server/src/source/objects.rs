@@ -110,7 +110,7 @@ impl Tally {
     pub(super) fn count(&mut self, object: &ClusterObject) {
         match object {
             ClusterObject::Node(_) => self.nodes += 1,
-            ClusterObject::Pod(_) => self.pods += 1,
+            ClusterObject::Pod(_) | ClusterObject::ListedPod(_) => self.pods += 1,
             ClusterObject::RuntimeClass(_) => self.runtime_classes += 1,
             ClusterObject::Event(_) => self.events += 1,
         }
@@ -327,6 +327,7 @@ pub(super) fn incomplete(object: &ClusterObject) -> Option<(String, &'static str
     let (kind, meta) = match object {
         ClusterObject::Node(n) => ("Node", &n.metadata),
         ClusterObject::Pod(p) => ("Pod", &p.metadata),
+        ClusterObject::ListedPod(p) => ("Pod", &p.pod.metadata),
         ClusterObject::RuntimeClass(r) => ("RuntimeClass", &r.object.metadata),
         // Reduced to what it says about its pod: nothing left to be incomplete.
         ClusterObject::Event(_) => return None,
@@ -338,6 +339,9 @@ pub(super) fn incomplete(object: &ClusterObject) -> Option<(String, &'static str
     match object {
         // The API server requires spec.containers: a pod without a spec was cut off.
         ClusterObject::Pod(p) if p.spec.is_none() => Some((format!("Pod/{name}"), "spec")),
+        ClusterObject::ListedPod(p) if p.pod.spec.is_none() => {
+            Some((format!("Pod/{name}"), "spec"))
+        }
         _ => None,
     }
 }
@@ -450,6 +454,9 @@ impl ClusterObjects {
         match object {
             ClusterObject::Node(node) => self.nodes.push(*node),
             ClusterObject::Pod(pod) => self.pods.push(*pod),
+            // The whole-text reader decodes pods whole: a listed pod is made whole here for the lists'
+            // other makers (its spec decoded when it was read, or then from the same text).
+            ClusterObject::ListedPod(pod) => self.pods.extend(pod.into_pod().ok()),
             ClusterObject::RuntimeClass(entry) => self.runtime_classes.push(*entry),
             ClusterObject::Event(event) => self.events.push(*event),
         }

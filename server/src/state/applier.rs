@@ -131,6 +131,7 @@ impl Applier {
                 match object {
                     ClusterObject::Node(node) => next.reset_node(&node),
                     ClusterObject::Pod(pod) => next.reset_pod(&pod),
+                    ClusterObject::ListedPod(pod) => next.reset_listed_pod(&pod),
                     ClusterObject::RuntimeClass(entry) => next.reset_runtime_class(&entry),
                     ClusterObject::Event(event) => next.reset_event(&event),
                 }
