@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Kubernetes envelope end to end (issues 13 and 40), every envelope row of docs/benchmarks.md in one
+# The Kubernetes envelope end to end, every envelope row of docs/benchmarks.md in one
 # run: wall time and peak memory of `winplace audit --snapshot` in every format beside python's json.load
 # of the same file, `winplace serve --snapshot` until /readyz answers 200 (its peak then), `winplace
 # check` of 100,000 documents, and the Playwright bench's two pages (workloads page, node map) in Chromium

@@ -1,4 +1,4 @@
-//! The memory guard of what the server publishes (issue 40 item 2): the bytes a published state holds
+//! The memory guard of what the server publishes (docs/limits.md, "Memory"): the bytes a published state holds
 //! beyond the audit's rows, per workload, and the bytes `audit --format …` holds while it writes the
 //! report, counted by the allocator (`winplace_synthetic::counting`, installed for this binary in
 //! `integration.rs`; per thread, so the other tests running beside these do not disturb the count). When a

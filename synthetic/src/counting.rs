@@ -1,5 +1,5 @@
 //! A global allocator that counts, per thread, the bytes asked of it: what the memory guards measure
-//! (issue 40: "a count, not a time, so load does not change it").
+//! (a count, not a time, so load does not change it).
 //!
 //! A test binary installs it (`#[global_allocator] static A: Counting = Counting;`) and reads what one
 //! piece of work holds with [`measure`]: the bytes still allocated when it returns and the highest

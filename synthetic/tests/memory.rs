@@ -1,4 +1,4 @@
-//! The memory guard of the audit (issue 40 item 2): the bytes it holds for fixed synthetic clusters,
+//! The memory guard of the audit (docs/limits.md, "Memory"): the bytes it holds for fixed synthetic clusters,
 //! counted by the allocator (a count, not a time: the machine's load does not change it), against a
 //! stated budget. When a change makes the audit hold more, this fails and says by how much; raise a
 //! budget only with the reason, and the envelope's figures in docs/benchmarks.md re-measured.
@@ -22,7 +22,7 @@ const HELD_PER_POD: isize = 1_460;
 /// measured 1,338 B.
 const PEAK_PER_POD: isize = 1_480;
 /// A misplaced, unowned Windows pod (its own workload, template, six findings and an incident), the
-/// audit's worst case per pod: bytes held beyond the demo's. Measured 15,126 B (issue 29 cut it from
+/// audit's worst case per pod: bytes held beyond the demo's. Measured 15,126 B (the registry memory cuts took it from
 /// 49 KB).
 const HELD_PER_MISPLACED_POD: isize = 16_600;
 
