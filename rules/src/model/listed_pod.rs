@@ -16,7 +16,7 @@
 //!     "spec": {"nodeName": "lin-1", "containers": [{"name": "app", "image": "nginx",
 //!         "ports": [{"containerPort": 80}]}]},
 //!     "status": {"phase": "Running", "podIP": "10.0.0.1"}}"#;
-//! let listed = ListedPod::decode(raw, false).expect("a pod");
+//! let listed = ListedPod::decode(raw).expect("a pod");
 //! let spec = listed.pod.spec.as_ref().expect("the narrow spec");
 //! assert_eq!(spec.node_name.as_deref(), Some("lin-1"));
 //! assert_eq!((spec.containers[0].name.as_str(), spec.containers[0].image.as_deref()), ("app", None));
